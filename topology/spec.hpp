@@ -1,0 +1,58 @@
+// topology/spec.hpp — the cluster as the scenario describes it (plain data, no Boost).
+//
+// Filled by the scenario loader (tools/scenario), consumed by topology::build_cluster.
+// Units: bandwidth in bytes/s (per direction), latency as sim::Time.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace ls::topo {
+
+/// One class of link. `kind`: nvlink | nvswitch | pcie | infiniband | ethernet.
+struct LinkSpec {
+  std::string kind;
+  double bandwidth_Bps = 0;   // per GPU (intra) or per NIC (inter), per direction
+  sim::Time latency;
+};
+
+struct InterNodeSpec : LinkSpec {
+  int nics_per_node = 0;            // 0: one per GPU (rails)
+  std::string fabric = "rail-optimized";  // rail-optimized | fat-tree
+  double oversubscription = 1.0;    // leaf downlink : uplink capacity
+  int nodes_per_leaf = 16;          // leaf radix towards nodes (per rail for rail-optimized)
+  int spines = 0;                   // 0: derived (one per uplink port needed)
+  double pcie_bandwidth_Bps = 64e9; // GPU <-> NIC hop (PCIe Gen5 x16)
+};
+
+struct GraphVertexSpec {
+  std::string name;   // GPUs must be named node<N>.gpu<G>
+  std::string kind;   // gpu | nvswitch | pcie-switch | nic | switch
+};
+
+struct GraphLinkSpec {
+  std::string from, to;
+  std::string kind;   // nvlink | pcie | infiniband | ethernet
+  double bandwidth_Bps = 0;
+  sim::Time latency;
+  bool duplex = true;
+};
+
+struct ExplicitGraphSpec {
+  std::vector<GraphVertexSpec> vertices;
+  std::vector<GraphLinkSpec> links;
+};
+
+struct ClusterSpec {
+  int nodes = 1;
+  int gpus_per_node = 8;
+  LinkSpec intra{"nvswitch", 300e9, sim::us(1)};
+  InterNodeSpec inter{};
+  std::optional<ExplicitGraphSpec> graph;  // replaces the generator keys when set
+  bool ideal_network = false;              // `network: ideal`: communication is free
+};
+
+}  // namespace ls::topo

@@ -1,0 +1,138 @@
+// workloads/result.hpp — what one simulated scenario produced: the numbers behind the
+// summary table, the JSON summary (shared/CONTRACT.md) and the Chrome trace.
+// Units: SI (seconds, bytes, bytes/s, FLOP); sim::Time for trace timestamps.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/program.hpp"
+#include "sim/time.hpp"
+
+namespace ls::wl {
+
+struct StageResult {
+  int stage = 0;
+  int layers = 0;
+  double compute_s = 0;          // busy compute time of the stage's representative rank
+  double bubble_fraction = 0;    // measured (DESIGN.md definition), mean over the stage's ranks
+  double bubble_fraction_analytic = 0;
+  double idle_fraction = 0;      // 1 - compute busy / step time
+};
+
+struct AxisComm {
+  double bytes_per_device = 0;   // bytes sent per device per step, mean over devices of the axis
+  double exposed_s = 0;          // time the compute stream waited on this axis, mean over devices
+};
+
+struct LinkKindStats {
+  std::string kind;
+  int count = 0;
+  double bytes = 0;
+  double mean_utilization = 0;
+  double max_utilization = 0;
+};
+
+struct LinkStat {
+  std::string name;
+  std::string kind;
+  double bytes = 0;
+  double utilization = 0;
+};
+
+struct MemoryTerms {
+  int stage = 0;
+  double weights = 0, gradients = 0, master = 0, optimizer = 0;
+  double activations = 0;        // peak in-flight activations
+  double buffers = 0;            // communication buffers, ZeRO-3 gathered window
+  double peak = 0;               // peak over the timeline
+};
+
+struct CriticalPath {
+  int device = 0;
+  double share_compute = 0, share_comm = 0, share_wait = 0;
+  double comm_tp_s = 0, comm_pp_s = 0, comm_dp_s = 0, comm_ep_s = 0, compute_s = 0, wait_s = 0;
+};
+
+struct Warning {
+  std::string code;
+  std::string message;
+};
+
+/// One span of the timeline of a traced rank (the trace does not hold every rank).
+struct Span {
+  std::int32_t device = 0;
+  std::uint8_t track = 0;        // 0 compute, 1 tp, 2 pp, 3 dp, 4 ep, 5 prefetch
+  sim::Work work = sim::Work::other;
+  sim::OpKind kind = sim::OpKind::compute;
+  std::int32_t microbatch = -1;
+  std::int32_t chunk = 0;
+  std::int32_t layer_begin = -1, layer_end = -1;
+  sim::Time start, end;
+  std::uint64_t flow_id = 0;     // pipeline send/recv pairing (0: none)
+  bool flow_out = false;         // this span is the sending end of flow_id
+  bool critical = false;         // on the critical path
+};
+
+struct CounterSample {
+  sim::Time t;
+  double value = 0;
+};
+
+struct CounterTrack {
+  std::string name;              // "mem node0.gpu3" / "util node0.gpu3->nvswitch0"
+  std::int32_t device = -1;      // owning device, -1 for links
+  std::int32_t node = 0;         // process to draw it under
+  std::vector<CounterSample> samples;
+};
+
+struct StepStats {
+  double mean_s = 0, p50_s = 0, p99_s = 0, max_s = 0;
+  std::vector<double> step_s;
+};
+
+struct Result {
+  std::string scenario;
+  int devices = 0;
+  int steps = 1;
+  int gpus_per_node = 8;
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;
+  double hardware_flops_per_step = 0;
+  double tflops_per_gpu = 0;
+  double mfu = 0, hfu = 0;
+  StepStats step_stats;
+
+  // pipeline
+  int stages = 1, microbatches = 1, virtual_stages = 1;
+  std::string schedule;
+  double bubble_fraction_analytic = 0;
+  double bubble_fraction = 0;
+  std::vector<StageResult> per_stage;
+
+  AxisComm comm[sim::kAxisCount];  // indexed by sim::Axis
+
+  std::vector<LinkKindStats> links_by_kind;
+  std::vector<LinkStat> busiest_links;  // top 10
+
+  double memory_capacity_bytes = 0;
+  bool memory_fits = true;
+  double max_peak_bytes = 0;
+  std::vector<MemoryTerms> memory_per_stage;
+
+  CriticalPath critical_path;
+  std::vector<Warning> warnings;
+
+  // engine statistics (--profile, benchmarks)
+  std::uint64_t events = 0;
+  double wall_s = 0;
+
+  // trace data (filled only when a trace is requested)
+  std::vector<Span> spans;
+  std::vector<CounterTrack> counters;
+  std::vector<std::string> device_names;  // index = device
+};
+
+}  // namespace ls::wl

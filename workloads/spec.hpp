@@ -1,0 +1,117 @@
+// workloads/spec.hpp — a scenario as plain data: hardware, model, layout, precision,
+// perturbations, simulation settings. Filled by the scenario loader (the only
+// yaml-cpp user), validated by workloads::validate (layout.hpp), consumed by the
+// program builder. Units: bytes, bytes/s, FLOP/s, sim::Time; counts are integers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/time.hpp"
+#include "topology/spec.hpp"
+
+namespace ls::wl {
+
+/// One GPU model. Presets in hardware.hpp cite their datasheets.
+struct GpuSpec {
+  std::string name;
+  double peak_flops = 0;            // dense bf16, FLOP/s
+  double memory_bytes = 0;          // HBM capacity
+  double hbm_bandwidth_Bps = 0;
+  double nvlink_bandwidth_Bps = 0;  // per GPU, per direction
+  double nic_bandwidth_Bps = 0;     // typical NIC per GPU, per direction
+  double matmul_efficiency = 0.75;  // achieved / peak for large matmuls
+  /// Arithmetic-intensity floor: a matmul with fewer rows (tokens b·s per device)
+  /// than this runs at efficiency · rows / saturation_rows.
+  double saturation_rows = 1024;
+  sim::Time kernel_overhead = sim::us(5);  // fixed cost per compute op (launches)
+};
+
+enum class Activation { gelu, swiglu };
+
+enum class RoutingKind { balanced, zipf, load };
+
+struct MoeSpec {
+  int experts = 0;                  // 0: dense model
+  int top_k = 0;
+  std::int64_t expert_ffn_hidden = 0;
+  int every_n_layers = 1;           // MoE layer every n layers (1: all)
+  int shared_experts = 0;
+  double capacity_factor = 0;       // 0: no token dropping
+  RoutingKind routing = RoutingKind::balanced;
+  double zipf_alpha = 1.0;
+  std::uint64_t routing_seed = 1;
+  std::vector<double> load;         // per-expert relative load (routing: load)
+};
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  std::int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;                 // GQA; == heads for MHA
+  std::int64_t ffn_hidden = 0;
+  std::int64_t vocab = 0;
+  std::int64_t seq_len = 0;
+  Activation activation = Activation::gelu;
+  bool tied_embeddings = false;
+  MoeSpec moe;
+};
+
+enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
+enum class Recompute { none, selective, full };
+enum class StageLayersMode { auto_even, balanced, explicit_list };
+
+struct LayoutSpec {
+  int dp = 1, tp = 1, pp = 1, ep = 1;
+  int zero = 0;                           // 0..3
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::none;
+  int microbatch_size = 1;                // sequences per micro-batch (b)
+  int microbatches = 1;                   // per step per pipeline (m)
+  Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;                 // v (interleaved-1f1b)
+  StageLayersMode stage_layers_mode = StageLayersMode::auto_even;
+  std::vector<int> stage_layers;          // explicit: per stage (pp entries)
+  std::vector<std::string> placement{"tp", "dp", "pp"};  // fastest-varying first
+  double dp_bucket_bytes = 25e6 * 4;      // gradient bucket (Megatron default 40M params… here bytes)
+  bool embedding_free = false;            // tests: make embedding and LM head cost nothing
+};
+
+/// Bytes per parameter for each state term. 18 B/param: {2, 4, 4, 8}; 16 B/param: {2, 2, 4, 8}.
+struct PrecisionSpec {
+  int weights = 2;      // bf16
+  int gradients = 4;    // fp32
+  int master = 4;       // fp32 master copy (0 when weights are already fp32)
+  int optimizer = 8;    // Adam: two fp32 moments
+  int activations = 2;  // bf16 activations (Korthikanti's 16-bit formulas)
+};
+
+struct DeviceSlowdown { std::string device; double compute_slowdown = 1.0; };
+struct LinkFactor { std::string link; double bandwidth_factor = 1.0; };
+struct JitterSpec { double compute_cv = 0; double comm_cv = 0; std::uint64_t seed = 0; };
+
+struct PerturbationSpec {
+  std::vector<DeviceSlowdown> devices;
+  std::vector<LinkFactor> links;
+  JitterSpec jitter;
+};
+
+struct SimulationSpec {
+  int steps = 1;
+};
+
+struct Scenario {
+  std::string name;
+  std::string source;     // file name (for messages), "<default>" for the built-in one
+  topo::ClusterSpec cluster;
+  GpuSpec gpu;
+  ModelSpec model;
+  LayoutSpec layout;
+  PrecisionSpec precision;
+  PerturbationSpec perturbations;
+  SimulationSpec simulation;
+};
+
+}  // namespace ls::wl
