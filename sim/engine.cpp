@@ -1,1 +1,530 @@
-// placeholder: being written
+// sim/engine.cpp — see engine.hpp for the contract.
+#include "sim/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ls::sim {
+
+namespace {
+
+constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
+
+// splitmix64: a counter-based generator, so a jitter sample depends only on
+// (seed, step, rank, op) and never on the order in which events happen to run.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+const char* axis_name(Axis a) {
+  switch (a) {
+    case Axis::tp: return "tp";
+    case Axis::pp: return "pp";
+    case Axis::dp: return "dp";
+    case Axis::ep: return "ep";
+    default: return "none";
+  }
+}
+
+const char* kind_name(const Op& op) {
+  switch (op.kind) {
+    case OpKind::compute: return "compute";
+    case OpKind::collective: return "collective";
+    case OpKind::send: return "send";
+    case OpKind::recv: return "recv";
+  }
+  return "?";
+}
+
+}  // namespace
+
+Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& network, EngineConfig config)
+    : program_(program), planner_(planner), net_(network), cfg_(std::move(config)) {
+  const std::size_t nranks = program_.ranks.size();
+  if (cfg_.compute_factor.empty()) cfg_.compute_factor.assign(nranks, 1.0);
+  if (cfg_.compute_factor.size() != nranks) throw std::invalid_argument("engine: compute_factor size != ranks");
+  ranks_.resize(nranks);
+  stats_.resize(nranks);
+  groups_.resize(program_.groups.size() * kStreamCount);
+
+  // Recv slots: each compute-stream recv of a stage gets a dense slot number so a
+  // rank's arrival state is a small array rather than a map.
+  recv_slot_.resize(program_.stages.size());
+  recv_count_.assign(program_.stages.size(), 0);
+  for (std::size_t s = 0; s < program_.stages.size(); ++s) {
+    const auto& ops = program_.stages[s].streams[0];
+    recv_slot_[s].assign(ops.size(), kNoSlot);
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].kind == OpKind::recv) recv_slot_[s][i] = recv_count_[s]++;
+  }
+  std::uint32_t base = 0;
+  for (std::size_t r = 0; r < nranks; ++r) {
+    ranks_[r].recv_base = base;
+    base += recv_count_[static_cast<std::size_t>(program_.ranks[r].stage)];
+  }
+  arrivals_.assign(base, -1);
+  arrival_src_.assign(base, -1);
+  transfer_start_.assign(base, -1);
+
+  op_base_.resize(nranks * kStreamCount + 1);
+  std::int64_t acc = 0;
+  for (std::size_t r = 0; r < nranks; ++r) {
+    const auto& st = program_.stages[static_cast<std::size_t>(program_.ranks[r].stage)];
+    for (int s = 0; s < kStreamCount; ++s) {
+      op_base_[r * kStreamCount + static_cast<std::size_t>(s)] = acc;
+      acc += static_cast<std::int64_t>(st.streams[static_cast<std::size_t>(s)].size());
+    }
+  }
+  op_base_[nranks * kStreamCount] = acc;
+  if (cfg_.record_ops) op_traces_.resize(static_cast<std::size_t>(acc));
+  if (!cfg_.traced.empty() && cfg_.traced.size() != nranks) throw std::invalid_argument("engine: traced size != ranks");
+}
+
+std::int64_t Engine::op_base(std::int32_t rank, int stream) const {
+  return op_base_[static_cast<std::size_t>(rank) * kStreamCount + static_cast<std::size_t>(stream)];
+}
+
+void Engine::decode(std::int64_t gid, std::int32_t& rank, int& stream, std::uint32_t& index) const {
+  auto it = std::upper_bound(op_base_.begin(), op_base_.end(), gid);
+  // upper_bound gives the first base > gid; the slot before it owns gid (skipping empty streams).
+  const auto slot = static_cast<std::size_t>(std::distance(op_base_.begin(), it) - 1);
+  rank = static_cast<std::int32_t>(slot / kStreamCount);
+  stream = static_cast<int>(slot % kStreamCount);
+  index = static_cast<std::uint32_t>(gid - op_base_[slot]);
+}
+
+double Engine::jitter(double cv, std::uint64_t a, std::uint64_t b) const {
+  if (cv <= 0) return 1.0;
+  const std::uint64_t h1 = mix(cfg_.seed ^ mix(a * 0x100000001b3ULL ^ mix(b + static_cast<std::uint64_t>(step_) * 0x9e37ULL)));
+  const std::uint64_t h2 = mix(h1);
+  // Box–Muller from two 53-bit uniforms in (0, 1].
+  const double u1 = (static_cast<double>(h1 >> 11) + 1.0) * 0x1.0p-53;
+  const double u2 = static_cast<double>(h2 >> 11) * 0x1.0p-53;
+  const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  // Lognormal with mean 1 and coefficient of variation ≈ cv: noise never makes work negative.
+  const double sigma = std::sqrt(std::log1p(cv * cv));
+  return std::exp(sigma * z - 0.5 * sigma * sigma);
+}
+
+Time Engine::run_step(Time start, int step_index) {
+  step_ = step_index;
+  now_ = start;
+  for (auto& r : ranks_)
+    for (auto& s : r.streams) s = StreamState{};
+  for (auto& st : stats_) {
+    const auto mem = st.mem_now;  // dynamic memory carries over (should be 0 between steps)
+    st = RankStats{};
+    st.mem_now = mem;
+    st.mem_peak = mem;
+  }
+  for (auto& g : groups_) g = GroupState{};
+  std::fill(arrivals_.begin(), arrivals_.end(), -1);
+  std::fill(arrival_src_.begin(), arrival_src_.end(), -1);
+  std::fill(transfer_start_.begin(), transfer_start_.end(), -1);
+
+  for (std::size_t r = 0; r < ranks_.size(); ++r) try_advance(static_cast<std::int32_t>(r));
+
+  while (!queue_.empty()) {
+    const Event e = queue_.pop();
+    now_ = e.time;
+    ++events_;
+    switch (e.cls()) {
+      case kFlowDone: {
+        const FlowId f = e.a;
+        if (net_.version(f) != e.b) break;  // superseded by a later rate change
+        net_.finish(now_, f);
+        schedule_resolve(now_);
+        const std::uint32_t cid = flow_comm_[f];
+        Comm& c = comms_[cid];
+        if (--c.outstanding == 0) {
+          const auto& ph = c.plan->phases[c.phase];
+          queue_.push(now_ + ph.latency, kCommPhaseDone, cid);
+        }
+        break;
+      }
+      case kCommPhaseDone: {
+        const std::uint32_t cid = e.a;
+        Comm& c = comms_[cid];
+        const std::uint32_t nphases = static_cast<std::uint32_t>(c.plan->phases.size());
+        ++c.phase;
+        if (c.phase >= nphases) {
+          c.phase = 0;
+          if (nphases == 0 || --c.repeat_left == 0) {
+            finish_comm(cid, now_);
+            break;
+          }
+        }
+        start_phase(cid, now_);
+        break;
+      }
+      case kOpDone: {
+        const auto rank = static_cast<std::int32_t>(e.a);
+        complete_op(rank, static_cast<int>(e.b), now_);
+        try_advance(rank);
+        break;
+      }
+      case kResolve: {
+        resolve_pending_ = false;
+        changed_.clear();
+        net_.resolve(now_, changed_);
+        for (FlowId f : changed_) {
+          const Time t = net_.finish_time(f);
+          if (t != Time::max()) queue_.push(t, kFlowDone, f, net_.version(f));
+        }
+        break;
+      }
+      default: break;
+    }
+  }
+
+  Time end = start;
+  bool done = true;
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const auto& st = program_.stages[static_cast<std::size_t>(program_.ranks[r].stage)];
+    for (int s = 0; s < kStreamCount; ++s)
+      if (ranks_[r].streams[s].pos < st.streams[static_cast<std::size_t>(s)].size()) done = false;
+    end = std::max(end, stats_[r].end);
+  }
+  if (!done) throw std::runtime_error(describe_deadlock());
+  return end;
+}
+
+void Engine::schedule_resolve(Time now) {
+  if (resolve_pending_) return;
+  resolve_pending_ = true;
+  queue_.push(now, kResolve);
+}
+
+void Engine::try_advance(std::int32_t rank) {
+  // Several streams of a rank depend on each other; loop until nothing moves.
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (int s = 0; s < kStreamCount; ++s)
+      while (try_start(rank, s)) progress = true;
+  }
+}
+
+bool Engine::try_start(std::int32_t rank, int stream) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  StreamState& ss = rs.streams[stream];
+  const RankInfo& info = program_.ranks[static_cast<std::size_t>(rank)];
+  const StageProgram& sp = program_.stages[static_cast<std::size_t>(info.stage)];
+  const auto& ops = sp.streams[static_cast<std::size_t>(stream)];
+  if (ss.running || ss.pos >= ops.size()) return false;
+  const Op& op = ops[ss.pos];
+
+  // Dependencies on other streams of this rank. Streams run in order, so op (s, i)
+  // is done exactly when stream s has moved past i.
+  std::int64_t enabler = -1;
+  Time enabler_end;
+  const bool rec = cfg_.record_ops;
+  for (std::uint32_t d = 0; d < op.dep_count; ++d) {
+    const OpRef& ref = sp.deps[op.dep_begin + d];
+    const StreamState& other = rs.streams[ref.stream];
+    if (other.pos <= ref.index) {
+      if (ss.blocked_since == Time::max()) {
+        ss.blocked_since = now_;
+        ss.blocked_axis = op_at(rank, ref.stream, ref.index).axis;
+      }
+      return false;
+    }
+    if (rec) {
+      const std::int64_t gid = op_base(rank, ref.stream) + ref.index;
+      const Time e = op_traces_[static_cast<std::size_t>(gid)].end;
+      if (enabler < 0 || e > enabler_end) { enabler = gid; enabler_end = e; }
+    }
+  }
+  RankStats& st = stats_[static_cast<std::size_t>(rank)];
+  if (ss.blocked_since != Time::max()) {
+    if (stream == 0 && ss.blocked_axis != Axis::none)
+      st.exposed[static_cast<int>(ss.blocked_axis)] += now_ - ss.blocked_since;
+    ss.blocked_since = Time::max();
+    ss.blocked_axis = Axis::none;
+  }
+  if (rec) {
+    const std::int64_t gid = op_base(rank, stream) + ss.pos;
+    if (ss.pos > 0) {
+      const Time e = op_traces_[static_cast<std::size_t>(gid - 1)].end;
+      if (enabler < 0 || e >= enabler_end) { enabler = gid - 1; enabler_end = e; }
+    }
+    OpTrace& t = op_traces_[static_cast<std::size_t>(gid)];
+    t = OpTrace{};
+    t.start = now_;
+    t.enabler = enabler;
+  }
+
+  ss.started = now_;
+  switch (op.kind) {
+    case OpKind::compute: {
+      double factor = cfg_.compute_factor[static_cast<std::size_t>(rank)];
+      if (cfg_.compute_cv > 0)
+        factor *= jitter(cfg_.compute_cv, static_cast<std::uint64_t>(rank),
+                         (static_cast<std::uint64_t>(stream) << 32) | ss.pos);
+      const Time dur = factor == 1.0 ? op.duration : Time::from_seconds(op.duration.seconds() * factor);
+      ss.running = true;
+      queue_.push(now_ + dur, kOpDone, static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(stream));
+      return false;
+    }
+    case OpKind::recv: {
+      const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
+      ss.running = true;
+      if (arrivals_[slot] >= 0) {
+        complete_op(rank, stream, now_);
+        return true;
+      }
+      return false;  // the transfer's completion finishes it
+    }
+    case OpKind::send: {
+      ss.running = true;
+      const std::int32_t peer =
+          program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
+      const std::uint32_t cid = alloc_comm();
+      Comm& c = comms_[cid];
+      c.plan = &planner_.transfer(info.device, program_.ranks[static_cast<std::size_t>(peer)].device, op.bytes);
+      c.repeat_left = 1;
+      c.group = -1;
+      c.rank = rank;
+      c.op_index = ss.pos;
+      c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0x5e00000000ULL + static_cast<std::uint64_t>(rank), ss.pos) : 1.0;
+      // Note the transfer start at the receiver: exposed PP time is the receiver's
+      // wait after the data started moving (waiting before that is bubble).
+      const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
+      const std::uint32_t slot = ranks_[static_cast<std::size_t>(peer)].recv_base +
+                                 recv_slot_[static_cast<std::size_t>(pinfo.stage)][op.peer_op];
+      transfer_start_[slot] = now_.ps();
+      start_comm(cid, now_);
+      return false;
+    }
+    case OpKind::collective: {
+      ss.running = true;
+      const std::int32_t g = info.group[static_cast<std::size_t>(op.axis)];
+      if (g < 0) {  // degree-1 axis: nothing to do
+        complete_op(rank, stream, now_);
+        return true;
+      }
+      GroupState& gs = groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(stream)];
+      ++gs.arrived;
+      gs.last_arrival = now_;
+      if (rec) gs.last_arriver = op_base(rank, stream) + ss.pos;
+      const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
+      if (gs.arrived < members.size()) return false;
+      gs.arrived = 0;
+      // Every member runs the same template, so they all wait at the same op index.
+      thread_local std::vector<std::int32_t> devs;
+      devs.clear();
+      for (std::int32_t m : members) devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
+      const std::uint32_t cid = alloc_comm();
+      Comm& c = comms_[cid];
+      c.plan = &planner_.collective(devs, op.coll, op.bytes);
+      c.repeat_left = op.repeat;
+      c.group = g;
+      c.stream = static_cast<std::uint8_t>(stream);
+      c.rank = rank;
+      c.op_index = ss.pos;
+      c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0xc0000000000ULL + static_cast<std::uint64_t>(g), ss.pos) : 1.0;
+      if (rec) {
+        // Remember who arrived last: the critical path jumps there.
+        for (std::int32_t m : members) {
+          auto& t = op_traces_[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
+          t.peer = gs.last_arriver;
+          t.peer_time = now_;
+        }
+      }
+      start_comm(cid, now_);
+      return false;
+    }
+  }
+  return false;
+}
+
+std::uint32_t Engine::alloc_comm() {
+  if (!free_comms_.empty()) {
+    const std::uint32_t id = free_comms_.back();
+    free_comms_.pop_back();
+    comms_[id] = Comm{};
+    comms_[id].free = false;
+    return id;
+  }
+  comms_.push_back(Comm{});
+  comms_.back().free = false;
+  return static_cast<std::uint32_t>(comms_.size() - 1);
+}
+
+void Engine::start_comm(std::uint32_t cid, Time now) {
+  Comm& c = comms_[cid];
+  c.started = now;
+  c.phase = 0;
+  if (c.plan->phases.empty()) {
+    // Free communication (ideal network, single member): finish through the queue
+    // so completion never recurses into the caller.
+    queue_.push(now, kCommPhaseDone, cid);
+    return;
+  }
+  start_phase(cid, now);
+}
+
+void Engine::start_phase(std::uint32_t cid, Time now) {
+  Comm& c = comms_[cid];
+  const CommPhase& ph = c.plan->phases[c.phase];
+  c.outstanding = 0;
+  for (const PlanFlow& f : ph.flows) {
+    const double bytes = f.bytes * c.scale;
+    if (bytes <= 0 || f.path_len == 0) continue;
+    const FlowId id = net_.start(now, std::span<const LinkId>(c.plan->links.data() + f.path_begin, f.path_len), bytes);
+    if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
+    flow_comm_[id] = cid;
+    ++c.outstanding;
+  }
+  if (c.outstanding == 0) {
+    queue_.push(now + ph.latency, kCommPhaseDone, cid);
+    return;
+  }
+  schedule_resolve(now);
+}
+
+void Engine::finish_comm(std::uint32_t cid, Time now) {
+  // Copy out: completing ops may allocate comms and move the vector.
+  const Comm c = comms_[cid];
+  comms_[cid].free = true;
+  free_comms_.push_back(cid);
+  if (c.group >= 0) {
+    const Group& g = program_.groups[static_cast<std::size_t>(c.group)];
+    const Op& op = op_at(c.rank, c.stream, c.op_index);
+    const double bytes = c.plan->bytes_per_member * c.scale * op.repeat;
+    for (std::int32_t m : g.ranks) {
+      stats_[static_cast<std::size_t>(m)].bytes_sent[static_cast<int>(op.axis)] += bytes;
+      complete_op(m, c.stream, now);
+    }
+    for (std::int32_t m : g.ranks) try_advance(m);
+    return;
+  }
+  // Point-to-point transfer: finish the send, mark the data as arrived at the peer.
+  const std::int32_t rank = c.rank;
+  const Op& op = op_at(rank, static_cast<int>(Stream::pp_send), c.op_index);
+  stats_[static_cast<std::size_t>(rank)].bytes_sent[static_cast<int>(op.axis)] += c.plan->bytes_per_member * c.scale;
+  const std::int64_t send_gid = cfg_.record_ops ? op_base(rank, 1) + c.op_index : -1;
+  complete_op(rank, static_cast<int>(Stream::pp_send), now);
+  const std::int32_t peer =
+      program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
+  const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
+  RankState& prs = ranks_[static_cast<std::size_t>(peer)];
+  const std::uint32_t slot = prs.recv_base + recv_slot_[static_cast<std::size_t>(pinfo.stage)][op.peer_op];
+  arrivals_[slot] = now.ps();
+  arrival_src_[slot] = send_gid;
+  StreamState& pss = prs.streams[0];
+  if (pss.running && pss.pos == op.peer_op) complete_op(peer, 0, now);
+  try_advance(rank);
+  try_advance(peer);
+}
+
+void Engine::complete_op(std::int32_t rank, int stream, Time now) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  StreamState& ss = rs.streams[stream];
+  const RankInfo& info = program_.ranks[static_cast<std::size_t>(rank)];
+  const Op& op = op_at(rank, stream, ss.pos);
+  RankStats& st = stats_[static_cast<std::size_t>(rank)];
+  const Time dur = now - ss.started;
+
+  std::uint64_t flow_id = 0;
+  switch (op.kind) {
+    case OpKind::compute:
+      st.compute_busy += dur;
+      st.hw_flops += op.hw_flops;
+      st.model_flops += op.model_flops;
+      break;
+    case OpKind::collective:
+      if (stream == 0) st.exposed[static_cast<int>(op.axis)] += dur;
+      break;
+    case OpKind::recv: {
+      const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
+      const Time ts = Time::from_ps(transfer_start_[slot]);
+      if (transfer_start_[slot] >= 0 && now > std::max(ss.started, ts))
+        st.exposed[static_cast<int>(Axis::pp)] += now - std::max(ss.started, ts);
+      if (cfg_.record_ops) {
+        auto& t = op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)];
+        t.peer = arrival_src_[slot];
+        t.peer_time = Time::from_ps(arrivals_[slot]);
+      }
+      flow_id = (static_cast<std::uint64_t>(rank) << 32) | (ss.pos + 1);
+      break;
+    }
+    case OpKind::send: {
+      const std::int32_t peer =
+          program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
+      flow_id = (static_cast<std::uint64_t>(peer) << 32) | (op.peer_op + 1);
+      break;
+    }
+  }
+  if (op.microbatch_work && stream == 0) {
+    st.mb_busy += dur;
+    st.first_mb_start = std::min(st.first_mb_start, ss.started);
+    st.last_mb_end = std::max(st.last_mb_end, now);
+  }
+  if (op.mem_delta_bytes != 0) {
+    st.mem_now += op.mem_delta_bytes;
+    st.mem_peak = std::max(st.mem_peak, st.mem_now);
+  }
+  st.end = std::max(st.end, now);
+  if (cfg_.record_ops) op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)].end = now;
+
+  if (observer_ && !cfg_.traced.empty() && cfg_.traced[static_cast<std::size_t>(rank)]) {
+    observer_->on_op(OpRecord{rank, static_cast<std::uint8_t>(stream), ss.pos, &op, ss.started, now, flow_id});
+    if (op.mem_delta_bytes != 0) observer_->on_memory(rank, now, st.mem_now);
+  }
+  ++ss.pos;
+  ss.running = false;
+}
+
+std::string Engine::describe_deadlock() const {
+  std::string msg = "deadlock: the schedule cannot make progress; waiting ranks:";
+  int shown = 0, total = 0;
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    const auto& info = program_.ranks[r];
+    const auto& sp = program_.stages[static_cast<std::size_t>(info.stage)];
+    for (int s = 0; s < kStreamCount; ++s) {
+      const auto& ss = ranks_[r].streams[s];
+      const auto& ops = sp.streams[static_cast<std::size_t>(s)];
+      if (ss.pos >= ops.size()) continue;
+      ++total;
+      if (shown >= 12) continue;
+      ++shown;
+      const Op& op = ops[ss.pos];
+      static const char* stream_names[] = {"compute", "pp_send", "dp", "prefetch"};
+      std::string what;
+      if (!ss.running) {
+        what = "blocked on a dependency of its own rank";
+        for (std::uint32_t d = 0; d < op.dep_count; ++d) {
+          const OpRef& ref = sp.deps[op.dep_begin + d];
+          if (ranks_[r].streams[ref.stream].pos <= ref.index) {
+            what = fmt::format("waits for its {} stream op #{}", stream_names[ref.stream], ref.index);
+            break;
+          }
+        }
+      } else if (op.kind == OpKind::recv) {
+        what = fmt::format("waits to receive micro-batch {} (chunk {}) from stage {}", op.microbatch, op.chunk,
+                           op.work == Work::forward ? info.stage - 1 : info.stage + 1);
+      } else if (op.kind == OpKind::collective) {
+        const std::int32_t g = info.group[static_cast<std::size_t>(op.axis)];
+        const auto& gs = groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(s)];
+        what = fmt::format("waits in a {} collective ({}/{} members arrived)", axis_name(op.axis), gs.arrived,
+                           program_.groups[static_cast<std::size_t>(g)].ranks.size());
+      } else {
+        what = fmt::format("is running a {}", kind_name(op));
+      }
+      msg += fmt::format("\n  rank {} (stage {}) {} stream at op #{} ({} mb{} chunk{}): {}", r, info.stage,
+                         stream_names[s], ss.pos, kind_name(op), op.microbatch, op.chunk, what);
+    }
+  }
+  if (total > shown) msg += fmt::format("\n  … and {} more waiting streams", total - shown);
+  return msg;
+}
+
+}  // namespace ls::sim

@@ -1,1 +1,426 @@
-// placeholder: being written
+// sim/network.cpp — max-min fair flow network (see network.hpp for the contract).
+//
+// Progressive filling (Bertsekas & Gallager, "Data Networks", 2nd ed., §6.5.2): all
+// unfrozen flows grow together; the first link to saturate is the one with the
+// smallest fair share cap_left / weight_left (weight = sum of the multiplicities of
+// its unfrozen flows); its unfrozen flows are frozen at that share, which is
+// subtracted (times multiplicity) from every other link of their paths; repeat.
+//
+// Lazy heap. Freezing a flow at rate r ≤ share(l') on a link l' with multiplicity
+// m turns share(l') = c/w into (c − m·r)/(w − m) ≥ c/w: shares only grow. A min-heap
+// of links keyed by share can therefore be updated lazily: an entry whose link has
+// changed since it was pushed (stamp mismatch) is re-evaluated when it surfaces and
+// either taken as the bottleneck (still the smallest) or re-pushed. Each (flow, hop)
+// is visited once when its flow freezes and each change costs at most one re-push:
+// O(F·P·log L) per component.
+//
+// Pruning and decoupling (exact, not heuristics). A flow can never exceed
+// ub = min over its path of capacity / multiplicity. A link whose flows satisfy
+// Σ mult·ub ≤ capacity can never saturate, so its constraint is implied by the
+// per-flow bounds: the max-min allocation is that of the problem without the link
+// but with every flow capped at its ub (a private one-flow "link"). Such links are
+// (1) left out of the heap and (2) do not couple their flows: components are
+// taken over the "constraining" links only. In a GPU fabric most links carry one
+// or two flows and are of this kind (NVLink and PCIe behind a 50 GB/s NIC, a NIC
+// port with a single flow), which keeps both the components and the heap small.
+// Σ mult·ub is maintained per link on start/finish/set_bandwidth, so whether a
+// link is constraining is known in O(1); a link whose sum changed is always
+// dirty, so a link that stops coupling two groups of flows re-solves both.
+// Including a non-saturating link in the heap is harmless (filling over any
+// superset of the binding constraints gives the same allocation), so the test
+// leans towards inclusion by a relative 1e-9 to absorb the drift of the
+// incrementally kept sum.
+#include "sim/network.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace ls::sim {
+
+namespace {
+
+// Min-heap order on (share, id): equal shares are broken by id so that the freezing
+// order (and hence floating-point rounding) never depends on the heap's layout.
+// Shares are >= 0, and the IEEE-754 bit patterns of non-negative doubles order
+// like the values, so the heap compares integers (no NaN/unordered branches).
+struct HeapGreater {
+  template <class E>
+  bool operator()(const E& x, const E& y) const {
+    return x.key > y.key || (x.key == y.key && x.id > y.id);
+  }
+};
+
+std::uint64_t share_key(double share) {
+  // +0 for 0, -0 and (never expected) negative values: -0.0 would sort last.
+  return share > 0 ? std::bit_cast<std::uint64_t>(share) : 0;
+}
+double key_share(std::uint64_t key) { return std::bit_cast<double>(key); }
+
+// Above this many seconds a drain time is reported as never (Time::max()): int64
+// picoseconds overflow at ~1.06e8 s; a step never lasts anywhere near that.
+constexpr double kMaxDrainSeconds = 1e7;
+
+// Relative slack of the "can this link saturate?" test (see the file comment).
+constexpr double kConstrainSlack = 1e-9;
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(std::vector<double> link_bandwidth_Bps)
+    : hot_(link_bandwidth_Bps.size()), stats_(link_bandwidth_Bps.size()), link_flows_(link_bandwidth_Bps.size()) {
+  for (std::size_t i = 0; i < link_bandwidth_Bps.size(); ++i) {
+    const double bw = link_bandwidth_Bps[i];
+    if (!(bw > 0) || !std::isfinite(bw))
+      throw std::invalid_argument(fmt::format("FlowNetwork: link {} has bandwidth {} B/s; it must be finite and > 0", i, bw));
+    hot_[i].capacity = bw;
+  }
+}
+
+std::size_t FlowNetwork::link_count() const { return hot_.size(); }
+
+void FlowNetwork::check_link(LinkId link, const char* what) const {
+  if (link >= hot_.size())
+    throw std::out_of_range(fmt::format("FlowNetwork::{}: link {} out of range (have {})", what, link, hot_.size()));
+}
+
+void FlowNetwork::check_flow(FlowId flow, const char* what) const {
+  if (flow >= flows_.size() || !flows_[flow].active)
+    throw std::invalid_argument(fmt::format("FlowNetwork::{}: flow {} is not active", what, flow));
+}
+
+double FlowNetwork::bandwidth(LinkId link) const {
+  check_link(link, "bandwidth");
+  return hot_[link].capacity;
+}
+
+void FlowNetwork::set_bandwidth(LinkId link, double bandwidth_Bps) {
+  check_link(link, "set_bandwidth");
+  if (!(bandwidth_Bps >= 0) || !std::isfinite(bandwidth_Bps))
+    throw std::invalid_argument(fmt::format("FlowNetwork::set_bandwidth: link {}: bandwidth {} B/s must be finite and >= 0", link, bandwidth_Bps));
+  hot_[link].capacity = bandwidth_Bps;
+  mark_dirty(link);
+  // The bound ub of every flow through the link may change, and with it Σ mult·ub
+  // of every link those flows use: refresh them and mark those links dirty.
+  for (const Use& u : link_flows_[link]) {
+    Flow& f = flows_[u.flow];
+    double ub = std::numeric_limits<double>::infinity();
+    for (const Hop& h : f.path) ub = std::min(ub, hot_[h.link].capacity / h.mult);
+    if (ub == f.ub) continue;
+    for (const Hop& h : f.path) {
+      hot_[h.link].ub_sum += h.mult * (ub - f.ub);
+      mark_dirty(h.link);
+    }
+    f.ub = ub;
+  }
+}
+
+std::uint32_t FlowNetwork::next_epoch() {
+  if (++epoch_ == 0) {
+    // Wrapped after 2^32 calls: clear every mark so a stale one cannot collide.
+    for (auto& l : hot_) l.mark = 0;
+    for (auto& f : flows_) f.mark = 0;
+    epoch_ = 1;
+  }
+  return epoch_;
+}
+
+void FlowNetwork::mark_dirty(LinkId link) {
+  LinkHot& l = hot_[link];
+  if (!l.dirty) {
+    l.dirty = true;
+    dirty_.push_back(link);
+  }
+}
+
+FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes) {
+  if (path.empty()) throw std::invalid_argument("FlowNetwork::start: empty path");
+  if (!(bytes >= 0) || !std::isfinite(bytes))
+    throw std::invalid_argument(fmt::format("FlowNetwork::start: bytes = {} must be finite and >= 0", bytes));
+  for (LinkId l : path) check_link(l, "start");
+
+  FlowId id;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    if (flows_.size() >= kFlowBit) throw std::length_error("FlowNetwork::start: more than 2^31 flows alive at once");
+    id = static_cast<FlowId>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& f = flows_[id];
+  f.active = true;
+  f.fixed = false;
+  f.bytes_total = bytes;
+  f.remaining = bytes;
+  f.rate = 0;
+  f.updated = now;
+  ++f.version;  // a new incarnation: events scheduled for a previous one go stale
+  f.path.clear();
+  ++active_;
+
+  if (bytes == 0) {
+    // Nothing to move: taking a share would only perturb the other flows' finish
+    // times for zero duration. It finishes now; the next resolve() reports it.
+    f.finish = now;
+    f.ub = 0;
+    zero_pending_.emplace_back(id, f.version);
+    return id;
+  }
+  f.finish = Time::max();
+
+  // Collapse repeated links into (link, multiplicity) in O(P) with epoch marks.
+  const std::uint32_t ep = next_epoch();
+  for (LinkId lid : path) {
+    if (hot_[lid].mark != ep) {
+      hot_[lid].mark = ep;
+      stats_[lid].tmp = static_cast<std::uint32_t>(f.path.size());
+      f.path.push_back(Hop{lid, 1, 0});
+    } else {
+      ++f.path[stats_[lid].tmp].mult;
+    }
+  }
+  double ub = std::numeric_limits<double>::infinity();
+  for (const Hop& h : f.path) ub = std::min(ub, hot_[h.link].capacity / h.mult);
+  f.ub = ub;
+  for (std::uint32_t s = 0; s < f.path.size(); ++s) {
+    Hop& h = f.path[s];
+    LinkHot& l = hot_[h.link];
+    auto& lf = link_flows_[h.link];
+    h.pos = static_cast<std::uint32_t>(lf.size());
+    lf.push_back(Use{id, s});
+    if (l.active == 0) stats_[h.link].busy_since = now.ps();
+    l.active += h.mult;
+    ++l.nflows;
+    l.ub_sum += h.mult * ub;
+    mark_dirty(h.link);
+  }
+  return id;
+}
+
+void FlowNetwork::finish(Time now, FlowId id) {
+  check_flow(id, "finish");
+  Flow& f = flows_[id];
+  for (const Hop& h : f.path) {
+    LinkHot& l = hot_[h.link];
+    LinkStats& st = stats_[h.link];
+    auto& lf = link_flows_[h.link];
+    // Swap-remove this flow's entry and repoint the moved entry's flow at its new slot.
+    const Use moved = lf.back();
+    lf[h.pos] = moved;
+    flows_[moved.flow].path[moved.slot].pos = h.pos;
+    lf.pop_back();
+    l.active -= h.mult;
+    --l.nflows;
+    l.ub_sum -= h.mult * f.ub;
+    st.rate_sum -= h.mult * f.rate;
+    if (l.nflows == 0) {
+      // Idle: reset the incrementally kept sums exactly (no drift carried over).
+      l.ub_sum = 0;
+      st.rate_sum = 0;
+      st.busy_ps += now.ps() - st.busy_since;
+    }
+    st.bytes += f.bytes_total * h.mult;
+    mark_dirty(h.link);
+  }
+  f.path.clear();
+  f.active = false;
+  f.rate = 0;
+  f.remaining = 0;
+  f.finish = Time::max();
+  ++f.version;
+  free_ids_.push_back(id);
+  --active_;
+}
+
+void FlowNetwork::discover(LinkId link, std::uint32_t epoch) {
+  LinkHot& l = hot_[link];
+  l.mark = epoch;
+  l.cap_left = l.capacity;
+  l.weight_left = l.active;
+  l.stamp = 0;
+  l.constraining = l.nflows >= 2 && l.ub_sum > l.capacity * (1 - kConstrainSlack);
+  comp_links_.push_back(link);
+}
+
+void FlowNetwork::freeze(Flow& f, double rate) {
+  f.fixed = true;
+  f.new_rate = rate;
+  for (const Hop& h : f.path) {
+    LinkHot& o = hot_[h.link];
+    o.cap_left -= h.mult * rate;
+    o.weight_left -= h.mult;
+    ++o.stamp;
+  }
+}
+
+void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
+  for (const auto& [id, ver] : zero_pending_) {
+    const Flow& f = flows_[id];
+    if (f.active && f.version == ver) changed.push_back(id);
+  }
+  zero_pending_.clear();
+  comp_flows_.clear();
+  comp_links_.clear();
+  if (dirty_.empty()) return;
+
+  // 1. Components reachable from the dirty links: BFS over the bipartite graph
+  //    links <-> flows, expanding dirty links and constraining links only (see the
+  //    file comment). comp_links_ doubles as the BFS queue; its first `ndirty`
+  //    entries are the dirty links.
+  const std::uint32_t ep = next_epoch();
+  for (LinkId lid : dirty_) {
+    hot_[lid].dirty = false;
+    discover(lid, ep);
+  }
+  const std::size_t ndirty = comp_links_.size();
+  dirty_.clear();
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    const LinkId lid = comp_links_[i];
+    if (i >= ndirty && !hot_[lid].constraining) continue;
+    for (const Use& u : link_flows_[lid]) {
+      Flow& f = flows_[u.flow];
+      if (f.mark == ep) continue;
+      f.mark = ep;
+      f.fixed = false;
+      comp_flows_.push_back(u.flow);
+      for (const Hop& h : f.path)
+        if (hot_[h.link].mark != ep) discover(h.link, ep);
+    }
+  }
+
+  // 2. Progressive filling over the constraining links, plus a bound entry for
+  //    each flow whose ub is not attained by one of them (otherwise that link's
+  //    share, <= capacity / mult = ub, freezes it first).
+  heap_.clear();
+  for (LinkId lid : comp_links_) {
+    const LinkHot& l = hot_[lid];
+    if (l.constraining) heap_.push_back(HeapEntry{share_key(l.capacity / l.weight_left), lid, 0});
+  }
+  for (FlowId fid : comp_flows_) {
+    const Flow& f = flows_[fid];
+    bool any = false, attained = false;
+    for (const Hop& h : f.path) {
+      const LinkHot& l = hot_[h.link];
+      if (!l.constraining) continue;
+      any = true;
+      if (l.capacity / h.mult == f.ub) attained = true;
+    }
+    if (any && !attained) heap_.push_back(HeapEntry{share_key(f.ub), fid | kFlowBit, 0});
+  }
+  std::make_heap(heap_.begin(), heap_.end(), HeapGreater{});
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), HeapGreater{});
+    const HeapEntry e = heap_.back();
+    heap_.pop_back();
+    if (e.id & kFlowBit) {
+      Flow& f = flows_[e.id & ~kFlowBit];
+      if (!f.fixed) freeze(f, key_share(e.key));
+      continue;
+    }
+    const LinkHot& l = hot_[e.id];
+    if (l.weight_left == 0) continue;  // every flow on it already frozen elsewhere
+    double r = key_share(e.key);
+    if (e.stamp != l.stamp) {
+      // Stale: the share has grown since the push. If it is still the smallest it
+      // is the bottleneck now; otherwise re-queue it. cap_left may dip a few ulps
+      // below 0 through cancellation: share_key() clamps it to 0.
+      const HeapEntry cur{share_key(l.cap_left / l.weight_left), e.id, l.stamp};
+      r = key_share(cur.key);
+      if (!heap_.empty() && HeapGreater{}(cur, heap_.front())) {
+        heap_.push_back(cur);
+        std::push_heap(heap_.begin(), heap_.end(), HeapGreater{});
+        continue;
+      }
+    }
+    for (const Use& u : link_flows_[e.id]) {
+      Flow& f = flows_[u.flow];
+      if (!f.fixed) freeze(f, r);
+    }
+  }
+
+  // 3. Apply: flows with no constraining link get their bound. Each re-rated flow
+  //    is advanced to `now` at its old rate, then re-projected.
+  for (FlowId fid : comp_flows_) {
+    Flow& f = flows_[fid];
+    const double nr = f.fixed ? f.new_rate : f.ub;
+    if (nr == f.rate) continue;  // same rate: same projection, nothing to do
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.updated).seconds());
+    f.updated = now;
+    for (const Hop& h : f.path) stats_[h.link].rate_sum += h.mult * (nr - f.rate);
+    f.rate = nr;
+    Time fin;
+    if (f.remaining <= 0) {
+      fin = now;
+    } else if (f.rate <= 0) {
+      fin = Time::max();
+    } else {
+      const double s = f.remaining / f.rate;
+      fin = s < kMaxDrainSeconds ? now + Time::from_seconds_ceil(s) : Time::max();
+    }
+    if (fin != f.finish) {
+      f.finish = fin;
+      ++f.version;
+      changed.push_back(fid);
+    }
+  }
+  if (observer_ != nullptr) {
+    for (LinkId lid : comp_links_) {
+      LinkStats& st = stats_[lid];
+      if (st.watched && st.rate_sum != st.reported) {
+        st.reported = st.rate_sum;
+        observer_->on_link_rate(lid, now, st.rate_sum);
+      }
+    }
+  }
+}
+
+Time FlowNetwork::finish_time(FlowId flow) const {
+  check_flow(flow, "finish_time");
+  return flows_[flow].finish;
+}
+
+std::uint32_t FlowNetwork::version(FlowId flow) const {
+  if (flow >= flows_.size())
+    throw std::invalid_argument(fmt::format("FlowNetwork::version: unknown flow {}", flow));
+  return flows_[flow].version;
+}
+
+double FlowNetwork::rate(FlowId flow) const {
+  check_flow(flow, "rate");
+  return flows_[flow].rate;
+}
+
+double FlowNetwork::remaining_bytes(FlowId flow, Time now) const {
+  check_flow(flow, "remaining_bytes");
+  const Flow& f = flows_[flow];
+  return std::max(0.0, f.remaining - f.rate * (now - f.updated).seconds());
+}
+
+std::size_t FlowNetwork::active_flows() const { return active_; }
+
+double FlowNetwork::link_bytes(LinkId link) const {
+  check_link(link, "link_bytes");
+  return stats_[link].bytes;
+}
+
+Time FlowNetwork::link_busy(LinkId link, Time now) const {
+  check_link(link, "link_busy");
+  const LinkStats& st = stats_[link];
+  std::int64_t ps = st.busy_ps;
+  if (hot_[link].active > 0 && now.ps() > st.busy_since) ps += now.ps() - st.busy_since;
+  return Time::from_ps(ps);
+}
+
+void FlowNetwork::set_observer(LinkRateObserver* observer) { observer_ = observer; }
+
+void FlowNetwork::watch(LinkId link, bool on) {
+  check_link(link, "watch");
+  stats_[link].watched = on;
+}
+
+}  // namespace ls::sim

@@ -38,11 +38,14 @@ public:
 
   std::size_t link_count() const;
   double bandwidth(LinkId link) const;
-  /// Changes a link's capacity (perturbations); marks it dirty. O(1).
+  /// Changes a link's capacity (perturbations); marks it dirty. O(1). 0 is allowed
+  /// (a failed link): its flows then get rate 0 and finish_time() Time::max().
   void set_bandwidth(LinkId link, double bandwidth_Bps);
 
   /// Starts a flow at `now`. `bytes` >= 0. The path must be non-empty.
-  /// O(path length). The rate is 0 until the next resolve().
+  /// O(path length). The rate is 0 until the next resolve(). A 0-byte flow takes
+  /// no bandwidth: its finish_time() is `now` and the next resolve() reports it.
+  /// Throws std::invalid_argument / std::out_of_range on a bad path or size.
   FlowId start(Time now, std::span<const LinkId> path, double bytes);
 
   /// Re-solves the rates of every flow in a component touched since the last call
@@ -61,7 +64,9 @@ public:
   double remaining_bytes(FlowId flow, Time now) const;
 
   /// Removes a flow (normally at its finish time); its bytes are credited to every
-  /// link of its path (times multiplicity) and its links are marked dirty.
+  /// link of its path (times multiplicity) and its links are marked dirty. Bumps
+  /// version(flow); the id may be reused by a later start(). Throws
+  /// std::invalid_argument if the flow is not active.
   void finish(Time now, FlowId flow);
 
   std::size_t active_flows() const;
@@ -76,44 +81,90 @@ public:
   void set_observer(LinkRateObserver* observer);
   void watch(LinkId link, bool on = true);
 
+  /// Diagnostics of the last resolve(): flows re-solved, links visited.
+  std::size_t last_resolve_flows() const { return comp_flows_.size(); }
+  std::size_t last_resolve_links() const { return comp_links_.size(); }
+
 private:
-  struct Impl;
-  // Kept as plain members (see network.cpp); declared there to keep this header light.
-  struct Link {
-    double capacity = 0;
-    double rate_sum = 0;        // aggregate rate after the last resolve
-    double bytes = 0;           // cumulative
-    std::int64_t busy_ps = 0;   // cumulative busy time
-    std::int64_t busy_since = 0;
-    std::uint32_t active = 0;   // number of (flow, multiplicity) uses
+  // One (flow, path slot) entry in a link's list of flows; `slot` indexes the
+  // flow's `path`, so a removal can fix the back-pointer of the entry it moves.
+  struct Use {
+    FlowId flow = 0;
+    std::uint32_t slot = 0;
+  };
+  // One distinct link of a flow's path: multiplicity and position in link_flows_[link].
+  struct Hop {
+    LinkId link = 0;
+    std::uint32_t mult = 0;
+    std::uint32_t pos = 0;
+  };
+  // Link data every resolve() pass touches, kept small (one cache line) and apart
+  // from the statistics so that a re-solve walks as little memory as possible.
+  struct LinkHot {
+    double capacity = 0;        // bytes/s
+    double ub_sum = 0;          // Σ mult × ub over its active flows (see network.cpp)
+    double cap_left = 0;        // resolve() scratch: capacity not yet allotted
+    std::uint32_t weight_left = 0;  // resolve() scratch: Σ mult of unfrozen flows
+    std::uint32_t stamp = 0;    // resolve() scratch: bumped on every change (lazy heap)
+    std::uint32_t mark = 0;     // epoch mark (BFS, path de-duplication)
+    std::uint32_t active = 0;   // Σ multiplicities of the active flows
+    std::uint32_t nflows = 0;   // distinct active flows
     bool dirty = false;
+    bool constraining = false;  // resolve() scratch: may saturate (in the heap)
+  };
+  struct LinkStats {
+    double rate_sum = 0;        // aggregate rate (with multiplicity), kept incrementally
+    double reported = 0;        // last rate_sum given to the observer
+    double bytes = 0;           // cumulative bytes carried
+    std::int64_t busy_ps = 0;   // cumulative busy time, closed intervals
+    std::int64_t busy_since = 0;
+    std::uint32_t tmp = 0;      // start() scratch for path de-duplication
     bool watched = false;
-    std::uint32_t mark = 0;     // BFS epoch
-    std::vector<FlowId> flows;  // active flows using this link (once per flow)
   };
   struct Flow {
-    std::vector<std::pair<LinkId, std::uint32_t>> links;  // (link, multiplicity)
+    std::vector<Hop> path;      // distinct links with multiplicity
     double bytes_total = 0;
     double remaining = 0;       // as of `updated`
-    double rate = 0;
+    double rate = 0;            // bytes/s
+    double ub = 0;              // min over the path of capacity / mult
+    double new_rate = 0;        // resolve() scratch
     Time updated;
     Time finish = Time::max();
     std::uint32_t version = 0;
     std::uint32_t mark = 0;
     bool active = false;
+    bool fixed = false;         // resolve() scratch: rate frozen by progressive filling
   };
-  std::vector<Link> links_;
+  // A link (fair share cap_left / weight_left when pushed) or, with kFlowBit set
+  // in `id`, a flow's own rate bound `ub` (see network.cpp).
+  struct HeapEntry {
+    std::uint64_t key = 0;      // bit pattern of the share (>= 0), see network.cpp
+    std::uint32_t id = 0;
+    std::uint32_t stamp = 0;
+  };
+  static constexpr std::uint32_t kFlowBit = 0x8000'0000u;
+
+  std::uint32_t next_epoch();
+  void mark_dirty(LinkId link);
+  void discover(LinkId link, std::uint32_t epoch);
+  void freeze(Flow& f, double rate);
+  void check_link(LinkId link, const char* what) const;
+  void check_flow(FlowId flow, const char* what) const;
+
+  std::vector<LinkHot> hot_;
+  std::vector<LinkStats> stats_;
+  std::vector<std::vector<Use>> link_flows_;  // active flows of each link, once per flow
   std::vector<Flow> flows_;
   std::vector<FlowId> free_ids_;
   std::vector<LinkId> dirty_;
+  std::vector<std::pair<FlowId, std::uint32_t>> zero_pending_;  // (flow, version) of 0-byte flows
   std::size_t active_ = 0;
   std::uint32_t epoch_ = 0;
   LinkRateObserver* observer_ = nullptr;
   // Scratch buffers reused by resolve() (no allocation in steady state).
   std::vector<FlowId> comp_flows_;
   std::vector<LinkId> comp_links_;
-  std::vector<double> cap_left_;
-  std::vector<double> weight_left_;
+  std::vector<HeapEntry> heap_;
 };
 
 }  // namespace ls::sim

@@ -61,6 +61,8 @@ struct Op {
   double hw_flops = 0;                // compute: hardware FLOPs (recompute included)
   double model_flops = 0;             // compute: model FLOPs (MFU)
   double bytes = 0;                   // collective: per-rank buffer size S; send: message size
+  std::uint8_t repeat = 1;            // collective: run the plan this many times back to back
+                                      // (the 2 TP all-reduces of one layer pass: one op, half the events)
   std::int32_t peer_stage = -1;       // send: destination stage
   std::uint32_t peer_op = 0;          // send: index of the matching recv on the compute stream there
   std::int64_t mem_delta_bytes = 0;   // applied at completion

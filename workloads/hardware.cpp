@@ -1,1 +1,112 @@
-// placeholder: being written
+// workloads/hardware.cpp — GPU presets and the roofline compute-time model.
+#include "workloads/hardware.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ls::wl {
+
+namespace {
+
+// Unit helpers, so the table below reads like the datasheets it cites.
+constexpr double kTFLOPs = 1e12;    // FLOP/s
+constexpr double kGB = 1e9;         // marketed, decimal gigabyte
+constexpr double kTBps = 1e12;      // bytes/s
+constexpr double kGBps = 1e9;       // bytes/s
+constexpr double kGbps = 1e9 / 8;   // bits/s -> bytes/s
+
+GpuSpec make(std::string name, double peak_tflops, double memory_gb, double hbm_TBps, double nvlink_GBps_per_dir,
+             double nic_Gbps, double efficiency, double saturation_rows, sim::Time overhead) {
+  GpuSpec g;
+  g.name = std::move(name);
+  g.peak_flops = peak_tflops * kTFLOPs;
+  g.memory_bytes = memory_gb * kGB;
+  g.hbm_bandwidth_Bps = hbm_TBps * kTBps;
+  g.nvlink_bandwidth_Bps = nvlink_GBps_per_dir * kGBps;
+  g.nic_bandwidth_Bps = nic_Gbps * kGbps;
+  g.matmul_efficiency = efficiency;
+  g.saturation_rows = saturation_rows;
+  g.kernel_overhead = overhead;
+  return g;
+}
+
+// Efficiency and the small-matmul floor (why these numbers):
+//  * matmul_efficiency is what large bf16 GEMMs of transformer shapes reach with
+//    cuBLAS, not the marketing peak. A100: ~230-250 of 312 TFLOP/s for h >= 8192
+//    GEMMs, and Megatron-LM's GPT-3 175B run reaches 163 TFLOP/s per GPU *including*
+//    attention, communication and bubble (Narayanan et al. 2021) -> 0.75.
+//    H100/H200 SXM: ~650-750 of 989 TFLOP/s (the dense peak is rarely approached
+//    because the part throttles under sustained tensor-core load) -> 0.70.
+//    B200: early software, same throttling, larger marketed peak -> 0.65.
+//  * saturation_rows: below this many tokens (GEMM M dimension) per device the
+//    tile grid no longer fills every SM, so achieved throughput falls roughly in
+//    proportion. It scales with the flop:byte ridge point of the part
+//    (A100 80GB 312e12/2.04e12 ≈ 153 FLOP/B; H100 ≈ 295; B200 ≈ 281) -> 1024 rows
+//    for A100, 2048 for Hopper and Blackwell.
+//  * kernel_overhead: a launch plus the tail of a dependent kernel is a few µs;
+//    one modelled op is a handful of fused kernels -> 5 µs (4 µs on Hopper and later,
+//    where CUDA graphs / faster launch paths are the norm in Megatron-LM and NeMo).
+std::vector<GpuSpec> presets() {
+  return {
+      // NVIDIA A100 Tensor Core GPU datasheet (2021): bf16 dense 312 TFLOP/s; 40GB HBM2
+      // at 1,555 GB/s; NVLink 600 GB/s total (12 links) = 300 GB/s per direction.
+      // A100-era DGX (DGX A100) ships one 200 Gb/s HDR InfiniBand NIC per GPU.
+      make("a100-40gb", 312, 40, 1.555, 300, 200, 0.75, 1024, sim::us(5)),
+      // Same datasheet, 80GB HBM2e at 2,039 GB/s (SXM).
+      make("a100-80gb", 312, 80, 2.039, 300, 200, 0.75, 1024, sim::us(5)),
+      // NVIDIA H100 Tensor Core GPU datasheet, SXM5: bf16 dense 989 TFLOP/s
+      // (1,979 with sparsity); 80GB HBM3 at 3.35 TB/s; NVLink 900 GB/s total
+      // = 450 GB/s per direction; DGX H100: one 400 Gb/s NDR ConnectX-7 per GPU.
+      make("h100-sxm", 989, 80, 3.35, 450, 400, 0.70, 2048, sim::us(4)),
+      // NVIDIA H200 datasheet (SXM): same compute as H100 (989 TFLOP/s dense bf16);
+      // 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s total; 400 Gb/s NDR per GPU.
+      make("h200", 989, 141, 4.8, 450, 400, 0.70, 2048, sim::us(4)),
+      // NVIDIA DGX B200 / HGX B200 datasheet: 72 PFLOP/s dense FP8 training per 8 GPUs
+      // -> ~2,250 TFLOP/s dense bf16 per GPU; 1,440 GB HBM3e per 8 GPUs = 180 GB per GPU
+      // (the 192 GB part is the full-stack figure; DGX exposes 180 GB); 8 TB/s HBM;
+      // NVLink 5 at 1.8 TB/s total = 900 GB/s per direction; DGX B200 ships
+      // ConnectX-7 400 Gb/s per GPU (800 Gb/s ConnectX-8 on later systems).
+      make("b200", 2250, 180, 8.0, 900, 400, 0.65, 2048, sim::us(4)),
+  };
+}
+
+}  // namespace
+
+std::optional<GpuSpec> gpu_preset(std::string_view name) {
+  for (auto& g : presets())
+    if (g.name == name) return g;
+  return std::nullopt;
+}
+
+std::vector<std::string> gpu_preset_names() {
+  std::vector<std::string> out;
+  for (auto& g : presets()) out.push_back(g.name);
+  return out;
+}
+
+double matmul_efficiency(const GpuSpec& gpu, double rows) {
+  if (rows <= 0 || gpu.saturation_rows <= 0) return gpu.matmul_efficiency;
+  return gpu.matmul_efficiency * std::min(1.0, rows / gpu.saturation_rows);
+}
+
+sim::Time compute_time(const GpuSpec& gpu, double flops, double bytes, double rows) {
+  if (flops <= 0 && bytes <= 0) return sim::Time::zero();
+  double t = 0;
+  if (flops > 0) {
+    const double rate = gpu.peak_flops * matmul_efficiency(gpu, rows);
+    if (!(rate > 0))
+      throw std::invalid_argument(fmt::format("compute_time: GPU '{}' has no compute rate (peak {} FLOP/s, efficiency {})",
+                                              gpu.name, gpu.peak_flops, gpu.matmul_efficiency));
+    t = flops / rate;
+  }
+  if (bytes > 0) {
+    if (!(gpu.hbm_bandwidth_Bps > 0))
+      throw std::invalid_argument(fmt::format("compute_time: GPU '{}' has no HBM bandwidth", gpu.name));
+    t = std::max(t, bytes / gpu.hbm_bandwidth_Bps);
+  }
+  return sim::Time::from_seconds(t) + gpu.kernel_overhead;
+}
+
+}  // namespace ls::wl

@@ -1,5 +1,9 @@
 // workloads/hardware.hpp — GPU presets (datasheet figures, cited in hardware.cpp) and
 // the compute-time model: roofline with an efficiency that falls for small matmuls.
+//
+// Units: FLOP/s, bytes, bytes/s, sim::Time. Memory capacities are *decimal* bytes as
+// NVIDIA markets them (1 GB = 1e9 B), which is slightly below what the device
+// really has (an "80 GB" A100 reports 81920 MiB): a conservative capacity.
 #pragma once
 
 #include <optional>
@@ -14,13 +18,20 @@ namespace ls::wl {
 
 /// a100-40gb, a100-80gb, h100-sxm, h200, b200. nullopt for an unknown name.
 std::optional<GpuSpec> gpu_preset(std::string_view name);
+/// The preset names, in the order above.
 std::vector<std::string> gpu_preset_names();
 
 /// Achieved fraction of peak for a matmul whose M dimension is `rows`:
 /// matmul_efficiency · min(1, rows / saturation_rows).
+/// rows <= 0 means "not a matmul" (element-wise work): no floor, matmul_efficiency.
+/// saturation_rows <= 0 disables the floor.
 double matmul_efficiency(const GpuSpec& gpu, double rows);
 
-/// Roofline: max(flops / (peak · efficiency(rows)), bytes / hbm_bandwidth) + kernel_overhead.
+/// Roofline: max(flops / (peak · efficiency(rows)), bytes / hbm_bandwidth) + kernel_overhead,
+/// rounded once to the nearest picosecond. An op with no work at all (flops <= 0 and
+/// bytes <= 0) launches no kernel and costs zero. Throws std::invalid_argument when
+/// there is work for a unit whose rate is not positive (peak or HBM bandwidth 0).
+/// O(1).
 sim::Time compute_time(const GpuSpec& gpu, double flops, double bytes, double rows);
 
 }  // namespace ls::wl

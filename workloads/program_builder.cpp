@@ -1,1 +1,549 @@
-// placeholder: being written
+// workloads/program_builder.cpp — see program_builder.hpp.
+#include "workloads/program_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "workloads/hardware.hpp"
+#include "workloads/memory.hpp"
+#include "workloads/model.hpp"
+#include "workloads/schedule.hpp"
+
+namespace ls::wl {
+
+namespace {
+
+using sim::Axis;
+using sim::CollOp;
+using sim::Op;
+using sim::OpKind;
+using sim::Work;
+
+constexpr int kCompute = static_cast<int>(sim::Stream::compute);
+constexpr int kPpSend = static_cast<int>(sim::Stream::pp_send);
+constexpr int kDp = static_cast<int>(sim::Stream::dp);
+constexpr int kPrefetch = static_cast<int>(sim::Stream::prefetch);
+
+bool is_moe_layer(const ModelSpec& m, int layer) {
+  return m.moe.experts > 0 && (layer % std::max(1, m.moe.every_n_layers)) == std::max(1, m.moe.every_n_layers) - 1;
+}
+
+/// Per-device compute costs, shared by every layer of the dense model.
+struct Costs {
+  LayerCosts layer, embed, head;
+  sim::Time f, b, bi, bw, rc;          // layer times
+  sim::Time ef, eb, hf, hb;            // embedding / head times
+  double act_layer = 0;                // activation bytes kept per layer per micro-batch
+  double act_full_layer = 0;           // activations materialised by a full recompute of one layer
+  double logits_bytes = 0;             // LM head: fp32 logits kept for the loss backward
+  double tp_bytes = 0;                 // one TP all-reduce buffer: b·s·h·act_bytes
+  double pp_bytes = 0;                 // one boundary tensor per TP rank
+};
+
+sim::Time time_of(const GpuSpec& g, const Cost& c) {
+  if (c.flops <= 0 && c.bytes <= 0) return sim::Time::zero();
+  return compute_time(g, c.flops, c.bytes, c.rows);
+}
+
+Costs make_costs(const Scenario& sc) {
+  const auto& m = sc.model;
+  const auto& L = sc.layout;
+  const int ab = sc.precision.activations;
+  Costs c;
+  c.layer = layer_costs(m, L.microbatch_size, L.tp, L.sequence_parallel, L.recompute, ab);
+  c.embed = embedding_costs(m, L.microbatch_size, L.tp, ab);
+  c.head = lm_head_costs(m, L.microbatch_size, L.tp, ab);
+  if (L.embedding_free) {
+    c.embed = LayerCosts{};
+    c.head = LayerCosts{};
+  }
+  const auto& g = sc.gpu;
+  c.f = time_of(g, c.layer.forward);
+  c.b = time_of(g, c.layer.backward);
+  c.bi = time_of(g, c.layer.backward_input);
+  c.bw = time_of(g, c.layer.backward_weight);
+  c.rc = time_of(g, c.layer.recompute);
+  c.ef = time_of(g, c.embed.forward);
+  c.eb = time_of(g, c.embed.backward);
+  c.hf = time_of(g, c.head.forward);
+  c.hb = time_of(g, c.head.backward);
+  c.act_layer = activation_bytes_per_layer(m, L.microbatch_size, L.tp, L.sequence_parallel, L.recompute);
+  c.act_full_layer = activation_bytes_per_layer(m, L.microbatch_size, L.tp, L.sequence_parallel, Recompute::none);
+  const double bsh = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) * static_cast<double>(m.hidden);
+  // Logits in fp32 (4 B) for the cross-entropy, vocab split over tp (Megatron's vocab-parallel head).
+  c.logits_bytes = L.embedding_free ? 0.0
+                                    : static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) *
+                                          static_cast<double>(m.vocab) * 4.0 / L.tp;
+  c.tp_bytes = bsh * ab;
+  // With sequence parallelism the boundary activation is already split over the TP
+  // group, so each TP rank sends 1/t of it (Megatron's scatter/gather optimisation).
+  c.pp_bytes = L.sequence_parallel && L.tp > 1 ? bsh * ab / L.tp : bsh * ab;
+  return c;
+}
+
+/// Builder state for one stage's template.
+struct StageBuilder {
+  sim::StageProgram sp;
+  std::uint32_t add(int stream, Op op, std::initializer_list<sim::OpRef> deps = {}) {
+    op.dep_begin = static_cast<std::uint32_t>(sp.deps.size());
+    op.dep_count = 0;
+    for (const auto& d : deps) {
+      sp.deps.push_back(d);
+      ++op.dep_count;
+    }
+    auto& v = sp.streams[static_cast<std::size_t>(stream)];
+    v.push_back(op);
+    return static_cast<std::uint32_t>(v.size() - 1);
+  }
+  std::uint32_t last(int stream) const {
+    return static_cast<std::uint32_t>(sp.streams[static_cast<std::size_t>(stream)].size() - 1);
+  }
+  std::uint32_t count(int stream) const {
+    return static_cast<std::uint32_t>(sp.streams[static_cast<std::size_t>(stream)].size());
+  }
+};
+
+Op compute_op(Work w, int mb, int chunk, int lb, int le, sim::Time dur, double hw, double model, std::int64_t mem) {
+  Op op;
+  op.kind = OpKind::compute;
+  op.work = w;
+  op.microbatch_work = mb >= 0;
+  op.microbatch = mb;
+  op.chunk = chunk;
+  op.layer_begin = lb;
+  op.layer_end = le;
+  op.duration = dur;
+  op.hw_flops = hw;
+  op.model_flops = model;
+  op.mem_delta_bytes = mem;
+  return op;
+}
+
+Op coll_op(Axis axis, CollOp coll, Work w, int mb, int chunk, int lb, int le, double bytes, int repeat) {
+  Op op;
+  op.kind = OpKind::collective;
+  op.axis = axis;
+  op.coll = coll;
+  op.work = w;
+  op.microbatch_work = mb >= 0;
+  op.microbatch = mb;
+  op.chunk = chunk;
+  op.layer_begin = lb;
+  op.layer_end = le;
+  op.bytes = bytes;
+  op.repeat = static_cast<std::uint8_t>(repeat);
+  return op;
+}
+
+}  // namespace
+
+std::vector<int> balanced_stage_layers(const Scenario& s) {
+  const int p = s.layout.pp, L = s.model.layers;
+  const Costs c = make_costs(s);
+  // Per-layer time of one micro-batch through F, B and recompute.
+  const double layer = (c.f + c.b + c.rc).seconds();
+  const double first = (c.ef + c.eb).seconds();
+  const double last = (c.hf + c.hb).seconds();
+  // Contiguous split minimising the slowest stage: the stage time is an affine
+  // function of its layer count, so try every bound from the largest candidate down
+  // — O(p·L) per candidate, O(L) candidates; tiny next to the simulation.
+  std::vector<int> best;
+  double best_max = std::numeric_limits<double>::infinity();
+  for (int cap_layers = 1; cap_layers <= L; ++cap_layers) {
+    const double cap = cap_layers * layer + std::max(first, last);
+    std::vector<int> out(static_cast<std::size_t>(p), 0);
+    int left = L;
+    bool ok = true;
+    for (int st = 0; st < p; ++st) {
+      const double extra = (st == 0 ? first : 0.0) + (st == p - 1 ? last : 0.0);
+      const int stages_after = p - st - 1;
+      int n = static_cast<int>(std::floor((cap - extra) / layer + 1e-9));
+      n = std::min(n, left - stages_after);  // leave at least one layer per later stage
+      if (n < 1) { ok = false; break; }
+      if (st == p - 1) {
+        if (left * layer + extra > cap + 1e-12) { ok = false; break; }
+        n = left;
+      }
+      out[static_cast<std::size_t>(st)] = n;
+      left -= n;
+    }
+    if (!ok || left != 0) continue;
+    double mx = 0;
+    for (int st = 0; st < p; ++st)
+      mx = std::max(mx, out[static_cast<std::size_t>(st)] * layer + (st == 0 ? first : 0.0) + (st == p - 1 ? last : 0.0));
+    if (mx < best_max - 1e-15) { best_max = mx; best = out; }
+  }
+  if (best.empty()) return even_stage_layers(L, p);
+  return best;
+}
+
+std::vector<int> resolve_stage_layers(const Scenario& s) {
+  switch (s.layout.stage_layers_mode) {
+    case StageLayersMode::explicit_list: return s.layout.stage_layers;
+    case StageLayersMode::balanced: return balanced_stage_layers(s);
+    case StageLayersMode::auto_even: break;
+  }
+  return even_stage_layers(s.model.layers, s.layout.pp);
+}
+
+BuiltProgram build_program(const Scenario& sc) {
+  if (auto errs = validate(sc); !errs.empty())
+    throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
+  const auto& m = sc.model;
+  const auto& L = sc.layout;
+  const int p = L.pp, t = L.tp, d = L.dp, v = std::max(1, L.virtual_stages), M = L.microbatches;
+  const Costs c = make_costs(sc);
+  BuiltProgram out;
+
+  // ---- layers per stage and per chunk (model chunk mc = chunk·p + stage, Megatron) ----
+  out.stage_layers = resolve_stage_layers(sc);
+  out.chunk_layers.assign(static_cast<std::size_t>(p), std::vector<ChunkLayers>(static_cast<std::size_t>(v)));
+  {
+    // Layer counts per model chunk, in model order. An explicit list may give one
+    // entry per stage (split evenly over its v chunks) or one per model chunk.
+    std::vector<int> per_mc(static_cast<std::size_t>(p * v));
+    if (static_cast<int>(out.stage_layers.size()) == p * v && v > 1) {
+      per_mc = out.stage_layers;
+      out.stage_layers.assign(static_cast<std::size_t>(p), 0);
+      for (int mc = 0; mc < p * v; ++mc) out.stage_layers[static_cast<std::size_t>(mc % p)] += per_mc[static_cast<std::size_t>(mc)];
+    } else {
+      for (int st = 0; st < p; ++st) {
+        const int n = out.stage_layers[static_cast<std::size_t>(st)];
+        for (int ch = 0; ch < v; ++ch) per_mc[static_cast<std::size_t>(ch * p + st)] = n / v + (ch < n % v ? 1 : 0);
+      }
+    }
+    int begin = 0;
+    for (int mc = 0; mc < p * v; ++mc) {
+      auto& cl = out.chunk_layers[static_cast<std::size_t>(mc % p)][static_cast<std::size_t>(mc / p)];
+      cl.begin = begin;
+      cl.end = begin + per_mc[static_cast<std::size_t>(mc)];
+      begin = cl.end;
+    }
+  }
+
+  // ---- ranks and groups ----
+  const Mesh mesh(d, t, p, L.placement);
+  auto& prog = out.program;
+  const int D = mesh.size();
+  prog.ranks.resize(static_cast<std::size_t>(D));
+  prog.pp_peer.assign(static_cast<std::size_t>(D) * static_cast<std::size_t>(p), -1);
+  // Group ids: tp groups indexed by (dp, pp), dp groups by (tp, pp).
+  std::map<std::tuple<int, int, int>, int> gid;  // (axis, a, b) -> group
+  auto group_of = [&](Axis ax, int a, int b) {
+    auto key = std::make_tuple(static_cast<int>(ax), a, b);
+    auto it = gid.find(key);
+    if (it != gid.end()) return it->second;
+    const int id = static_cast<int>(prog.groups.size());
+    prog.groups.push_back(sim::Group{ax, {}});
+    gid.emplace(key, id);
+    return id;
+  };
+  for (int r = 0; r < D; ++r) {
+    const Coord co = mesh.coord(r);
+    auto& ri = prog.ranks[static_cast<std::size_t>(r)];
+    ri.device = r;
+    ri.stage = co.pp;
+    ri.dp = co.dp;
+    ri.tp = co.tp;
+    if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp, co.pp);
+    if (d > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
+    for (int st = 0; st < p; ++st)
+      prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] =
+          mesh.rank(Coord{co.dp, co.tp, st});
+  }
+  // Members in axis-coordinate order (ring order follows the placement's neighbours).
+  for (int r = 0; r < D; ++r) {
+    const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
+    for (int ax = 0; ax < sim::kAxisCount; ++ax)
+      if (ri.group[static_cast<std::size_t>(ax)] >= 0)
+        prog.groups[static_cast<std::size_t>(ri.group[static_cast<std::size_t>(ax)])].ranks.push_back(r);
+  }
+
+  // ---- schedule → per-stage templates ----
+  const auto sched = build_schedule(L.schedule, p, M, v);
+  const bool zb = L.schedule == Schedule::zb_h1;
+  const bool zero3 = L.zero >= 3 && d > 1;
+  const double layer_w_bytes = layer_params(m) / t * sc.precision.weights;
+  const double layer_g_bytes = layer_params(m) / t * sc.precision.gradients;
+  const int ab = sc.precision.activations;
+  (void)ab;
+  const int last_mc = p * v - 1;
+
+  // recv index per (stage, dir, mb, chunk); sends patched once all stages exist.
+  std::vector<std::vector<std::uint32_t>> recv_idx(static_cast<std::size_t>(p),
+                                                   std::vector<std::uint32_t>(static_cast<std::size_t>(2 * M * v), 0));
+  auto rkey = [&](int dir, int mb, int ch) { return static_cast<std::size_t>((dir * M + mb) * v + ch); };
+  struct PendingSend { int stage; std::uint32_t op; int peer_stage, dir, mb, chunk; };
+  std::vector<PendingSend> sends;
+
+  out.static_memory.resize(static_cast<std::size_t>(p));
+  out.activation_bytes_per_microbatch.assign(static_cast<std::size_t>(p), 0);
+  out.stage_compute_s.assign(static_cast<std::size_t>(p), 0);
+  prog.stages.resize(static_cast<std::size_t>(p));
+
+  for (int st = 0; st < p; ++st) {
+    StageBuilder B;
+    const auto& items = sched[static_cast<std::size_t>(st)];
+    // Last backward-type item per chunk: DP/ZeRO gradient work hangs off it.
+    std::vector<int> last_grad_item(static_cast<std::size_t>(v), -1);
+    for (int i = 0; i < static_cast<int>(items.size()); ++i) {
+      const auto& it = items[static_cast<std::size_t>(i)];
+      const bool grad = zb ? it.kind == ItemKind::backward_weight
+                           : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
+      if (grad) last_grad_item[static_cast<std::size_t>(it.chunk)] = i;
+    }
+    std::uint32_t prefetch_seq = 0;          // ZeRO-3 gathers issued so far
+    std::vector<std::uint32_t> gather_users; // compute op that consumed gather k
+    double bucket = 0;                       // pending DP gradient bytes
+    bool dp_any = false;
+
+    auto gather_for = [&](int mb, int ch, int layer, Work w) -> std::int64_t {
+      if (!zero3) return -1;
+      // One-layer prefetch: gather k may start once the layer that used gather k−2
+      // has finished, so at most two gathered layers are resident.
+      std::vector<sim::OpRef> deps;
+      Op g = coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1, layer_w_bytes, 1);
+      g.microbatch = mb;
+      (void)w;
+      std::uint32_t idx;
+      if (prefetch_seq >= 2)
+        idx = B.add(kPrefetch, g, {sim::OpRef{static_cast<std::uint8_t>(kCompute), gather_users[prefetch_seq - 2]}});
+      else
+        idx = B.add(kPrefetch, g);
+      ++prefetch_seq;
+      return idx;
+    };
+    auto layer_compute = [&](Op op, std::int64_t gather) {
+      std::uint32_t idx;
+      if (gather >= 0) {
+        idx = B.add(kCompute, op, {sim::OpRef{static_cast<std::uint8_t>(kPrefetch), static_cast<std::uint32_t>(gather)}});
+        gather_users.push_back(idx);
+      } else {
+        idx = B.add(kCompute, op);
+      }
+      return idx;
+    };
+    auto tp_comm = [&](Work w, int mb, int ch, int lb, int le, int repeat) {
+      if (t > 1) B.add(kCompute, coll_op(Axis::tp, CollOp::all_reduce, w, mb, ch, lb, le, c.tp_bytes, repeat));
+    };
+    auto dp_grad = [&](std::uint32_t after_compute, double bytes, int lb, int le, int ch, bool flush) {
+      if (d <= 1) return;
+      bucket += bytes;
+      if (!flush && bucket < L.dp_bucket_bytes) return;
+      const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
+      Op g = coll_op(Axis::dp, op, Work::grad_sync, -1, ch, lb, le, bucket, 1);
+      B.add(kDp, g, {sim::OpRef{static_cast<std::uint8_t>(kCompute), after_compute}});
+      bucket = 0;
+      dp_any = true;
+    };
+
+    for (int i = 0; i < static_cast<int>(items.size()); ++i) {
+      const auto& it = items[static_cast<std::size_t>(i)];
+      const int ch = it.chunk, mb = it.microbatch;
+      const int mc = ch * p + st;
+      const auto cl = out.chunk_layers[static_cast<std::size_t>(st)][static_cast<std::size_t>(ch)];
+      const double act = c.act_layer;
+      if (it.kind == ItemKind::forward) {
+        if (mc > 0) {
+          Op r;
+          r.kind = OpKind::recv;
+          r.axis = Axis::pp;
+          r.work = Work::forward;
+          r.microbatch = mb;
+          r.chunk = ch;
+          r.bytes = c.pp_bytes;
+          recv_idx[static_cast<std::size_t>(st)][rkey(0, mb, ch)] = B.add(kCompute, r);
+        }
+        if (mc == 0 && !L.embedding_free) {
+          B.add(kCompute, compute_op(Work::forward, mb, ch, -1, 0, c.ef, c.embed.forward.flops, c.embed.model_flops_fwd, 0));
+          tp_comm(Work::forward, mb, ch, -1, 0, 1);  // vocab-parallel embedding all-reduce
+        }
+        for (int l = cl.begin; l < cl.end; ++l) {
+          const auto g = gather_for(mb, ch, l, Work::forward);
+          layer_compute(compute_op(Work::forward, mb, ch, l, l + 1, c.f, c.layer.forward.flops, c.layer.model_flops_fwd,
+                                   static_cast<std::int64_t>(act)),
+                        g);
+          tp_comm(Work::forward, mb, ch, l, l + 1, 2);
+        }
+        if (mc == last_mc && !L.embedding_free)
+          B.add(kCompute, compute_op(Work::forward, mb, ch, m.layers, m.layers + 1, c.hf, c.head.forward.flops,
+                                     c.head.model_flops_fwd, static_cast<std::int64_t>(c.logits_bytes)));
+        if (mc < last_mc) {
+          Op s;
+          s.kind = OpKind::send;
+          s.axis = Axis::pp;
+          s.work = Work::forward;
+          s.microbatch = mb;
+          s.chunk = ch;
+          s.bytes = c.pp_bytes;
+          s.peer_stage = (mc + 1) % p;
+          const auto idx = B.add(kPpSend, s, {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
+          sends.push_back(PendingSend{st, idx, (mc + 1) % p, 0, mb, (mc + 1) / p});
+        }
+        continue;
+      }
+      if (it.kind == ItemKind::backward || it.kind == ItemKind::backward_input) {
+        const bool split = it.kind == ItemKind::backward_input;
+        if (mc < last_mc) {
+          Op r;
+          r.kind = OpKind::recv;
+          r.axis = Axis::pp;
+          r.work = Work::backward;
+          r.microbatch = mb;
+          r.chunk = ch;
+          r.bytes = c.pp_bytes;
+          recv_idx[static_cast<std::size_t>(st)][rkey(1, mb, ch)] = B.add(kCompute, r);
+        }
+        if (mc == last_mc && !L.embedding_free) {
+          B.add(kCompute, compute_op(Work::backward, mb, ch, m.layers, m.layers + 1, c.hb, c.head.backward.flops,
+                                     2 * c.head.model_flops_fwd, -static_cast<std::int64_t>(c.logits_bytes)));
+          tp_comm(Work::backward, mb, ch, m.layers, m.layers + 1, 1);
+        }
+        const bool is_last_grad = !zb && i == last_grad_item[static_cast<std::size_t>(ch)];
+        for (int l = cl.end - 1; l >= cl.begin; --l) {
+          const auto g = gather_for(mb, ch, l, Work::backward);
+          std::int64_t rc_mem = 0;
+          if (L.recompute != Recompute::none) {
+            // Recompute re-materialises what the forward dropped; full recompute
+            // holds one layer's complete activations until its backward ends.
+            rc_mem = L.recompute == Recompute::full ? static_cast<std::int64_t>(c.act_full_layer) : 0;
+            layer_compute(compute_op(Work::recompute, mb, ch, l, l + 1, c.rc, c.layer.recompute.flops, 0, rc_mem), g);
+            if (L.recompute == Recompute::full) tp_comm(Work::recompute, mb, ch, l, l + 1, 2);
+          }
+          const sim::Time dur = split ? c.bi : c.b;
+          const double hw = split ? c.layer.backward_input.flops : c.layer.backward.flops;
+          const double mf = split ? c.layer.model_flops_fwd : 2 * c.layer.model_flops_fwd;
+          // Activations are freed by the op that last needs them: the full backward,
+          // or (zb-h1) the weight-gradient half.
+          const std::int64_t free_mem = -rc_mem - (split ? 0 : static_cast<std::int64_t>(act));
+          const std::uint32_t bidx =
+              (L.recompute != Recompute::none)
+                  ? B.add(kCompute, compute_op(Work::backward, mb, ch, l, l + 1, dur, hw, mf, free_mem))
+                  : layer_compute(compute_op(split ? Work::backward_input : Work::backward, mb, ch, l, l + 1, dur, hw,
+                                             mf, free_mem),
+                                  g);
+          if (L.recompute != Recompute::none && split) B.sp.streams[kCompute][bidx].work = Work::backward_input;
+          tp_comm(split ? Work::backward_input : Work::backward, mb, ch, l, l + 1, 2);
+          if (is_last_grad) dp_grad(B.last(kCompute), layer_g_bytes, l, l + 1, ch, false);
+        }
+        if (mc == 0 && !L.embedding_free) {
+          B.add(kCompute, compute_op(Work::backward, mb, ch, -1, 0, c.eb, c.embed.backward.flops, 0, 0));
+        }
+        if (is_last_grad) {
+          const double extra = (mc == 0 ? embedding_params(m) : 0.0) + (mc == last_mc ? lm_head_params(m) : 0.0);
+          dp_grad(B.last(kCompute), extra / t * sc.precision.gradients, cl.begin, cl.end, ch, true);
+        }
+        if (mc > 0) {
+          Op s;
+          s.kind = OpKind::send;
+          s.axis = Axis::pp;
+          s.work = Work::backward;
+          s.microbatch = mb;
+          s.chunk = ch;
+          s.bytes = c.pp_bytes;
+          s.peer_stage = (mc - 1) % p;
+          // The gradient leaves after the chunk's first layer (input gradient).
+          const auto idx = B.add(kPpSend, s, {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
+          sends.push_back(PendingSend{st, idx, (mc - 1) % p, 1, mb, (mc - 1) / p});
+        }
+        continue;
+      }
+      // zb-h1 weight-gradient work: no communication, fills the bubble.
+      const bool is_last_grad = i == last_grad_item[static_cast<std::size_t>(ch)];
+      for (int l = cl.end - 1; l >= cl.begin; --l) {
+        B.add(kCompute, compute_op(Work::backward_weight, mb, ch, l, l + 1, c.bw, c.layer.backward_weight.flops,
+                                   c.layer.model_flops_fwd, -static_cast<std::int64_t>(act)));
+        if (is_last_grad) dp_grad(B.last(kCompute), layer_g_bytes, l, l + 1, ch, false);
+      }
+      if (is_last_grad) {
+        const double extra = (mc == 0 ? embedding_params(m) : 0.0) + (mc == last_mc ? lm_head_params(m) : 0.0);
+        dp_grad(B.last(kCompute), extra / t * sc.precision.gradients, cl.begin, cl.end, ch, true);
+      }
+    }
+
+    // ---- optimizer step: memory-bound, after every gradient is reduced ----
+    double params_dev = 0;
+    for (int ch = 0; ch < v; ++ch) {
+      const auto cl = out.chunk_layers[static_cast<std::size_t>(st)][static_cast<std::size_t>(ch)];
+      const int mc = ch * p + st;
+      params_dev += (cl.end - cl.begin) * layer_params(m);
+      if (mc == 0) params_dev += embedding_params(m);
+      if (mc == last_mc) params_dev += lm_head_params(m);
+    }
+    params_dev /= t;
+    const double opt_params = L.zero >= 1 ? params_dev / d : params_dev;
+    const auto& pr = sc.precision;
+    // Adam reads and writes master, both moments and the weights, and reads the grads.
+    const double opt_bytes = opt_params * (2.0 * (pr.master + pr.optimizer + pr.weights) + pr.gradients);
+    Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, compute_time(sc.gpu, 0, opt_bytes, 1e9), 0, 0, 0);
+    // ~10 FLOP per parameter for Adam (moments, bias correction, update): noted, not timed.
+    opt.hw_flops = 10.0 * opt_params;
+    opt.work = Work::optimizer;
+    if (dp_any)
+      B.add(kCompute, opt, {sim::OpRef{static_cast<std::uint8_t>(kDp), B.last(kDp)}});
+    else
+      B.add(kCompute, opt);
+    if (d > 1 && (L.zero == 1 || L.zero == 2)) {
+      // Distributed optimizer: every rank updated its shard; gather the new weights.
+      B.add(kDp, coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, 0, -1, -1, params_dev * pr.weights, 1),
+            {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
+    }
+
+    // ---- static memory and per-stage analytic figures ----
+    const StateBytes sb = state_bytes(params_dev, pr, L.zero, d);
+    MemoryTerms mt;
+    mt.stage = st;
+    mt.weights = sb.weights;
+    mt.gradients = sb.gradients;
+    mt.master = sb.master;
+    mt.optimizer = sb.optimizer;
+    double buffers = 0;
+    if (zero3) buffers += 2 * layer_w_bytes;            // two gathered layers (one-layer prefetch)
+    if (d > 1) buffers += std::min(L.dp_bucket_bytes, params_dev * pr.gradients);  // bucket being reduced
+    mt.buffers = buffers;
+    out.static_memory[static_cast<std::size_t>(st)] = mt;
+    B.sp.static_memory_bytes = static_cast<std::int64_t>(sb.weights + sb.gradients + sb.master + sb.optimizer + buffers);
+
+    double layers_here = 0, act_mb = 0;
+    sim::Time comp;
+    for (int ch = 0; ch < v; ++ch) {
+      const auto cl = out.chunk_layers[static_cast<std::size_t>(st)][static_cast<std::size_t>(ch)];
+      const int mc = ch * p + st;
+      layers_here += cl.end - cl.begin;
+      comp += (c.f + c.b + c.rc) * (cl.end - cl.begin);
+      act_mb += c.act_layer * (cl.end - cl.begin);
+      if (mc == 0) comp += c.ef + c.eb;
+      if (mc == last_mc) { comp += c.hf + c.hb; act_mb += c.logits_bytes; }
+    }
+    out.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] = act_mb;
+    out.stage_compute_s[static_cast<std::size_t>(st)] = comp.seconds();
+    prog.stages[static_cast<std::size_t>(st)] = std::move(B.sp);
+  }
+
+  for (const auto& s : sends) {
+    auto& op = prog.stages[static_cast<std::size_t>(s.stage)].streams[kPpSend][s.op];
+    op.peer_op = recv_idx[static_cast<std::size_t>(s.peer_stage)][rkey(s.dir, s.mb, s.chunk)];
+  }
+
+  // ---- analytic totals ----
+  out.params_total = total_params(m);
+  out.tokens_per_step = static_cast<double>(M) * L.microbatch_size * d * static_cast<double>(m.seq_len);
+  double model_fwd_mb = m.layers * c.layer.model_flops_fwd * t + (c.embed.model_flops_fwd + c.head.model_flops_fwd) * t;
+  out.model_flops_step = 3.0 * model_fwd_mb * M * d;
+  double hw_mb = m.layers * (c.layer.forward.flops + c.layer.backward.flops + c.layer.recompute.flops) +
+                 c.embed.forward.flops + c.embed.backward.flops + c.head.forward.flops + c.head.backward.flops;
+  out.hardware_flops_step = hw_mb * t * M * d;
+  out.matmul_rows = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len);
+  out.matmul_efficiency = matmul_efficiency(sc.gpu, out.matmul_rows);
+  (void)is_moe_layer;
+  return out;
+}
+
+}  // namespace ls::wl

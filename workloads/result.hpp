@@ -66,6 +66,7 @@ struct Span {
   std::uint8_t track = 0;        // 0 compute, 1 tp, 2 pp, 3 dp, 4 ep, 5 prefetch
   sim::Work work = sim::Work::other;
   sim::OpKind kind = sim::OpKind::compute;
+  sim::CollOp coll = sim::CollOp::all_reduce;  // collectives: which one (trace names "AR tp", "RS dp", ...)
   std::int32_t microbatch = -1;
   std::int32_t chunk = 0;
   std::int32_t layer_begin = -1, layer_end = -1;

@@ -1,1 +1,544 @@
-// placeholder: being written
+// workloads/simulate.cpp — orchestration: cluster + program + engine → Result.
+#include "workloads/simulate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "sim/engine.hpp"
+#include "topology/cluster.hpp"
+#include "topology/planner.hpp"
+#include "workloads/diagnostics.hpp"
+#include "workloads/hardware.hpp"
+#include "workloads/memory.hpp"
+#include "workloads/model.hpp"
+#include "workloads/program_builder.hpp"
+#include "workloads/schedule.hpp"
+
+namespace ls::wl {
+
+namespace {
+
+using sim::Axis;
+using sim::Time;
+
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved_1f1b: return "interleaved-1f1b";
+    case Schedule::zb_h1: return "zb-h1";
+  }
+  return "?";
+}
+
+std::uint8_t track_of(const sim::Op& op, int stream) {
+  switch (stream) {
+    case 1: return 2;  // pp send
+    case 2: return 3;  // dp
+    case 3: return 5;  // prefetch
+    default: break;
+  }
+  if (op.kind == sim::OpKind::collective) return op.axis == Axis::ep ? 4 : (op.axis == Axis::dp ? 5 : 1);
+  if (op.kind == sim::OpKind::recv) return 6;
+  return 0;
+}
+
+/// Keeps spans and memory samples of traced ranks (ExecutionObserver) and link rate
+/// samples of watched links (LinkRateObserver).
+class Recorder final : public sim::ExecutionObserver, public sim::LinkRateObserver {
+public:
+  Recorder(const sim::Engine& engine, Result& result, std::int64_t static_base_unused)
+      : engine_(engine), result_(result) {
+    (void)static_base_unused;
+  }
+  void on_op(const sim::OpRecord& rec) override {
+    Span s;
+    s.device = rec.rank;
+    s.track = track_of(*rec.op, rec.stream);
+    s.work = rec.op->work;
+    s.kind = rec.op->kind;
+    s.coll = rec.op->coll;
+    s.microbatch = rec.op->microbatch;
+    s.chunk = rec.op->chunk;
+    s.layer_begin = rec.op->layer_begin;
+    s.layer_end = rec.op->layer_end;
+    s.start = rec.start;
+    s.end = rec.end;
+    s.flow_id = rec.flow_id;
+    s.flow_out = rec.op->kind == sim::OpKind::send;
+    result_.spans.push_back(s);
+    span_gid_.push_back(engine_.op_base(rec.rank, rec.stream) + rec.index);
+  }
+  void on_memory(std::int32_t rank, Time t, std::int64_t dyn) override {
+    auto it = mem_track_.find(rank);
+    if (it == mem_track_.end()) return;
+    auto& tr = result_.counters[it->second];
+    tr.samples.push_back(CounterSample{t, static_cast<double>(dyn) + base_[rank]});
+  }
+  void on_link_rate(sim::LinkId link, Time now, double rate) override {
+    auto it = link_track_.find(link);
+    if (it == link_track_.end()) return;
+    auto& tr = result_.counters[it->second];
+    const double u = rate / bw_[link];
+    if (!tr.samples.empty() && tr.samples.back().t == now) tr.samples.back().value = u;
+    else tr.samples.push_back(CounterSample{now, u});
+  }
+  void add_memory_track(std::int32_t rank, const std::string& name, int node, double base) {
+    mem_track_[rank] = result_.counters.size();
+    base_[rank] = base;
+    result_.counters.push_back(CounterTrack{"memory " + name, rank, node, {CounterSample{Time::zero(), base}}});
+  }
+  void add_link_track(sim::LinkId id, const std::string& name, int node, double bw) {
+    link_track_[id] = result_.counters.size();
+    bw_[id] = bw;
+    result_.counters.push_back(CounterTrack{"util " + name, -1, node, {CounterSample{Time::zero(), 0.0}}});
+  }
+  const std::vector<std::int64_t>& span_gids() const { return span_gid_; }
+
+private:
+  const sim::Engine& engine_;
+  Result& result_;
+  std::vector<std::int64_t> span_gid_;
+  std::unordered_map<std::int32_t, std::size_t> mem_track_;
+  std::unordered_map<std::int32_t, double> base_;
+  std::unordered_map<sim::LinkId, std::size_t> link_track_;
+  std::unordered_map<sim::LinkId, double> bw_;
+};
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  // Nearest-rank percentile: with few steps p99 is the max, never an interpolation.
+  const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+  return v[std::min(k, v.size() - 1)];
+}
+
+/// Walks back from the op that ended the step through the ops that released each
+/// other (see sim::OpTrace); every picosecond of [step start, step end] lands in
+/// exactly one bucket, so the shares sum to the step time by construction.
+struct CritWalk {
+  Time compute, wait, comm[sim::kAxisCount];
+  int device = 0;
+  std::unordered_set<std::int64_t> ops;
+  std::map<int, Time> per_device_compute;
+};
+
+CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Time step_start, Time step_end) {
+  CritWalk w;
+  const auto& tr = eng.op_traces();
+  // The op that finished last.
+  std::int64_t cur = -1;
+  for (std::size_t r = 0; r < prog.ranks.size() && cur < 0; ++r) {
+    for (int s = 0; s < sim::kStreamCount; ++s) {
+      const auto n = prog.stages[static_cast<std::size_t>(prog.ranks[r].stage)].streams[static_cast<std::size_t>(s)].size();
+      if (n == 0) continue;
+      const std::int64_t gid = eng.op_base(static_cast<std::int32_t>(r), s) + static_cast<std::int64_t>(n) - 1;
+      if (tr[static_cast<std::size_t>(gid)].end == step_end) { cur = gid; break; }
+    }
+  }
+  if (cur < 0) { w.wait = step_end - step_start; return w; }
+  {
+    std::int32_t r; int s; std::uint32_t i;
+    eng.decode(cur, r, s, i);
+    w.device = prog.ranks[static_cast<std::size_t>(r)].device;
+  }
+  Time cursor = step_end;
+  std::size_t guard = 0;
+  while (cur >= 0 && guard++ < tr.size() + 8) {
+    const auto& t = tr[static_cast<std::size_t>(cur)];
+    std::int32_t r; int s; std::uint32_t i;
+    eng.decode(cur, r, s, i);
+    const auto& op = prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(r)].stage)]
+                         .streams[static_cast<std::size_t>(s)][i];
+    w.ops.insert(cur);
+    Time from = t.start;
+    std::int64_t jump = -1;
+    if (op.kind == sim::OpKind::compute) {
+      w.compute += cursor - from;
+      w.per_device_compute[prog.ranks[static_cast<std::size_t>(r)].device] += cursor - from;
+    } else if (op.kind == sim::OpKind::collective) {
+      if (t.peer >= 0 && t.peer != cur && t.peer_time > t.start) {
+        from = t.peer_time;  // before that this rank only waited for the last member
+        jump = t.peer;
+      }
+      w.comm[static_cast<int>(op.axis)] += cursor - from;
+    } else if (op.kind == sim::OpKind::send) {
+      w.comm[static_cast<int>(Axis::pp)] += cursor - from;
+    } else {  // recv
+      if (t.peer >= 0 && t.peer_time > t.start) {
+        from = t.peer_time;
+        jump = t.peer;  // the send that delivered the data
+      }
+      w.wait += cursor - from;
+    }
+    cursor = from;
+    if (jump >= 0) {
+      // Continue at the released-by op; its interval up to `cursor` is attributed there.
+      const auto& pt = tr[static_cast<std::size_t>(jump)];
+      std::int32_t pr; int ps; std::uint32_t pi;
+      eng.decode(jump, pr, ps, pi);
+      const auto& pop = prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(pr)].stage)]
+                            .streams[static_cast<std::size_t>(ps)][pi];
+      if (pop.kind == sim::OpKind::send) {
+        // The transfer itself: [send start, arrival].
+        w.ops.insert(jump);
+        const Time sfrom = std::min(cursor, pt.start);
+        w.comm[static_cast<int>(Axis::pp)] += cursor - sfrom;
+        cursor = sfrom;
+        cur = pt.enabler;
+      } else {
+        // The last member of a collective arrived at `cursor` == its start.
+        w.ops.insert(jump);
+        const Time pfrom = std::min(cursor, pt.start);
+        w.wait += cursor - pfrom;
+        cursor = pfrom;
+        cur = pt.enabler;
+      }
+    } else {
+      cur = t.enabler;
+    }
+    if (cur >= 0) {
+      const Time e = tr[static_cast<std::size_t>(cur)].end;
+      const Time gap_end = std::max(e, std::min(e, cursor));
+      if (cursor > gap_end) w.wait += cursor - gap_end;  // released later than its enabler finished
+      cursor = std::min(cursor, e);
+    }
+  }
+  if (cursor > step_start) w.wait += cursor - step_start;
+  return w;
+}
+
+std::vector<int> traced_ranks(const sim::Program& prog, int max_devices) {
+  // Replica 0 first (every stage, every TP rank), then further replicas: the trace
+  // shows a whole pipeline before it shows copies of it.
+  std::vector<int> order(prog.ranks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto& x = prog.ranks[static_cast<std::size_t>(a)];
+    const auto& y = prog.ranks[static_cast<std::size_t>(b)];
+    return std::tie(x.dp, x.stage, x.tp) < std::tie(y.dp, y.stage, y.tp);
+  });
+  if (static_cast<int>(order.size()) > max_devices) order.resize(static_cast<std::size_t>(std::max(0, max_devices)));
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+}  // namespace
+
+PlanSummary plan(const Scenario& sc) {
+  if (auto errs = validate(sc); !errs.empty())
+    throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
+  const auto cluster = topo::Cluster::build(sc.cluster);
+  const BuiltProgram bp = build_program(sc);
+  PlanSummary ps;
+  ps.devices = cluster.gpu_count();
+  ps.stage_layers = bp.stage_layers;
+  ps.params_total = bp.params_total;
+  ps.model_flops_per_step = bp.model_flops_step;
+  ps.memory_capacity_bytes = sc.gpu.memory_bytes;
+  ps.bubble_fraction_analytic =
+      analytic_bubble(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches, std::max(1, sc.layout.virtual_stages));
+  for (int st = 0; st < sc.layout.pp; ++st) {
+    MemoryTerms mt = bp.static_memory[static_cast<std::size_t>(st)];
+    const int inflight = max_inflight_microbatches(sc.layout.schedule, sc.layout.pp, st, sc.layout.microbatches,
+                                                   std::max(1, sc.layout.virtual_stages));
+    mt.activations = bp.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] * inflight;
+    mt.peak = mt.weights + mt.gradients + mt.master + mt.optimizer + mt.buffers + mt.activations;
+    ps.memory_per_stage.push_back(mt);
+  }
+  // One representative group per axis, and every TP group that leaves its node.
+  const auto& prog = bp.program;
+  std::vector<bool> shown(static_cast<std::size_t>(sim::kAxisCount), false);
+  for (std::size_t g = 0; g < prog.groups.size(); ++g) {
+    const auto& grp = prog.groups[g];
+    std::vector<std::int32_t> devs;
+    for (auto r : grp.ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
+    const bool crosses = cluster.crosses_nodes(devs);
+    const int ax = static_cast<int>(grp.axis);
+    if (shown[static_cast<std::size_t>(ax)] && !(grp.axis == Axis::tp && crosses)) continue;
+    shown[static_cast<std::size_t>(ax)] = true;
+    GroupInfo gi{std::string(grp.axis == Axis::tp ? "tp" : grp.axis == Axis::dp ? "dp" : grp.axis == Axis::ep ? "ep" : "pp"), {}, false, {}};
+    for (auto dv : devs) gi.devices.push_back(cluster.gpu_name(dv));
+    gi.crosses_nodes = crosses;
+    std::vector<std::string> kinds;
+    for (std::size_t k = 0; k < devs.size() && devs.size() > 1; ++k)
+      for (auto& kind : cluster.link_kinds_on_route(devs[k], devs[(k + 1) % devs.size()]))
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+    gi.link_kinds = kinds;
+    ps.groups.push_back(std::move(gi));
+  }
+  if (sc.layout.pp > 1) {
+    GroupInfo gi{std::string("pp"), {}, false, {}};
+    std::vector<std::string> kinds;
+    for (int st = 0; st < sc.layout.pp; ++st) {
+      const int r = prog.pp_peer[static_cast<std::size_t>(st)];
+      gi.devices.push_back(cluster.gpu_name(prog.ranks[static_cast<std::size_t>(r)].device));
+      if (st + 1 < sc.layout.pp) {
+        const int r2 = prog.pp_peer[static_cast<std::size_t>(st + 1)];
+        for (auto& kind : cluster.link_kinds_on_route(r, r2))
+          if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+      }
+    }
+    std::vector<std::int32_t> devs;
+    for (int st = 0; st < sc.layout.pp; ++st) devs.push_back(prog.pp_peer[static_cast<std::size_t>(st)]);
+    gi.crosses_nodes = cluster.crosses_nodes(devs);
+    gi.link_kinds = kinds;
+    ps.groups.push_back(std::move(gi));
+  }
+  ps.warnings = static_warnings(sc, bp, ps);
+  return ps;
+}
+
+Result simulate(const Scenario& sc, const SimOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto errs = validate(sc); !errs.empty())
+    throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
+  const auto cluster = topo::Cluster::build(sc.cluster);
+  topo::Planner planner(cluster, sc.cluster.ideal_network);
+  sim::FlowNetwork net(cluster.link_bandwidths());
+  for (const auto& lf : sc.perturbations.links) {
+    const auto id = cluster.find_link(lf.link);
+    if (!id) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch')", lf.link));
+    net.set_bandwidth(*id, cluster.link(*id).bandwidth_Bps * lf.bandwidth_factor);
+  }
+  const BuiltProgram bp = build_program(sc);
+  const auto& prog = bp.program;
+  const int D = static_cast<int>(prog.ranks.size());
+
+  sim::EngineConfig cfg;
+  cfg.compute_factor.assign(static_cast<std::size_t>(D), 1.0);
+  for (const auto& ds : sc.perturbations.devices) {
+    const int g = cluster.gpu_index(ds.device);
+    if (g < 0) throw std::invalid_argument(fmt::format("perturbations.devices: no GPU named '{}'", ds.device));
+    cfg.compute_factor[static_cast<std::size_t>(g)] *= ds.compute_slowdown;
+  }
+  cfg.compute_cv = sc.perturbations.jitter.compute_cv;
+  cfg.comm_cv = sc.perturbations.jitter.comm_cv;
+  cfg.seed = sc.perturbations.jitter.seed;
+  std::size_t total_ops = 0;
+  for (std::size_t r = 0; r < prog.ranks.size(); ++r)
+    for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[r].stage)].streams) total_ops += s.size();
+  // The critical path needs one 40-byte record per executed op; past ~25 M ops
+  // (≈1 GB) it is skipped and the summary says so.
+  cfg.record_ops = total_ops <= 25'000'000;
+  std::vector<int> traced;
+  if (opts.trace) {
+    traced = traced_ranks(prog, opts.trace_max_devices);
+    cfg.traced.assign(static_cast<std::size_t>(D), 0);
+    for (int r : traced) cfg.traced[static_cast<std::size_t>(r)] = 1;
+  }
+
+  Result res;
+  res.scenario = sc.name;
+  res.devices = D;
+  res.steps = std::max(1, sc.simulation.steps);
+  res.gpus_per_node = sc.cluster.gpus_per_node;
+  for (int g = 0; g < cluster.gpu_count(); ++g) res.device_names.push_back(cluster.gpu_name(g));
+
+  sim::Engine eng(prog, planner, net, cfg);
+  Recorder rec(eng, res, 0);
+  if (opts.trace) {
+    eng.set_observer(&rec);
+    net.set_observer(&rec);
+    for (int r : traced) {
+      const auto& st = prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(r)].stage)];
+      rec.add_memory_track(r, cluster.gpu_name(r), cluster.node_of_gpu(r), static_cast<double>(st.static_memory_bytes));
+    }
+    // Link counters: the links leaving traced GPUs' nodes towards the fabric and their
+    // NVLinks (bounded so the trace stays readable).
+    int added = 0;
+    std::unordered_set<int> tg(traced.begin(), traced.end());
+    for (std::size_t l = 0; l < cluster.link_count() && added < 64; ++l) {
+      const auto& li = cluster.link(static_cast<sim::LinkId>(l));
+      const std::string& from = li.name.substr(0, li.name.find("->"));
+      const int g = cluster.gpu_index(from);
+      if (g < 0 || !tg.count(g)) continue;
+      net.watch(static_cast<sim::LinkId>(l));
+      rec.add_link_track(static_cast<sim::LinkId>(l), li.name, cluster.node_of_gpu(g), li.bandwidth_Bps);
+      ++added;
+    }
+  }
+
+  Time t = Time::zero();
+  std::vector<double> step_s;
+  CritWalk crit;
+  std::vector<sim::RankStats> first_stats;
+  for (int k = 0; k < res.steps; ++k) {
+    const Time end = eng.run_step(t, k);
+    step_s.push_back((end - t).seconds());
+    if (k == 0) {
+      first_stats = eng.stats();
+      if (cfg.record_ops) crit = walk_critical_path(eng, prog, t, end);
+    }
+    t = end;
+  }
+  const Time total = t;
+  const auto& stats = first_stats;
+
+  // ---- headline numbers ----
+  res.step_stats.step_s = step_s;
+  res.step_stats.mean_s = std::accumulate(step_s.begin(), step_s.end(), 0.0) / static_cast<double>(step_s.size());
+  res.step_stats.p50_s = percentile(step_s, 0.5);
+  res.step_stats.p99_s = percentile(step_s, 0.99);
+  res.step_stats.max_s = *std::max_element(step_s.begin(), step_s.end());
+  res.step_time_s = res.step_stats.mean_s;
+  const double step0 = step_s.front();
+  for (const auto& st : stats) {
+    res.model_flops_per_step += st.model_flops;
+    res.hardware_flops_per_step += st.hw_flops;
+  }
+  res.tokens_per_s = bp.tokens_per_step / res.step_time_s;
+  res.tflops_per_gpu = res.hardware_flops_per_step / res.step_time_s / D / 1e12;
+  res.mfu = res.model_flops_per_step / (res.step_time_s * D * sc.gpu.peak_flops);
+  res.hfu = res.hardware_flops_per_step / (res.step_time_s * D * sc.gpu.peak_flops);
+
+  // ---- pipeline ----
+  const auto& L = sc.layout;
+  res.stages = L.pp;
+  res.microbatches = L.microbatches;
+  res.virtual_stages = std::max(1, L.virtual_stages);
+  res.schedule = schedule_name(L.schedule);
+  res.bubble_fraction_analytic = analytic_bubble(L.schedule, L.pp, L.microbatches, res.virtual_stages);
+  Time win_start = Time::max(), win_end = Time::zero();
+  for (const auto& st : stats) {
+    win_start = std::min(win_start, st.first_mb_start);
+    win_end = std::max(win_end, st.last_mb_end);
+  }
+  const double window = (win_end - win_start).seconds();
+  std::vector<int> per_stage_count(static_cast<std::size_t>(L.pp), 0);
+  res.per_stage.resize(static_cast<std::size_t>(L.pp));
+  for (int st = 0; st < L.pp; ++st) {
+    auto& sr = res.per_stage[static_cast<std::size_t>(st)];
+    sr.stage = st;
+    sr.layers = bp.stage_layers[static_cast<std::size_t>(st)];
+    sr.bubble_fraction_analytic = res.bubble_fraction_analytic;
+  }
+  for (int r = 0; r < D; ++r) {
+    const auto& st = stats[static_cast<std::size_t>(r)];
+    const int s = prog.ranks[static_cast<std::size_t>(r)].stage;
+    auto& sr = res.per_stage[static_cast<std::size_t>(s)];
+    ++per_stage_count[static_cast<std::size_t>(s)];
+    sr.compute_s += st.compute_busy.seconds();
+    sr.bubble_fraction += window > 0 ? 1.0 - st.mb_busy.seconds() / window : 0.0;
+    sr.idle_fraction += 1.0 - st.compute_busy.seconds() / step0;
+  }
+  for (int st = 0; st < L.pp; ++st) {
+    auto& sr = res.per_stage[static_cast<std::size_t>(st)];
+    const double n = std::max(1, per_stage_count[static_cast<std::size_t>(st)]);
+    sr.compute_s /= n;
+    sr.bubble_fraction /= n;
+    sr.idle_fraction /= n;
+    res.bubble_fraction += sr.bubble_fraction / L.pp;
+  }
+
+  // ---- communication per axis ----
+  for (int ax = 1; ax < sim::kAxisCount; ++ax) {
+    double bytes = 0, exposed = 0;
+    int n = 0;
+    for (int r = 0; r < D; ++r) {
+      const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
+      const bool member = ax == static_cast<int>(Axis::pp) ? L.pp > 1 : ri.group[static_cast<std::size_t>(ax)] >= 0;
+      if (!member) continue;
+      ++n;
+      bytes += stats[static_cast<std::size_t>(r)].bytes_sent[ax];
+      exposed += stats[static_cast<std::size_t>(r)].exposed[ax].seconds();
+    }
+    if (n > 0) {
+      res.comm[ax].bytes_per_device = bytes / n;
+      res.comm[ax].exposed_s = exposed / n;
+    }
+  }
+
+  // ---- links ----
+  {
+    std::map<std::string, LinkKindStats> by_kind;
+    std::vector<LinkStat> all;
+    const double span_s = total.seconds();
+    for (std::size_t l = 0; l < cluster.link_count(); ++l) {
+      const auto& li = cluster.link(static_cast<sim::LinkId>(l));
+      const double bytes = net.link_bytes(static_cast<sim::LinkId>(l));
+      const double bw = net.bandwidth(static_cast<sim::LinkId>(l));
+      const double u = span_s > 0 ? bytes / (bw * span_s) : 0.0;
+      auto& k = by_kind[li.kind];
+      k.kind = li.kind;
+      ++k.count;
+      k.bytes += bytes;
+      k.mean_utilization += u;
+      k.max_utilization = std::max(k.max_utilization, u);
+      if (bytes > 0) all.push_back(LinkStat{li.name, li.kind, bytes, u});
+    }
+    for (auto& [name, k] : by_kind) {
+      k.mean_utilization /= std::max(1, k.count);
+      res.links_by_kind.push_back(k);
+    }
+    std::stable_sort(all.begin(), all.end(), [](const LinkStat& a, const LinkStat& b) {
+      return a.utilization > b.utilization || (a.utilization == b.utilization && a.name < b.name);
+    });
+    if (all.size() > 10) all.resize(10);
+    res.busiest_links = std::move(all);
+  }
+
+  // ---- memory ----
+  res.memory_capacity_bytes = sc.gpu.memory_bytes;
+  res.memory_per_stage.resize(static_cast<std::size_t>(L.pp));
+  for (int st = 0; st < L.pp; ++st) res.memory_per_stage[static_cast<std::size_t>(st)] = bp.static_memory[static_cast<std::size_t>(st)];
+  for (int r = 0; r < D; ++r) {
+    const int s = prog.ranks[static_cast<std::size_t>(r)].stage;
+    auto& mt = res.memory_per_stage[static_cast<std::size_t>(s)];
+    mt.activations = std::max(mt.activations, static_cast<double>(stats[static_cast<std::size_t>(r)].mem_peak));
+  }
+  for (auto& mt : res.memory_per_stage) {
+    mt.peak = mt.weights + mt.gradients + mt.master + mt.optimizer + mt.buffers + mt.activations;
+    res.max_peak_bytes = std::max(res.max_peak_bytes, mt.peak);
+  }
+  res.memory_fits = res.max_peak_bytes <= res.memory_capacity_bytes;
+
+  // ---- critical path ----
+  if (cfg.record_ops) {
+    const double tot = step0;
+    auto& cp = res.critical_path;
+    cp.device = crit.device;
+    cp.compute_s = crit.compute.seconds();
+    cp.wait_s = crit.wait.seconds();
+    cp.comm_tp_s = crit.comm[static_cast<int>(Axis::tp)].seconds();
+    cp.comm_pp_s = crit.comm[static_cast<int>(Axis::pp)].seconds();
+    cp.comm_dp_s = crit.comm[static_cast<int>(Axis::dp)].seconds();
+    cp.comm_ep_s = crit.comm[static_cast<int>(Axis::ep)].seconds();
+    Time comm;
+    for (int ax = 0; ax < sim::kAxisCount; ++ax) comm += crit.comm[ax];
+    cp.share_compute = crit.compute.seconds() / tot;
+    cp.share_comm = comm.seconds() / tot;
+    cp.share_wait = crit.wait.seconds() / tot;
+    if (opts.trace) {
+      const auto& gids = rec.span_gids();
+      for (std::size_t i = 0; i < res.spans.size() && i < gids.size(); ++i)
+        if (crit.ops.count(gids[i])) res.spans[i].critical = true;
+    }
+  }
+  if (opts.trace && res.steps > 1) {
+    // The trace shows the first step only; drop spans of later steps.
+    const Time end0 = Time::from_seconds(step0);
+    std::vector<Span> keep;
+    for (auto& s : res.spans)
+      if (s.end <= end0) keep.push_back(s);
+    res.spans.swap(keep);
+  }
+  // Close every counter at the end with an explicit 0 so idle tails read as idle.
+  for (auto& c : res.counters)
+    if (c.device < 0 && (c.samples.empty() || c.samples.back().t < total)) c.samples.push_back(CounterSample{total, 0.0});
+
+  res.warnings = dynamic_warnings(sc, bp, res, cfg.record_ops);
+  res.events = eng.events_processed();
+  res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace ls::wl

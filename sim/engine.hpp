@@ -1,0 +1,173 @@
+// sim/engine.hpp — the executor: replays a Program on the event queue and the flow
+// network, rank by rank, stream by stream.
+//
+// The engine owns its event queue and per-rank state; it borrows the program, the
+// comm planner and the network (all must outlive it). Two engines never share
+// state, so several simulations can live in one process (sweeps run them on threads).
+//
+// Event classes (lower runs first at equal time): flow completions free bandwidth
+// before anything else looks at it; op completions then start successors; the rate
+// re-solve runs last so that every flow started at one instant is solved in one batch.
+//
+// Cost: O(E log E) for E events; per-rank state is O(streams + recvs of its stage).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/event_queue.hpp"
+#include "sim/network.hpp"
+#include "sim/program.hpp"
+#include "sim/time.hpp"
+
+namespace ls::sim {
+
+/// Per-rank statistics accumulated while running (one step).
+struct RankStats {
+  Time compute_busy;                 // compute ops (incl. optimizer)
+  Time mb_busy;                      // micro-batch work on the compute stream (compute + in-layer collectives)
+  Time first_mb_start = Time::max(); // first micro-batch work start
+  Time last_mb_end;                  // last micro-batch work end
+  Time end;                          // when the rank's last op of the step finished
+  Time exposed[kAxisCount];          // compute stream waiting on each axis
+  double bytes_sent[kAxisCount] = {};
+  double hw_flops = 0, model_flops = 0;
+  std::int64_t mem_now = 0, mem_peak = 0;      // dynamic memory (static excluded)
+  std::int64_t mem_peak_by_work = 0;           // unused placeholder for future terms
+};
+
+/// One executed op, reported to the observer (traced ranks only).
+struct OpRecord {
+  std::int32_t rank = 0;
+  std::uint8_t stream = 0;
+  std::uint32_t index = 0;
+  const Op* op = nullptr;
+  Time start, end;
+  std::uint64_t flow_id = 0;  // send/recv pairing id (both ends carry the same id)
+};
+
+/// Receives what the recorder needs. Called only for ranks with traced[rank] set.
+class ExecutionObserver {
+public:
+  virtual ~ExecutionObserver() = default;
+  virtual void on_op(const OpRecord& rec) = 0;
+  virtual void on_memory(std::int32_t rank, Time t, std::int64_t dynamic_bytes) = 0;
+};
+
+/// For the critical path: for every executed op, when it ran and which op released it.
+struct OpTrace {
+  Time start, end;
+  std::int64_t enabler = -1;  // global op id of the op whose completion let this one start (-1: none / step start)
+  std::int64_t peer = -1;     // collective: the last member to arrive; recv: the matching send
+  Time peer_time;             // when the peer released this op (rendezvous complete / data arrived)
+};
+
+struct EngineConfig {
+  std::vector<double> compute_factor;   // per rank (device) slowdown, default 1
+  double compute_cv = 0, comm_cv = 0;   // jitter: lognormal-ish multiplicative noise
+  std::uint64_t seed = 0;
+  std::vector<std::uint8_t> traced;     // per rank; empty = none
+  bool record_ops = false;              // fill op traces for the critical path
+};
+
+class Engine {
+public:
+  Engine(const Program& program, CommPlanner& planner, FlowNetwork& network, EngineConfig config);
+
+  /// Runs one training step starting at `start`; returns the time the last op ended.
+  /// Throws std::runtime_error naming the waiting ranks if the program deadlocks.
+  Time run_step(Time start, int step_index);
+
+  const std::vector<RankStats>& stats() const { return stats_; }
+  std::uint64_t events_processed() const { return events_; }
+  void set_observer(ExecutionObserver* obs) { observer_ = obs; }
+
+  /// Op traces of the last step (record_ops): global op id = op_base(rank, stream) + index.
+  const std::vector<OpTrace>& op_traces() const { return op_traces_; }
+  std::int64_t op_base(std::int32_t rank, int stream) const;
+  /// Decodes a global op id.
+  void decode(std::int64_t gid, std::int32_t& rank, int& stream, std::uint32_t& index) const;
+
+private:
+  enum Class : std::uint8_t { kFlowDone = 0, kCommPhaseDone = 1, kOpDone = 2, kResolve = 3 };
+
+  struct StreamState {
+    std::uint32_t pos = 0;
+    bool running = false;
+    Time started;
+    Time blocked_since = Time::max();
+    Axis blocked_axis = Axis::none;
+    std::int64_t blocked_by = -1;   // global op id of the dependency that blocked it
+  };
+  struct RankState {
+    StreamState streams[kStreamCount];
+    std::uint32_t recv_base = 0;   // into arrivals_
+  };
+  struct GroupState {
+    std::uint32_t arrived = 0;
+    Time last_arrival;
+    std::int64_t last_arriver = -1;  // global op id
+  };
+  struct Comm {
+    const CommPlan* plan = nullptr;
+    std::uint32_t phase = 0;
+    std::uint32_t repeat_left = 0;
+    std::uint32_t outstanding = 0;
+    double scale = 1.0;             // jitter on bytes
+    std::int32_t group = -1;        // collective: group id; transfer: -1
+    std::int32_t rank = -1;         // transfer: sender rank; collective: any member
+    std::uint8_t stream = 0;        // collective: the stream it sits on
+    std::uint32_t op_index = 0;     // sender's op index (pp_send stream)
+    Time started;
+    bool free = true;
+  };
+
+  void try_advance(std::int32_t rank);
+  bool try_start(std::int32_t rank, int stream);
+  void complete_op(std::int32_t rank, int stream, Time now);
+  void start_comm(std::uint32_t comm_id, Time now);
+  void start_phase(std::uint32_t comm_id, Time now);
+  void finish_comm(std::uint32_t comm_id, Time now);
+  std::uint32_t alloc_comm();
+  void schedule_resolve(Time now);
+  double jitter(double cv, std::uint64_t a, std::uint64_t b) const;
+  std::string describe_deadlock() const;
+  const Op& op_at(std::int32_t rank, int stream, std::uint32_t idx) const {
+    return program_.stages[static_cast<std::size_t>(program_.ranks[static_cast<std::size_t>(rank)].stage)]
+        .streams[static_cast<std::size_t>(stream)][idx];
+  }
+
+  const Program& program_;
+  CommPlanner& planner_;
+  FlowNetwork& net_;
+  EngineConfig cfg_;
+  ExecutionObserver* observer_ = nullptr;
+
+  EventQueue queue_;
+  Time now_;
+  int step_ = 0;
+  std::uint64_t events_ = 0;
+  bool resolve_pending_ = false;
+
+  std::vector<RankState> ranks_;
+  std::vector<RankStats> stats_;
+  std::vector<GroupState> groups_;
+  std::vector<std::int64_t> arrivals_;     // per recv slot: -1 not arrived; else arrival time ps
+  std::vector<std::int64_t> arrival_src_;  // per recv slot: global op id of the send
+  std::vector<std::int64_t> transfer_start_;  // per recv slot: when the transfer began (ps)
+  // per stage: recv slot of each compute-stream op (UINT32_MAX when not a recv)
+  std::vector<std::vector<std::uint32_t>> recv_slot_;
+  std::vector<std::uint32_t> recv_count_;
+  std::vector<Comm> comms_;
+  std::vector<std::uint32_t> free_comms_;
+  std::vector<std::uint32_t> flow_comm_;   // flow id -> comm id
+  std::vector<FlowId> changed_;
+  std::vector<std::int64_t> op_base_;      // per rank*kStreamCount
+  std::vector<OpTrace> op_traces_;
+  std::uint64_t next_flow_tag_ = 1;
+};
+
+}  // namespace ls::sim

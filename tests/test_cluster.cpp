@@ -1,0 +1,314 @@
+// tests/test_cluster.cpp — Cluster: generated and explicit graphs, names, routes,
+// ECMP, route cache, capacities, and the error messages of invalid specs.
+//
+// Latency arithmetic of the generators (see cluster.cpp):
+//   intra node   gpu→switch→gpu = intra.latency exactly (1 us here).
+//   inter node   short hop h = min(100 ns, L/10); gpu→nic = h, nic→leaf + leaf→nic
+//                = L − 2h, leaf↔spine = h; so gpu→nic→leaf→nic→gpu = L exactly and a
+//                path through a spine = L + 2h. With L = 3 us: 3 us and 3.2 us.
+// All latencies are integers of picoseconds, so they are compared exactly.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "topology/cluster.hpp"
+
+using ls::sim::LinkId;
+using ls::sim::Time;
+using ls::topo::Cluster;
+using ls::topo::ClusterSpec;
+using ls::topo::ExplicitGraphSpec;
+
+namespace {
+
+constexpr double GBps = 1e9;
+
+ClusterSpec multi_node(int nodes, const std::string& fabric = "rail-optimized", int nodes_per_leaf = 16) {
+  ClusterSpec s;
+  s.nodes = nodes;
+  s.gpus_per_node = 8;
+  s.intra = {"nvswitch", 300 * GBps, ls::sim::us(1)};
+  s.inter.kind = "infiniband";
+  s.inter.bandwidth_Bps = 25 * GBps;  // 200 Gb/s
+  s.inter.latency = ls::sim::us(3);
+  s.inter.fabric = fabric;
+  s.inter.nodes_per_leaf = nodes_per_leaf;
+  return s;
+}
+
+std::vector<std::string> names_on(const Cluster& c, std::span<const LinkId> path) {
+  std::vector<std::string> out;
+  for (LinkId l : path) out.push_back(c.link(l).name);
+  return out;
+}
+
+/// The message of the std::invalid_argument that `f` throws ("" when none).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("single NVSwitch node: names, links, gpu->switch->gpu route") {
+  ClusterSpec s;  // 1 node × 8 GPUs, nvswitch 300 GB/s, 1 us
+  const Cluster c = Cluster::build(s);
+  CHECK(c.gpu_count() == 8);
+  CHECK(c.node_count() == 1);
+  CHECK(c.link_count() == 16);  // one duplex link per GPU
+  CHECK(c.link_bandwidths().size() == c.link_count());
+  CHECK(c.gpu_name(5) == "node0.gpu5");
+  CHECK(c.gpu_index("node0.gpu5") == 5);
+  CHECK(c.gpu_index("node0.gpu8") == -1);
+  CHECK(c.vertex_kind(c.find_vertex("node0.nvswitch")) == "nvswitch");
+
+  const auto r = c.route(0, 3);
+  CHECK(names_on(c, r) == std::vector<std::string>{"node0.gpu0->node0.nvswitch", "node0.nvswitch->node0.gpu3"});
+  CHECK(c.link_kinds_on_route(0, 3) == std::vector<std::string>{"nvlink", "nvlink"});
+  for (LinkId l : r) CHECK(c.link(l).bandwidth_Bps == 300 * GBps);
+  CHECK(c.route_latency(0, 3) == ls::sim::us(1));  // 0.5 us + 0.5 us
+  CHECK(c.route(2, 2).empty());
+  CHECK(c.route_latency(2, 2) == Time::zero());
+  CHECK_THROWS_AS(c.route(0, 8), std::out_of_range);
+}
+
+TEST_CASE("pcie intra node uses a pcie-switch and pcie links") {
+  ClusterSpec s;
+  s.gpus_per_node = 4;
+  s.intra = {"pcie", 32 * GBps, ls::sim::ps(1'500'001)};  // odd: hops of 750001 + 750000 ps
+  const Cluster c = Cluster::build(s);
+  CHECK(c.vertex_kind(c.find_vertex("node0.pcie")) == "pcie-switch");
+  CHECK(c.link_kinds_on_route(1, 2) == std::vector<std::string>{"pcie", "pcie"});
+  CHECK(c.route_latency(1, 2) == ls::sim::ps(1'500'001));  // the split keeps the sum exact
+}
+
+TEST_CASE("cross-node route: gpu -> nic -> leaf -> (spine -> leaf) -> nic -> gpu") {
+  // 2 nodes, rail-optimized, both nodes under one leaf per rail: leaf<r> for rail r.
+  const Cluster c = Cluster::build(multi_node(2));
+  CHECK(c.gpu_count() == 16);
+  CHECK(c.node_of_gpu(11) == 1);
+  CHECK(c.find_link("node1.nic5->leaf5").has_value());  // the contract's naming
+  CHECK(c.link(*c.find_link("node1.nic5->leaf5")).kind == "infiniband");
+
+  SUBCASE("same rail stays under the leaf, latency = inter.latency") {
+    const int a = c.gpu_index("node0.gpu3"), b = c.gpu_index("node1.gpu3");
+    CHECK(names_on(c, c.route(a, b)) == std::vector<std::string>{"node0.gpu3->node0.nic3", "node0.nic3->leaf3",
+                                                                 "leaf3->node1.nic3", "node1.nic3->node1.gpu3"});
+    CHECK(c.link_kinds_on_route(a, b) == std::vector<std::string>{"pcie", "infiniband", "infiniband", "pcie"});
+    CHECK(c.route_latency(a, b) == ls::sim::us(3));
+    CHECK(c.path_count(a, b) == 1);
+  }
+  SUBCASE("different rails go through a spine, latency = L + 2·100 ns") {
+    const int a = c.gpu_index("node0.gpu0"), b = c.gpu_index("node1.gpu1");
+    // Derived spines: each leaf has d = 2 NICs below it, oversubscription 1 -> 2 spines.
+    CHECK(c.path_count(a, b) == 2);
+    for (std::uint64_t h = 0; h < 2; ++h) {
+      const auto n = names_on(c, c.route(a, b, h));
+      REQUIRE(n.size() == 6);
+      CHECK(n[0] == "node0.gpu0->node0.nic0");
+      CHECK(n[1] == "node0.nic0->leaf0");
+      CHECK(n[2].rfind("leaf0->spine", 0) == 0);
+      CHECK(n[3].substr(n[3].size() - 7) == "->leaf1");
+      CHECK(n[2].substr(7) == n[3].substr(0, n[3].size() - 7));  // same spine up and down
+      CHECK(n[4] == "leaf1->node1.nic1");
+      CHECK(n[5] == "node1.nic1->node1.gpu1");
+      CHECK(c.route_latency(a, b, h) == ls::sim::ns(3200));
+    }
+    CHECK(c.link_kinds_on_route(a, b) ==
+          std::vector<std::string>{"pcie", "infiniband", "infiniband", "infiniband", "infiniband", "pcie"});
+  }
+  SUBCASE("GPUs of one node still talk over the NVSwitch") {
+    CHECK(c.link_kinds_on_route(0, 7) == std::vector<std::string>{"nvlink", "nvlink"});
+  }
+}
+
+TEST_CASE("rail-optimized across leaf groups and fat-tree under one leaf") {
+  SUBCASE("same rail, different groups: through a spine") {
+    // 4 nodes, 2 per leaf: rail r of group g is leaf<g·8 + r>; node2 is in group 1.
+    const Cluster c = Cluster::build(multi_node(4, "rail-optimized", 2));
+    const auto n = names_on(c, c.route(c.gpu_index("node0.gpu2"), c.gpu_index("node2.gpu2")));
+    REQUIRE(n.size() == 6);
+    CHECK(n[1] == "node0.nic2->leaf2");
+    CHECK(n[2].rfind("leaf2->spine", 0) == 0);
+    CHECK(n[4] == "leaf10->node2.nic2");
+  }
+  SUBCASE("fat-tree: every NIC of the group under leaf0, no spine") {
+    const Cluster c = Cluster::build(multi_node(2, "fat-tree"));
+    CHECK(c.find_vertex("spine0") == -1);
+    CHECK(names_on(c, c.route(c.gpu_index("node0.gpu0"), c.gpu_index("node1.gpu5"))) ==
+          std::vector<std::string>{"node0.gpu0->node0.nic0", "node0.nic0->leaf0", "leaf0->node1.nic5",
+                                   "node1.nic5->node1.gpu5"});
+  }
+  SUBCASE("fewer NICs than GPUs: GPU g uses NIC g % nics") {
+    auto s = multi_node(2, "fat-tree");
+    s.inter.nics_per_node = 4;
+    const Cluster c = Cluster::build(s);
+    CHECK(c.find_vertex("node0.nic4") == -1);
+    CHECK(c.link(c.route(c.gpu_index("node0.gpu6"), c.gpu_index("node1.gpu6"))[0]).name == "node0.gpu6->node0.nic2");
+  }
+}
+
+TEST_CASE("ECMP: different hashes use different spines; same hash, same path; cache returns the same span") {
+  auto s = multi_node(4, "rail-optimized", 2);
+  s.inter.spines = 4;
+  const Cluster c = Cluster::build(s);
+  const int a = c.gpu_index("node0.gpu0"), b = c.gpu_index("node2.gpu0");
+  CHECK(c.path_count(a, b) == 4);  // one equal-cost path per spine
+  std::set<std::string> spines_used;
+  for (std::uint64_t h = 0; h < 4; ++h) {
+    const auto r = c.route(a, b, h);
+    spines_used.insert(c.vertex_name(c.link(r[2]).to_vertex));
+  }
+  CHECK(spines_used == std::set<std::string>{"spine0", "spine1", "spine2", "spine3"});
+
+  // Determinism and the cache: identical hashes give the identical (same storage) span.
+  const auto r1 = c.route(a, b, 12345);
+  const auto r2 = c.route(a, b, 12345);
+  CHECK(r1.data() == r2.data());
+  CHECK(r1.size() == r2.size());
+  // Hash h and h + path_count select the same path (h mod 4).
+  CHECK(c.route(a, b, 1).data() == c.route(a, b, 5).data());
+  // A rebuilt cluster routes identically (no dependence on addresses or caching).
+  const Cluster c2 = Cluster::build(s);
+  CHECK(names_on(c2, c2.route(a, b, 12345)) == names_on(c, r1));
+}
+
+TEST_CASE("oversubscription 2:1 halves a leaf's uplink capacity") {
+  // Fat-tree, 4 nodes × 8 NICs, 2 nodes per leaf: each leaf has d = 16 NICs below it,
+  // downlink capacity 16·25 GB/s = 400 GB/s; uplink = 400/2 = 200 GB/s, over the
+  // derived round(16/2) = 8 spines = 25 GB/s per leaf->spine link.
+  auto s = multi_node(4, "fat-tree", 2);
+  s.inter.oversubscription = 2;
+  const Cluster c = Cluster::build(s);
+  double down = 0, up = 0;
+  int spine_links = 0;
+  for (LinkId l = 0; l < c.link_count(); ++l) {
+    const auto& info = c.link(l);
+    if (c.vertex_name(info.to_vertex) == "leaf0" && c.vertex_kind(info.from_vertex) == "nic") down += info.bandwidth_Bps;
+    if (c.vertex_name(info.from_vertex) == "leaf0" && c.vertex_name(info.to_vertex).rfind("spine", 0) == 0) {
+      up += info.bandwidth_Bps;
+      ++spine_links;
+      CHECK(info.bandwidth_Bps == doctest::Approx(25 * GBps));
+    }
+  }
+  CHECK(spine_links == 8);
+  CHECK(down == doctest::Approx(400 * GBps));
+  CHECK(up == doctest::Approx(down / 2));
+
+  s.inter.spines = 2;  // explicit spine count: same total, 100 GB/s per link
+  const Cluster c2 = Cluster::build(s);
+  CHECK(c2.link(*c2.find_link("leaf1->spine1")).bandwidth_Bps == doctest::Approx(100 * GBps));
+  CHECK(c2.link(*c2.find_link("spine1->leaf1")).bandwidth_Bps == doctest::Approx(100 * GBps));
+}
+
+TEST_CASE("explicit graph: GPU order by (node, gpu), direct links, GPUs never relay") {
+  ExplicitGraphSpec g;
+  g.vertices = {{"node1.gpu0", "gpu"}, {"node0.gpu1", "gpu"}, {"node0.gpu0", "gpu"}, {"sw", "switch"}};
+  g.links = {{"node0.gpu0", "node0.gpu1", "nvlink", 100 * GBps, ls::sim::ns(700), true},
+             {"node0.gpu0", "sw", "ethernet", 10 * GBps, ls::sim::us(2), true},
+             {"node0.gpu1", "sw", "ethernet", 10 * GBps, ls::sim::us(2), true},
+             {"node1.gpu0", "sw", "ethernet", 10 * GBps, ls::sim::us(2), true}};
+  ClusterSpec s;
+  s.graph = g;
+  const Cluster c = Cluster::build(s);
+  CHECK(c.gpu_count() == 3);
+  CHECK(c.gpu_name(0) == "node0.gpu0");
+  CHECK(c.gpu_name(1) == "node0.gpu1");
+  CHECK(c.gpu_name(2) == "node1.gpu0");
+  CHECK(c.node_of_gpu(2) == 1);
+  CHECK(c.node_count() == 2);
+  CHECK_FALSE(c.crosses_nodes(std::vector<std::int32_t>{0, 1}));
+  CHECK(c.crosses_nodes(std::vector<std::int32_t>{1, 2}));
+  // Direct NVLink (0.7 us) beats the switch (4 us).
+  CHECK(names_on(c, c.route(0, 1)) == std::vector<std::string>{"node0.gpu0->node0.gpu1"});
+  CHECK(c.route_latency(0, 1) == ls::sim::ns(700));
+  // 0 -> 2: via sw (4 us), not via node0.gpu1 (GPUs do not forward).
+  CHECK(names_on(c, c.route(0, 2)) == std::vector<std::string>{"node0.gpu0->sw", "sw->node1.gpu0"});
+
+  // Parallel links get a suffix.
+  g.links.push_back({"node0.gpu0", "node0.gpu1", "nvlink", 100 * GBps, ls::sim::ns(700), false});
+  s.graph = g;
+  const Cluster c3 = Cluster::build(s);
+  CHECK(c3.find_link("node0.gpu0->node0.gpu1#1").has_value());
+  CHECK(c3.path_count(0, 1) == 2);  // both parallel links are equal-cost
+}
+
+TEST_CASE("invalid specs throw std::invalid_argument naming the offender") {
+  ExplicitGraphSpec base;
+  base.vertices = {{"node0.gpu0", "gpu"}, {"node0.gpu1", "gpu"}, {"node0.nvswitch", "nvswitch"}};
+  base.links = {{"node0.gpu0", "node0.nvswitch", "nvlink", 100 * GBps, ls::sim::ns(500), true},
+                {"node0.gpu1", "node0.nvswitch", "nvlink", 100 * GBps, ls::sim::ns(500), true}};
+  auto build_with = [](ExplicitGraphSpec g) {
+    ClusterSpec s;
+    s.graph = std::move(g);
+    return error_of([&] { (void)Cluster::build(s); });
+  };
+  CHECK(build_with(base).empty());
+
+  SUBCASE("unknown vertex in a link") {
+    auto g = base;
+    g.links[1].to = "node0.nvswich";  // typo
+    const auto msg = build_with(g);
+    CHECK(contains(msg, "unknown vertex 'node0.nvswich'"));
+    CHECK(contains(msg, "links[1]"));
+  }
+  SUBCASE("non-positive bandwidth") {
+    auto g = base;
+    g.links[0].bandwidth_Bps = 0;
+    const auto msg = build_with(g);
+    CHECK(contains(msg, "non-positive bandwidth"));
+    CHECK(contains(msg, "node0.gpu0 -> node0.nvswitch"));
+  }
+  SUBCASE("unreachable GPU") {
+    auto g = base;
+    g.vertices.push_back({"node1.gpu0", "gpu"});
+    g.links.push_back({"node0.gpu1", "node1.gpu0", "nvlink", 100 * GBps, ls::sim::ns(500), true});  // only via a GPU
+    const auto msg = build_with(g);
+    CHECK(contains(msg, "cannot reach"));
+    CHECK(contains(msg, "node1.gpu0"));
+  }
+  SUBCASE("one-way link leaves a GPU unreachable in one direction") {
+    auto g = base;
+    g.links[1].duplex = false;  // gpu1 -> switch only
+    const auto msg = build_with(g);
+    CHECK(contains(msg, "GPU node0.gpu0 cannot reach GPU node0.gpu1"));
+  }
+  SUBCASE("bad GPU name, unknown kinds, duplicates") {
+    auto g = base;
+    g.vertices[1].name = "gpu1";
+    CHECK(contains(build_with(g), "bad GPU name 'gpu1'"));
+    g = base;
+    g.vertices[2].kind = "router";
+    CHECK(contains(build_with(g), "unknown kind 'router'"));
+    g = base;
+    g.links[0].kind = "carrier-pigeon";
+    CHECK(contains(build_with(g), "unknown link kind 'carrier-pigeon'"));
+    g = base;
+    g.vertices.push_back({"node0.gpu1", "gpu"});
+    CHECK(contains(build_with(g), "duplicate vertex name 'node0.gpu1'"));
+  }
+  SUBCASE("generator keys") {
+    auto s = multi_node(2);
+    s.inter.bandwidth_Bps = -1;
+    CHECK(contains(error_of([&] { (void)Cluster::build(s); }), "cluster.inter_node.bandwidth"));
+    s = multi_node(2);
+    s.intra.bandwidth_Bps = 0;
+    CHECK(contains(error_of([&] { (void)Cluster::build(s); }), "cluster.intra_node.bandwidth"));
+    s = multi_node(2);
+    s.inter.fabric = "dragonfly";
+    CHECK(contains(error_of([&] { (void)Cluster::build(s); }), "unknown fabric 'dragonfly'"));
+    s = multi_node(2);
+    s.intra.kind = "smoke-signals";
+    CHECK(contains(error_of([&] { (void)Cluster::build(s); }), "unknown kind 'smoke-signals'"));
+  }
+}

@@ -1,0 +1,335 @@
+// tests/test_planner.cpp — Planner: plan structure (flows, bytes, latencies) against
+// the ring closed forms, and plans driven through sim::FlowNetwork.
+//
+// Closed forms (DESIGN.md "Collectives"; α = hop latency, B = bottleneck bandwidth):
+//   ring all-reduce       2(n−1)(α + S/(nB))
+//   reduce-scatter/gather (n−1)(α + S/(nB))
+//   hierarchical AR       (k−1)(α_i + S/(kB_i))  +  2(N−1)(α_o + S/(kNB_o))  +  (k−1)(α_i + S/(kB_i))
+// A phase's simulated time is max over flows of bytes/rate (rounded up to the ps by
+// the network, once per completion) plus its latency; the tolerances below (1e-6
+// relative, far below the 1 % asked) cover that picosecond rounding only.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/network.hpp"
+#include "topology/cluster.hpp"
+#include "topology/planner.hpp"
+
+using ls::sim::CollOp;
+using ls::sim::CommPlan;
+using ls::sim::Time;
+using ls::topo::Cluster;
+using ls::topo::ClusterSpec;
+using ls::topo::Planner;
+
+namespace {
+
+constexpr double GBps = 1e9;
+
+/// Drives a plan through a fresh FlowNetwork: per phase, start all flows, then
+/// resolve / advance to the earliest finish / finish it, until none is left, then
+/// add the phase latency. Returns the end time of every phase (cumulative).
+std::vector<Time> simulate(const Cluster& c, const CommPlan& plan) {
+  ls::sim::FlowNetwork net(c.link_bandwidths());
+  std::vector<ls::sim::FlowId> changed;
+  std::vector<Time> ends;
+  Time now;
+  for (const auto& phase : plan.phases) {
+    std::vector<ls::sim::FlowId> active;
+    for (const auto& f : phase.flows)
+      active.push_back(net.start(now, std::span(plan.links).subspan(f.path_begin, f.path_len), f.bytes));
+    while (!active.empty()) {
+      changed.clear();
+      net.resolve(now, changed);
+      Time next = Time::max();
+      for (auto id : active) next = std::min(next, net.finish_time(id));
+      REQUIRE(next != Time::max());
+      now = next;
+      std::vector<ls::sim::FlowId> left;
+      for (auto id : active) {
+        if (net.finish_time(id) == next) net.finish(now, id);
+        else left.push_back(id);
+      }
+      active.swap(left);
+    }
+    now += phase.latency;
+    ends.push_back(now);
+  }
+  return ends;
+}
+
+double seconds(Time t) { return t.seconds(); }
+
+ClusterSpec two_nodes(const std::string& fabric = "rail-optimized") {
+  ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 8;
+  s.intra = {"nvswitch", 300 * GBps, ls::sim::us(1)};
+  s.inter.kind = "infiniband";
+  s.inter.bandwidth_Bps = 25 * GBps;  // 200 Gb/s HDR per rail
+  s.inter.latency = ls::sim::us(3);
+  s.inter.pcie_bandwidth_Bps = 64 * GBps;
+  s.inter.fabric = fabric;
+  return s;
+}
+
+std::vector<std::int32_t> iota(int n, int first = 0) {
+  std::vector<std::int32_t> v(static_cast<std::size_t>(n));
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("ring collectives on a uniform 8-GPU NVSwitch node match the closed forms") {
+  const Cluster c = Cluster::build(ClusterSpec{});  // 8 GPUs, 300 GB/s, α = 1 us
+  Planner p(c);
+  const double B = 300 * GBps, alpha = 1e-6;
+  for (int n : {2, 4, 8}) {
+    for (double S : {1e6, 64e6, 1.5e9}) {
+      CAPTURE(n);
+      CAPTURE(S);
+      const auto dev = iota(n);
+      const double nn = n;
+      // all-reduce: one phase, n flows of 2(n−1)/n·S, latency 2(n−1)α.
+      const CommPlan& ar = p.collective(dev, CollOp::all_reduce, S);
+      REQUIRE(ar.phases.size() == 1);
+      CHECK(ar.phases[0].flows.size() == static_cast<std::size_t>(n));
+      for (const auto& f : ar.phases[0].flows) {
+        CHECK(f.bytes == doctest::Approx(2 * (nn - 1) / nn * S));
+        CHECK(f.path_len == 2);  // gpu -> nvswitch -> gpu
+      }
+      CHECK(ar.phases[0].latency == ls::sim::us(2 * (n - 1)));
+      CHECK(ar.bytes_per_member == doctest::Approx(2 * (nn - 1) / nn * S));
+      // bytes/B + latency is the closed form, and so is the simulated time: every
+      // NVLink direction carries exactly one ring flow, at the full B.
+      const double closed = 2 * (nn - 1) * (alpha + S / (nn * B));
+      CHECK(ar.phases[0].flows[0].bytes / B + seconds(ar.phases[0].latency) == doctest::Approx(closed).epsilon(1e-12));
+      CHECK(seconds(simulate(c, ar).back()) == doctest::Approx(closed).epsilon(1e-6));
+
+      // reduce-scatter and all-gather: (n−1)(α + S/(nB)).
+      for (CollOp op : {CollOp::reduce_scatter, CollOp::all_gather}) {
+        const CommPlan& rs = p.collective(dev, op, S);
+        REQUIRE(rs.phases.size() == 1);
+        CHECK(rs.phases[0].flows.size() == static_cast<std::size_t>(n));
+        CHECK(rs.phases[0].flows[0].bytes == doctest::Approx((nn - 1) / nn * S));
+        CHECK(rs.phases[0].latency == ls::sim::us(n - 1));
+        CHECK(seconds(simulate(c, rs).back()) == doctest::Approx((nn - 1) * (alpha + S / (nn * B))).epsilon(1e-6));
+      }
+      // broadcast, pipelined chain: n−1 flows of S, S/B + (n−1)α.
+      const CommPlan& bc = p.collective(dev, CollOp::broadcast, S);
+      CHECK(bc.phases[0].flows.size() == static_cast<std::size_t>(n - 1));
+      CHECK(seconds(simulate(c, bc).back()) == doctest::Approx(S / B + (nn - 1) * alpha).epsilon(1e-6));
+      // all-to-all: each GPU sends n−1 flows of S/n over its one NVLink port, so each
+      // gets B/(n−1): (n−1)/n·S/B + α.
+      const CommPlan& a2a = p.collective(dev, CollOp::all_to_all, S);
+      CHECK(a2a.phases[0].flows.size() == static_cast<std::size_t>(n * (n - 1)));
+      CHECK(a2a.phases[0].latency == ls::sim::us(1));
+      CHECK(seconds(simulate(c, a2a).back()) == doctest::Approx((nn - 1) / nn * S / B + alpha).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("hierarchical all-reduce across 2 nodes of 8 GPUs, bottlenecked by the IB rail") {
+  const Cluster c = Cluster::build(two_nodes());
+  Planner p(c);
+  const auto all = iota(16);
+  REQUIRE(p.uses_hierarchical_all_reduce(all));
+  const double S = 256e6, k = 8, N = 2;
+  const double B_nvl = 300 * GBps, B_ib = 25 * GBps;  // PCIe 64 GB/s is not the bottleneck
+  const CommPlan& plan = p.collective(all, CollOp::all_reduce, S);
+  REQUIRE(plan.phases.size() == 3);
+  const auto& p1 = plan.phases[0];
+  const auto& p2 = plan.phases[1];
+  const auto& p3 = plan.phases[2];
+
+  // Phase 1: reduce-scatter ring inside each node: 2 rings × 8 flows of (k−1)/k·S,
+  // latency (k−1)·1 us. Time (k−1)/k·S/B_nvl + 7 us.
+  CHECK(p1.flows.size() == 16);
+  for (const auto& f : p1.flows) CHECK(f.bytes == doctest::Approx((k - 1) / k * S));
+  CHECK(p1.latency == ls::sim::us(7));
+  const double t1 = (k - 1) / k * S / B_nvl + 7e-6;
+  // Phase 2: per rail j a ring over the 2 nodes: 2 flows of 2(N−1)/N·S/k = S/8 each;
+  // 8 rails -> 16 flows on gpu -> nic -> leaf -> nic -> gpu, one flow per IB link
+  // direction, latency 2(N−1)·3 us. Time (S/8)/B_ib + 6 us.
+  CHECK(p2.flows.size() == 16);
+  for (const auto& f : p2.flows) {
+    CHECK(f.bytes == doctest::Approx(2 * (N - 1) / N * S / k));
+    CHECK(f.path_len == 4);
+  }
+  CHECK(p2.latency == ls::sim::us(6));
+  const double t2 = 2 * (N - 1) / N * S / k / B_ib + 6e-6;
+  // Phase 3: all-gather, the mirror of phase 1.
+  CHECK(p3.flows.size() == 16);
+  CHECK(p3.latency == p1.latency);
+  const double t3 = t1;
+  CHECK(plan.bytes_per_member == doctest::Approx(2 * (k - 1) / k * S + 2 * (N - 1) / N * S / k));
+
+  const auto ends = simulate(c, plan);
+  CHECK(seconds(ends[0]) == doctest::Approx(t1).epsilon(1e-6));
+  CHECK(seconds(ends[1] - ends[0]) == doctest::Approx(t2).epsilon(1e-6));
+  CHECK(seconds(ends[2] - ends[1]) == doctest::Approx(t3).epsilon(1e-6));
+  // The inter-node phase dominates: the IB rail is 12× slower than NVLink.
+  CHECK(t2 > t1);
+
+  // A flat ring over the same 16 GPUs would move 2·15/16·S over every hop, the two
+  // node-crossing hops at B_ib: the hierarchical plan is much faster.
+  const double flat = 2 * 15.0 / 16 * S / B_ib + 30 * 3.2e-6;
+  CHECK(seconds(ends[2]) < flat);
+}
+
+TEST_CASE("flat ring when the hierarchy does not apply") {
+  const Cluster c = Cluster::build(two_nodes());
+  Planner p(c);
+  const double S = 8e6;
+  SUBCASE("one GPU per node: ring of 2 over IB, α = 3 us") {
+    const std::vector<std::int32_t> dev{3, 11};  // node0.gpu3, node1.gpu3, same rail
+    CHECK_FALSE(p.uses_hierarchical_all_reduce(dev));
+    const CommPlan& plan = p.collective(dev, CollOp::all_reduce, S);
+    REQUIRE(plan.phases.size() == 1);
+    CHECK(plan.phases[0].flows.size() == 2);
+    CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(S));   // 2(n−1)/n·S with n = 2
+    CHECK(plan.phases[0].latency == ls::sim::us(6));            // 2(n−1)α
+    CHECK(seconds(simulate(c, plan).back()) == doctest::Approx(S / (25 * GBps) + 6e-6).epsilon(1e-6));
+  }
+  SUBCASE("uneven GPUs per node") {
+    const std::vector<std::int32_t> dev{0, 1, 8};
+    CHECK_FALSE(p.uses_hierarchical_all_reduce(dev));
+    CHECK(p.collective(dev, CollOp::all_reduce, S).phases.size() == 1);
+  }
+  SUBCASE("reduce-scatter across nodes stays a flat ring; α is the largest hop latency") {
+    const auto dev = iota(16);
+    const CommPlan& plan = p.collective(dev, CollOp::reduce_scatter, S);
+    REQUIRE(plan.phases.size() == 1);
+    CHECK(plan.phases[0].flows.size() == 16);
+    // Hop node0.gpu7 -> node1.gpu0 crosses rails: 3 us + 2·100 ns of spine hops.
+    CHECK(plan.phases[0].latency == ls::sim::ns(3200) * 15);
+  }
+}
+
+TEST_CASE("all-to-all across leaves with 2:1 oversubscription runs at the reduced rate") {
+  // Fat-tree, 4 nodes × 1 GPU × 1 NIC, 2 nodes per leaf. B = 25 GB/s per NIC.
+  // Each of the 4 GPUs sends S/4 to each other GPU: 1 flow to its leaf neighbour,
+  // 2 flows across leaves. Per leaf 4 flows cross the leaf uplink.
+  //  * oversubscription 2: d = 2 NICs, uplink 2B/2 = B over round(2/2) = 1 spine.
+  //    Max-min: the uplink gives 4 flows B/4 each; the local flow gets the rest of
+  //    its NIC link, B/2 (done at S/(2B)). Cross flows: (S/4)/(B/4) = S/B. Total S/B + α.
+  //  * oversubscription 1 with 1 spine: uplink 2B, 4 flows: B/2 each, but every NIC
+  //    link carries 3 flows: B/3 each, the bottleneck. Total (S/4)/(B/3) = 0.75·S/B + α.
+  //  α = the largest route latency = 3 us + 2·100 ns (through the spine).
+  auto spec = two_nodes("fat-tree");
+  spec.nodes = 4;
+  spec.gpus_per_node = 1;
+  spec.inter.nodes_per_leaf = 2;
+  const double B = 25 * GBps, S = 100e6, alpha = 3.2e-6;
+  const auto dev = iota(4);
+
+  spec.inter.oversubscription = 2;
+  const Cluster over = Cluster::build(spec);
+  CHECK(over.link(*over.find_link("leaf0->spine0")).bandwidth_Bps == doctest::Approx(B));  // half of 2B
+  Planner p_over(over);
+  const CommPlan& a = p_over.collective(dev, CollOp::all_to_all, S);
+  CHECK(a.phases[0].latency == ls::sim::ns(3200));
+  CHECK(seconds(simulate(over, a).back()) == doctest::Approx(S / B + alpha).epsilon(1e-6));
+
+  spec.inter.oversubscription = 1;
+  spec.inter.spines = 1;
+  const Cluster full = Cluster::build(spec);
+  CHECK(full.link(*full.find_link("leaf0->spine0")).bandwidth_Bps == doctest::Approx(2 * B));
+  Planner p_full(full);
+  CHECK(seconds(simulate(full, p_full.collective(dev, CollOp::all_to_all, S)).back()) ==
+        doctest::Approx(0.75 * S / B + alpha).epsilon(1e-6));
+}
+
+TEST_CASE("ECMP: the flows of one collective spread over the spines") {
+  // 8 nodes × 8 GPUs, rail-optimized, 2 nodes per leaf, 4 spines. The all-to-all of the
+  // j-th GPUs of all nodes has 56 flows; 48 cross leaf groups and each picks one of
+  // 4 equal-cost spines by its hash: all 4 spines must carry some.
+  auto spec = two_nodes();
+  spec.nodes = 8;
+  spec.inter.nodes_per_leaf = 2;
+  spec.inter.spines = 4;
+  const Cluster c = Cluster::build(spec);
+  Planner p(c);
+  std::vector<std::int32_t> rail0;
+  for (int n = 0; n < 8; ++n) rail0.push_back(n * 8);
+  const CommPlan& plan = p.collective(rail0, CollOp::all_to_all, 1e6);
+  std::set<std::string> spines;
+  for (auto l : plan.links) {
+    const auto& to = c.vertex_name(c.link(l).to_vertex);
+    if (to.rfind("spine", 0) == 0) spines.insert(to);
+  }
+  CHECK(spines.size() == 4);
+  // Deterministic: a second planner on a rebuilt cluster produces the same links.
+  const Cluster c2 = Cluster::build(spec);
+  Planner p2(c2);
+  CHECK(p2.collective(rail0, CollOp::all_to_all, 1e6).links == plan.links);
+}
+
+TEST_CASE("transfers, single members, caching, ideal mode, skewed all-to-all") {
+  const Cluster c = Cluster::build(two_nodes());
+  Planner p(c);
+
+  SUBCASE("transfer: one flow on the route, latency = route latency") {
+    const CommPlan& t = p.transfer(2, 10, 4e6);  // node0.gpu2 -> node1.gpu2, same rail
+    REQUIRE(t.phases.size() == 1);
+    REQUIRE(t.phases[0].flows.size() == 1);
+    CHECK(t.phases[0].flows[0].bytes == 4e6);
+    CHECK(t.phases[0].latency == c.route_latency(2, 10));
+    CHECK(t.phases[0].latency == ls::sim::us(3));
+    CHECK(t.bytes_per_member == 4e6);
+    CHECK(seconds(simulate(c, t).back()) == doctest::Approx(4e6 / (25 * GBps) + 3e-6).epsilon(1e-6));
+    CHECK(p.transfer(4, 4, 1e6).phases.empty());
+  }
+  SUBCASE("single-member group: no phases") {
+    const std::vector<std::int32_t> one{5};
+    for (CollOp op : {CollOp::all_reduce, CollOp::all_to_all, CollOp::broadcast})
+      CHECK(p.collective(one, op, 1e9).phases.empty());
+  }
+  SUBCASE("cache: same request, same plan object") {
+    const auto dev = iota(8);
+    const CommPlan* a = &p.collective(dev, CollOp::all_reduce, 1e6);
+    const std::size_t n = p.cached_plans();
+    CHECK(&p.collective(dev, CollOp::all_reduce, 1e6) == a);
+    CHECK(p.cached_plans() == n);
+    CHECK(&p.collective(dev, CollOp::all_reduce, 2e6) != a);
+    CHECK(&p.transfer(0, 9, 1e6) == &p.transfer(0, 9, 1e6));
+  }
+  SUBCASE("ideal: no phases, same byte accounting") {
+    Planner ideal(c, /*ideal=*/true);
+    const auto dev = iota(16);
+    const CommPlan& i = ideal.collective(dev, CollOp::all_reduce, 1e6);
+    CHECK(i.phases.empty());
+    CHECK(i.bytes_per_member == doctest::Approx(p.collective(dev, CollOp::all_reduce, 1e6).bytes_per_member));
+    CHECK(ideal.transfer(0, 9, 1e6).phases.empty());
+  }
+  SUBCASE("skewed all-to-all from a bytes matrix") {
+    const std::vector<std::int32_t> dev{0, 1, 2};
+    // Row i = what member i sends; diagonal and zeros are not flows.
+    const std::vector<double> m{0, 3e6, 0,  //
+                                1e6, 0, 2e6,  //
+                                4e6, 5e6, 7e6};
+    const CommPlan& plan = p.all_to_all(dev, m);
+    REQUIRE(plan.phases.size() == 1);
+    std::vector<double> bytes;
+    for (const auto& f : plan.phases[0].flows) bytes.push_back(f.bytes);
+    CHECK(bytes == std::vector<double>{3e6, 1e6, 2e6, 4e6, 5e6});
+    CHECK(plan.bytes_per_member == doctest::Approx(15e6 / 3));
+    CHECK(plan.phases[0].latency == ls::sim::us(1));
+    CHECK(&p.all_to_all(dev, m) == &plan);  // cached by content
+    // The slowest sender (member 2: 9 MB over its 300 GB/s port, 2 flows at B/2 each,
+    // 4 MB flow done first then 5 MB alone): 2·4e6/B + 1e6/B = 9e6/B, + α.
+    CHECK(seconds(simulate(c, plan).back()) == doctest::Approx(9e6 / (300 * GBps) + 1e-6).epsilon(1e-6));
+    CHECK_THROWS_AS(p.all_to_all(dev, std::vector<double>(4, 1.0)), std::invalid_argument);
+  }
+  SUBCASE("bad requests") {
+    CHECK_THROWS_AS(p.collective(std::vector<std::int32_t>{0, 0}, CollOp::all_reduce, 1), std::invalid_argument);
+    CHECK_THROWS_AS(p.collective(std::vector<std::int32_t>{0, 99}, CollOp::all_reduce, 1), std::invalid_argument);
+    CHECK_THROWS_AS(p.collective(iota(2), CollOp::all_reduce, -1), std::invalid_argument);
+  }
+}

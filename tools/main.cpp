@@ -1,0 +1,320 @@
+// tools/main.cpp — the `layoutsim` command (shared/CONTRACT.md, "Command line").
+//
+// Exit codes: 0 success (a layout that does not fit is still a success, with a
+// warning); 1 invalid scenario or impossible layout (ScenarioError, or
+// std::invalid_argument from plan/simulate), also an invalid trace for check-trace;
+// 2 usage error (CLI11 parse error); 3 internal error (anything else, e.g. a
+// deadlocked schedule). Errors go to stderr; stdout carries only results.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "tools/plot.hpp"
+#include "tools/report_json.hpp"
+#include "tools/scenario.hpp"
+#include "tools/summary.hpp"
+#include "tools/sweep.hpp"
+#include "tools/trace.hpp"
+#include "tools/trace_check.hpp"
+#include "workloads/simulate.hpp"
+
+#ifndef LAYOUTSIM_VERSION
+#define LAYOUTSIM_VERSION "unknown"
+#endif
+
+namespace {
+
+using namespace ls;
+
+constexpr int kExitOk = 0, kExitInvalid = 1, kExitUsage = 2, kExitInternal = 3;
+
+struct UsageError : std::runtime_error {
+  using runtime_error::runtime_error;
+};
+
+void write_out(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    tools::write_text_file(path, text);
+  }
+}
+
+wl::Scenario load(const std::string& path, const std::vector<std::string>& sets) {
+  return path.empty() ? tools::load_default_scenario(sets) : tools::load_scenario_file(path, sets);
+}
+
+double peak_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
+
+// ---------------------------------------------------------------- run
+struct RunArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string json, trace;
+  bool quiet = false, profile = false;
+};
+
+int cmd_run(const RunArgs& a) {
+  const wl::Scenario sc = load(a.scenario, a.sets);
+  wl::SimOptions opt;
+  opt.trace = !a.trace.empty();
+  const auto t0 = std::chrono::steady_clock::now();
+  wl::Result r = wl::simulate(sc, opt);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.wall_s <= 0) r.wall_s = wall;
+
+  if (!a.json.empty()) write_out(a.json, tools::to_json_string(r, {.include_wall_time = a.profile}));
+  if (!a.trace.empty()) tools::write_chrome_trace(r, a.trace);
+  const bool table = !a.quiet && a.json != "-";
+  if (table) {
+    const std::string s = tools::format_summary(r);
+    std::fwrite(s.data(), 1, s.size(), stdout);
+    if (!a.trace.empty()) fmt::print("\nTrace written to {} (open it at https://ui.perfetto.dev)\n", a.trace);
+  } else if (!a.quiet) {
+    for (const auto& w : r.warnings) fmt::print(stderr, "warning [{}]: {}\n", w.code, w.message);
+  }
+  if (a.profile) {
+    fmt::print(stderr, "profile: {} events in {} wall ({} events/s), peak RSS {}\n", r.events, tools::human_seconds(r.wall_s),
+               tools::human_count(r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s : 0.0),
+               tools::human_bytes(peak_rss_bytes()));
+  }
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------- check
+int cmd_check(const std::string& path) {
+  const wl::Scenario sc = load(path, {});
+  const wl::PlanSummary p = wl::plan(sc);
+  const std::string s = tools::format_plan(sc, p);
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  return kExitOk;
+}
+
+int cmd_check_trace(const std::string& path) {
+  const tools::TraceCheckReport rep = tools::check_trace_file(path);
+  if (rep.ok()) {
+    fmt::print("{}: ok ({} events: {} slices, {} flows, {} counter samples, {} metadata)\n", path, rep.events, rep.slices, rep.flows,
+               rep.counters, rep.metadata);
+    return kExitOk;
+  }
+  const std::size_t show = 50;
+  for (std::size_t i = 0; i < rep.violations.size() && i < show; ++i) fmt::print(stderr, "{}: error: {}\n", path, rep.violations[i]);
+  if (rep.violations.size() > show) fmt::print(stderr, "{}: ... and {} more\n", path, rep.violations.size() - show);
+  fmt::print(stderr, "{}: {} violation{}\n", path, rep.violations.size(), rep.violations.size() == 1 ? "" : "s");
+  return kExitInvalid;
+}
+
+// ---------------------------------------------------------------- sweep
+struct SweepArgs {
+  std::string scenario;
+  std::vector<tools::SweepAxis> axes;
+  std::string csv, json, plot;
+  int jobs = 0;
+};
+
+std::string point_label(const tools::SweepPoint& p, const std::vector<tools::SweepAxis>& axes) {
+  // label with the values of the axes that actually vary
+  std::string s;
+  for (std::size_t i = 0; i < p.size() && i < axes.size(); ++i) {
+    if (axes[i].values.size() < 2 && axes.size() > 1) continue;
+    s += (s.empty() ? "" : ",") + p[i].second;
+  }
+  return s.empty() && !p.empty() ? p.back().second : s;
+}
+
+int cmd_sweep(const SweepArgs& a) {
+  if (a.axes.empty()) throw UsageError("sweep: give at least one --microbatches LIST or --set KEY=V1,V2,...");
+  const auto points = tools::expand_sweep(a.axes);
+  const bool tty = isatty(2) != 0;
+  auto progress = [&](std::size_t done, std::size_t total) {
+    if (tty) fmt::print(stderr, "\rsweep: {}/{} points{}", done, total, done == total ? "\n" : "");
+  };
+  auto outcomes = tools::run_sweep(
+      points,
+      [&](const tools::SweepPoint& p) {
+        const wl::Scenario sc = tools::load_scenario_file(a.scenario, tools::point_sets(p));
+        return wl::simulate(sc);
+      },
+      a.jobs, progress);
+
+  const auto keys = tools::sweep_keys(a.axes);
+  if (!a.csv.empty()) write_out(a.csv, tools::sweep_csv(keys, outcomes));
+  if (!a.json.empty()) write_out(a.json, tools::sweep_json(outcomes).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  if (!a.plot.empty()) {
+    tools::PlotSpec spec;
+    spec.title = fmt::format("layoutsim sweep: {}", a.scenario);
+    std::string xl;
+    for (const auto& ax : a.axes) {
+      if (ax.values.size() < 2 && a.axes.size() > 1) continue;
+      xl += (xl.empty() ? "" : " , ") + ax.key;
+    }
+    spec.x_label = xl;
+    tools::PlotPanel t{"step time (s)", {{"step time", {}, "#1f77b4", false}}, false};
+    tools::PlotPanel b{"bubble fraction", {{"measured", {}, "#d62728", false}, {"analytic", {}, "#555555", true}}, true};
+    for (const auto& o : outcomes) {
+      spec.x_ticks.push_back(point_label(o.point, a.axes));
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      t.series[0].y.push_back(o.result ? o.result->step_time_s : nan);
+      b.series[0].y.push_back(o.result ? o.result->bubble_fraction : nan);
+      b.series[1].y.push_back(o.result ? o.result->bubble_fraction_analytic : nan);
+    }
+    spec.panels = {t, b};
+    write_out(a.plot, tools::render_svg(spec));
+  }
+  // Without machine outputs on stdout, show a table there.
+  if (a.csv != "-" && a.json != "-" && a.plot != "-") {
+    std::string head;
+    for (const auto& k : keys) head += fmt::format("{:>20}  ", k);
+    fmt::print("{}{:>10}  {:>10}  {:>8}  {:>8}  {:>8}  {:>10}  {}\n", head, "step time", "tokens/s", "MFU", "bubble", "analytic",
+               "peak mem", "fits");
+    for (const auto& o : outcomes) {
+      std::string row;
+      for (const auto& k : keys) {
+        std::string v;
+        for (const auto& [pk, pv] : o.point)
+          if (pk == k) v = pv;
+        row += fmt::format("{:>20}  ", v);
+      }
+      if (o.result) {
+        const auto& r = *o.result;
+        fmt::print("{}{:>10}  {:>10}  {:>8}  {:>8}  {:>8}  {:>10}  {}\n", row, tools::human_seconds(r.step_time_s),
+                   tools::human_count(r.tokens_per_s), tools::percent(r.mfu), tools::percent(r.bubble_fraction),
+                   tools::percent(r.bubble_fraction_analytic), tools::human_bytes(r.max_peak_bytes), r.memory_fits ? "yes" : "NO");
+      } else {
+        fmt::print("{}error (see stderr)\n", row);
+      }
+    }
+  }
+
+  // Failed points: report each; invalid layouts give 1, anything else 3.
+  int rc = kExitOk;
+  for (const auto& o : outcomes) {
+    if (!o.error) continue;
+    std::string where;
+    for (const auto& s : tools::point_sets(o.point)) where += (where.empty() ? "" : " ") + s;
+    int code = kExitInternal;
+    try {
+      std::rethrow_exception(o.error);
+    } catch (const tools::ScenarioError&) {
+      code = kExitInvalid;
+    } catch (const std::invalid_argument&) {
+      code = kExitInvalid;
+    } catch (...) {
+    }
+    fmt::print(stderr, "sweep point [{}]: {}{}\n", where, code == kExitInternal ? "internal error: " : "", o.error_message);
+    rc = std::max(rc, code);
+  }
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"layoutsim — discrete-event simulator of LLM training parallelism layouts on GPU clusters"};
+  app.set_version_flag("--version", "layoutsim " LAYOUTSIM_VERSION);
+  app.require_subcommand(1);
+  app.footer("Run `layoutsim SUBCOMMAND --help` for the options of one command. Exit codes: 0 ok, 1 invalid scenario, 2 usage, 3 internal.");
+
+  RunArgs ra;
+  auto* run = app.add_subcommand("run", "Simulate a scenario (the built-in default when none is given) and print a summary");
+  run->add_option("scenario", ra.scenario, "Scenario YAML file (default: the built-in scenario)");
+  run->add_option("--set", ra.sets, "Override one key, YAML value: --set layout.tp=4 (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
+  run->add_option("--json", ra.json, "Write the JSON summary to FILE ('-' = stdout, replaces the table)")->type_name("FILE");
+  run->add_option("--trace", ra.trace, "Write a Chrome trace (gzip when FILE ends in .gz)")->type_name("FILE");
+  run->add_flag("--quiet,-q", ra.quiet, "Print no summary table");
+  run->add_flag("--profile", ra.profile, "Print engine events, events/s, wall time and peak RSS to stderr");
+
+  SweepArgs sa;
+  std::vector<std::string> sweep_sets, sweep_mbs;
+  auto* sweep = app.add_subcommand("sweep", "Run the cartesian product of value lists in parallel");
+  sweep->add_option("scenario", sa.scenario, "Scenario YAML file")->required();
+  auto* mb_opt = sweep->add_option("--microbatches", sweep_mbs, "Micro-batch counts, e.g. 1,2,4,8 (= --set layout.microbatches=LIST)")
+                     ->allow_extra_args(false)
+                     ->type_name("LIST");
+  auto* set_opt = sweep->add_option("--set", sweep_sets, "KEY=V1,V2,...: one swept key (repeatable; lists form a product)")
+                      ->allow_extra_args(false)
+                      ->type_name("KEY=LIST");
+  sweep->add_option("--csv", sa.csv, "Write one CSV row per point ('-' = stdout)")->type_name("FILE");
+  sweep->add_option("--json", sa.json, "Write [{set, summary}] JSON ('-' = stdout)")->type_name("FILE");
+  sweep->add_option("--plot", sa.plot, "Write an SVG plot of step time and bubble fraction")->type_name("FILE.svg");
+  sweep->add_option("--jobs,-j", sa.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
+
+  std::string check_path;
+  auto* check = app.add_subcommand("check", "Parse and validate a scenario, print the plan and memory budget (no simulation)");
+  check->add_option("scenario", check_path, "Scenario YAML file")->required();
+
+  std::string trace_path;
+  auto* check_trace = app.add_subcommand("check-trace", "Check a Chrome trace (.json or .json.gz) against Perfetto's import rules");
+  check_trace->add_option("trace", trace_path, "Trace file")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+
+  try {
+    if (*run) return cmd_run(ra);
+    if (*check) return cmd_check(check_path);
+    if (*check_trace) return cmd_check_trace(trace_path);
+    if (*sweep) {
+      // Axes in command-line order, interleaving --microbatches and --set as given.
+      // A malformed list is a usage error (2), not an invalid scenario (1).
+      std::size_t mi = 0, si = 0;
+      try {
+        for (const CLI::Option* o : sweep->parse_order()) {
+          if (o == mb_opt && mi < sweep_mbs.size()) {
+            sa.axes.push_back(tools::parse_sweep_set("layout.microbatches=" + sweep_mbs[mi++]));
+          } else if (o == set_opt && si < sweep_sets.size()) {
+            sa.axes.push_back(tools::parse_sweep_set(sweep_sets[si++]));
+          }
+        }
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+      }
+      return cmd_sweep(sa);
+    }
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "error: {}\nRun with --help for more information.\n", e.what());
+    return kExitUsage;
+  } catch (const tools::ScenarioError& e) {
+    std::string msg = e.what();
+    if (!msg.empty() && msg.back() != '\n') msg.push_back('\n');
+    std::fputs(msg.c_str(), stderr);
+    return kExitInvalid;
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitInvalid;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "internal error: {}\n", e.what());
+    return kExitInternal;
+  } catch (...) {
+    fmt::print(stderr, "internal error: unknown exception\n");
+    return kExitInternal;
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,39 @@
+// tools/plot.hpp — a plain SVG line plot for sweeps (`layoutsim sweep --plot F.svg`):
+// two stacked panels sharing the x axis — step time (top) and bubble fraction,
+// measured and analytic (bottom) — with axis labels, ticks and a legend. No
+// dependencies: the SVG is written as text and opens in any browser.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ls::tools {
+
+struct PlotSeries {
+  std::string label;
+  std::vector<double> y;   // one per x point; NaN = missing (point skipped)
+  std::string color;       // CSS colour, e.g. "#1f77b4"
+  bool dashed = false;
+};
+
+struct PlotPanel {
+  std::string y_label;     // e.g. "step time (s)"
+  std::vector<PlotSeries> series;
+  bool percent = false;    // y ticks as percentages (values are fractions)
+};
+
+struct PlotSpec {
+  std::string title;
+  std::string x_label;                // e.g. "layout.microbatches"
+  std::vector<std::string> x_ticks;   // one label per point, evenly spaced (categorical)
+  std::vector<PlotPanel> panels;      // drawn top to bottom
+};
+
+/// The SVG document (deterministic text). Points are placed evenly along x in input
+/// order, so sweeps over powers of two read like a log axis. O(points · series).
+std::string render_svg(const PlotSpec& spec);
+
+/// "nice" tick step (1, 2 or 5 × 10^k) giving about `target` ticks over [0, max].
+double nice_step(double max, int target);
+
+}  // namespace ls::tools

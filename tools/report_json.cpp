@@ -1,0 +1,153 @@
+// tools/report_json.cpp — Result → ordered JSON. Key order follows CONTRACT.md so that a
+// reader can diff two summaries line by line.
+#include "tools/report_json.hpp"
+
+#include <cmath>
+
+namespace ls::tools {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+// JSON cannot carry NaN/inf; nlohmann would print `null` anyway, but making it
+// explicit keeps the intent visible and the type of the key stable (number|null).
+ordered_json num(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+}  // namespace
+
+const char* axis_name(sim::Axis a) {
+  switch (a) {
+    case sim::Axis::tp: return "tp";
+    case sim::Axis::pp: return "pp";
+    case sim::Axis::dp: return "dp";
+    case sim::Axis::ep: return "ep";
+    case sim::Axis::none: break;
+  }
+  return "none";
+}
+
+ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
+  ordered_json j;
+  j["scenario"] = r.scenario;
+  j["devices"] = r.devices;
+  j["steps"] = r.steps;
+  j["step_time_s"] = num(r.step_time_s);
+  j["tokens_per_s"] = num(r.tokens_per_s);
+  j["model_flops_per_step"] = num(r.model_flops_per_step);
+  j["hardware_flops_per_step"] = num(r.hardware_flops_per_step);
+  j["tflops_per_gpu"] = num(r.tflops_per_gpu);
+  j["mfu"] = num(r.mfu);
+  j["hfu"] = num(r.hfu);
+
+  ordered_json pipe;
+  pipe["stages"] = r.stages;
+  pipe["microbatches"] = r.microbatches;
+  pipe["schedule"] = r.schedule;
+  pipe["virtual_stages"] = r.virtual_stages;
+  pipe["bubble_fraction_analytic"] = num(r.bubble_fraction_analytic);
+  pipe["bubble_fraction"] = num(r.bubble_fraction);
+  ordered_json stages = ordered_json::array();
+  for (const auto& s : r.per_stage) {
+    ordered_json e;
+    e["stage"] = s.stage;
+    e["layers"] = s.layers;
+    e["compute_s"] = num(s.compute_s);
+    e["bubble_fraction"] = num(s.bubble_fraction);
+    e["idle_fraction"] = num(s.idle_fraction);
+    e["bubble_fraction_analytic"] = num(s.bubble_fraction_analytic);  // extra
+    stages.push_back(std::move(e));
+  }
+  pipe["per_stage"] = std::move(stages);
+  j["pipeline"] = std::move(pipe);
+
+  ordered_json comm;
+  for (sim::Axis a : {sim::Axis::tp, sim::Axis::pp, sim::Axis::dp, sim::Axis::ep}) {
+    const auto& c = r.comm[static_cast<int>(a)];
+    comm[axis_name(a)] = ordered_json{{"bytes_per_device", num(c.bytes_per_device)}, {"exposed_s", num(c.exposed_s)}};
+  }
+  j["comm"] = std::move(comm);
+
+  ordered_json links;
+  ordered_json by_kind = ordered_json::object();
+  for (const auto& k : r.links_by_kind) {
+    by_kind[k.kind] = ordered_json{{"count", k.count},
+                                   {"bytes", num(k.bytes)},
+                                   {"mean_utilization", num(k.mean_utilization)},
+                                   {"max_utilization", num(k.max_utilization)}};
+  }
+  links["by_kind"] = std::move(by_kind);
+  ordered_json busiest = ordered_json::array();
+  for (const auto& l : r.busiest_links) {
+    busiest.push_back(ordered_json{{"name", l.name}, {"kind", l.kind}, {"bytes", num(l.bytes)}, {"utilization", num(l.utilization)}});
+  }
+  links["busiest"] = std::move(busiest);
+  j["links"] = std::move(links);
+
+  ordered_json mem;
+  mem["capacity_bytes"] = num(r.memory_capacity_bytes);
+  mem["fits"] = r.memory_fits;
+  mem["max_peak_bytes"] = num(r.max_peak_bytes);
+  ordered_json mstages = ordered_json::array();
+  for (const auto& m : r.memory_per_stage) {
+    ordered_json e;
+    e["stage"] = m.stage;
+    e["weights"] = num(m.weights);
+    e["gradients"] = num(m.gradients);
+    e["optimizer"] = num(m.optimizer);
+    e["activations"] = num(m.activations);
+    e["peak"] = num(m.peak);
+    e["master"] = num(m.master);    // extra: fp32 master copy
+    e["buffers"] = num(m.buffers);  // extra: communication buffers, ZeRO-3 window
+    mstages.push_back(std::move(e));
+  }
+  mem["per_stage"] = std::move(mstages);
+  j["memory"] = std::move(mem);
+
+  const auto& cp = r.critical_path;
+  ordered_json crit;
+  crit["device"] = cp.device;
+  if (cp.device >= 0 && static_cast<std::size_t>(cp.device) < r.device_names.size())
+    crit["device_name"] = r.device_names[static_cast<std::size_t>(cp.device)];  // extra
+  crit["share_compute"] = num(cp.share_compute);
+  crit["share_comm"] = num(cp.share_comm);
+  crit["share_wait"] = num(cp.share_wait);
+  crit["compute_s"] = num(cp.compute_s);  // extras: the shares in seconds, comm by axis
+  crit["comm_tp_s"] = num(cp.comm_tp_s);
+  crit["comm_pp_s"] = num(cp.comm_pp_s);
+  crit["comm_dp_s"] = num(cp.comm_dp_s);
+  crit["comm_ep_s"] = num(cp.comm_ep_s);
+  crit["wait_s"] = num(cp.wait_s);
+  j["critical_path"] = std::move(crit);
+
+  ordered_json warns = ordered_json::array();
+  for (const auto& w : r.warnings) warns.push_back(ordered_json{{"code", w.code}, {"message", w.message}});
+  j["warnings"] = std::move(warns);
+
+  // ---- extras (not in the v1 contract; additive) ----
+  ordered_json ss;
+  ss["mean_s"] = num(r.step_stats.mean_s);
+  ss["p50_s"] = num(r.step_stats.p50_s);
+  ss["p99_s"] = num(r.step_stats.p99_s);
+  ss["max_s"] = num(r.step_stats.max_s);
+  ordered_json steps = ordered_json::array();
+  for (double s : r.step_stats.step_s) steps.push_back(num(s));
+  ss["step_s"] = std::move(steps);
+  j["step_stats"] = std::move(ss);
+
+  ordered_json eng;
+  eng["events"] = r.events;
+  if (opts.include_wall_time) eng["wall_s"] = num(r.wall_s);
+  j["engine"] = std::move(eng);
+  return j;
+}
+
+std::string to_json_string(const wl::Result& r, const JsonOptions& opts) {
+  // replace: a device or link name with invalid UTF-8 must not abort the report.
+  return to_json(r, opts).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace ls::tools

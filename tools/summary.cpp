@@ -1,0 +1,229 @@
+// tools/summary.cpp — text tables for people. Columns are padded with fmt so that the
+// output lines up in a terminal; nothing here feeds a machine (the JSON does that).
+#include "tools/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tools/report_json.hpp"
+
+namespace ls::tools {
+
+namespace {
+
+// Four significant digits for v in [1, 1000): 1.234, 12.34, 123.4.
+std::string sig4(double v) {
+  const double a = std::fabs(v);
+  const int decimals = a >= 100 ? 1 : a >= 10 ? 2 : 3;
+  return fmt::format("{:.{}f}", v, decimals);
+}
+
+// Scales v by powers of `base` into [1, base) and appends the matching prefix.
+std::string scaled(double v, const char* const* prefixes, int n, double base, const char* unit) {
+  if (!std::isfinite(v)) return "n/a";
+  int i = 0;
+  double a = std::fabs(v);
+  while (i + 1 < n && a >= base) {
+    a /= base;
+    v /= base;
+    ++i;
+  }
+  return fmt::format("{} {}{}", sig4(v), prefixes[i], unit);
+}
+
+std::string bar(double fraction, int width) {
+  const int n = std::clamp(static_cast<int>(std::lround(fraction * width)), 0, width);
+  return std::string(static_cast<std::size_t>(n), '#') + std::string(static_cast<std::size_t>(width - n), '.');
+}
+
+const char* recompute_name(wl::Recompute r) {
+  switch (r) {
+    case wl::Recompute::none: return "none";
+    case wl::Recompute::selective: return "selective";
+    case wl::Recompute::full: return "full";
+  }
+  return "?";
+}
+
+void append_memory_table(std::string& out, const std::vector<wl::MemoryTerms>& terms, double capacity) {
+  out += fmt::format("  {:>5}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:>10}  {:>6}\n", "stage", "weights", "gradients",
+                     "master", "optimizer", "activations", "buffers", "peak", "of cap");
+  for (const auto& m : terms) {
+    const double frac = capacity > 0 ? m.peak / capacity : 0;
+    out += fmt::format("  {:>5}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:>10}  {:>6}{}\n", m.stage, human_bytes(m.weights),
+                       human_bytes(m.gradients), human_bytes(m.master), human_bytes(m.optimizer), human_bytes(m.activations),
+                       human_bytes(m.buffers), human_bytes(m.peak), fmt::format("{:.0f}%", frac * 100),
+                       capacity > 0 && m.peak > capacity ? "  OVER" : "");
+  }
+}
+
+void append_warnings(std::string& out, const std::vector<wl::Warning>& warnings) {
+  if (warnings.empty()) {
+    out += "\nWarnings: none\n";
+    return;
+  }
+  out += fmt::format("\nWarnings ({})\n", warnings.size());
+  for (const auto& w : warnings) out += fmt::format("  warning [{}]: {}\n", w.code, w.message);
+}
+
+}  // namespace
+
+std::string human_seconds(double s) {
+  if (!std::isfinite(s)) return "n/a";
+  const double a = std::fabs(s);
+  if (a == 0) return "0 s";
+  if (a >= 1) return fmt::format("{} s", sig4(s));
+  if (a >= 1e-3) return fmt::format("{} ms", sig4(s * 1e3));
+  if (a >= 1e-6) return fmt::format("{} us", sig4(s * 1e6));
+  if (a >= 1e-9) return fmt::format("{} ns", sig4(s * 1e9));
+  return fmt::format("{:.0f} ps", s * 1e12);
+}
+
+std::string human_bytes(double bytes) {
+  static const char* const p[] = {"", "K", "M", "G", "T", "P", "E"};
+  if (std::isfinite(bytes) && std::fabs(bytes) < 1000) return fmt::format("{:.0f} B", bytes);
+  return scaled(bytes, p, 7, 1000, "B");
+}
+
+std::string human_count(double v) {
+  static const char* const p[] = {"", "k", "M", "G", "T", "P"};
+  std::string s = scaled(v, p, 6, 1000, "");
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string human_flops(double flop_per_s) {
+  static const char* const p[] = {"", "K", "M", "G", "T", "P", "E"};
+  return scaled(flop_per_s, p, 7, 1000, "FLOP/s");
+}
+
+std::string percent(double fraction) {
+  if (!std::isfinite(fraction)) return "n/a";
+  return fmt::format("{:.2f}%", fraction * 100);
+}
+
+std::string schedule_name(wl::Schedule s) {
+  switch (s) {
+    case wl::Schedule::gpipe: return "gpipe";
+    case wl::Schedule::one_f_one_b: return "1f1b";
+    case wl::Schedule::interleaved_1f1b: return "interleaved-1f1b";
+    case wl::Schedule::zb_h1: return "zb-h1";
+  }
+  return "?";
+}
+
+std::string format_summary(const wl::Result& r) {
+  std::string out;
+  out += fmt::format("layoutsim: {} — {} GPUs, {} step{}\n\n", r.scenario, r.devices, r.steps, r.steps == 1 ? "" : "s");
+  out += fmt::format("  {:<22} {}\n", "step time", human_seconds(r.step_time_s));
+  if (r.steps > 1) {
+    out += fmt::format("  {:<22} mean {}  p50 {}  p99 {}  max {}\n", "step time over steps", human_seconds(r.step_stats.mean_s),
+                       human_seconds(r.step_stats.p50_s), human_seconds(r.step_stats.p99_s), human_seconds(r.step_stats.max_s));
+  }
+  out += fmt::format("  {:<22} {}\n", "tokens/s", human_count(r.tokens_per_s));
+  out += fmt::format("  {:<22} {}  (hardware FLOPs, recompute included)\n", "TFLOP/s per GPU",
+                     human_flops(r.tflops_per_gpu * 1e12));
+  out += fmt::format("  {:<22} {} / {}\n", "MFU / HFU", percent(r.mfu), percent(r.hfu));
+  out += fmt::format("  {:<22} {}, {} stage{}, {} micro-batch{}{}\n", "pipeline", r.schedule, r.stages, r.stages == 1 ? "" : "s",
+                     r.microbatches, r.microbatches == 1 ? "" : "es",
+                     r.virtual_stages > 1 ? fmt::format(", {} virtual stages", r.virtual_stages) : std::string());
+  out += fmt::format("  {:<22} {} measured, {} analytic\n", "bubble (mean)", percent(r.bubble_fraction),
+                     percent(r.bubble_fraction_analytic));
+
+  if (!r.per_stage.empty()) {
+    out += "\nPipeline stages\n";
+    out += fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {}\n", "stage", "layers", "compute", "bubble", "analytic",
+                       "idle", "idle share");
+    for (const auto& s : r.per_stage) {
+      out += fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {}\n", s.stage, s.layers, human_seconds(s.compute_s),
+                         percent(s.bubble_fraction), percent(s.bubble_fraction_analytic), percent(s.idle_fraction),
+                         bar(s.idle_fraction, 20));
+    }
+  }
+
+  out += "\nCommunication per device per step\n";
+  out += fmt::format("  {:>4}  {:>10}  {:>10}\n", "axis", "bytes", "exposed");
+  for (sim::Axis a : {sim::Axis::tp, sim::Axis::pp, sim::Axis::dp, sim::Axis::ep}) {
+    const auto& c = r.comm[static_cast<int>(a)];
+    out += fmt::format("  {:>4}  {:>10}  {:>10}\n", axis_name(a), human_bytes(c.bytes_per_device), human_seconds(c.exposed_s));
+  }
+
+  if (!r.links_by_kind.empty()) {
+    out += "\nLinks by kind\n";
+    out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>9}  {:>9}\n", "kind", "count", "bytes", "mean util", "max util");
+    for (const auto& k : r.links_by_kind) {
+      out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>9}  {:>9}\n", k.kind, k.count, human_bytes(k.bytes), percent(k.mean_utilization),
+                         percent(k.max_utilization));
+    }
+  }
+  if (!r.busiest_links.empty()) {
+    out += "\nBusiest links\n";
+    std::size_t w = 4;
+    for (const auto& l : r.busiest_links) w = std::max(w, l.name.size());
+    out += fmt::format("  {:<{}}  {:<12}  {:>10}  {:>9}\n", "link", w, "kind", "bytes", "util");
+    for (const auto& l : r.busiest_links) {
+      out += fmt::format("  {:<{}}  {:<12}  {:>10}  {:>9}\n", l.name, w, l.kind, human_bytes(l.bytes), percent(l.utilization));
+    }
+  }
+
+  out += fmt::format("\nMemory per GPU (capacity {}): {}\n", human_bytes(r.memory_capacity_bytes),
+                     r.memory_fits ? fmt::format("fits, peak {}", human_bytes(r.max_peak_bytes))
+                                   : fmt::format("DOES NOT FIT, peak {}", human_bytes(r.max_peak_bytes)));
+  append_memory_table(out, r.memory_per_stage, r.memory_capacity_bytes);
+
+  const auto& cp = r.critical_path;
+  const std::string dev = cp.device >= 0 && static_cast<std::size_t>(cp.device) < r.device_names.size()
+                              ? r.device_names[static_cast<std::size_t>(cp.device)]
+                              : fmt::format("device {}", cp.device);
+  out += fmt::format("\nCritical path (ends on {}): compute {}, communication {}, waiting {}\n", dev, percent(cp.share_compute),
+                     percent(cp.share_comm), percent(cp.share_wait));
+
+  append_warnings(out, r.warnings);
+  return out;
+}
+
+std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
+  const auto& L = s.layout;
+  std::string out;
+  out += fmt::format("layoutsim check: {} ({}) — valid\n\n", s.name, s.source);
+  out += fmt::format("  {:<20} {} x {} GPUs = {} ({})\n", "cluster", s.cluster.nodes, s.cluster.gpus_per_node, p.devices, s.gpu.name);
+  out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters\n", "model", s.model.name, s.model.layers, s.model.hidden,
+                     human_count(p.params_total));
+  out += fmt::format("  {:<20} dp={} tp={} pp={} ep={} zero={} sp={} recompute={}\n", "layout", L.dp, L.tp, L.pp, L.ep, L.zero,
+                     L.sequence_parallel ? "on" : "off", recompute_name(L.recompute));
+  out += fmt::format("  {:<20} {}, {} micro-batches of {} sequence{}{}\n", "schedule", schedule_name(L.schedule), L.microbatches,
+                     L.microbatch_size, L.microbatch_size == 1 ? "" : "s",
+                     L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());
+  out += fmt::format("  {:<20} {}\n", "placement", fmt::join(L.placement, " > "));
+  out += fmt::format("  {:<20} {}\n", "model FLOPs/step", human_count(p.model_flops_per_step));
+  out += fmt::format("  {:<20} {}  ((p-1)/(v*m+p-1))\n", "bubble (analytic)", percent(p.bubble_fraction_analytic));
+
+  out += "\nCommunication groups\n";
+  for (const auto& g : p.groups) {
+    std::string members;
+    const std::size_t show = 8;
+    for (std::size_t i = 0; i < g.devices.size() && i < show; ++i) members += (i ? " " : "") + g.devices[i];
+    if (g.devices.size() > show) members += fmt::format(" ... (+{})", g.devices.size() - show);
+    out += fmt::format("  {:<3} size {:<4} links {:<24} {}  [{}]\n", g.axis, g.devices.size(),
+                       g.link_kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(g.link_kinds, ",")),
+                       g.crosses_nodes ? "crosses nodes" : "within a node", members);
+  }
+  const bool tp_cross = std::any_of(p.groups.begin(), p.groups.end(), [](const wl::GroupInfo& g) { return g.axis == "tp" && g.crosses_nodes; });
+  out += fmt::format("  TP groups crossing nodes: {}\n", tp_cross ? "YES (tensor parallelism over the inter-node network)" : "no");
+
+  out += "\nStages\n";
+  for (std::size_t i = 0; i < p.stage_layers.size(); ++i) out += fmt::format("  stage {:>3}: {} layers\n", i, p.stage_layers[i]);
+
+  double max_peak = 0;
+  for (const auto& m : p.memory_per_stage) max_peak = std::max(max_peak, m.peak);
+  const bool fits = p.memory_capacity_bytes <= 0 || max_peak <= p.memory_capacity_bytes;
+  out += fmt::format("\nMemory budget per GPU (capacity {}): {}\n", human_bytes(p.memory_capacity_bytes),
+                     fits ? fmt::format("fits, peak {}", human_bytes(max_peak)) : fmt::format("DOES NOT FIT, peak {}", human_bytes(max_peak)));
+  append_memory_table(out, p.memory_per_stage, p.memory_capacity_bytes);
+  append_warnings(out, p.warnings);
+  return out;
+}
+
+}  // namespace ls::tools

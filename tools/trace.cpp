@@ -1,0 +1,302 @@
+// tools/trace.cpp — Chrome trace writer. The text is assembled with fmt rather than
+// nlohmann::json because timestamps must be printed from integers (a JSON library
+// would turn them into doubles and back, which is exactly the rounding we avoid).
+#include "tools/trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#ifndef LAYOUTSIM_VERSION
+#define LAYOUTSIM_VERSION "unknown"
+#endif
+
+namespace ls::tools {
+
+namespace {
+
+// RFC 8259 string escaping: quote, backslash and control characters.
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (u < 0x20) out += fmt::format("\\u{:04x}", u);
+        else out.push_back(c);
+    }
+  }
+  out.push_back('"');
+}
+
+std::string quoted(std::string_view s) {
+  std::string out;
+  append_json_string(out, s);
+  return out;
+}
+
+// Shortest round-trip decimal (fmt's default for double) is deterministic; JSON has
+// no NaN/inf, so those become 0 rather than an unreadable file.
+std::string number(double v) {
+  if (!std::isfinite(v)) return "0";
+  return fmt::format("{}", v);
+}
+
+const char* work_name(sim::Work w) {
+  switch (w) {
+    case sim::Work::forward: return "forward";
+    case sim::Work::backward: return "backward";
+    case sim::Work::backward_input: return "backward_input";
+    case sim::Work::backward_weight: return "backward_weight";
+    case sim::Work::recompute: return "recompute";
+    case sim::Work::optimizer: return "optimizer";
+    case sim::Work::grad_sync: return "grad_sync";
+    case sim::Work::param_gather: return "param_gather";
+    case sim::Work::other: break;
+  }
+  return "other";
+}
+
+const char* coll_abbrev(sim::CollOp c) {
+  switch (c) {
+    case sim::CollOp::all_reduce: return "AR";
+    case sim::CollOp::reduce_scatter: return "RS";
+    case sim::CollOp::all_gather: return "AG";
+    case sim::CollOp::all_to_all: return "A2A";
+    case sim::CollOp::broadcast: return "BC";
+  }
+  return "coll";
+}
+
+// Tracks 1..4 are the communication axes in Axis order minus `none`.
+const char* track_axis(int track) {
+  switch (track) {
+    case 1: return "tp";
+    case 2: return "pp";
+    case 3: return "dp";
+    case 4: return "ep";
+    case 5: return "dp";  // prefetch: ZeRO-3 parameter gathers run over dp
+    default: return "";
+  }
+}
+
+const char* work_letter(sim::Work w) {
+  switch (w) {
+    case sim::Work::forward: return "F";
+    case sim::Work::backward:
+    case sim::Work::backward_input: return "B";
+    case sim::Work::backward_weight: return "W";
+    case sim::Work::recompute: return "R";
+    default: return "";
+  }
+}
+
+std::string node_of_name(const std::string& device_name) {
+  const auto dot = device_name.find('.');
+  return dot == std::string::npos ? device_name : device_name.substr(0, dot);
+}
+
+}  // namespace
+
+std::string track_name(int track) {
+  switch (track) {
+    case 0: return "compute";
+    case 1: return "tp";
+    case 2: return "pp";
+    case 3: return "dp";
+    case 4: return "ep";
+    case 5: return "prefetch";
+    default: return fmt::format("track{}", track);
+  }
+}
+
+std::string span_name(const wl::Span& s) {
+  std::string mb = s.microbatch >= 0 ? fmt::format(" mb{}", s.microbatch) : std::string();
+  std::string layers;
+  if (s.layer_begin >= 0 && s.layer_end > s.layer_begin) {
+    layers = s.layer_end - s.layer_begin == 1 ? fmt::format(" L{}", s.layer_begin)
+                                              : fmt::format(" L{}-{}", s.layer_begin, s.layer_end - 1);
+  }
+  switch (s.kind) {
+    case sim::OpKind::send:
+    case sim::OpKind::recv: {
+      const char* dir = s.kind == sim::OpKind::send ? "send" : "recv";
+      const char* letter = work_letter(s.work);
+      return *letter ? fmt::format("{} {}{}", dir, letter, mb) : fmt::format("{}{}", dir, mb);
+    }
+    case sim::OpKind::collective:
+      return fmt::format("{} {}", coll_abbrev(s.coll), track_axis(s.track)[0] ? track_axis(s.track) : "coll");
+    case sim::OpKind::compute: break;
+  }
+  switch (s.work) {
+    case sim::Work::forward:
+    case sim::Work::backward:
+    case sim::Work::backward_input:
+    case sim::Work::recompute:
+      return fmt::format("{}{}{}", work_letter(s.work), mb, layers);
+    case sim::Work::backward_weight: return fmt::format("W{}{}", mb, layers);
+    case sim::Work::optimizer: return "opt";
+    default: return std::string(work_name(s.work)) + mb;
+  }
+}
+
+std::string chrome_trace_json(const wl::Result& r) {
+  const int gpn = std::max(1, r.gpus_per_node);
+  auto node_of = [&](std::int32_t device) { return device / gpn; };
+  auto device_name = [&](std::int32_t device) {
+    return device >= 0 && static_cast<std::size_t>(device) < r.device_names.size()
+               ? r.device_names[static_cast<std::size_t>(device)]
+               : fmt::format("node{}.gpu{}", device / gpn, device % gpn);
+  };
+
+  // Deterministic order whatever order the recorder produced: by thread, then start,
+  // longer first (a parent before the slices it encloses).
+  std::vector<const wl::Span*> spans;
+  spans.reserve(r.spans.size());
+  for (const auto& s : r.spans) spans.push_back(&s);
+  std::stable_sort(spans.begin(), spans.end(), [](const wl::Span* a, const wl::Span* b) {
+    return std::make_tuple(a->device, a->track, a->start, b->end) < std::make_tuple(b->device, b->track, b->start, a->end);
+  });
+
+  std::set<int> nodes;
+  std::set<std::pair<std::int32_t, int>> threads;  // (device, track)
+  for (const auto* s : spans) {
+    nodes.insert(node_of(s->device));
+    threads.insert({s->device, s->track});
+  }
+  for (const auto& c : r.counters) nodes.insert(c.node);
+
+  std::string out;
+  out.reserve(256 + spans.size() * 200);
+  out += "{\"traceEvents\":[\n";
+  bool first = true;
+  auto begin_event = [&] {
+    if (!first) out += ",\n";
+    first = false;
+  };
+
+  // Metadata: names and sort order so nodes and GPUs appear in numeric order.
+  for (int n : nodes) {
+    std::string pname = fmt::format("node{}", n);
+    for (std::size_t d = 0; d < r.device_names.size(); ++d) {
+      if (node_of(static_cast<std::int32_t>(d)) == n) { pname = node_of_name(r.device_names[d]); break; }
+    }
+    begin_event();
+    out += fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", n, quoted(pname));
+    begin_event();
+    out += fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", n, n);
+  }
+  for (const auto& [device, track] : threads) {
+    const int pid = node_of(device);
+    const std::int64_t tid = static_cast<std::int64_t>(device) * kTracksPerDevice + track;
+    begin_event();
+    out += fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid, tid,
+                       quoted(device_name(device) + " " + track_name(track)));
+    begin_event();
+    out += fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", pid, tid, tid);
+  }
+
+  for (const auto* s : spans) {
+    const int pid = node_of(s->device);
+    const std::int64_t tid = static_cast<std::int64_t>(s->device) * kTracksPerDevice + s->track;
+    const sim::Time dur = s->end >= s->start ? s->end - s->start : sim::Time::zero();
+    std::string name = span_name(*s);
+    std::string cat = track_name(s->track);
+    if (s->critical) {
+      name += " [crit]";
+      cat += ",critical";
+    }
+    begin_event();
+    out += fmt::format(R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{})", quoted(name), quoted(cat), pid, tid,
+                       sim::to_us_string(s->start), sim::to_us_string(dur));
+    if (s->flow_id != 0) {
+      out += fmt::format(R"(,"bind_id":{},{})", s->flow_id, s->flow_out ? R"("flow_out":true)" : R"("flow_in":true)");
+    }
+    out += fmt::format(R"(,"args":{{"work":"{}","microbatch":{},"chunk":{})", work_name(s->work), s->microbatch, s->chunk);
+    if (s->layer_begin >= 0) out += fmt::format(R"(,"layer_begin":{},"layer_end":{})", s->layer_begin, s->layer_end);
+    out += fmt::format(R"(,"dur_ps":{},"critical":{}}}}})", dur.ps(), s->critical ? "true" : "false");
+  }
+
+  for (const auto& c : r.counters) {
+    const std::int64_t tid = c.device >= 0 ? static_cast<std::int64_t>(c.device) * kTracksPerDevice : 0;
+    const std::string qname = quoted(c.name);
+    for (const auto& smp : c.samples) {
+      begin_event();
+      out += fmt::format(R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":{},"args":{{"value":{}}}}})", qname, c.node, tid,
+                         sim::to_us_string(smp.t), number(smp.value));
+    }
+  }
+
+  out += "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{";
+  std::set<std::int32_t> traced;
+  for (const auto* s : spans) traced.insert(s->device);
+  out += fmt::format(R"("generator":{},"scenario":{},"devices":{},"traced_devices":{},"steps":{},"step_time_s":{},"time_unit_note":"ts/dur are exact microseconds from integer picoseconds")",
+                     quoted("layoutsim " LAYOUTSIM_VERSION), quoted(r.scenario), r.devices, traced.size(), r.steps,
+                     number(r.step_time_s));
+  out += "}}\n";
+  return out;
+}
+
+bool is_gz_path(const std::string& path) {
+  return path.size() >= 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  if (is_gz_path(path)) {
+    gzFile f = gzopen(path.c_str(), "wb");
+    if (!f) throw std::runtime_error(fmt::format("cannot open '{}' for writing", path));
+    // gzwrite takes an unsigned length: write in bounded chunks for multi-GB traces.
+    std::size_t off = 0;
+    while (off < text.size()) {
+      const unsigned n = static_cast<unsigned>(std::min<std::size_t>(text.size() - off, 1u << 30));
+      if (gzwrite(f, text.data() + off, n) != static_cast<int>(n)) {
+        gzclose(f);
+        throw std::runtime_error(fmt::format("error writing '{}'", path));
+      }
+      off += n;
+    }
+    if (gzclose(f) != Z_OK) throw std::runtime_error(fmt::format("error closing '{}'", path));
+    return;
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error(fmt::format("cannot open '{}' for writing", path));
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+  f.close();
+  if (!f) throw std::runtime_error(fmt::format("error writing '{}'", path));
+}
+
+std::string read_text_file(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw std::runtime_error(fmt::format("cannot open '{}'", path));
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const int n = gzread(f, buf, sizeof buf);
+    if (n < 0) {
+      gzclose(f);
+      throw std::runtime_error(fmt::format("error reading '{}' (corrupt gzip?)", path));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  gzclose(f);
+  return out;
+}
+
+void write_chrome_trace(const wl::Result& r, const std::string& path) { write_text_file(path, chrome_trace_json(r)); }
+
+}  // namespace ls::tools

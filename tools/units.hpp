@@ -1,0 +1,56 @@
+// tools/units.hpp — quantities with units, as scenario files write them ("300 GB/s").
+//
+// Accepted (CONTRACT.md "Units accepted"; case matters because b/B is bits/bytes):
+//   sizes       B  KB MB GB TB (SI: powers of 1e3; "kB" also accepted)
+//               KiB MiB GiB TiB (binary: powers of 1024)
+//   bandwidth   b/s Kb/s Mb/s Gb/s Tb/s  (bits per second, divided by 8)
+//               B/s KB/s MB/s GB/s TB/s  (bytes per second)
+//   time        ps ns us (or µs) ms s
+//   compute     FLOP/s KFLOP/s MFLOP/s GFLOP/s TFLOP/s PFLOP/s (also "FLOPS" spellings)
+// The number may be written with or without a space before the unit, in any
+// std::from_chars floating form ("2", "2.5", "1e3"). A bare number is an error:
+// the whole point of units in scenario files is that nobody has to guess them.
+//
+// Every parser is total: any input either yields a finite, non-negative value or
+// throws UnitError (never UB, never NaN/inf). Results are SI: bytes, bytes/s,
+// FLOP/s, sim::Time (integer picoseconds, rounded to nearest once).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace ls::tools {
+
+/// A malformed quantity. what() is the expectation ("expected a quantity with a
+/// unit, like \"300 GB/s\""), hint() an optional suggestion ("did you mean 'GB/s'?"),
+/// both without location: the scenario loader adds file:line:col and the key path.
+class UnitError : public std::invalid_argument {
+public:
+  explicit UnitError(const std::string& what, std::string hint = {})
+      : std::invalid_argument(what), hint_(std::move(hint)) {}
+  const std::string& hint() const { return hint_; }
+private:
+  std::string hint_;
+};
+
+/// "80 GiB" → 85899345920.0 bytes. Throws UnitError.
+double parse_bytes(std::string_view text);
+/// "400 Gb/s" → 50e9 bytes/s; "300 GB/s" → 300e9 bytes/s. Throws UnitError.
+double parse_bandwidth_Bps(std::string_view text);
+/// "1.5 us" → 1'500'000 ps. Range: below ~9.2e6 s (int64 picoseconds). Throws UnitError.
+sim::Time parse_time(std::string_view text);
+/// "312 TFLOP/s" → 312e12 FLOP/s. Throws UnitError.
+double parse_flops(std::string_view text);
+
+/// Levenshtein distance (insert, delete, substitute; unit costs). O(|a|·|b|).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+/// The candidate closest to `word` if its edit distance is ≤ max_distance (ties: the
+/// first in order), else "". Used for "did you mean" hints on keys, presets, units.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates,
+                          std::size_t max_distance = 2);
+
+}  // namespace ls::tools

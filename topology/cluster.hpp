@@ -1,0 +1,130 @@
+// topology/cluster.hpp — the cluster graph: GPUs, switches, NICs, directed links, routes.
+//
+// A Cluster is built once from a ClusterSpec (generator keys or an explicit graph)
+// and is immutable afterwards except for its route cache. The graph itself is a
+// Boost.Graph adjacency_list kept inside cluster.cpp (pimpl): no Boost type leaks
+// into this header, so the rest of layoutsim compiles without Boost.
+//
+// Naming (scenarios and perturbations refer to these names):
+//   GPUs            node<N>.gpu<G>
+//   intra switch    node<N>.nvswitch (kind "nvswitch") | node<N>.pcie (kind "pcie-switch")
+//   NICs            node<N>.nic<R>
+//   leaf switches   leaf<i>   (rail-optimized: i = group·nics_per_node + rail;
+//                              fat-tree: i = group, a group being nodes_per_leaf nodes)
+//   spines          spine<j>
+//   directed links  "<from>-><to>", e.g. "node3.nic5->leaf5"; a duplex link is two
+//                   directed links. Parallel links between the same two vertices in an
+//                   explicit graph get a suffix: "a->b", "a->b#1", "a->b#2", ...
+//
+// Generated topology (see cluster.cpp for the numbers and why):
+//   intra node: every GPU has a duplex link to its node's switch, bandwidth
+//     intra.bandwidth_Bps per direction, latency intra.latency/2 per hop, so that
+//     gpu→switch→gpu costs exactly intra.latency.
+//   inter node (nodes > 1): GPU g uses NIC g % nics_per_node over a "pcie" link; NICs
+//     go up to leaves (link kind inter.kind), leaves to every spine. Latencies are
+//     split so that a leaf-only GPU→GPU path across nodes costs exactly inter.latency
+//     and a path through a spine a little more (two short switch hops).
+//
+// Routing: shortest path by total latency, then by hop count; GPUs never forward
+// traffic of others (a GPU is only a path's first or last vertex). Among the equal-
+// cost paths (ECMP), `flow_hash % path_count` chooses one, the paths being ordered
+// deterministically (by link ids), so the same hash always gives the same path.
+//
+// Units: bandwidth bytes/s per direction, latency sim::Time.
+// Thread-safety: route()/route_latency() fill a cache; a Cluster must not be used
+// from several threads at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/network.hpp"
+#include "sim/time.hpp"
+#include "topology/spec.hpp"
+
+namespace ls::topo {
+
+using sim::LinkId;
+
+/// One directed link. `from_vertex`/`to_vertex` index Cluster::vertex_name().
+struct LinkInfo {
+  std::string name;            // "<from>-><to>"
+  std::string kind;            // nvlink | pcie | infiniband | ethernet | ...
+  double bandwidth_Bps = 0;    // > 0
+  sim::Time latency;           // >= 0
+  int from_vertex = -1;
+  int to_vertex = -1;
+};
+
+class Cluster {
+public:
+  /// Builds the graph. Throws std::invalid_argument naming the offender on: bad GPU
+  /// names or vertex kinds, duplicate vertex names, links to unknown vertices,
+  /// non-positive bandwidth, negative latency, unknown link/fabric kinds, GPUs that
+  /// cannot reach each other (explicit graphs; generated ones are connected by
+  /// construction). Cost: O(V + E) for generators; O(G·(V + E)) for an explicit graph
+  /// (a reachability search from every GPU).
+  static Cluster build(const ClusterSpec& spec);
+
+  Cluster(Cluster&&) noexcept;
+  Cluster& operator=(Cluster&&) noexcept;
+  ~Cluster();
+
+  // ---- GPUs -------------------------------------------------------------------
+  /// GPU index = node·gpus_per_node + local index (explicit graph: GPUs sorted by
+  /// (node, gpu) as parsed from their names, then numbered 0..gpu_count()-1).
+  int gpu_count() const;
+  int node_count() const;
+  int node_of_gpu(int gpu) const;
+  std::string gpu_name(int gpu) const;
+  /// -1 when no GPU has that name. O(1) average.
+  int gpu_index(std::string_view name) const;
+  /// True when the GPUs are not all on one node.
+  bool crosses_nodes(std::span<const std::int32_t> gpus) const;
+
+  // ---- vertices ---------------------------------------------------------------
+  std::size_t vertex_count() const;
+  const std::string& vertex_name(int vertex) const;
+  /// gpu | nvswitch | pcie-switch | nic | switch
+  const std::string& vertex_kind(int vertex) const;
+  /// -1 when unknown.
+  int find_vertex(std::string_view name) const;
+
+  // ---- links ------------------------------------------------------------------
+  std::size_t link_count() const;
+  const LinkInfo& link(LinkId id) const;
+  std::optional<LinkId> find_link(std::string_view name) const;
+  /// Capacities indexed by LinkId: what sim::FlowNetwork is constructed with.
+  std::vector<double> link_bandwidths() const;
+
+  // ---- routes -----------------------------------------------------------------
+  /// Directed links from GPU src to GPU dst (empty when src == dst). The span stays
+  /// valid for the Cluster's lifetime (routes are cached per (src, dst) and never
+  /// evicted). First call for a pair: one Dijkstra from src, O(E log V) (its
+  /// distances are kept in a bounded cache for the next pairs from src); later calls
+  /// O(1). Throws std::out_of_range for a bad GPU index.
+  std::span<const LinkId> route(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
+  /// Number of equal-cost paths between the two GPUs that ECMP chooses from
+  /// (capped at kMaxEcmpPaths).
+  std::size_t path_count(int src_gpu, int dst_gpu) const;
+  /// Sum of the hop latencies of route(src, dst, flow_hash).
+  sim::Time route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
+  std::vector<std::string> link_kinds_on_route(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
+
+  /// At most this many equal-cost paths are enumerated per GPU pair (in link-id
+  /// order); enough for one path per spine in any realistic two-tier fabric.
+  static constexpr std::size_t kMaxEcmpPaths = 256;
+
+private:
+  struct Impl;
+  explicit Cluster(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ls::topo

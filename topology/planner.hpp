@@ -1,0 +1,88 @@
+// topology/planner.hpp — turns collectives and transfers into flow plans on a Cluster.
+//
+// Algorithms (ring family, as NCCL; α = route latency of one ring hop, taken as the
+// largest route latency among the phase's flows; S = per-member buffer bytes):
+//   all-reduce, flat ring      one phase, n flows i→i+1 of 2(n−1)/n·S, latency 2(n−1)α.
+//                              Time on a uniform ring: 2(n−1)(α + S/(nB)) exactly.
+//   all-reduce, hierarchical   chosen when the group spans > 1 node with the same
+//                              number k > 1 of GPUs on each of its N nodes:
+//                              1. intra-node reduce-scatter ring per node, (k−1)/k·S
+//                                 per flow, latency (k−1)α_intra;
+//                              2. inter-node ring all-reduce per rail (the j-th GPU of
+//                                 every node), 2(N−1)/N·S/k per flow, 2(N−1)α_inter;
+//                              3. intra-node all-gather, as phase 1.
+//   reduce-scatter/all-gather  flat ring, (n−1)/n·S per flow, latency (n−1)α (also when
+//                              spanning nodes: NCCL's ring does the same).
+//   all-to-all                 one phase, flow i→j of S/n for every i≠j, latency α.
+//   broadcast                  pipelined ring from devices[0]: n−1 flows i→i+1 of S
+//                              bytes, latency (n−1)α, i.e. S/B + (n−1)α when the ring
+//                              links are disjoint (chunked pipeline, chunk → 0).
+//   transfer                   one flow of S bytes on the route, latency = route latency.
+// A single-member group (or a transfer to oneself) has no phases.
+//
+// ECMP: each flow's hash is a mix of (src, dst, member index), so the flows of one
+// collective spread over the spines deterministically.
+//
+// Ownership and lifetime: the planner keeps a reference to the Cluster (which must
+// outlive it) and owns every plan it returns; returned references stay valid for
+// the planner's lifetime. Plans are cached by (devices, op, bytes) and
+// (src, dst, bytes): a lookup costs O(n) hashing of the device list. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/program.hpp"
+#include "topology/cluster.hpp"
+
+namespace ls::topo {
+
+class Planner : public sim::CommPlanner {
+public:
+  /// `ideal`: every plan has no phases (communication is free) but still reports
+  /// bytes_per_member, so byte accounting is the same as on a real network.
+  explicit Planner(const Cluster& cluster, bool ideal = false);
+  ~Planner() override;
+
+  const sim::CommPlan& collective(std::span<const std::int32_t> devices, sim::CollOp op, double bytes) override;
+  const sim::CommPlan& transfer(std::int32_t src_device, std::int32_t dst_device, double bytes) override;
+
+  /// Skewed all-to-all (MoE dispatch/combine): `bytes_matrix` is n×n row-major, entry
+  /// (i, j) = bytes member i sends to member j (diagonal and zero entries ignored).
+  /// One phase, latency α (largest route latency among the non-empty flows);
+  /// bytes_per_member = mean over members of the bytes each sends. Cached by
+  /// content (the matrix is part of the key), so a repeated routing is free.
+  const sim::CommPlan& all_to_all(std::span<const std::int32_t> devices, std::span<const double> bytes_matrix);
+
+  /// True when collective(devices, all_reduce, ·) uses the hierarchical algorithm.
+  bool uses_hierarchical_all_reduce(std::span<const std::int32_t> devices) const;
+
+  bool ideal() const { return ideal_; }
+  const Cluster& cluster() const { return cluster_; }
+  /// Number of distinct plans held (all caches together).
+  std::size_t cached_plans() const;
+
+private:
+  struct Key {
+    std::vector<std::int32_t> devices;
+    std::uint8_t op = 0;              // CollOp, or 255 for transfers, 254 for matrix all-to-all
+    std::vector<double> values;       // bytes (one value) or the bytes matrix
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+
+  sim::CommPlan build_collective(std::span<const std::int32_t> devices, sim::CollOp op, double bytes) const;
+  const sim::CommPlan& store(Key key, sim::CommPlan plan);
+
+  const Cluster& cluster_;
+  bool ideal_ = false;
+  // unique_ptr values: plan addresses never move, whatever the map does.
+  std::unordered_map<Key, std::unique_ptr<sim::CommPlan>, KeyHash> plans_;
+};
+
+}  // namespace ls::topo

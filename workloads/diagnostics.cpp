@@ -1,0 +1,112 @@
+// workloads/diagnostics.cpp — see diagnostics.hpp.
+#include "workloads/diagnostics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "workloads/hardware.hpp"
+#include "workloads/schedule.hpp"
+
+namespace ls::wl {
+
+namespace {
+
+std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
+
+void memory_warnings(const Scenario& s, const std::vector<MemoryTerms>& stages, std::vector<Warning>& out) {
+  const double cap = s.gpu.memory_bytes;
+  for (const auto& mt : stages) {
+    if (mt.peak <= cap) continue;
+    struct Term { const char* name; double v; };
+    Term terms[] = {{"weights", mt.weights}, {"gradients", mt.gradients}, {"master weights", mt.master},
+                    {"optimizer state", mt.optimizer}, {"activations", mt.activations}, {"buffers", mt.buffers}};
+    const auto* top = std::max_element(std::begin(terms), std::end(terms), [](const Term& a, const Term& b) { return a.v < b.v; });
+    // The seed's remedies, cheapest first: shard the optimizer state, recompute, then split the model further.
+    std::vector<std::string> remedies;
+    if (s.layout.zero < 1 && s.layout.dp > 1) remedies.push_back(fmt::format("zero: 1 (shards master+moments over dp={}: saves {})", s.layout.dp, gb((mt.master + mt.optimizer) * (1.0 - 1.0 / s.layout.dp))));
+    else if (s.layout.zero < 3 && s.layout.dp > 1) remedies.push_back(fmt::format("zero: {} (shard {} too)", s.layout.zero + 1, s.layout.zero == 1 ? "gradients" : "weights"));
+    if (s.layout.recompute != Recompute::full) remedies.push_back(std::string("recompute: ") + (s.layout.recompute == Recompute::none ? "selective" : "full") + " (activations are " + gb(mt.activations) + ")");
+    remedies.push_back("split further: more tp (within a node) or pp");
+    std::string r;
+    for (std::size_t i = 0; i < remedies.size(); ++i) r += fmt::format("{}{}) {}", i ? "; " : "", i + 1, remedies[i]);
+    out.push_back({"out-of-memory",
+                   fmt::format("stage {} needs {} per device but the GPU has {} (over by {}); the largest term is {} ({}). Remedies in order: {}",
+                               mt.stage, gb(mt.peak), gb(cap), gb(mt.peak - cap), top->name, gb(top->v), r)});
+  }
+}
+
+void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<Warning>& out) {
+  const double rows = bp.matmul_rows;
+  if (rows >= s.gpu.saturation_rows) return;
+  const double eff = matmul_efficiency(s.gpu, rows);
+  out.push_back({"small-microbatch",
+                 fmt::format("matmuls have {:.0f} rows (microbatch_size {} x seq_len {}), below the arithmetic-intensity floor of {:.0f} rows: "
+                             "efficiency {:.1f}% instead of {:.1f}% ({:.0f}% of the matmul throughput lost); raise microbatch_size",
+                             rows, s.layout.microbatch_size, s.model.seq_len, s.gpu.saturation_rows, eff * 100,
+                             s.gpu.matmul_efficiency * 100, (1.0 - eff / s.gpu.matmul_efficiency) * 100)});
+}
+
+}  // namespace
+
+std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, const PlanSummary& plan) {
+  std::vector<Warning> out;
+  memory_warnings(s, plan.memory_per_stage, out);
+  for (const auto& g : plan.groups)
+    if (g.axis == "tp" && g.crosses_nodes) {
+      std::string kinds;
+      for (const auto& k : g.link_kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+      out.push_back({"tp-crosses-nodes", fmt::format("TP group {}..{} ({} GPUs) spans nodes and uses {} links; "
+                                                     "its 4 all-reduces per layer per micro-batch cross the inter-node fabric",
+                                                     g.devices.front(), g.devices.back(), g.devices.size(), kinds)});
+      break;
+    }
+  small_microbatch(s, bp, out);
+  if (plan.bubble_fraction_analytic > 0.10) {
+    int m = s.layout.microbatches;
+    const int v = std::max(1, s.layout.virtual_stages);
+    while (m < 1 << 20 && analytic_bubble(s.layout.schedule, s.layout.pp, m, v) > 0.10) m += s.layout.schedule == Schedule::interleaved_1f1b ? s.layout.pp : 1;
+    out.push_back({"bubble", fmt::format("analytic pipeline bubble {:.1f}% with p={} m={}; microbatches: {} brings it under 10%",
+                                         plan.bubble_fraction_analytic * 100, s.layout.pp, s.layout.microbatches, m)});
+  }
+  return out;
+}
+
+std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp, const Result& r, bool have_critical_path) {
+  std::vector<Warning> out;
+  memory_warnings(s, r.memory_per_stage, out);
+  if (r.comm[static_cast<int>(sim::Axis::tp)].exposed_s > 0 && s.layout.tp > s.cluster.gpus_per_node)
+    out.push_back({"tp-crosses-nodes",
+                   fmt::format("tp={} is larger than a node ({} GPUs): TP all-reduces cross the inter-node fabric; exposed TP time {:.3f} s per step ({:.1f}% of the step)",
+                               s.layout.tp, s.cluster.gpus_per_node, r.comm[static_cast<int>(sim::Axis::tp)].exposed_s,
+                               100 * r.comm[static_cast<int>(sim::Axis::tp)].exposed_s / r.step_time_s)});
+  small_microbatch(s, bp, out);
+  if (r.bubble_fraction > 0.10) {
+    int m = s.layout.microbatches;
+    const int v = std::max(1, s.layout.virtual_stages);
+    while (m < 1 << 20 && analytic_bubble(s.layout.schedule, s.layout.pp, m, v) > 0.10) m += s.layout.schedule == Schedule::interleaved_1f1b ? s.layout.pp : 1;
+    out.push_back({"bubble", fmt::format("measured pipeline bubble {:.1f}% (analytic {:.1f}%); microbatches: {} brings the analytic bubble under 10%",
+                                         r.bubble_fraction * 100, r.bubble_fraction_analytic * 100, m)});
+  }
+  if (r.per_stage.size() > 1) {
+    auto mx = std::max_element(r.per_stage.begin(), r.per_stage.end(), [](auto& a, auto& b) { return a.compute_s < b.compute_s; });
+    auto mn = std::min_element(r.per_stage.begin(), r.per_stage.end(), [](auto& a, auto& b) { return a.compute_s < b.compute_s; });
+    if (mn->compute_s > 0 && mx->compute_s / mn->compute_s > 1.05) {
+      std::string per;
+      for (const auto& st : r.per_stage) per += fmt::format("{}{:.3f}", per.empty() ? "" : ", ", st.compute_s);
+      out.push_back({"stage-imbalance",
+                     fmt::format("stage {} computes {:.3f} s per step, stage {} only {:.3f} s (per-stage compute [{}] s); the faster stages wait "
+                                 "{:.3f} s per step on it; try stage_layers: balanced",
+                                 mx->stage, mx->compute_s, mn->stage, mn->compute_s, per, mx->compute_s - mn->compute_s)});
+    }
+  }
+  for (const auto& d : s.perturbations.devices)
+    if (d.compute_slowdown > 1.0)
+      out.push_back({"straggler", fmt::format("{} computes {:.2f}x slower than its peers; every collective and pipeline hand-off it joins waits for it",
+                                              d.device, d.compute_slowdown)});
+  (void)have_critical_path;
+  return out;
+}
+
+}  // namespace ls::wl
