@@ -29,6 +29,7 @@ const char* axis_name(Axis a) {
     case Axis::pp: return "pp";
     case Axis::dp: return "dp";
     case Axis::ep: return "ep";
+    case Axis::edp: return "expert-dp";
     default: return "none";
   }
 }
@@ -53,6 +54,7 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
   ranks_.resize(nranks);
   stats_.resize(nranks);
   groups_.resize(program_.groups.size() * kStreamCount);
+  group_plans_.resize(program_.groups.size());
 
   // Recv slots: each compute-stream recv of a stage gets a dense slot number so a
   // rank's arrival state is a small array rather than a map.
@@ -145,7 +147,7 @@ Time Engine::run_step(Time start, int step_index) {
         Comm& c = comms_[cid];
         if (--c.outstanding == 0) {
           const auto& ph = c.plan->phases[c.phase];
-          queue_.push(now_ + ph.latency, kCommPhaseDone, cid);
+          queue_.push(now_ + ph.latency * c.multiplier, kCommPhaseDone, cid);
         }
         break;
       }
@@ -265,6 +267,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   switch (op.kind) {
     case OpKind::compute: {
       double factor = cfg_.compute_factor[static_cast<std::size_t>(rank)];
+      if (op.expert_work) factor *= info.expert_scale;
       if (cfg_.compute_cv > 0)
         factor *= jitter(cfg_.compute_cv, static_cast<std::uint64_t>(rank),
                          (static_cast<std::uint64_t>(stream) << 32) | ss.pos);
@@ -317,14 +320,15 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
       if (gs.arrived < members.size()) return false;
       gs.arrived = 0;
-      // Every member runs the same template, so they all wait at the same op index.
-      thread_local std::vector<std::int32_t> devs;
-      devs.clear();
-      for (std::int32_t m : members) devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
+      const CommPlan* plan = group_plan(g, op);
       const std::uint32_t cid = alloc_comm();
       Comm& c = comms_[cid];
-      c.plan = &planner_.collective(devs, op.coll, op.bytes);
-      c.repeat_left = op.repeat;
+      c.plan = plan;
+      // k back-to-back runs of one plan cost k·(latency + bytes/rate) when nothing
+      // else changes in between: run it once with k× bytes and k× latency (half the
+      // events for the two TP all-reduces of a layer pass).
+      c.repeat_left = 1;
+      c.multiplier = std::max<std::uint32_t>(1, op.repeat);
       c.group = g;
       c.stream = static_cast<std::uint8_t>(stream);
       c.rank = rank;
@@ -343,6 +347,31 @@ bool Engine::try_start(std::int32_t rank, int stream) {
     }
   }
   return false;
+}
+
+const CommPlan* Engine::group_plan(std::int32_t g, const Op& op) {
+  // A group meets only a handful of distinct (op, size) pairs per step; a short
+  // linear list beats hashing the member list in the planner on every collective.
+  auto& cache = group_plans_[static_cast<std::size_t>(g)];
+  for (const auto& e : cache)
+    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) return e.plan;
+  std::vector<std::int32_t> devs;
+  for (std::int32_t m : program_.groups[static_cast<std::size_t>(g)].ranks)
+    devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
+  const CommPlan* plan = nullptr;
+  const std::size_t n = devs.size();
+  if (op.coll == CollOp::all_to_all && op.axis == Axis::ep && program_.ep_share.size() == n) {
+    // Skewed routing: member j owns experts that receive share[j] of every member's tokens.
+    std::vector<double> m(n * n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) m[i * n + j] = op.bytes * program_.ep_share[op.variant == 0 ? j : i];
+    plan = &planner_.all_to_all_matrix(devs, m);
+  } else {
+    plan = &planner_.collective(devs, op.coll, op.bytes);
+  }
+  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan});
+  return plan;
 }
 
 std::uint32_t Engine::alloc_comm() {
@@ -376,7 +405,7 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
   const CommPhase& ph = c.plan->phases[c.phase];
   c.outstanding = 0;
   for (const PlanFlow& f : ph.flows) {
-    const double bytes = f.bytes * c.scale;
+    const double bytes = f.bytes * c.scale * c.multiplier;
     if (bytes <= 0 || f.path_len == 0) continue;
     const FlowId id = net_.start(now, std::span<const LinkId>(c.plan->links.data() + f.path_begin, f.path_len), bytes);
     if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
@@ -384,7 +413,7 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     ++c.outstanding;
   }
   if (c.outstanding == 0) {
-    queue_.push(now + ph.latency, kCommPhaseDone, cid);
+    queue_.push(now + ph.latency * c.multiplier, kCommPhaseDone, cid);
     return;
   }
   schedule_resolve(now);
@@ -435,11 +464,14 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
 
   std::uint64_t flow_id = 0;
   switch (op.kind) {
-    case OpKind::compute:
+    case OpKind::compute: {
       st.compute_busy += dur;
-      st.hw_flops += op.hw_flops;
-      st.model_flops += op.model_flops;
+      // Expert work scales with the tokens this rank's experts actually received.
+      const double k = op.expert_work ? info.expert_scale : 1.0;
+      st.hw_flops += op.hw_flops * k;
+      st.model_flops += op.model_flops * k;
       break;
+    }
     case OpKind::collective:
       if (stream == 0) st.exposed[static_cast<int>(op.axis)] += dur;
       break;

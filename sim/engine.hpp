@@ -116,6 +116,7 @@ private:
     std::uint32_t phase = 0;
     std::uint32_t repeat_left = 0;
     std::uint32_t outstanding = 0;
+    std::uint32_t multiplier = 1;  // op.repeat folded into bytes and latency
     double scale = 1.0;             // jitter on bytes
     std::int32_t group = -1;        // collective: group id; transfer: -1
     std::int32_t rank = -1;         // transfer: sender rank; collective: any member
@@ -132,6 +133,7 @@ private:
   void start_phase(std::uint32_t comm_id, Time now);
   void finish_comm(std::uint32_t comm_id, Time now);
   std::uint32_t alloc_comm();
+  const CommPlan* group_plan(std::int32_t group, const Op& op);
   void schedule_resolve(Time now);
   double jitter(double cv, std::uint64_t a, std::uint64_t b) const;
   std::string describe_deadlock() const;
@@ -161,6 +163,8 @@ private:
   // per stage: recv slot of each compute-stream op (UINT32_MAX when not a recv)
   std::vector<std::vector<std::uint32_t>> recv_slot_;
   std::vector<std::uint32_t> recv_count_;
+  struct GroupPlan { CollOp coll; double bytes; std::uint8_t variant; const CommPlan* plan; };
+  std::vector<std::vector<GroupPlan>> group_plans_;
   std::vector<Comm> comms_;
   std::vector<std::uint32_t> free_comms_;
   std::vector<std::uint32_t> flow_comm_;   // flow id -> comm id

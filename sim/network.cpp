@@ -45,22 +45,70 @@ namespace ls::sim {
 
 namespace {
 
-// Min-heap order on (share, id): equal shares are broken by id so that the freezing
-// order (and hence floating-point rounding) never depends on the heap's layout.
-// Shares are >= 0, and the IEEE-754 bit patterns of non-negative doubles order
-// like the values, so the heap compares integers (no NaN/unordered branches).
-struct HeapGreater {
-  template <class E>
-  bool operator()(const E& x, const E& y) const {
-    return x.key > y.key || (x.key == y.key && x.id > y.id);
-  }
-};
-
+// The heap orders by (share, id): equal shares are broken by id so that the
+// freezing order (and hence floating-point rounding) never depends on the heap's
+// layout. Shares are >= 0, and the IEEE-754 bit patterns of non-negative doubles
+// order like the values, so the heap compares integers (no NaN/unordered branches).
 std::uint64_t share_key(double share) {
   // +0 for 0, -0 and (never expected) negative values: -0.0 would sort last.
   return share > 0 ? std::bit_cast<std::uint64_t>(share) : 0;
 }
 double key_share(std::uint64_t key) { return std::bit_cast<double>(key); }
+
+// A 4-ary implicit min-heap on (key, id): half the depth of a binary heap, and a
+// node's four children share a cache line. The lazy progressive filling spends
+// most of its time here on large components. Complexity: push/pop O(log4 n),
+// heapify O(n).
+template <class E>
+bool heap_less(const E& x, const E& y) {
+  return x.key < y.key || (x.key == y.key && x.id < y.id);
+}
+
+template <class E>
+void heap_sift_down(std::vector<E>& h, std::size_t i) {
+  const std::size_t n = h.size();
+  const E e = h[i];
+  for (;;) {
+    const std::size_t c = 4 * i + 1;
+    if (c >= n) break;
+    std::size_t best = c;
+    const std::size_t end = std::min(c + 4, n);
+    for (std::size_t k = c + 1; k < end; ++k)
+      if (heap_less(h[k], h[best])) best = k;
+    if (!heap_less(h[best], e)) break;
+    h[i] = h[best];
+    i = best;
+  }
+  h[i] = e;
+}
+
+template <class E>
+void heap_make(std::vector<E>& h) {
+  if (h.size() < 2) return;
+  for (std::size_t i = (h.size() - 2) / 4 + 1; i-- > 0;) heap_sift_down(h, i);
+}
+
+template <class E>
+void heap_push(std::vector<E>& h, const E& e) {
+  std::size_t i = h.size();
+  h.push_back(e);
+  while (i > 0) {
+    const std::size_t p = (i - 1) / 4;
+    if (!heap_less(e, h[p])) break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = e;
+}
+
+template <class E>
+E heap_pop(std::vector<E>& h) {
+  const E top = h.front();
+  h.front() = h.back();
+  h.pop_back();
+  if (!h.empty()) heap_sift_down(h, 0);
+  return top;
+}
 
 // Above this many seconds a drain time is reported as never (Time::max()): int64
 // picoseconds overflow at ~1.06e8 s; a step never lasts anywhere near that.
@@ -245,6 +293,7 @@ void FlowNetwork::discover(LinkId link, std::uint32_t epoch) {
   l.stamp = 0;
   l.constraining = l.nflows >= 2 && l.ub_sum > l.capacity * (1 - kConstrainSlack);
   comp_links_.push_back(link);
+  if (l.constraining) heap_.push_back(HeapEntry{share_key(l.capacity / l.weight_left), link, 0});
 }
 
 void FlowNetwork::freeze(Flow& f, double rate) {
@@ -271,8 +320,14 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
   // 1. Components reachable from the dirty links: BFS over the bipartite graph
   //    links <-> flows, expanding dirty links and constraining links only (see the
   //    file comment). comp_links_ doubles as the BFS queue; its first `ndirty`
-  //    entries are the dirty links.
+  //    entries are the dirty links. The heap of step 2 is filled on the way, in
+  //    the same pass over the paths (one walk over the memory, not three):
+  //    discover() pushes each constraining link at its initial share, and a flow
+  //    gets a bound entry when some link of its path is constraining but none of
+  //    those attains ub (otherwise that link's share, <= capacity / mult = ub,
+  //    freezes the flow first).
   const std::uint32_t ep = next_epoch();
+  heap_.clear();
   for (LinkId lid : dirty_) {
     hot_[lid].dirty = false;
     discover(lid, ep);
@@ -288,35 +343,22 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
       f.mark = ep;
       f.fixed = false;
       comp_flows_.push_back(u.flow);
-      for (const Hop& h : f.path)
-        if (hot_[h.link].mark != ep) discover(h.link, ep);
+      bool any = false, attained = false;
+      for (const Hop& h : f.path) {
+        LinkHot& l = hot_[h.link];
+        if (l.mark != ep) discover(h.link, ep);
+        if (!l.constraining) continue;
+        any = true;
+        if (l.capacity / h.mult == f.ub) attained = true;
+      }
+      if (any && !attained) heap_.push_back(HeapEntry{share_key(f.ub), u.flow | kFlowBit, 0});
     }
   }
 
-  // 2. Progressive filling over the constraining links, plus a bound entry for
-  //    each flow whose ub is not attained by one of them (otherwise that link's
-  //    share, <= capacity / mult = ub, freezes it first).
-  heap_.clear();
-  for (LinkId lid : comp_links_) {
-    const LinkHot& l = hot_[lid];
-    if (l.constraining) heap_.push_back(HeapEntry{share_key(l.capacity / l.weight_left), lid, 0});
-  }
-  for (FlowId fid : comp_flows_) {
-    const Flow& f = flows_[fid];
-    bool any = false, attained = false;
-    for (const Hop& h : f.path) {
-      const LinkHot& l = hot_[h.link];
-      if (!l.constraining) continue;
-      any = true;
-      if (l.capacity / h.mult == f.ub) attained = true;
-    }
-    if (any && !attained) heap_.push_back(HeapEntry{share_key(f.ub), fid | kFlowBit, 0});
-  }
-  std::make_heap(heap_.begin(), heap_.end(), HeapGreater{});
+  // 2. Progressive filling over the constraining links and the flow bounds.
+  heap_make(heap_);
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), HeapGreater{});
-    const HeapEntry e = heap_.back();
-    heap_.pop_back();
+    const HeapEntry e = heap_pop(heap_);
     if (e.id & kFlowBit) {
       Flow& f = flows_[e.id & ~kFlowBit];
       if (!f.fixed) freeze(f, key_share(e.key));
@@ -331,9 +373,8 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
       // below 0 through cancellation: share_key() clamps it to 0.
       const HeapEntry cur{share_key(l.cap_left / l.weight_left), e.id, l.stamp};
       r = key_share(cur.key);
-      if (!heap_.empty() && HeapGreater{}(cur, heap_.front())) {
-        heap_.push_back(cur);
-        std::push_heap(heap_.begin(), heap_.end(), HeapGreater{});
+      if (!heap_.empty() && heap_less(heap_.front(), cur)) {
+        heap_push(heap_, cur);
         continue;
       }
     }

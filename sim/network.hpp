@@ -6,7 +6,9 @@
 // (progressive filling, Bertsekas & Gallager, "Data Networks", §6.5.2). Rates are
 // re-solved lazily: start()/finish() only mark links dirty; resolve() re-solves
 // just the connected component(s) of flows reachable from dirty links, so one new
-// flow inside a node does not touch the rest of the cluster.
+// flow inside a node does not touch the rest of the cluster. Flows are coupled
+// only through links that can saturate (Σ over their flows of the flow's own
+// bottleneck-free bound exceeds the capacity); see network.cpp.
 //
 // Units: bandwidth in bytes/s, sizes in bytes, time in sim::Time (integer ps).
 // Ownership: the network owns its flows; FlowIds are recycled after finish().

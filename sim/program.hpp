@@ -31,8 +31,10 @@
 namespace ls::sim {
 
 enum class OpKind : std::uint8_t { compute, collective, send, recv };
-enum class Axis : std::uint8_t { none, tp, pp, dp, ep };
-inline constexpr int kAxisCount = 5;
+/// edp: the expert-data-parallel group (ranks holding the same experts), whose
+/// traffic is reported under dp.
+enum class Axis : std::uint8_t { none, tp, pp, dp, ep, edp };
+inline constexpr int kAxisCount = 6;
 enum class CollOp : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast };
 /// What an op is for: naming, accounting (bubble, critical path) and the trace.
 enum class Work : std::uint8_t { forward, backward, backward_input, backward_weight, recompute, optimizer, grad_sync, param_gather, other };
@@ -61,7 +63,9 @@ struct Op {
   double hw_flops = 0;                // compute: hardware FLOPs (recompute included)
   double model_flops = 0;             // compute: model FLOPs (MFU)
   double bytes = 0;                   // collective: per-rank buffer size S; send: message size
-  std::uint8_t repeat = 1;            // collective: run the plan this many times back to back
+  std::uint8_t repeat = 1;
+  std::uint8_t variant = 0;           // ep all-to-all: 0 dispatch (to expert owners), 1 combine (back)
+  bool expert_work = false;           // compute: scaled by the rank's expert load (RankInfo::expert_scale)            // collective: run the plan this many times back to back
                                       // (the 2 TP all-reduces of one layer pass: one op, half the events)
   std::int32_t peer_stage = -1;       // send: destination stage
   std::uint32_t peer_op = 0;          // send: index of the matching recv on the compute stream there
@@ -81,7 +85,8 @@ struct RankInfo {
   std::int32_t device = 0;     // GPU index in the cluster (rank == device index here)
   std::int32_t stage = 0;
   std::int32_t dp = 0, tp = 0, ep = 0;  // coordinates
-  std::array<std::int32_t, kAxisCount> group{-1, -1, -1, -1, -1};  // by Axis
+  std::array<std::int32_t, kAxisCount> group{-1, -1, -1, -1, -1, -1};  // by Axis
+  double expert_scale = 1.0;   // MoE: tokens this rank's experts process / the balanced share
 };
 
 struct Group {
@@ -95,6 +100,9 @@ struct Program {
   std::vector<Group> groups;
   /// rank of the stage-`s` peer with the same (dp, tp) coordinates: peer[rank*stages + s]
   std::vector<std::int32_t> pp_peer;
+  /// MoE: share of the routed tokens processed by the expert owner of each ep index
+  /// (empty: uniform all-to-all). Dispatch sends S·share[j] from i to j, combine S·share[i].
+  std::vector<double> ep_share;
 };
 
 // ---------------------------------------------------------------------------
@@ -128,6 +136,8 @@ public:
   /// `devices`: the group's GPUs in ring order. `bytes`: per-member buffer size S.
   virtual const CommPlan& collective(std::span<const std::int32_t> devices, CollOp op, double bytes) = 0;
   virtual const CommPlan& transfer(std::int32_t src_device, std::int32_t dst_device, double bytes) = 0;
+  /// Pairwise all-to-all with bytes_matrix[i·n + j] bytes from member i to member j.
+  virtual const CommPlan& all_to_all_matrix(std::span<const std::int32_t> devices, std::span<const double> bytes_matrix) = 0;
 };
 
 }  // namespace ls::sim

@@ -158,6 +158,38 @@ TEST_CASE("rail-optimized across leaf groups and fat-tree under one leaf") {
   }
 }
 
+TEST_CASE("every pair of a 4-node rail-optimized cluster gets the expected route class") {
+  // 4 nodes × 8 GPUs, 2 nodes per leaf, 3 spines. Expected, by construction:
+  //   same node                         -> NVSwitch, 1 us, 1 path
+  //   same rail, same leaf group        -> leaf only, 3 us, 1 path
+  //   otherwise                         -> via a spine, 3.2 us, 3 equal-cost paths
+  auto s = multi_node(4, "rail-optimized", 2);
+  s.inter.spines = 3;
+  const Cluster c = Cluster::build(s);
+  for (int a = 0; a < c.gpu_count(); ++a)
+    for (int b = 0; b < c.gpu_count(); ++b) {
+      if (a == b) continue;
+      CAPTURE(a);
+      CAPTURE(b);
+      const bool same_node = a / 8 == b / 8;
+      const bool leaf_only = !same_node && a % 8 == b % 8 && a / 16 == b / 16;
+      const Time want = same_node ? ls::sim::us(1) : leaf_only ? ls::sim::us(3) : ls::sim::ns(3200);
+      CHECK(c.route_latency(a, b) == want);
+      CHECK(c.path_count(a, b) == (same_node || leaf_only ? 1u : 3u));
+      CHECK(c.route(a, b, 7).size() == (same_node ? 2u : leaf_only ? 4u : 6u));
+    }
+}
+
+TEST_CASE("a NIC shared by two GPUs does not turn their traffic around") {
+  // 4 NICs for 8 GPUs: GPUs 0 and 4 both use nic0. gpu0 -> nic0 -> gpu4 would cost
+  // 2 × 100 ns < 1 us of NVSwitch, but a NIC only forwards host <-> network.
+  auto s = multi_node(2, "fat-tree");
+  s.inter.nics_per_node = 4;
+  const Cluster c = Cluster::build(s);
+  CHECK(c.link_kinds_on_route(0, 4) == std::vector<std::string>{"nvlink", "nvlink"});
+  CHECK(c.route_latency(0, 4) == ls::sim::us(1));
+}
+
 TEST_CASE("ECMP: different hashes use different spines; same hash, same path; cache returns the same span") {
   auto s = multi_node(4, "rail-optimized", 2);
   s.inter.spines = 4;

@@ -209,7 +209,7 @@ TEST_CASE("Chrome trace: structure, exact timestamps, flows, and it passes the c
   CHECK(j["displayTimeUnit"] == "ns");
   CHECK(j["metadata"]["scenario"] == "unit-test");
   int x = 0;
-  bool saw_exact = false, saw_crit = false, saw_out = false, saw_in = false;
+  bool saw_crit = false, saw_out = false, saw_in = false;
   for (const auto& e : j["traceEvents"]) {
     if (e["ph"] != "X") continue;
     ++x;

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <stdexcept>
+#include <tuple>
 
 #include "workloads/memory.hpp"
 

@@ -25,6 +25,7 @@ const char* axis_name(sim::Axis a) {
     case sim::Axis::pp: return "pp";
     case sim::Axis::dp: return "dp";
     case sim::Axis::ep: return "ep";
+    case sim::Axis::edp: return "edp";  // reported under dp in the summary
     case sim::Axis::none: break;
   }
   return "none";

@@ -496,7 +496,9 @@ public:
       return s_;
     if (const YEntry* e = root.find("name")) assign(s_.name, r_.string(e->value, "name"));
     if (s_.name.empty()) s_.name = default_name(source_);
+    const std::size_t errors_before_cluster = d_.errors.size();
     cluster(root.find("cluster"));
+    cluster_ok_ = d_.errors.size() == errors_before_cluster;
     if (const YEntry* e = root.find("model")) model(e->value, "model");
     else d_.error(Loc{source_, 1, 1}, "model", "missing required key",
                   fmt::format("give a preset, e.g. model: {{preset: llama3-70b}}; presets: {}",
@@ -513,6 +515,18 @@ public:
   }
 
 private:
+  /// Spec defaults plus the loader's own (topo::InterNodeSpec leaves kind and latency empty).
+  // noinline: with it inlined, GCC 12 -O3 reports a false -Wmaybe-uninitialized on
+  // the aggregate-initialised topo::InterNodeSpec base.
+  [[gnu::noinline]] static wl::Scenario defaults() {
+    wl::Scenario s;
+    s.cluster.inter.kind = "infiniband";
+    s.cluster.inter.latency = sim::us(3);   // typical IB switch-to-switch + NIC latency
+    s.cluster.intra.kind = "nvswitch";
+    s.cluster.intra.latency = sim::us(1);
+    return s;
+  }
+
   static std::string default_name(const std::string& source) {
     if (source == "<default>") return "default";
     std::string n = source;
@@ -642,7 +656,7 @@ private:
     if (!have_preset) {
       for (const char* k : {"peak_tflops", "memory", "hbm_bandwidth"})
         if (!n->find(k))
-          d_.error(n->loc, join_key(path, k), "missing required key (there is no preset to inherit it from)",
+          d_.error(n->loc, join_key(path, k), "missing required key: there is no preset to inherit it from",
                    fmt::format("or add preset: one of {}", fmt::join(wl::gpu_preset_names(), ", ")));
     }
     s_.gpu = g;
@@ -828,7 +842,7 @@ private:
     if (!have_preset) {
       for (const char* k : {"layers", "hidden", "heads", "vocab", "seq_len"})
         if (!n.find(k))
-          d_.error(n.loc, join_key(path, k), "missing required key (there is no preset to inherit it from)",
+          d_.error(n.loc, join_key(path, k), "missing required key: there is no preset to inherit it from",
                    fmt::format("or add preset: one of {}", fmt::join(wl::model_preset_names(), ", ")));
       if (!n.find("kv_heads")) m.kv_heads = m.heads;
       if (!n.find("ffn_hidden")) m.ffn_hidden = 4 * m.hidden;
@@ -1079,6 +1093,7 @@ private:
         }
         auto name = r_.string(dev->value, p + ".device");
         if (!name) continue;
+        if (!cluster_ok_) continue;  // the device set is unknown; do not pile on follow-up errors
         if (!device_exists(*name)) {
           const bool shaped = gpu_coords(*name).has_value() || s_.cluster.graph;
           d_.error(dev->value.loc, p + ".device",
@@ -1140,8 +1155,9 @@ private:
   Reader r_;
   Diag& d_;
   std::string source_;
-  wl::Scenario s_;
+  wl::Scenario s_ = defaults();
   bool gpu_ok_ = false;
+  bool cluster_ok_ = true;
   std::set<std::string> graph_gpus_;
 };
 

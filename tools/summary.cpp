@@ -197,7 +197,7 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
                      L.microbatch_size, L.microbatch_size == 1 ? "" : "s",
                      L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());
   out += fmt::format("  {:<20} {}\n", "placement", fmt::join(L.placement, " > "));
-  out += fmt::format("  {:<20} {}\n", "model FLOPs/step", human_count(p.model_flops_per_step));
+  out += fmt::format("  {:<20} {}FLOP\n", "model FLOPs/step", human_count(p.model_flops_per_step));
   out += fmt::format("  {:<20} {}  ((p-1)/(v*m+p-1))\n", "bubble (analytic)", percent(p.bubble_fraction_analytic));
 
   out += "\nCommunication groups\n";

@@ -26,7 +26,9 @@
 //     and a path through a spine a little more (two short switch hops).
 //
 // Routing: shortest path by total latency, then by hop count; GPUs never forward
-// traffic of others (a GPU is only a path's first or last vertex). Among the equal-
+// traffic of others (a GPU is only a path's first or last vertex) and a NIC only
+// forwards between its host side (GPU, NVSwitch, PCIe switch) and the network, never
+// host→host or network→network. Among the equal-
 // cost paths (ECMP), `flow_hash % path_count` chooses one, the paths being ordered
 // deterministically (by link ids), so the same hash always gives the same path.
 //
@@ -105,10 +107,11 @@ public:
 
   // ---- routes -----------------------------------------------------------------
   /// Directed links from GPU src to GPU dst (empty when src == dst). The span stays
-  /// valid for the Cluster's lifetime (routes are cached per (src, dst) and never
-  /// evicted). First call for a pair: one Dijkstra from src, O(E log V) (its
-  /// distances are kept in a bounded cache for the next pairs from src); later calls
-  /// O(1). Throws std::out_of_range for a bad GPU index.
+  /// valid for the Cluster's lifetime (all equal-cost paths of a pair are cached on
+  /// first use and never evicted). First call for a pair: one pruned, early-stopped
+  /// Dijkstra that visits src's first hops, the switch core and dst's last hop,
+  /// O(E_core log V) (measured: 1024 GPUs, all TP+DP ring pairs, 37 ms; 4096 GPUs
+  /// 0.5 s); later calls O(1). Throws std::out_of_range for a bad GPU index.
   std::span<const LinkId> route(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
   /// Number of equal-cost paths between the two GPUs that ECMP chooses from
   /// (capped at kMaxEcmpPaths).

@@ -56,6 +56,10 @@ public:
   /// bytes_per_member = mean over members of the bytes each sends. Cached by
   /// content (the matrix is part of the key), so a repeated routing is free.
   const sim::CommPlan& all_to_all(std::span<const std::int32_t> devices, std::span<const double> bytes_matrix);
+  const sim::CommPlan& all_to_all_matrix(std::span<const std::int32_t> devices,
+                                         std::span<const double> bytes_matrix) override {
+    return all_to_all(devices, bytes_matrix);
+  }
 
   /// True when collective(devices, all_reduce, ·) uses the hierarchical algorithm.
   bool uses_hierarchical_all_reduce(std::span<const std::int32_t> devices) const;

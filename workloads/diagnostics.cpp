@@ -105,6 +105,20 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
     if (d.compute_slowdown > 1.0)
       out.push_back({"straggler", fmt::format("{} computes {:.2f}x slower than its peers; every collective and pipeline hand-off it joins waits for it",
                                               d.device, d.compute_slowdown)});
+  if (r.moe.present && !r.moe.device_factor.empty()) {
+    const auto mx = std::max_element(r.moe.device_factor.begin(), r.moe.device_factor.end());
+    if (*mx > 1.05) {
+      // Every MoE layer waits for its most loaded expert owner: the excess expert work
+      // of that device, per MoE layer, per micro-batch, forward and backward.
+      const double expert_mb_s = r.moe_expert_layer_s;
+      const double cost = expert_mb_s * (*mx - 1.0) * r.moe_layers_on_slowest_stage * s.layout.microbatches;
+      out.push_back({"moe-imbalance",
+                     fmt::format("routing is skewed: ep rank {} processes {:.2f}x its balanced share of expert tokens and every MoE layer waits for it; "
+                                 "≈{:.3f} s per step ({:.1f}% of the step) lost against balanced routing{}",
+                                 mx - r.moe.device_factor.begin(), *mx, cost, 100 * cost / r.step_time_s,
+                                 r.moe.dropped_fraction > 0 ? fmt::format("; the capacity factor drops {:.1f}% of routed tokens", 100 * r.moe.dropped_fraction) : std::string())});
+    }
+  }
   (void)have_critical_path;
   return out;
 }

@@ -152,8 +152,11 @@ std::vector<LayoutError> validate(const Scenario& s) {
       e.add("layout.microbatches",
             fmt::format("interleaved-1f1b needs microbatches to be a multiple of pp (Megatron-LM's rule): {} is not a multiple of {}",
                         L.microbatches, L.pp),
-            fmt::format("use {} or {} micro-batches", std::max(L.pp, L.microbatches / std::max(L.pp, 1) * L.pp),
-                        (L.microbatches / std::max(L.pp, 1) + 1) * L.pp));
+            [&] {
+              const int pp = std::max(L.pp, 1);
+              const int lo = std::max(pp, L.microbatches / pp * pp), hi = (L.microbatches / pp + 1) * pp;
+              return lo == hi ? fmt::format("use {} micro-batches", lo) : fmt::format("use {} or {} micro-batches", lo, hi);
+            }());
   } else if (L.virtual_stages != 1) {
     e.add("layout.virtual_stages",
           fmt::format("virtual_stages = {} is only meaningful with schedule: interleaved-1f1b (schedule is {})", L.virtual_stages,

@@ -25,6 +25,15 @@ ModelSpec make(std::string name, int layers, std::int64_t hidden, int heads, int
   return m;
 }
 
+ModelSpec moe(ModelSpec m, int experts, int top_k, std::int64_t expert_ffn, int every_n, int shared) {
+  m.moe.experts = experts;
+  m.moe.top_k = top_k;
+  m.moe.expert_ffn_hidden = expert_ffn;
+  m.moe.every_n_layers = every_n;
+  m.moe.shared_experts = shared;
+  return m;
+}
+
 std::vector<ModelSpec> presets() {
   return {
       // Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1:
@@ -47,6 +56,17 @@ std::vector<ModelSpec> presets() {
       // (+0.04 % of 70e9; h = 8192 would give 65e9). GPT-2 vocabulary, 4096 context,
       // tied embeddings like GPT-3.
       make("seed-70b", 80, 8512, 64, 64, 4 * 8512, 50257, 4096, Activation::gelu, true),
+      moe(
+          // Jiang et al. 2024, "Mixtral of Experts", Table 1: 32 layers, dim 4096,
+          // 32 heads, 8 KV heads, hidden 14336 per expert, 8 experts, top-2, vocab
+          // 32000; every layer is an MoE layer. 46.7e9 parameters (12.9e9 active).
+          make("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096, Activation::swiglu, false), 8, 2, 14336, 1, 0),
+      moe(
+          // DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", §4.2: 61 layers, hidden
+          // 7168, 128 heads, 256 routed experts of width 2048 plus 1 shared, top-8,
+          // vocab 129280. "-like": MLA is modelled as plain MHA (kv_heads = heads)
+          // and all 61 layers are MoE (the real model keeps the first 3 dense).
+          make("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096, Activation::swiglu, false), 256, 8, 2048, 1, 1),
   };
 }
 
@@ -129,6 +149,8 @@ double layer_params(const ModelSpec& m, int layer) {
   return attention_params(m) + norms_params(m) + h * m.moe.experts /* router */ +
          experts * mlp_params(m, expert_width(m));
 }
+
+double expert_params(const ModelSpec& m) { return mlp_params(m, expert_width(m)); }
 
 double embedding_params(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden);

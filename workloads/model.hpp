@@ -24,7 +24,7 @@
 
 namespace ls::wl {
 
-/// gpt3-175b, llama3-8b, llama3-70b, llama3-405b, seed-70b (and MoE presets later).
+/// gpt3-175b, llama3-8b, llama3-70b, llama3-405b, seed-70b, mixtral-8x7b, deepseek-v3.
 std::optional<ModelSpec> model_preset(std::string_view name);
 std::vector<std::string> model_preset_names();
 
@@ -37,6 +37,8 @@ bool layer_is_moe(const ModelSpec& m, int layer);
 /// Input embedding parameters: vocab · hidden, plus seq_len · hidden learned
 /// positions for GPT-style (gelu) models.
 double embedding_params(const ModelSpec& m);
+/// Parameters of one routed expert MLP (expert_ffn_hidden wide).
+double expert_params(const ModelSpec& m);
 /// Output projection vocab · hidden; 0 when tied (the embedding table is reused).
 double lm_head_params(const ModelSpec& m);
 /// Final norm before the LM head: 2·hidden (LayerNorm) or hidden (RMSNorm).

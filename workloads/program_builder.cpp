@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <stdexcept>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "workloads/hardware.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/model.hpp"
+#include "workloads/moe.hpp"
 #include "workloads/schedule.hpp"
 
 namespace ls::wl {
@@ -31,10 +33,6 @@ constexpr int kPpSend = static_cast<int>(sim::Stream::pp_send);
 constexpr int kDp = static_cast<int>(sim::Stream::dp);
 constexpr int kPrefetch = static_cast<int>(sim::Stream::prefetch);
 
-bool is_moe_layer(const ModelSpec& m, int layer) {
-  return m.moe.experts > 0 && (layer % std::max(1, m.moe.every_n_layers)) == std::max(1, m.moe.every_n_layers) - 1;
-}
-
 /// Per-device compute costs, shared by every layer of the dense model.
 struct Costs {
   LayerCosts layer, embed, head;
@@ -43,6 +41,13 @@ struct Costs {
   double act_layer = 0;                // activation bytes kept per layer per micro-batch
   double act_full_layer = 0;           // activations materialised by a full recompute of one layer
   double logits_bytes = 0;             // LM head: fp32 logits kept for the loss backward
+  // MoE layers: the dense part (attention, router, shared experts) and the routed
+  // experts, split so that only the latter scales with a device's expert load.
+  bool moe = false;
+  LayerCosts moe_dense, moe_expert;
+  sim::Time mf, mb, mbi, mbw, mrc;     // dense part times
+  sim::Time xf, xb, xbi, xbw, xrc;     // expert part times (balanced load)
+  double a2a_bytes = 0;                // one dispatch/combine buffer per device: b·s·k·h·act_bytes / t
   double tp_bytes = 0;                 // one TP all-reduce buffer: b·s·h·act_bytes
   double pp_bytes = 0;                 // one boundary tensor per TP rank
 };
@@ -74,6 +79,39 @@ Costs make_costs(const Scenario& sc) {
   c.eb = time_of(g, c.embed.backward);
   c.hf = time_of(g, c.head.forward);
   c.hb = time_of(g, c.head.backward);
+  if (m.moe.experts > 0) {
+    // Difference of two layer_costs calls: the full MoE layer minus the same layer
+    // with no routed expert visits (top_k = 0) leaves exactly the routed-expert work.
+    c.moe = true;
+    const int l_moe = std::max(1, m.moe.every_n_layers) - 1;
+    const LayerCosts full = layer_costs(m, l_moe, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
+    ModelSpec m0 = m;
+    m0.moe.top_k = 0;
+    c.moe_dense = layer_costs(m0, l_moe, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
+    // Rows of one expert's matmul: the ep group's tokens × top_k spread over E experts.
+    const double rows = static_cast<double>(L.ep) * L.microbatch_size * static_cast<double>(m.seq_len) * m.moe.top_k /
+                        m.moe.experts;
+    auto diff = [&](const Cost& a, const Cost& b) { return Cost{a.flops - b.flops, a.bytes - b.bytes, rows}; };
+    c.moe_expert.forward = diff(full.forward, c.moe_dense.forward);
+    c.moe_expert.backward = diff(full.backward, c.moe_dense.backward);
+    c.moe_expert.backward_input = diff(full.backward_input, c.moe_dense.backward_input);
+    c.moe_expert.backward_weight = diff(full.backward_weight, c.moe_dense.backward_weight);
+    c.moe_expert.recompute = diff(full.recompute, c.moe_dense.recompute);
+    c.moe_expert.model_flops_fwd = full.model_flops_fwd - c.moe_dense.model_flops_fwd;
+    c.mf = time_of(g, c.moe_dense.forward);
+    c.mb = time_of(g, c.moe_dense.backward);
+    c.mbi = time_of(g, c.moe_dense.backward_input);
+    c.mbw = time_of(g, c.moe_dense.backward_weight);
+    c.mrc = time_of(g, c.moe_dense.recompute);
+    c.xf = time_of(g, c.moe_expert.forward);
+    c.xb = time_of(g, c.moe_expert.backward);
+    c.xbi = time_of(g, c.moe_expert.backward_input);
+    c.xbw = time_of(g, c.moe_expert.backward_weight);
+    c.xrc = time_of(g, c.moe_expert.recompute);
+    // Each TP rank dispatches a disjoint 1/t of the micro-batch's tokens.
+    c.a2a_bytes = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) * static_cast<double>(m.hidden) *
+                  m.moe.top_k * ab / L.tp;
+  }
   c.act_layer = activation_bytes_per_layer(m, L.microbatch_size, L.tp, L.sequence_parallel, L.recompute);
   c.act_full_layer = activation_bytes_per_layer(m, L.microbatch_size, L.tp, L.sequence_parallel, Recompute::none);
   const double bsh = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) * static_cast<double>(m.hidden);
@@ -228,6 +266,14 @@ BuiltProgram build_program(const Scenario& sc) {
     }
   }
 
+  // ---- MoE routing ----
+  std::optional<Routing> routing;
+  if (m.moe.experts > 0) {
+    routing = route_tokens(m.moe, L.ep);
+    out.routing = *routing;
+    if (L.ep > 1) out.program.ep_share = routing->device_share;
+  }
+
   // ---- ranks and groups ----
   const Mesh mesh(d, t, p, L.placement);
   auto& prog = out.program;
@@ -254,6 +300,14 @@ BuiltProgram build_program(const Scenario& sc) {
     ri.tp = co.tp;
     if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp, co.pp);
     if (d > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
+    // Expert parallelism is carved out of dp (Megatron): ep consecutive dp indices
+    // share the experts; ranks with the same dp index modulo ep hold the same
+    // experts and reduce their gradients together (expert-data-parallel group).
+    if (L.ep > 1) ri.group[static_cast<int>(Axis::ep)] = group_of(Axis::ep, co.tp, co.pp * (d / L.ep) + co.dp / L.ep);
+    if (m.moe.experts > 0 && d / L.ep > 1)
+      ri.group[static_cast<int>(Axis::edp)] = group_of(Axis::edp, co.tp, co.pp * L.ep + co.dp % L.ep);
+    ri.ep = co.dp % L.ep;
+    if (routing) ri.expert_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
     for (int st = 0; st < p; ++st)
       prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] =
           mesh.rank(Coord{co.dp, co.tp, st});
@@ -270,11 +324,22 @@ BuiltProgram build_program(const Scenario& sc) {
   const auto sched = build_schedule(L.schedule, p, M, v);
   const bool zb = L.schedule == Schedule::zb_h1;
   const bool zero3 = L.zero >= 3 && d > 1;
-  const double layer_w_bytes = layer_params(m) / t * sc.precision.weights;
-  const double layer_g_bytes = layer_params(m) / t * sc.precision.gradients;
+  // Per-device parameters of one layer: the dense part is split over tp; routed
+  // experts also over ep (each device holds experts/ep of them).
+  auto expert_dev_params = [&](int l) {
+    return layer_is_moe(m, l) ? static_cast<double>(m.moe.experts) / L.ep * expert_params(m) / t : 0.0;
+  };
+  auto dense_dev_params = [&](int l) {
+    return layer_is_moe(m, l) ? (layer_params(m, l) - m.moe.experts * expert_params(m)) / t : layer_params(m) / t;
+  };
+  auto layer_w_bytes = [&](int l) { return (dense_dev_params(l) + expert_dev_params(l)) * sc.precision.weights; };
+  const bool edp = m.moe.experts > 0 && d / L.ep > 1;
   const int ab = sc.precision.activations;
   (void)ab;
   const int last_mc = p * v - 1;
+  // With tied embeddings and a pipeline, the last stage keeps its own copy of the
+  // table for the LM head (Megatron does, and all-reduces its gradient with stage 0).
+  const double head_params = m.tied_embeddings ? (p * v > 1 ? embedding_params(m) : 0.0) : lm_head_params(m);
 
   // recv index per (stage, dir, mb, chunk); sends patched once all stages exist.
   std::vector<std::vector<std::uint32_t>> recv_idx(static_cast<std::size_t>(p),
@@ -309,7 +374,7 @@ BuiltProgram build_program(const Scenario& sc) {
       // One-layer prefetch: gather k may start once the layer that used gather k−2
       // has finished, so at most two gathered layers are resident.
       std::vector<sim::OpRef> deps;
-      Op g = coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1, layer_w_bytes, 1);
+      Op g = coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1, layer_w_bytes(layer), 1);
       g.microbatch = mb;
       (void)w;
       std::uint32_t idx;
@@ -344,6 +409,26 @@ BuiltProgram build_program(const Scenario& sc) {
       dp_any = true;
     };
 
+    auto ep_a2a = [&](Work w, int mb, int ch, int l, int variant) {
+      if (L.ep <= 1) return;
+      Op a = coll_op(Axis::ep, CollOp::all_to_all, w, mb, ch, l, l + 1, c.a2a_bytes, 1);
+      a.variant = static_cast<std::uint8_t>(variant);
+      B.add(kCompute, a);
+    };
+    auto expert_op = [&](Work w, int mb, int ch, int l, sim::Time dur, double hw, double mf) {
+      Op x = compute_op(w, mb, ch, l, l + 1, dur, hw, mf, 0);
+      x.expert_work = true;
+      return B.add(kCompute, x);
+    };
+    auto edp_grad = [&](int l, int ch) {
+      // Expert gradients reduce over the ranks holding the same experts.
+      if (!edp || !layer_is_moe(m, l)) return;
+      const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
+      B.add(kDp, coll_op(Axis::edp, op, Work::grad_sync, -1, ch, l, l + 1, expert_dev_params(l) * sc.precision.gradients, 1),
+            {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
+      dp_any = true;
+    };
+
     for (int i = 0; i < static_cast<int>(items.size()); ++i) {
       const auto& it = items[static_cast<std::size_t>(i)];
       const int ch = it.chunk, mb = it.microbatch;
@@ -367,6 +452,18 @@ BuiltProgram build_program(const Scenario& sc) {
         }
         for (int l = cl.begin; l < cl.end; ++l) {
           const auto g = gather_for(mb, ch, l, Work::forward);
+          if (c.moe && layer_is_moe(m, l)) {
+            // Attention + router, dispatch, the experts this device owns, combine.
+            layer_compute(compute_op(Work::forward, mb, ch, l, l + 1, c.mf, c.moe_dense.forward.flops,
+                                     c.moe_dense.model_flops_fwd, static_cast<std::int64_t>(act)),
+                          g);
+            tp_comm(Work::forward, mb, ch, l, l + 1, 1);
+            ep_a2a(Work::forward, mb, ch, l, 0);
+            expert_op(Work::forward, mb, ch, l, c.xf, c.moe_expert.forward.flops, c.moe_expert.model_flops_fwd);
+            ep_a2a(Work::forward, mb, ch, l, 1);
+            tp_comm(Work::forward, mb, ch, l, l + 1, 1);
+            continue;
+          }
           layer_compute(compute_op(Work::forward, mb, ch, l, l + 1, c.f, c.layer.forward.flops, c.layer.model_flops_fwd,
                                    static_cast<std::int64_t>(act)),
                         g);
@@ -409,6 +506,35 @@ BuiltProgram build_program(const Scenario& sc) {
         const bool is_last_grad = !zb && i == last_grad_item[static_cast<std::size_t>(ch)];
         for (int l = cl.end - 1; l >= cl.begin; --l) {
           const auto g = gather_for(mb, ch, l, Work::backward);
+          if (c.moe && layer_is_moe(m, l)) {
+            // Mirror of the forward: gradients go to the expert owners and back.
+            std::int64_t rc_mem = 0;
+            if (L.recompute != Recompute::none) {
+              rc_mem = L.recompute == Recompute::full ? static_cast<std::int64_t>(c.act_full_layer) : 0;
+              layer_compute(compute_op(Work::recompute, mb, ch, l, l + 1, c.mrc, c.moe_dense.recompute.flops, 0, rc_mem), g);
+              if (L.recompute == Recompute::full)
+                expert_op(Work::recompute, mb, ch, l, c.xrc, c.moe_expert.recompute.flops, 0);
+            }
+            const Work bw = split ? Work::backward_input : Work::backward;
+            tp_comm(bw, mb, ch, l, l + 1, 1);
+            ep_a2a(bw, mb, ch, l, 0);
+            expert_op(bw, mb, ch, l, split ? c.xbi : c.xb,
+                      split ? c.moe_expert.backward_input.flops : c.moe_expert.backward.flops,
+                      (split ? 1 : 2) * c.moe_expert.model_flops_fwd);
+            ep_a2a(bw, mb, ch, l, 1);
+            const std::int64_t free_mem = -rc_mem - (split ? 0 : static_cast<std::int64_t>(act));
+            Op dn = compute_op(bw, mb, ch, l, l + 1, split ? c.mbi : c.mb,
+                               split ? c.moe_dense.backward_input.flops : c.moe_dense.backward.flops,
+                               (split ? 1 : 2) * c.moe_dense.model_flops_fwd, free_mem);
+            if (L.recompute != Recompute::none) B.add(kCompute, dn);
+            else layer_compute(dn, g);
+            tp_comm(bw, mb, ch, l, l + 1, 1);
+            if (is_last_grad) {
+              dp_grad(B.last(kCompute), dense_dev_params(l) * sc.precision.gradients, l, l + 1, ch, false);
+              edp_grad(l, ch);
+            }
+            continue;
+          }
           std::int64_t rc_mem = 0;
           if (L.recompute != Recompute::none) {
             // Recompute re-materialises what the forward dropped; full recompute
@@ -431,13 +557,13 @@ BuiltProgram build_program(const Scenario& sc) {
                                   g);
           if (L.recompute != Recompute::none && split) B.sp.streams[kCompute][bidx].work = Work::backward_input;
           tp_comm(split ? Work::backward_input : Work::backward, mb, ch, l, l + 1, 2);
-          if (is_last_grad) dp_grad(B.last(kCompute), layer_g_bytes, l, l + 1, ch, false);
+          if (is_last_grad) dp_grad(B.last(kCompute), dense_dev_params(l) * sc.precision.gradients, l, l + 1, ch, false);
         }
         if (mc == 0 && !L.embedding_free) {
           B.add(kCompute, compute_op(Work::backward, mb, ch, -1, 0, c.eb, c.embed.backward.flops, 0, 0));
         }
         if (is_last_grad) {
-          const double extra = (mc == 0 ? embedding_params(m) : 0.0) + (mc == last_mc ? lm_head_params(m) : 0.0);
+          const double extra = (mc == 0 ? embedding_params(m) : 0.0) + (mc == last_mc ? head_params : 0.0);
           dp_grad(B.last(kCompute), extra / t * sc.precision.gradients, cl.begin, cl.end, ch, true);
         }
         if (mc > 0) {
@@ -458,27 +584,41 @@ BuiltProgram build_program(const Scenario& sc) {
       // zb-h1 weight-gradient work: no communication, fills the bubble.
       const bool is_last_grad = i == last_grad_item[static_cast<std::size_t>(ch)];
       for (int l = cl.end - 1; l >= cl.begin; --l) {
+        if (c.moe && layer_is_moe(m, l)) {
+          expert_op(Work::backward_weight, mb, ch, l, c.xbw, c.moe_expert.backward_weight.flops, c.moe_expert.model_flops_fwd);
+          B.add(kCompute, compute_op(Work::backward_weight, mb, ch, l, l + 1, c.mbw, c.moe_dense.backward_weight.flops,
+                                     c.moe_dense.model_flops_fwd, -static_cast<std::int64_t>(act)));
+          if (is_last_grad) {
+            dp_grad(B.last(kCompute), dense_dev_params(l) * sc.precision.gradients, l, l + 1, ch, false);
+            edp_grad(l, ch);
+          }
+          continue;
+        }
         B.add(kCompute, compute_op(Work::backward_weight, mb, ch, l, l + 1, c.bw, c.layer.backward_weight.flops,
                                    c.layer.model_flops_fwd, -static_cast<std::int64_t>(act)));
-        if (is_last_grad) dp_grad(B.last(kCompute), layer_g_bytes, l, l + 1, ch, false);
+        if (is_last_grad) dp_grad(B.last(kCompute), dense_dev_params(l) * sc.precision.gradients, l, l + 1, ch, false);
       }
       if (is_last_grad) {
-        const double extra = (mc == 0 ? embedding_params(m) : 0.0) + (mc == last_mc ? lm_head_params(m) : 0.0);
+        const double extra = (mc == 0 ? embedding_params(m) : 0.0) + (mc == last_mc ? head_params : 0.0);
         dp_grad(B.last(kCompute), extra / t * sc.precision.gradients, cl.begin, cl.end, ch, true);
       }
     }
 
     // ---- optimizer step: memory-bound, after every gradient is reduced ----
-    double params_dev = 0;
+    double params_dev = 0, expert_dev = 0;  // per device; expert_dev is the routed experts' share
     for (int ch = 0; ch < v; ++ch) {
       const auto cl = out.chunk_layers[static_cast<std::size_t>(st)][static_cast<std::size_t>(ch)];
       const int mc = ch * p + st;
-      params_dev += (cl.end - cl.begin) * layer_params(m);
-      if (mc == 0) params_dev += embedding_params(m);
-      if (mc == last_mc) params_dev += lm_head_params(m);
+      for (int l = cl.begin; l < cl.end; ++l) {
+        params_dev += dense_dev_params(l);
+        expert_dev += expert_dev_params(l);
+      }
+      if (mc == 0) params_dev += embedding_params(m) / t;
+      if (mc == last_mc) params_dev += head_params / t;
     }
-    params_dev /= t;
-    const double opt_params = L.zero >= 1 ? params_dev / d : params_dev;
+    // ZeRO shards dense state over dp and expert state over the expert-data-parallel group.
+    const int edp_size = std::max(1, d / L.ep);
+    const double opt_params = L.zero >= 1 ? params_dev / d + expert_dev / edp_size : params_dev + expert_dev;
     const auto& pr = sc.precision;
     // Adam reads and writes master, both moments and the weights, and reads the grads.
     const double opt_bytes = opt_params * (2.0 * (pr.master + pr.optimizer + pr.weights) + pr.gradients);
@@ -494,10 +634,20 @@ BuiltProgram build_program(const Scenario& sc) {
       // Distributed optimizer: every rank updated its shard; gather the new weights.
       B.add(kDp, coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, 0, -1, -1, params_dev * pr.weights, 1),
             {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
+      if (edp && expert_dev > 0)
+        B.add(kDp, coll_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, 0, -1, -1, expert_dev * pr.weights, 1),
+              {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
     }
 
     // ---- static memory and per-stage analytic figures ----
-    const StateBytes sb = state_bytes(params_dev, pr, L.zero, d);
+    StateBytes sb = state_bytes(params_dev, pr, L.zero, d);
+    if (expert_dev > 0) {
+      const StateBytes se = state_bytes(expert_dev, pr, L.zero, edp_size);
+      sb.weights += se.weights;
+      sb.gradients += se.gradients;
+      sb.master += se.master;
+      sb.optimizer += se.optimizer;
+    }
     MemoryTerms mt;
     mt.stage = st;
     mt.weights = sb.weights;
@@ -505,7 +655,12 @@ BuiltProgram build_program(const Scenario& sc) {
     mt.master = sb.master;
     mt.optimizer = sb.optimizer;
     double buffers = 0;
-    if (zero3) buffers += 2 * layer_w_bytes;            // two gathered layers (one-layer prefetch)
+    if (zero3) {
+      double widest = 0;  // two gathered layers (one-layer prefetch)
+      for (const auto& cl : out.chunk_layers[static_cast<std::size_t>(st)])
+        for (int l = cl.begin; l < cl.end; ++l) widest = std::max(widest, layer_w_bytes(l));
+      buffers += 2 * widest;
+    }
     if (d > 1) buffers += std::min(L.dp_bucket_bytes, params_dev * pr.gradients);  // bucket being reduced
     mt.buffers = buffers;
     out.static_memory[static_cast<std::size_t>(st)] = mt;
@@ -517,7 +672,14 @@ BuiltProgram build_program(const Scenario& sc) {
       const auto cl = out.chunk_layers[static_cast<std::size_t>(st)][static_cast<std::size_t>(ch)];
       const int mc = ch * p + st;
       layers_here += cl.end - cl.begin;
-      comp += (c.f + c.b + c.rc) * (cl.end - cl.begin);
+      for (int l = cl.begin; l < cl.end; ++l) {
+        if (c.moe && layer_is_moe(m, l)) {
+          const double x = routing ? *std::max_element(routing->device_factor.begin(), routing->device_factor.end()) : 1.0;
+          comp += c.mf + c.mb + c.mrc + sim::Time::from_seconds((c.xf + c.xb + c.xrc).seconds() * x);
+        } else {
+          comp += c.f + c.b + c.rc;
+        }
+      }
       act_mb += c.act_layer * (cl.end - cl.begin);
       if (mc == 0) comp += c.ef + c.eb;
       if (mc == last_mc) { comp += c.hf + c.hb; act_mb += c.logits_bytes; }
@@ -541,8 +703,8 @@ BuiltProgram build_program(const Scenario& sc) {
                  c.embed.forward.flops + c.embed.backward.flops + c.head.forward.flops + c.head.backward.flops;
   out.hardware_flops_step = hw_mb * t * M * d;
   out.matmul_rows = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len);
+  out.expert_layer_s = (c.xf + c.xb + c.xrc).seconds();
   out.matmul_efficiency = matmul_efficiency(sc.gpu, out.matmul_rows);
-  (void)is_moe_layer;
   return out;
 }
 

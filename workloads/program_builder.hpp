@@ -14,6 +14,7 @@
 
 #include "sim/program.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/moe.hpp"
 #include "workloads/result.hpp"
 #include "workloads/spec.hpp"
 
@@ -36,6 +37,8 @@ struct BuiltProgram {
   double tokens_per_step = 0;
   double matmul_rows = 0;                               // b·s: rows of the layer matmuls
   double matmul_efficiency = 0;                         // achieved efficiency at those rows
+  Routing routing;                                      // MoE models: expert loads and drops
+  double expert_layer_s = 0;                            // balanced expert compute, one MoE layer, F+B(+recompute)
 };
 
 /// Layers per stage chosen by `stage_layers: balanced`: contiguous split that

@@ -93,6 +93,16 @@ struct StepStats {
   std::vector<double> step_s;
 };
 
+/// Mixture-of-experts routing as simulated (present only for MoE models).
+struct MoeStats {
+  bool present = false;
+  int experts = 0, top_k = 0, ep = 1;
+  std::vector<double> expert_load;     // share of routed tokens offered to each expert
+  std::vector<double> device_factor;   // per ep index: expert work / balanced share
+  double dropped_fraction = 0;         // of routed tokens, by the capacity factor
+  double dropped_tokens_per_step = 0;  // token-expert assignments dropped per step
+};
+
 struct Result {
   std::string scenario;
   int devices = 0;
@@ -123,6 +133,9 @@ struct Result {
   double max_peak_bytes = 0;
   std::vector<MemoryTerms> memory_per_stage;
 
+  MoeStats moe;
+  double moe_expert_layer_s = 0;         // balanced expert compute of one MoE layer, one micro-batch, F+B
+  int moe_layers_on_slowest_stage = 0;
   CriticalPath critical_path;
   std::vector<Warning> warnings;
 

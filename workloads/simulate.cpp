@@ -250,7 +250,10 @@ PlanSummary plan(const Scenario& sc) {
     MemoryTerms mt = bp.static_memory[static_cast<std::size_t>(st)];
     const int inflight = max_inflight_microbatches(sc.layout.schedule, sc.layout.pp, st, sc.layout.microbatches,
                                                    std::max(1, sc.layout.virtual_stages));
-    mt.activations = bp.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] * inflight;
+    // For interleaved schedules the in-flight count is in model chunks, each 1/v of the stage.
+    const double per_unit = bp.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] /
+                            (sc.layout.schedule == Schedule::interleaved_1f1b ? std::max(1, sc.layout.virtual_stages) : 1);
+    mt.activations = per_unit * inflight;
     mt.peak = mt.weights + mt.gradients + mt.master + mt.optimizer + mt.buffers + mt.activations;
     ps.memory_per_stage.push_back(mt);
   }
@@ -439,22 +442,52 @@ Result simulate(const Scenario& sc, const SimOptions& opts) {
     res.bubble_fraction += sr.bubble_fraction / L.pp;
   }
 
-  // ---- communication per axis ----
+  // ---- communication per axis (expert-data-parallel traffic is reported as dp) ----
   for (int ax = 1; ax < sim::kAxisCount; ++ax) {
+    if (ax == static_cast<int>(Axis::edp)) continue;
+    const bool is_dp = ax == static_cast<int>(Axis::dp);
     double bytes = 0, exposed = 0;
     int n = 0;
     for (int r = 0; r < D; ++r) {
       const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
-      const bool member = ax == static_cast<int>(Axis::pp) ? L.pp > 1 : ri.group[static_cast<std::size_t>(ax)] >= 0;
+      const auto& st = stats[static_cast<std::size_t>(r)];
+      bool member = ax == static_cast<int>(Axis::pp) ? L.pp > 1 : ri.group[static_cast<std::size_t>(ax)] >= 0;
+      if (is_dp) member = member || ri.group[static_cast<int>(Axis::edp)] >= 0;
       if (!member) continue;
       ++n;
-      bytes += stats[static_cast<std::size_t>(r)].bytes_sent[ax];
-      exposed += stats[static_cast<std::size_t>(r)].exposed[ax].seconds();
+      bytes += st.bytes_sent[ax];
+      exposed += st.exposed[ax].seconds();
+      if (is_dp) {
+        bytes += st.bytes_sent[static_cast<int>(Axis::edp)];
+        exposed += st.exposed[static_cast<int>(Axis::edp)].seconds();
+      }
     }
     if (n > 0) {
       res.comm[ax].bytes_per_device = bytes / n;
       res.comm[ax].exposed_s = exposed / n;
     }
+  }
+
+  // ---- MoE ----
+  if (sc.model.moe.experts > 0) {
+    auto& mo = res.moe;
+    mo.present = true;
+    mo.experts = sc.model.moe.experts;
+    mo.top_k = sc.model.moe.top_k;
+    mo.ep = L.ep;
+    mo.expert_load = bp.routing.expert_load;
+    mo.device_factor = bp.routing.device_factor;
+    mo.dropped_fraction = bp.routing.dropped_fraction;
+    int moe_layers = 0;
+    for (int l = 0; l < sc.model.layers; ++l) moe_layers += layer_is_moe(sc.model, l) ? 1 : 0;
+    res.moe_expert_layer_s = bp.expert_layer_s;
+    for (int st = 0; st < L.pp; ++st) {
+      int n = 0;
+      for (const auto& cl : bp.chunk_layers[static_cast<std::size_t>(st)])
+        for (int l = cl.begin; l < cl.end; ++l) n += layer_is_moe(sc.model, l) ? 1 : 0;
+      res.moe_layers_on_slowest_stage = std::max(res.moe_layers_on_slowest_stage, n);
+    }
+    mo.dropped_tokens_per_step = bp.routing.dropped_fraction * bp.tokens_per_step * sc.model.moe.top_k * moe_layers;
   }
 
   // ---- links ----

@@ -1,0 +1,326 @@
+// tests/test_cli.cpp — the `layoutsim` command end to end: runs the built binary
+// (LAYOUTSIM_BIN, set by tests/CMakeLists.txt) with output redirected to temporary
+// files, and checks exit codes, the JSON contract, determinism, the trace checker,
+// sweeps and error reporting.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/trace.hpp"
+#include "tools/trace_check.hpp"
+
+#ifndef LAYOUTSIM_BIN
+#error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// One scratch directory per test process, removed at exit.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    dir = fs::temp_directory_path() / ("layoutsim_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+Scratch& scratch() {
+  static Scratch s;
+  return s;
+}
+std::string tmp(const std::string& name) { return (scratch().dir / name).string(); }
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+struct Run {
+  int rc = -1;
+  std::string out, err;
+};
+
+// Runs `layoutsim ARGS`; rc is the exit status, or 128+signal if it crashed.
+Run layoutsim(const std::string& args) {
+  static int n = 0;
+  // appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "lit" + to_string()
+  std::string id = std::to_string(n++);
+  std::string oname = "out", ename = "err";
+  oname += id;
+  oname += ".txt";
+  ename += id;
+  ename += ".txt";
+  const std::string o = tmp(oname), e = tmp(ename);
+  std::string cmd = "'";
+  cmd += LAYOUTSIM_BIN;
+  cmd += "' ";
+  cmd += args;
+  cmd += " >'" + o + "' 2>'" + e + "'";
+  const int st = std::system(cmd.c_str());
+  Run r;
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  r.out = slurp(o);
+  r.err = slurp(e);
+  return r;
+}
+
+// A small scenario (8 GPUs, 8 layers, tp2·pp4) so the end-to-end tests stay fast.
+const char* kSmall = R"(name: cli-small
+cluster:
+  gpu: h100-sxm
+  nodes: 2
+  gpus_per_node: 4
+model:
+  preset: llama3-8b
+  layers: 8
+layout:
+  tp: 2
+  pp: 4
+  dp: 1
+  microbatches: 4
+)";
+
+std::string small_scenario() {
+  const std::string p = tmp("small.yaml");
+  if (!fs::exists(p)) write(p, kSmall);
+  return p;
+}
+
+void check_contract_keys(const json& j) {
+  for (const char* k : {"scenario", "devices", "steps", "step_time_s", "tokens_per_s", "model_flops_per_step",
+                        "hardware_flops_per_step", "tflops_per_gpu", "mfu", "hfu", "pipeline", "comm", "links", "memory",
+                        "critical_path", "warnings"})
+    CHECK_MESSAGE(j.contains(k), k);
+  for (const char* k : {"stages", "microbatches", "schedule", "virtual_stages", "bubble_fraction_analytic", "bubble_fraction", "per_stage"})
+    CHECK_MESSAGE(j["pipeline"].contains(k), k);
+  REQUIRE(j["pipeline"]["per_stage"].is_array());
+  REQUIRE_FALSE(j["pipeline"]["per_stage"].empty());
+  for (const char* k : {"stage", "layers", "compute_s", "bubble_fraction", "idle_fraction"})
+    CHECK_MESSAGE(j["pipeline"]["per_stage"][0].contains(k), k);
+  for (const char* a : {"tp", "pp", "dp", "ep"}) {
+    CHECK(j["comm"][a].contains("bytes_per_device"));
+    CHECK(j["comm"][a].contains("exposed_s"));
+  }
+  CHECK(j["links"]["by_kind"].is_object());
+  CHECK(j["links"]["busiest"].is_array());
+  for (const auto& [kind, v] : j["links"]["by_kind"].items())
+    for (const char* k : {"count", "bytes", "mean_utilization", "max_utilization"}) CHECK_MESSAGE(v.contains(k), kind, k);
+  for (const auto& l : j["links"]["busiest"])
+    for (const char* k : {"name", "kind", "bytes", "utilization"}) CHECK(l.contains(k));
+  for (const char* k : {"capacity_bytes", "fits", "max_peak_bytes", "per_stage"}) CHECK_MESSAGE(j["memory"].contains(k), k);
+  REQUIRE_FALSE(j["memory"]["per_stage"].empty());
+  for (const char* k : {"stage", "weights", "gradients", "optimizer", "activations", "peak"})
+    CHECK_MESSAGE(j["memory"]["per_stage"][0].contains(k), k);
+  for (const char* k : {"device", "share_compute", "share_comm", "share_wait"}) CHECK_MESSAGE(j["critical_path"].contains(k), k);
+  CHECK(j["warnings"].is_array());
+  for (const auto& w : j["warnings"]) {
+    CHECK(w["code"].is_string());
+    CHECK(w["message"].is_string());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("--help and --version exit 0") {
+  auto h = layoutsim("--help");
+  CHECK(h.rc == 0);
+  CHECK(h.out.find("run") != std::string::npos);
+  CHECK(h.out.find("sweep") != std::string::npos);
+  CHECK(h.out.find("check") != std::string::npos);
+  CHECK(layoutsim("run --help").rc == 0);
+  auto v = layoutsim("--version");
+  CHECK(v.rc == 0);
+  CHECK(v.out.find("layoutsim") != std::string::npos);
+}
+
+TEST_CASE("usage errors exit 2") {
+  CHECK(layoutsim("run --no-such-flag").rc == 2);
+  CHECK(layoutsim("").rc == 2);                       // a subcommand is required
+  CHECK(layoutsim("frobnicate").rc == 2);
+  CHECK(layoutsim("run --json").rc == 2);             // missing argument
+  CHECK(layoutsim("check").rc == 2);                  // missing scenario
+  CHECK(layoutsim("sweep " + small_scenario()).rc == 2);  // nothing to sweep
+  CHECK(layoutsim("sweep " + small_scenario() + " --jobs -3 --microbatches 1,2").rc == 2);
+}
+
+TEST_CASE("default run exits 0 and prints the summary") {
+  auto r = layoutsim("run");
+  INFO(r.err);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("step time") != std::string::npos);
+  CHECK(r.out.find("MFU") != std::string::npos);
+  CHECK(r.out.find("Memory per GPU") != std::string::npos);
+}
+
+TEST_CASE("run --json - writes the contract JSON to stdout") {
+  auto r = layoutsim("run " + small_scenario() + " --json -");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json j = json::parse(r.out);  // stdout is JSON only (no table)
+  check_contract_keys(j);
+  CHECK(j["devices"] == 8);
+  CHECK(j["pipeline"]["stages"] == 4);
+  CHECK(j["pipeline"]["microbatches"] == 4);
+  // (p−1)/(m+p−1) = 3/7 for 1F1B, p = 4, m = 4 (DESIGN.md)
+  CHECK(j["pipeline"]["bubble_fraction_analytic"].get<double>() == doctest::Approx(3.0 / 7).epsilon(1e-9));
+  CHECK(j["step_time_s"].get<double>() > 0);
+}
+
+TEST_CASE("same scenario twice gives byte-identical JSON and trace, and the trace passes the checker") {
+  const std::string s = small_scenario();
+  auto a = layoutsim("run " + s + " --quiet --json " + tmp("a.json") + " --trace " + tmp("a.trace.json"));
+  auto b = layoutsim("run " + s + " --quiet --json " + tmp("b.json") + " --trace " + tmp("b.trace.json"));
+  INFO(a.err);
+  REQUIRE(a.rc == 0);
+  REQUIRE(b.rc == 0);
+  CHECK(a.out.empty());  // --quiet
+  const std::string ja = slurp(tmp("a.json")), jb = slurp(tmp("b.json"));
+  CHECK_FALSE(ja.empty());
+  CHECK(ja == jb);
+  const std::string ta = slurp(tmp("a.trace.json")), tb = slurp(tmp("b.trace.json"));
+  CHECK_FALSE(ta.empty());
+  CHECK(ta == tb);
+
+  const auto rep = ls::tools::check_trace_text(ta);
+  for (std::size_t i = 0; i < rep.violations.size() && i < 20; ++i) MESSAGE(rep.violations[i]);
+  CHECK(rep.ok());
+  CHECK(rep.slices > 0);
+  CHECK(rep.metadata > 0);
+  // The pipeline has 3 boundaries: its send/recv spans carry flow arrows.
+  CHECK(rep.flows > 0);
+
+  auto ct = layoutsim("check-trace " + tmp("a.trace.json"));
+  CHECK(ct.rc == 0);
+  CHECK(ct.out.find(": ok") != std::string::npos);
+}
+
+TEST_CASE("--trace FILE.gz writes gzip that the checker reads") {
+  auto r = layoutsim("run " + small_scenario() + " --quiet --trace " + tmp("t.json.gz"));
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const std::string raw = slurp(tmp("t.json.gz"));
+  REQUIRE(raw.size() > 2);
+  CHECK(static_cast<unsigned char>(raw[0]) == 0x1f);
+  CHECK(static_cast<unsigned char>(raw[1]) == 0x8b);
+  CHECK(ls::tools::check_trace_file(tmp("t.json.gz")).ok());
+  CHECK(layoutsim("check-trace " + tmp("t.json.gz")).rc == 0);
+}
+
+TEST_CASE("check-trace rejects a broken trace with exit 1") {
+  write(tmp("bad.trace.json"),
+        R"({"traceEvents":[{"ph":"X","name":"a","pid":0,"tid":0,"ts":0,"dur":10},{"ph":"X","name":"b","pid":0,"tid":0,"ts":5,"dur":10}]})");
+  auto r = layoutsim("check-trace " + tmp("bad.trace.json"));
+  CHECK(r.rc == 1);
+  CHECK(r.err.find("without nesting") != std::string::npos);
+}
+
+TEST_CASE("sweep --microbatches 1,2,4,8: one CSV row per value, analytic bubble falls") {
+  auto r = layoutsim("sweep " + small_scenario() + " --microbatches 1,2,4,8 --jobs 2 --csv " + tmp("s.csv") + " --json " +
+                     tmp("s.json") + " --plot " + tmp("s.svg"));
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  std::istringstream csv(slurp(tmp("s.csv")));
+  std::string line;
+  std::getline(csv, line);
+  CHECK(line == "layout.microbatches,step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits");
+  std::vector<std::string> rows;
+  while (std::getline(csv, line))
+    if (!line.empty()) rows.push_back(line);
+  REQUIRE(rows.size() == 4);
+  std::vector<double> analytic;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::vector<std::string> cells;
+    std::stringstream ss(rows[i]);
+    std::string c;
+    while (std::getline(ss, c, ',')) cells.push_back(c);
+    REQUIRE(cells.size() == 8);
+    CHECK(cells[0] == std::vector<std::string>{"1", "2", "4", "8"}[i]);  // input order
+    analytic.push_back(std::stod(cells[5]));
+  }
+  // (p−1)/(m+p−1) with p = 4: 3/4, 3/5, 3/7, 3/10 — strictly falling
+  for (std::size_t i = 1; i < analytic.size(); ++i) CHECK(analytic[i] < analytic[i - 1]);
+  CHECK(analytic[0] == doctest::Approx(0.75).epsilon(1e-9));
+  CHECK(analytic[3] == doctest::Approx(0.3).epsilon(1e-9));
+
+  const json j = json::parse(slurp(tmp("s.json")));
+  REQUIRE(j.size() == 4);
+  CHECK(j[2]["set"]["layout.microbatches"] == 4);
+  check_contract_keys(j[2]["summary"]);
+  const std::string svg = slurp(tmp("s.svg"));
+  CHECK(svg.find("<svg") == 0);
+  CHECK(svg.find("bubble fraction") != std::string::npos);
+}
+
+TEST_CASE("check on a valid scenario prints the plan") {
+  auto r = layoutsim("check " + small_scenario());
+  INFO(r.err);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("Communication groups") != std::string::npos);
+  CHECK(r.out.find("Memory budget") != std::string::npos);
+  CHECK(r.out.find("bubble (analytic)") != std::string::npos);
+}
+
+TEST_CASE("check on a bad scenario exits 1 with file:line on stderr") {
+  const std::string p = tmp("bad_key.yaml");
+  write(p, std::string(kSmall) + "  tensor_parallel: 2\n");  // unknown key on line 14
+  auto r = layoutsim("check " + p);
+  CHECK(r.rc == 1);
+  CHECK(r.err.find(p + ":14:") != std::string::npos);
+  CHECK(r.err.find("error") != std::string::npos);
+}
+
+TEST_CASE("bad scenarios exit 1 and never crash") {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"syntax.yaml", "layout: [\n"},
+      {"empty.yaml", ""},
+      {"bare_number.yaml", "model: {preset: llama3-8b}\ncluster:\n  intra_node: {bandwidth: 300}\n"},
+      {"bad_zero.yaml", std::string(kSmall) + "  ep: 1\n" + "  zero: 7\n"},
+      {"bad_unit.yaml", "model: {preset: llama3-8b}\ncluster:\n  inter_node: {bandwidth: 400 Gbps}\n"},
+      {"too_many_stages.yaml", "model: {preset: llama3-8b, layers: 2}\ncluster: {nodes: 1, gpus_per_node: 8}\nlayout: {pp: 8}\n"},
+      {"not_a_map.yaml", "- 1\n- 2\n"},
+      {"bad_schedule.yaml", "model: {preset: llama3-8b}\nlayout: {schedule: 2f2b}\n"},
+  };
+  for (const auto& [name, text] : bad) {
+    write(tmp(name), text);
+    for (const char* cmd : {"check ", "run --quiet "}) {
+      auto r = layoutsim(cmd + tmp(name));
+      INFO(cmd, name, " stderr: ", r.err);
+      CHECK(r.rc == 1);
+      CHECK_FALSE(r.err.empty());
+    }
+  }
+  // Missing file, a bad --set, a layout that does not divide the cluster.
+  CHECK(layoutsim("check " + tmp("no-such-file.yaml")).rc == 1);
+  auto s = layoutsim("run " + small_scenario() + " --quiet --set layout.tp=abc");
+  CHECK(s.rc == 1);
+  CHECK(s.err.find("--set:1:") != std::string::npos);
+  CHECK(layoutsim("run " + small_scenario() + " --quiet --set layout.tp=3").rc == 1);
+  // A sweep with an invalid point reports it and exits 1 (no crash).
+  auto sw = layoutsim("sweep " + small_scenario() + " --set layout.tp=2,3 --jobs 1 --csv " + tmp("bad.csv"));
+  CHECK(sw.rc == 1);
+  CHECK(sw.err.find("layout.tp=3") != std::string::npos);
+}

@@ -1,0 +1,211 @@
+// tests/test_layout.cpp — layout rules (one broken rule at a time), the mesh map, and
+// the stage/chunk layer maps.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+
+#include "workloads/hardware.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/model.hpp"
+
+using namespace ls::wl;
+
+namespace {
+
+/// 64 A100s, GPT-3 175B, dp 2 · tp 8 · pp 4, 1F1B: valid.
+Scenario good() {
+  Scenario s;
+  s.cluster.nodes = 8;
+  s.cluster.gpus_per_node = 8;
+  s.gpu = *gpu_preset("a100-80gb");
+  s.model = *model_preset("gpt3-175b");
+  s.layout.dp = 2;
+  s.layout.tp = 8;
+  s.layout.pp = 4;
+  s.layout.microbatches = 8;
+  return s;
+}
+
+/// The keys of the errors, for "exactly this rule broke" checks.
+std::vector<std::string> keys(const Scenario& s) {
+  std::vector<std::string> out;
+  for (const auto& e : validate(s)) {
+    CHECK_FALSE(e.message.empty());
+    CHECK_FALSE(e.hint.empty());
+    out.push_back(e.key_path);
+  }
+  return out;
+}
+
+bool mentions(const Scenario& s, const std::string& what) {
+  for (const auto& e : validate(s))
+    if (e.message.find(what) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a good layout has no errors; device_count") {
+  CHECK(validate(good()).empty());
+  CHECK(device_count(good().cluster) == 64);
+  Scenario g = good();
+  ls::topo::ExplicitGraphSpec graph;
+  graph.vertices = {{"node0.gpu0", "gpu"}, {"node0.gpu1", "gpu"}, {"sw", "nvswitch"}};
+  g.cluster.graph = graph;
+  CHECK(device_count(g.cluster) == 2);
+}
+
+TEST_CASE("each broken rule is reported under its key, with the numbers") {
+  auto s = good();
+  s.layout.dp = 4;  // 4·8·4 = 128 != 64
+  CHECK(keys(s) == std::vector<std::string>{"layout"});
+  CHECK(mentions(s, "128"));
+  CHECK(mentions(s, "64"));
+
+  s = good();
+  s.layout.tp = 16;  // 1·16·4 = 64 and 16 divides 96 heads and 4h: valid
+  s.layout.dp = 1;
+  CHECK(validate(s).empty());
+  s.layout.tp = 64;  // 64 divides neither 96 heads nor 96 KV heads (4h = 49152 is fine)
+  s.layout.pp = 1;
+  CHECK(keys(s) == std::vector<std::string>{"layout.tp", "layout.tp"});
+
+  s = good();
+  s.model = *model_preset("llama3-70b");  // 8 KV heads
+  s.layout.tp = 16;
+  s.layout.dp = 1;
+  CHECK(keys(s) == std::vector<std::string>{"layout.tp"});
+  CHECK(mentions(s, "kv_heads (8)"));
+
+  s = good();
+  s.layout.pp = 64;  // 96 % 64 != 0
+  s.layout.tp = 1;
+  s.layout.dp = 1;
+  CHECK(keys(s) == std::vector<std::string>{"layout.pp"});
+
+  s = good();
+  s.layout.stage_layers_mode = StageLayersMode::explicit_list;
+  s.layout.stage_layers = {24, 24, 24};
+  // 3 entries for pp 4, and they sum to 72, not 96: two errors.
+  CHECK(keys(s) == std::vector<std::string>{"layout.stage_layers", "layout.stage_layers"});
+  s.layout.stage_layers = {30, 30, 30, 6};
+  CHECK(validate(s).empty());
+  s.layout.stage_layers = {48, 48, 0, 0};
+  CHECK(validate(s).size() == 2);  // two empty stages
+
+  s = good();
+  s.layout.ep = 2;  // dense model
+  CHECK(keys(s) == std::vector<std::string>{"layout.ep"});
+  s.model.moe.experts = 6;
+  s.model.moe.top_k = 2;
+  s.layout.ep = 4;  // divides neither dp (2) nor 6 experts
+  CHECK(keys(s) == std::vector<std::string>{"layout.ep", "layout.ep"});
+
+  s = good();
+  s.layout.microbatches = 0;
+  s.layout.microbatch_size = 0;
+  s.layout.zero = 4;
+  CHECK(keys(s) == std::vector<std::string>{"layout.microbatches", "layout.microbatch_size", "layout.zero"});
+}
+
+TEST_CASE("interleaving rules") {
+  auto s = good();
+  s.layout.schedule = Schedule::interleaved_1f1b;
+  s.layout.virtual_stages = 1;
+  CHECK(keys(s) == std::vector<std::string>{"layout.virtual_stages"});
+  s.layout.virtual_stages = 2;
+  CHECK(validate(s).empty());  // 96 % (4·2) == 0, m = 8 multiple of 4
+  s.layout.microbatches = 6;
+  CHECK(keys(s) == std::vector<std::string>{"layout.microbatches"});
+  CHECK(mentions(s, "multiple of pp"));
+  CHECK(mentions(s, "Megatron"));
+  s.layout.microbatches = 8;
+  s.layout.virtual_stages = 5;  // 96 % 20 != 0
+  CHECK(keys(s) == std::vector<std::string>{"layout.pp"});
+  s.layout.stage_layers_mode = StageLayersMode::explicit_list;
+  s.layout.stage_layers = std::vector<int>(20, 5);  // 100 layers
+  CHECK(keys(s) == std::vector<std::string>{"layout.stage_layers"});
+  s.layout.stage_layers[0] = 1;  // 96
+  CHECK(validate(s).empty());
+
+  s = good();
+  s.layout.virtual_stages = 2;  // 1f1b
+  CHECK(keys(s) == std::vector<std::string>{"layout.virtual_stages"});
+}
+
+TEST_CASE("placement must be a permutation of tp, dp, pp; ep is not an axis") {
+  auto s = good();
+  s.layout.placement = {"tp", "ep", "pp"};
+  CHECK(keys(s) == std::vector<std::string>{"layout.placement"});
+  CHECK(validate(s)[0].hint.find("ep is not a placement axis") != std::string::npos);
+  s.layout.placement = {"tp", "tp", "pp"};
+  CHECK(keys(s) == std::vector<std::string>{"layout.placement"});
+  s.layout.placement = {"pp", "dp", "tp"};
+  CHECK(validate(s).empty());
+  // Sequence parallelism with tp = 1 is allowed (a no-op).
+  s = good();
+  s.layout.tp = 1;
+  s.layout.dp = 16;
+  s.layout.sequence_parallel = true;
+  CHECK(validate(s).empty());
+}
+
+TEST_CASE("Mesh: rank = tp + T·(dp + D·pp) for placement [tp, dp, pp]") {
+  const Mesh m(2, 8, 4, {"tp", "dp", "pp"});
+  CHECK(m.size() == 64);
+  CHECK(m.rank({1, 3, 2}) == 3 + 8 * (1 + 2 * 2));
+  std::set<int> seen;
+  for (int r = 0; r < m.size(); ++r) {
+    const Coord c = m.coord(r);
+    CHECK(c.tp == r % 8);
+    CHECK(c.dp == (r / 8) % 2);
+    CHECK(c.pp == r / 16);
+    CHECK(m.rank(c) == r);
+    seen.insert(r);
+  }
+  CHECK(seen.size() == 64);
+  // [pp, tp, dp]: pp fastest.
+  const Mesh p(2, 8, 4, {"pp", "tp", "dp"});
+  CHECK(p.rank({1, 3, 2}) == 2 + 4 * (3 + 8 * 1));
+  CHECK(p.coord(2 + 4 * (3 + 8 * 1)).tp == 3);
+  CHECK_THROWS_AS(Mesh(2, 8, 4, {"tp", "dp"}), std::invalid_argument);
+  CHECK_THROWS_AS(m.coord(64), std::out_of_range);
+}
+
+TEST_CASE("stage and chunk layer maps") {
+  CHECK(even_stage_layers(96, 4) == std::vector<int>{24, 24, 24, 24});
+  CHECK(even_stage_layers(10, 4) == std::vector<int>{3, 3, 2, 2});
+  CHECK_THROWS_AS(even_stage_layers(3, 4), std::invalid_argument);
+
+  // Interleaved p = 4, v = 2, 16 layers: model chunk k = c·4 + s holds layers [2k, 2k+2).
+  LayoutSpec L;
+  L.pp = 4;
+  L.schedule = Schedule::interleaved_1f1b;
+  L.virtual_stages = 2;
+  const auto cl = model_chunk_layers(L, 16);
+  CHECK(cl == std::vector<int>(8, 2));
+  CHECK(chunk_layer_range(cl, 4, 0, 0).begin == 0);
+  CHECK(chunk_layer_range(cl, 4, 1, 0).begin == 2);
+  CHECK(chunk_layer_range(cl, 4, 0, 1).begin == 8);  // stage 0's second chunk is model chunk 4
+  CHECK(chunk_layer_range(cl, 4, 3, 1).end == 16);
+  CHECK(chunk_layer_range(cl, 4, 3, 1).size() == 2);
+  CHECK(stage_layer_counts(cl, 4) == std::vector<int>{4, 4, 4, 4});
+  L.stage_layers_mode = StageLayersMode::explicit_list;
+  L.stage_layers = {1, 2, 3, 4, 1, 2, 2, 1};
+  CHECK(stage_layer_counts(model_chunk_layers(L, 16), 4) == std::vector<int>{2, 4, 5, 5});
+  CHECK_THROWS_AS(model_chunk_layers(L, 17), std::invalid_argument);
+
+  // Balanced: the last stage carries an LM head worth 3 layers -> it gets fewer layers.
+  // 30 layers, 4 stages, costs n_i + extra_i: [8, 8, 8, 6+3] -> max 9 (optimal:
+  // 30 + 3 = 33 over 4 stages needs max >= 8.25).
+  const auto bal = balanced_stage_layers(30, 4, {0, 0, 0, 3});
+  CHECK(std::accumulate(bal.begin(), bal.end(), 0) == 30);
+  double worst = 0;
+  for (int i = 0; i < 4; ++i) worst = std::max(worst, bal[static_cast<std::size_t>(i)] + (i == 3 ? 3.0 : 0.0));
+  CHECK(worst == 9);
+  CHECK(bal[3] <= 6);
+  CHECK(balanced_stage_layers(8, 4, {}) == std::vector<int>{2, 2, 2, 2});
+}
