@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <tuple>
 #include <stdexcept>
 
 #include "workloads/hardware.hpp"
@@ -123,4 +124,241 @@ TEST_CASE("critical-path shares sum to one") {
   CHECK(std::fabs(c.share_compute + c.share_comm + c.share_wait - 1.0) < 1e-9);
   CHECK(std::fabs(c.compute_s + c.comm_tp_s + c.comm_pp_s + c.comm_dp_s + c.comm_ep_s + c.wait_s - r.step_time_s) <
         1e-9 * r.step_time_s);
+}
+
+// ---------------------------------------------------------------------------
+// Dense layouts: bytes and FLOPs read back from the engine's recorder.
+
+namespace {
+
+/// GPT-style model on `nodes` 8-GPU nodes (NVSwitch 300 GB/s, 1 us; IB 25 GB/s, 3 us).
+Scenario cluster_scenario(int nodes, int dp, int tp, int pp, int m) {
+  Scenario s;
+  s.name = "dense";
+  s.cluster.nodes = nodes;
+  s.cluster.gpus_per_node = 8;
+  s.cluster.intra = {"nvswitch", 300e9, sim::us(1)};
+  s.cluster.inter.kind = "infiniband";
+  s.cluster.inter.bandwidth_Bps = 25e9;
+  s.cluster.inter.latency = sim::us(3);
+  s.gpu = *gpu_preset("a100-80gb");
+  s.model = small_model(16);
+  s.layout.dp = dp;
+  s.layout.tp = tp;
+  s.layout.pp = pp;
+  s.layout.microbatches = m;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("TP bytes per device per layer are 4 ring all-reduces of b*s*h elements") {
+  // Megatron: 2 all-reduces per layer forward, 2 backward, each of S = b·s·h·2 bytes;
+  // a ring all-reduce sends 2(t-1)/t·S per member. Embedding and head made free so
+  // only the layers communicate.
+  for (int t : {2, 4, 8}) {
+    CAPTURE(t);
+    Scenario s = cluster_scenario(1, 8 / t, t, 1, 4);
+    s.layout.embedding_free = true;
+    const Result r = simulate(s);
+    const double S = 1.0 * 1024 * 1024 * 2;  // b=1, s=1024, h=1024, bf16
+    const double per_layer = r.comm[static_cast<int>(sim::Axis::tp)].bytes_per_device / (16.0 * 4);
+    CHECK(per_layer == doctest::Approx(4 * 2.0 * (t - 1) / t * S).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("hardware FLOPs are conserved across layouts of the same model and batch") {
+  // Global batch = dp·m·b = 32 sequences in every layout; splitting work over
+  // devices never creates or destroys FLOPs.
+  const int layouts[][4] = {{8, 1, 1, 4}, {4, 2, 1, 8}, {2, 2, 2, 16}, {1, 8, 1, 32}, {2, 1, 4, 16}, {1, 2, 4, 32}};
+  double ref = 0;
+  for (const auto& l : layouts) {
+    CAPTURE(l[0]);
+    CAPTURE(l[1]);
+    CAPTURE(l[2]);
+    const Result r = simulate(cluster_scenario(1, l[0], l[1], l[2], l[3]));
+    if (ref == 0) ref = r.hardware_flops_per_step;
+    CHECK(r.hardware_flops_per_step == doctest::Approx(ref).epsilon(1e-9));
+    CHECK(r.model_flops_per_step <= r.hardware_flops_per_step * (1 + 1e-12));
+  }
+}
+
+TEST_CASE("seed example: 70B, 18 B/param, 64 GPUs, full sharding -> 19.7 GB of state per device") {
+  // 18·N/D with N = 70.03e9 (seed-70b) and D = 64: 19.70 GB, whatever the layout.
+  for (auto [tp, pp, dp] : {std::tuple{8, 4, 2}, std::tuple{8, 2, 4}}) {
+    Scenario s = cluster_scenario(8, dp, tp, pp, 8);
+    s.model = *model_preset("seed-70b");
+    s.layout.zero = 3;
+    const BuiltProgram bp = build_program(s);
+    double state = 0;
+    for (const auto& mt : bp.static_memory) state += mt.weights + mt.gradients + mt.master + mt.optimizer;
+    state /= pp;  // mean over stages = mean over devices (every stage has tp·dp devices)
+    const double N = total_params(s.model);
+    // The final norm (2h parameters) is the only term not in the state: 1e-6 covers it.
+    CHECK(state == doctest::Approx(18.0 * N / 64).epsilon(1e-6));
+    CHECK(state / 1e9 == doctest::Approx(19.7).epsilon(1e-3));
+  }
+  // 16 B/param on 512 GPUs (DP8·TP8·PP8): 16·70e9/512 ≈ 2.2 GB.
+  Scenario s = cluster_scenario(64, 8, 8, 8, 8);
+  s.model = *model_preset("seed-70b");
+  s.layout.zero = 3;
+  s.precision.gradients = 2;
+  const BuiltProgram bp = build_program(s);
+  double state = 0;
+  for (const auto& mt : bp.static_memory) state += mt.weights + mt.gradients + mt.master + mt.optimizer;
+  state /= 8;
+  CHECK(state / 1e9 == doctest::Approx(2.19).epsilon(5e-3));
+}
+
+TEST_CASE("1f1b holds p-stage micro-batches of activations, gpipe holds m") {
+  const int p = 4, m = 8;
+  for (Schedule sch : {Schedule::one_f_one_b, Schedule::gpipe}) {
+    Scenario s = uniform_pipeline(p, m, sch);
+    const Result r = simulate(s);
+    const BuiltProgram bp = build_program(s);
+    for (int st = 0; st < p; ++st) {
+      CAPTURE(st);
+      const double per_mb = bp.activation_bytes_per_microbatch[static_cast<std::size_t>(st)];
+      const int inflight = sch == Schedule::gpipe ? m : p - st;
+      CHECK(r.memory_per_stage[static_cast<std::size_t>(st)].activations == doctest::Approx(inflight * per_mb).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("ZeRO-3 adds the per-layer parameter all-gathers in forward and backward") {
+  // Each layer's weights W/t are gathered before its forward and before its
+  // backward, for every micro-batch: 2·m·L_stage gathers of (dp-1)/dp·W/t bytes each.
+  Scenario s = cluster_scenario(1, 4, 2, 1, 4);
+  s.layout.embedding_free = true;
+  s.layout.zero = 1;
+  const Result z1 = simulate(s);
+  s.layout.zero = 3;
+  const Result z3 = simulate(s);
+  const double W = layer_params(s.model) / 2 * 2;  // per device (tp 2), bf16
+  const double gathers = 2.0 * 4 * 16 * 3.0 / 4 * W;
+  // ZeRO-1 gathers all of the device's weights (embedding and head included) once
+  // after the optimizer; ZeRO-3 does not.
+  s.layout.zero = 1;
+  const double z1_gather = 3.0 / 4 * build_program(s).static_memory[0].weights;
+  const double dp_delta = z3.comm[static_cast<int>(sim::Axis::dp)].bytes_per_device -
+                          z1.comm[static_cast<int>(sim::Axis::dp)].bytes_per_device;
+  // Both stages reduce-scatter the same gradients; the difference is the gathers.
+  CHECK(dp_delta == doctest::Approx(gathers - z1_gather).epsilon(1e-6));
+}
+
+// ---------------------------------------------------------------------------
+// Mixture of experts.
+
+namespace {
+
+/// One MoE layer (E experts, top-2), tp 1, pp 1, dp = 8 on one NVSwitch node.
+Scenario moe_scenario(int experts, int ep, int nodes = 1, int gpus_per_node = 8) {
+  Scenario s;
+  s.name = "moe";
+  s.cluster.nodes = nodes;
+  s.cluster.gpus_per_node = gpus_per_node;
+  s.cluster.intra = {"nvswitch", 300e9, sim::us(1)};
+  s.cluster.inter.kind = "infiniband";
+  s.cluster.inter.bandwidth_Bps = 25e9;
+  s.cluster.inter.latency = sim::us(3);
+  s.gpu = *gpu_preset("h100-sxm");
+  s.model = small_model(1);
+  s.model.activation = Activation::swiglu;
+  s.model.moe.experts = experts;
+  s.model.moe.top_k = 2;
+  s.model.moe.expert_ffn_hidden = 2048;
+  s.layout.dp = nodes * gpus_per_node;
+  s.layout.ep = ep;
+  s.layout.microbatches = 1;
+  s.layout.embedding_free = true;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("balanced routing: all-to-all bytes per device = tokens*top_k*h*bytes*(ep-1)/ep") {
+  // Per MoE layer and micro-batch: dispatch + combine forward, twice again backward.
+  for (int ep : {2, 4, 8}) {
+    CAPTURE(ep);
+    SimOptions o;
+    o.trace = true;
+    const Result r = simulate(moe_scenario(8, ep), o);
+    const double per_a2a = 1024.0 * 2 * 1024 * 2 * (ep - 1) / ep;
+    CHECK(r.comm[static_cast<int>(sim::Axis::ep)].bytes_per_device == doctest::Approx(4 * per_a2a).epsilon(1e-9));
+    // Expert compute equal on every device: every device's compute spans sum alike.
+    std::vector<double> busy(8, 0.0);
+    for (const auto& sp : r.spans)
+      if (sp.kind == sim::OpKind::compute) busy[static_cast<std::size_t>(sp.device)] += (sp.end - sp.start).seconds();
+    for (double b : busy) CHECK(b == doctest::Approx(busy[0]).epsilon(1e-12));
+    for (double f : r.moe.device_factor) CHECK(f == doctest::Approx(1.0));
+  }
+}
+
+TEST_CASE("skewed routing: the MoE layer waits for the most loaded device's experts") {
+  // E = 4 experts on ep = 4 devices, loads 4:1:1:2 -> device 0 gets half the routed
+  // tokens (factor 2). Dispatch: devices 1..3 each send S/2 to device 0, whose
+  // NVLink downlink carries 1.5·S: 1.5·S/B + α. Combine is the mirror. So on any
+  // device, dispatch start -> combine end = 2·(1.5·S/B + α) + 2·x_f, x_f the
+  // balanced expert forward time.
+  Scenario s = moe_scenario(4, 4, 1, 4);
+  s.model.moe.routing = RoutingKind::load;
+  s.model.moe.load = {4, 1, 1, 2};
+  SimOptions o;
+  o.trace = true;
+  const Result r = simulate(s, o);
+  const BuiltProgram bp = build_program(s);
+  CHECK(r.moe.device_factor[0] == doctest::Approx(2.0));
+  sim::Time xf;
+  for (const auto& op : bp.program.stages[0].streams[0])
+    if (op.expert_work && op.work == sim::Work::forward) xf = op.duration;
+  const double S = 1024.0 * 2 * 1024 * 2;
+  const double a2a = 1.5 * S / 300e9 + 1e-6;
+  const double expect = 2 * a2a + 2 * xf.seconds();
+  for (int dev = 0; dev < 4; ++dev) {
+    CAPTURE(dev);
+    sim::Time first = sim::Time::max(), last;
+    int seen = 0;
+    for (const auto& sp : r.spans)
+      if (sp.device == dev && sp.kind == sim::OpKind::collective && sp.track == 4 && sp.work == sim::Work::forward) {
+        first = std::min(first, sp.start);
+        last = std::max(last, sp.end);
+        ++seen;
+      }
+    REQUIRE(seen == 2);
+    CHECK((last - first).seconds() == doctest::Approx(expect).epsilon(0.01));
+  }
+  bool warned = false;
+  for (const auto& w : r.warnings) warned = warned || w.code == "moe-imbalance";
+  CHECK(warned);
+}
+
+TEST_CASE("MoE FLOPs are conserved across ep in {1, 2, 4, 8}") {
+  double ref = 0;
+  for (int ep : {1, 2, 4, 8}) {
+    CAPTURE(ep);
+    const Result r = simulate(moe_scenario(8, ep));
+    if (ref == 0) ref = r.hardware_flops_per_step;
+    CHECK(r.hardware_flops_per_step == doctest::Approx(ref).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("an all-to-all across an oversubscribed fabric is slower by the ratio the links predict") {
+  // In a node: each GPU sends 7/8·S over its 300 GB/s NVLink: 7S/8/B_nv + 1 us.
+  // Across 8 single-GPU nodes, 2 nodes per leaf, 2:1 oversubscription: each leaf's
+  // uplink (25 GB/s) carries 2 nodes × 6 off-leaf destinations × S/8 = 1.5·S:
+  // 1.5·S/B_ib + α, α the 3.2 us spine route. Balanced routing: the four
+  // all-to-alls of a layer are fully exposed and equal.
+  const double S = 1024.0 * 2 * 1024 * 2;
+  const Result in = simulate(moe_scenario(8, 8, 1, 8));
+  Scenario x = moe_scenario(8, 8, 8, 1);
+  x.cluster.inter.nodes_per_leaf = 2;
+  x.cluster.inter.oversubscription = 2;
+  const Result across = simulate(x);
+  const double t_in = 7 * S / 8 / 300e9 + 1e-6;
+  const double t_x = 1.5 * S / 25e9 + 3.2e-6;
+  const double e_in = in.comm[static_cast<int>(sim::Axis::ep)].exposed_s;
+  const double e_x = across.comm[static_cast<int>(sim::Axis::ep)].exposed_s;
+  CHECK(e_in == doctest::Approx(4 * t_in).epsilon(0.01));
+  CHECK(e_x == doctest::Approx(4 * t_x).epsilon(0.01));
+  CHECK(e_x / e_in == doctest::Approx(t_x / t_in).epsilon(0.02));
 }

@@ -337,9 +337,10 @@ BuiltProgram build_program(const Scenario& sc) {
   const int ab = sc.precision.activations;
   (void)ab;
   const int last_mc = p * v - 1;
-  // With tied embeddings and a pipeline, the last stage keeps its own copy of the
-  // table for the LM head (Megatron does, and all-reduces its gradient with stage 0).
-  const double head_params = m.tied_embeddings ? (p * v > 1 ? embedding_params(m) : 0.0) : lm_head_params(m);
+  // A tied table is counted once, on the first stage, so that fully sharded state is
+  // exactly bytes·N/D (the seed's worked example). Megatron keeps a second copy on the
+  // last stage for the LM head; that copy (V·h/t parameters) is not modelled.
+  const double head_params = lm_head_params(m);
 
   // recv index per (stage, dir, mb, chunk); sends patched once all stages exist.
   std::vector<std::vector<std::uint32_t>> recv_idx(static_cast<std::size_t>(p),
@@ -622,10 +623,9 @@ BuiltProgram build_program(const Scenario& sc) {
     const auto& pr = sc.precision;
     // Adam reads and writes master, both moments and the weights, and reads the grads.
     const double opt_bytes = opt_params * (2.0 * (pr.master + pr.optimizer + pr.weights) + pr.gradients);
+    // Adam's ~10 element-wise FLOP per parameter are not counted as hardware FLOPs
+    // (Megatron's HFU counts matmul work only), so FLOPs are conserved across layouts.
     Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, compute_time(sc.gpu, 0, opt_bytes, 1e9), 0, 0, 0);
-    // ~10 FLOP per parameter for Adam (moments, bias correction, update): noted, not timed.
-    opt.hw_flops = 10.0 * opt_params;
-    opt.work = Work::optimizer;
     if (dp_any)
       B.add(kCompute, opt, {sim::OpRef{static_cast<std::uint8_t>(kDp), B.last(kDp)}});
     else

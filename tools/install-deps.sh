@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# tools/install-deps.sh — installs layoutsim's build dependencies from Debian 12 packages.
+# Idempotent: when every package is already installed it changes nothing and needs no
+# network. Runs as root (a fresh Debian container has no sudo) or elevates with sudo.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build g++
+  libboost-graph-dev libyaml-cpp-dev libeigen3-dev
+  doctest-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libbenchmark-dev zlib1g-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "install-deps: run as root (sudo is not installed); missing: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "install-deps: installing ${missing[*]}"
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${PACKAGES[@]}"
