@@ -9,6 +9,7 @@
 // All latencies are integers of picoseconds, so they are compared exactly.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <stdexcept>
@@ -215,6 +216,110 @@ TEST_CASE("ECMP: different hashes use different spines; same hash, same path; ca
   CHECK(names_on(c2, c2.route(a, b, 12345)) == names_on(c, r1));
 }
 
+namespace {
+
+/// The generated cluster `c` as an explicit graph: same vertices in the same order,
+/// same directed links (one-way entries, so each direction keeps its own latency)
+/// in link-id order. Building it yields identical vertex and link ids, routed by
+/// the graph search instead of the generator's structural routes.
+ExplicitGraphSpec as_explicit_graph(const Cluster& c) {
+  ExplicitGraphSpec g;
+  for (std::size_t v = 0; v < c.vertex_count(); ++v)
+    g.vertices.push_back({c.vertex_name(static_cast<int>(v)), c.vertex_kind(static_cast<int>(v))});
+  for (LinkId l = 0; l < c.link_count(); ++l) {
+    const auto& info = c.link(l);
+    g.links.push_back({c.vertex_name(info.from_vertex), c.vertex_name(info.to_vertex), info.kind, info.bandwidth_Bps,
+                       info.latency, false});
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("structural routes of generated clusters equal the graph search on the same graph") {
+  // Generated clusters route by formula (cluster.cpp, "Structural routes"); explicit
+  // graphs by the pruned Dijkstra + equal-cost enumeration. On the same graph both
+  // must give, for every ordered pair and hash, the same link ids, the same number
+  // of equal-cost paths and the same latency. The shapes cover: spines with several
+  // leaf groups, fat-tree with shared NICs, a short last group, more NICs than GPUs,
+  // no spine at all, one node, an intra-node latency above the network's (so that
+  // some same-node pairs are routed through the NICs and leaves, even through a
+  // spine), and all-zero latencies (hop count decides alone).
+  std::vector<std::pair<std::string, ClusterSpec>> shapes;
+  {
+    auto s = multi_node(4, "rail-optimized", 2);
+    s.inter.spines = 3;
+    shapes.emplace_back("rail 4 nodes, 2 per leaf, 3 spines", s);
+  }
+  {
+    auto s = multi_node(4, "fat-tree", 2);
+    s.inter.nics_per_node = 4;
+    s.inter.oversubscription = 2;
+    shapes.emplace_back("fat-tree 4 nodes, 4 NICs, 2:1", s);
+  }
+  {
+    auto s = multi_node(6, "rail-optimized", 4);
+    s.inter.nics_per_node = 4;
+    shapes.emplace_back("rail 6 nodes, 4 per leaf (short last group), 4 NICs", s);
+  }
+  {
+    auto s = multi_node(3, "rail-optimized", 2);
+    s.gpus_per_node = 2;
+    s.inter.nics_per_node = 3;
+    shapes.emplace_back("rail 3 nodes x 2 GPUs, 3 NICs (one unused)", s);
+  }
+  shapes.emplace_back("fat-tree 2 nodes, one leaf, no spine", multi_node(2, "fat-tree"));
+  {
+    ClusterSpec s;
+    s.intra = {"pcie", 32 * GBps, ls::sim::ps(1'500'001)};
+    shapes.emplace_back("one pcie node", s);
+  }
+  {
+    auto s = multi_node(2, "rail-optimized", 1);
+    s.inter.nics_per_node = 4;
+    s.intra.latency = ls::sim::us(5);  // above L = 3 us and L + 2h = 3.2 us
+    shapes.emplace_back("intra latency above inter", s);
+  }
+  {
+    auto s = multi_node(4, "rail-optimized", 2);
+    s.gpus_per_node = 4;
+    s.intra.latency = Time::zero();
+    s.inter.latency = Time::zero();
+    s.inter.spines = 2;
+    shapes.emplace_back("zero latencies", s);
+  }
+  const std::uint64_t hashes[] = {0, 1, 2, 3, 5, 7, 12345, 0x9e3779b97f4a7c15ULL};
+  for (const auto& [what, spec] : shapes) {
+    CAPTURE(what);
+    const Cluster structural = Cluster::build(spec);
+    ClusterSpec graph_spec;
+    graph_spec.graph.emplace(as_explicit_graph(structural));
+    const Cluster searched = Cluster::build(graph_spec);
+    REQUIRE(searched.link_count() == structural.link_count());
+    REQUIRE(searched.gpu_count() == structural.gpu_count());
+    for (LinkId l = 0; l < structural.link_count(); ++l) REQUIRE(searched.link(l).name == structural.link(l).name);
+    int mismatches = 0;
+    for (int a = 0; a < structural.gpu_count(); ++a)
+      for (int b = 0; b < structural.gpu_count(); ++b) {
+        const bool same_count = structural.path_count(a, b) == searched.path_count(a, b);
+        bool same = same_count;
+        for (std::uint64_t h : hashes) {
+          const auto r1 = structural.route(a, b, h), r2 = searched.route(a, b, h);
+          same = same && std::equal(r1.begin(), r1.end(), r2.begin(), r2.end()) &&
+                 structural.route_latency(a, b, h) == searched.route_latency(a, b, h);
+        }
+        if (!same && ++mismatches <= 5) {  // report the first few, not thousands
+          CAPTURE(a);
+          CAPTURE(b);
+          CHECK(structural.path_count(a, b) == searched.path_count(a, b));
+          CHECK(names_on(structural, structural.route(a, b, 1)) == names_on(searched, searched.route(a, b, 1)));
+          CHECK(structural.route_latency(a, b, 1) == searched.route_latency(a, b, 1));
+        }
+      }
+    CHECK(mismatches == 0);
+  }
+}
+
 TEST_CASE("oversubscription 2:1 halves a leaf's uplink capacity") {
   // Fat-tree, 4 nodes × 8 NICs, 2 nodes per leaf: each leaf has d = 16 NICs below it,
   // downlink capacity 16·25 GB/s = 400 GB/s; uplink = 400/2 = 200 GB/s, over the
@@ -282,7 +387,7 @@ TEST_CASE("invalid specs throw std::invalid_argument naming the offender") {
                 {"node0.gpu1", "node0.nvswitch", "nvlink", 100 * GBps, ls::sim::ns(500), true}};
   auto build_with = [](ExplicitGraphSpec g) {
     ClusterSpec s;
-    s.graph = std::move(g);
+    s.graph.emplace(std::move(g));
     return error_of([&] { (void)Cluster::build(s); });
   };
   CHECK(build_with(base).empty());

@@ -240,6 +240,15 @@ TEST_CASE("Chrome trace: structure, exact timestamps, flows, and it passes the c
   CHECK(text.find("thread_sort_index") != std::string::npos);
 }
 
+TEST_CASE("Chrome trace: a flow with one end outside the traced devices is dropped") {
+  auto r = sample_result();
+  for (auto& s : r.spans)
+    if (s.flow_id == 7 && !s.flow_out) s.flow_id = 0;  // receiver not traced
+  const std::string text = tools::chrome_trace_json(r);
+  CHECK(text.find("bind_id") == std::string::npos);
+  CHECK(tools::check_trace_text(text).ok());
+}
+
 TEST_CASE("Chrome trace: .gz is written compressed and reads back identically") {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string gz = (dir / "ls_test_trace.json.gz").string();

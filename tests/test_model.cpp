@@ -33,7 +33,18 @@ TEST_CASE("presets land on their published parameter counts") {
   CHECK(total_params(preset("seed-70b")) == doctest::Approx(70e9).epsilon(0.01));
   CHECK(total_params(preset("seed-70b")) == 70'027'500'480.0);
   CHECK_FALSE(model_preset("gpt5"));
-  CHECK(model_preset_names().size() == 5);
+  CHECK(model_preset_names().size() == 7);
+  // MoE presets (published shapes). Mixtral 8x7B: 46.7e9 total parameters
+  // (Jiang et al. 2024); per layer 8 experts × 3·4096·14336 + attention (GQA 8 kv).
+  const ModelSpec mx = preset("mixtral-8x7b");
+  CHECK(mx.moe.experts == 8);
+  CHECK(mx.moe.top_k == 2);
+  CHECK(total_params(mx) == doctest::Approx(46.7e9).epsilon(0.01));
+  CHECK(expert_params(mx) == 3.0 * 4096 * 14336);
+  const ModelSpec ds = preset("deepseek-v3");
+  CHECK(ds.moe.experts == 256);
+  CHECK(ds.moe.top_k == 8);
+  CHECK(ds.moe.shared_experts == 1);
 }
 
 TEST_CASE("layer FLOPs follow the DESIGN.md formulas, split over tp") {

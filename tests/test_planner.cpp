@@ -96,18 +96,25 @@ TEST_CASE("ring collectives on a uniform 8-GPU NVSwitch node match the closed fo
       CAPTURE(S);
       const auto dev = iota(n);
       const double nn = n;
-      // all-reduce: one phase, n flows of 2(n−1)/n·S, latency 2(n−1)α.
+      // all-reduce: one phase, ONE ring flow of 2(n−1)/n·S over the n hops
+      // (gpu -> nvswitch -> gpu each: 2n links, all distinct), latency 2(n−1)α.
       const CommPlan& ar = p.collective(dev, CollOp::all_reduce, S);
       REQUIRE(ar.phases.size() == 1);
-      CHECK(ar.phases[0].flows.size() == static_cast<std::size_t>(n));
-      for (const auto& f : ar.phases[0].flows) {
-        CHECK(f.bytes == doctest::Approx(2 * (nn - 1) / nn * S));
-        CHECK(f.path_len == 2);  // gpu -> nvswitch -> gpu
+      REQUIRE(ar.phases[0].flows.size() == 1);
+      const auto& ring = ar.phases[0].flows[0];
+      CHECK(ring.bytes == doctest::Approx(2 * (nn - 1) / nn * S));
+      CHECK(ring.path_len == static_cast<std::uint32_t>(2 * n));
+      CHECK(std::set<ls::sim::LinkId>(ar.links.begin(), ar.links.end()).size() == static_cast<std::size_t>(2 * n));
+      // The path is the hops in ring order: member i's route to member i+1.
+      for (int i = 0; i < n; ++i) {
+        CHECK(c.link(ar.links[ring.path_begin + 2 * i]).from_vertex == c.find_vertex("node0.gpu" + std::to_string(i)));
+        CHECK(c.link(ar.links[ring.path_begin + 2 * i + 1]).to_vertex ==
+              c.find_vertex("node0.gpu" + std::to_string((i + 1) % n)));
       }
       CHECK(ar.phases[0].latency == ls::sim::us(2 * (n - 1)));
       CHECK(ar.bytes_per_member == doctest::Approx(2 * (nn - 1) / nn * S));
-      // bytes/B + latency is the closed form, and so is the simulated time: every
-      // NVLink direction carries exactly one ring flow, at the full B.
+      // bytes/B + latency is the closed form, and so is the simulated time: the ring
+      // flow crosses every NVLink direction once, so its bottleneck share is B.
       const double closed = 2 * (nn - 1) * (alpha + S / (nn * B));
       CHECK(ar.phases[0].flows[0].bytes / B + seconds(ar.phases[0].latency) == doctest::Approx(closed).epsilon(1e-12));
       CHECK(seconds(simulate(c, ar).back()) == doctest::Approx(closed).epsilon(1e-6));
@@ -116,14 +123,19 @@ TEST_CASE("ring collectives on a uniform 8-GPU NVSwitch node match the closed fo
       for (CollOp op : {CollOp::reduce_scatter, CollOp::all_gather}) {
         const CommPlan& rs = p.collective(dev, op, S);
         REQUIRE(rs.phases.size() == 1);
-        CHECK(rs.phases[0].flows.size() == static_cast<std::size_t>(n));
+        CHECK(rs.phases[0].flows.size() == 1);
+        CHECK(rs.phases[0].flows[0].path_len == static_cast<std::uint32_t>(2 * n));
         CHECK(rs.phases[0].flows[0].bytes == doctest::Approx((nn - 1) / nn * S));
         CHECK(rs.phases[0].latency == ls::sim::us(n - 1));
         CHECK(seconds(simulate(c, rs).back()) == doctest::Approx((nn - 1) * (alpha + S / (nn * B))).epsilon(1e-6));
       }
-      // broadcast, pipelined chain: n−1 flows of S, S/B + (n−1)α.
+      // broadcast, pipelined chain: one flow of S over the n−1 hops (2(n−1) links),
+      // S/B + (n−1)α.
       const CommPlan& bc = p.collective(dev, CollOp::broadcast, S);
-      CHECK(bc.phases[0].flows.size() == static_cast<std::size_t>(n - 1));
+      REQUIRE(bc.phases[0].flows.size() == 1);
+      CHECK(bc.phases[0].flows[0].bytes == S);
+      CHECK(bc.phases[0].flows[0].path_len == static_cast<std::uint32_t>(2 * (n - 1)));
+      CHECK(bc.phases[0].latency == ls::sim::us(n - 1));
       CHECK(seconds(simulate(c, bc).back()) == doctest::Approx(S / B + (nn - 1) * alpha).epsilon(1e-6));
       // all-to-all: each GPU sends n−1 flows of S/n over its one NVLink port, so each
       // gets B/(n−1): (n−1)/n·S/B + α.
@@ -148,24 +160,28 @@ TEST_CASE("hierarchical all-reduce across 2 nodes of 8 GPUs, bottlenecked by the
   const auto& p2 = plan.phases[1];
   const auto& p3 = plan.phases[2];
 
-  // Phase 1: reduce-scatter ring inside each node: 2 rings × 8 flows of (k−1)/k·S,
-  // latency (k−1)·1 us. Time (k−1)/k·S/B_nvl + 7 us.
-  CHECK(p1.flows.size() == 16);
-  for (const auto& f : p1.flows) CHECK(f.bytes == doctest::Approx((k - 1) / k * S));
+  // Phase 1: reduce-scatter ring inside each node: 2 ring flows (one per node) of
+  // (k−1)/k·S over 8 hops × 2 NVLinks, latency (k−1)·1 us. Time (k−1)/k·S/B_nvl + 7 us.
+  CHECK(p1.flows.size() == 2);
+  for (const auto& f : p1.flows) {
+    CHECK(f.bytes == doctest::Approx((k - 1) / k * S));
+    CHECK(f.path_len == 16);
+  }
   CHECK(p1.latency == ls::sim::us(7));
   const double t1 = (k - 1) / k * S / B_nvl + 7e-6;
-  // Phase 2: per rail j a ring over the 2 nodes: 2 flows of 2(N−1)/N·S/k = S/8 each;
-  // 8 rails -> 16 flows on gpu -> nic -> leaf -> nic -> gpu, one flow per IB link
-  // direction, latency 2(N−1)·3 us. Time (S/8)/B_ib + 6 us.
-  CHECK(p2.flows.size() == 16);
+  // Phase 2: per rail j one ring flow over the 2 nodes of 2(N−1)/N·S/k = S/8: its
+  // 2 hops are gpu -> nic -> leaf -> nic -> gpu there and back (8 links, each IB
+  // link direction once), latency 2(N−1)·3 us. 8 rails -> 8 flows, disjoint.
+  // Time (S/8)/B_ib + 6 us.
+  CHECK(p2.flows.size() == 8);
   for (const auto& f : p2.flows) {
     CHECK(f.bytes == doctest::Approx(2 * (N - 1) / N * S / k));
-    CHECK(f.path_len == 4);
+    CHECK(f.path_len == 8);
   }
   CHECK(p2.latency == ls::sim::us(6));
   const double t2 = 2 * (N - 1) / N * S / k / B_ib + 6e-6;
   // Phase 3: all-gather, the mirror of phase 1.
-  CHECK(p3.flows.size() == 16);
+  CHECK(p3.flows.size() == 2);
   CHECK(p3.latency == p1.latency);
   const double t3 = t1;
   CHECK(plan.bytes_per_member == doctest::Approx(2 * (k - 1) / k * S + 2 * (N - 1) / N * S / k));
@@ -192,7 +208,8 @@ TEST_CASE("flat ring when the hierarchy does not apply") {
     CHECK_FALSE(p.uses_hierarchical_all_reduce(dev));
     const CommPlan& plan = p.collective(dev, CollOp::all_reduce, S);
     REQUIRE(plan.phases.size() == 1);
-    CHECK(plan.phases[0].flows.size() == 2);
+    CHECK(plan.phases[0].flows.size() == 1);                       // one ring flow, 2 hops
+    CHECK(plan.phases[0].flows[0].path_len == 8);
     CHECK(plan.phases[0].flows[0].bytes == doctest::Approx(S));   // 2(n−1)/n·S with n = 2
     CHECK(plan.phases[0].latency == ls::sim::us(6));            // 2(n−1)α
     CHECK(seconds(simulate(c, plan).back()) == doctest::Approx(S / (25 * GBps) + 6e-6).epsilon(1e-6));
@@ -206,10 +223,35 @@ TEST_CASE("flat ring when the hierarchy does not apply") {
     const auto dev = iota(16);
     const CommPlan& plan = p.collective(dev, CollOp::reduce_scatter, S);
     REQUIRE(plan.phases.size() == 1);
-    CHECK(plan.phases[0].flows.size() == 16);
+    CHECK(plan.phases[0].flows.size() == 1);
+    // 14 NVSwitch hops of 2 links + 2 node-crossing hops of 6 links (both cross rails).
+    CHECK(plan.phases[0].flows[0].path_len == 14 * 2 + 2 * 6);
     // Hop node0.gpu7 -> node1.gpu0 crosses rails: 3 us + 2·100 ns of spine hops.
     CHECK(plan.phases[0].latency == ls::sim::ns(3200) * 15);
   }
+}
+
+TEST_CASE("a ring flow crossing a link on two hops gets half of it (multiplicity)") {
+  // Fat-tree, 2 nodes × 2 GPUs, ONE NIC per node, one leaf. Reduce-scatter ring
+  // 0 → 2 → 1 → 3 → 0 alternates nodes: hops 0→2 and 1→3 both leave node0 through
+  // node0.nic0->leaf0 (and 2→1, 3→0 both leave node1 through node1.nic0), so that
+  // link appears twice in the ring's path. The ring moves at its bottleneck share,
+  // B/2 (B = 25 GB/s < PCIe 64 GB/s): (n−1)/n·S/(B/2) + (n−1)α, α = 3 us (leaf only).
+  auto spec = two_nodes("fat-tree");
+  spec.gpus_per_node = 2;
+  spec.inter.nics_per_node = 1;
+  const Cluster c = Cluster::build(spec);
+  Planner p(c);
+  const std::vector<std::int32_t> ring{0, 2, 1, 3};
+  const double S = 40e6, B = 25 * GBps;
+  const CommPlan& plan = p.collective(ring, CollOp::reduce_scatter, S);
+  REQUIRE(plan.phases.size() == 1);
+  REQUIRE(plan.phases[0].flows.size() == 1);
+  CHECK(plan.phases[0].flows[0].path_len == 16);  // 4 hops × gpu -> nic -> leaf -> nic -> gpu
+  const auto up0 = *c.find_link("node0.nic0->leaf0");
+  CHECK(std::count(plan.links.begin(), plan.links.end(), up0) == 2);
+  CHECK(plan.phases[0].latency == ls::sim::us(9));
+  CHECK(seconds(simulate(c, plan).back()) == doctest::Approx(0.75 * S / (B / 2) + 9e-6).epsilon(1e-6));
 }
 
 TEST_CASE("all-to-all across leaves with 2:1 oversubscription runs at the reduced rate") {

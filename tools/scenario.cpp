@@ -124,6 +124,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "tools/units.hpp"
@@ -301,6 +302,50 @@ struct TreeBuilder {
     return out;
   }
 };
+
+// ─── Counting documents without YAML::LoadAll ───
+// yaml-cpp 0.7's LoadAll loops forever, allocating, on a stray ',' at document level
+// (jbeder/yaml-cpp#1040; fixed upstream by PR #1319): HandleNextDocument keeps
+// reporting an empty document without consuming the token. So we drive the event
+// parser ourselves, stop at the second document, and treat a document that starts
+// where the previous one did as the syntax error it is.
+struct DocScan {
+  int documents = 0;
+  YAML::Mark second;                 // where the second document starts
+  std::optional<YAML::Mark> stuck;   // the parser made no progress here
+};
+
+class NullHandler : public YAML::EventHandler {
+public:
+  YAML::Mark start;
+  void OnDocumentStart(const YAML::Mark& m) override { start = m; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+/// Throws YAML::Exception on syntax errors.
+DocScan scan_documents(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  NullHandler h;
+  DocScan out;
+  int previous_pos = -1;
+  while (out.documents < 2 && parser.HandleNextDocument(h)) {
+    if (h.start.pos == previous_pos) {
+      out.stuck = h.start;
+      break;
+    }
+    previous_pos = h.start.pos;
+    if (++out.documents == 2) out.second = h.start;
+  }
+  return out;
+}
 
 // ─── Converting YNode values, with located errors ───
 std::string lower(std::string_view s) {
@@ -1338,29 +1383,37 @@ wl::Scenario load_scenario_string(std::string_view yaml, const std::string& sour
     d.error(top, "", fmt::format("the scenario is {} bytes, more than the {} a scenario may have", yaml.size(), kMaxFileBytes));
     d.throw_if_any();
   }
-  std::vector<YAML::Node> docs;
+  const SourceMap sm{source_name};
+  const std::string text(yaml);
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(std::string(yaml));
+    const DocScan scan = scan_documents(text);
+    if (scan.stuck) {
+      const auto pos = static_cast<std::size_t>(std::max(0, scan.stuck->pos));
+      d.error(sm.at(*scan.stuck, top), "",
+              fmt::format("YAML syntax error: unexpected '{}'", pos < text.size() ? text.substr(pos, 1) : "?"),
+              "a ',' belongs inside [...] or {...}");
+    } else if (scan.documents == 0) {
+      d.error(top, "", "the scenario is empty", "start from scenarios/default.yaml");
+    } else if (scan.documents > 1) {
+      d.error(sm.at(scan.second, top), "", "more than one YAML document ('---') in the scenario",
+              "one scenario per file");
+    }
+    d.throw_if_any();
+    doc = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     Loc l = top;
     if (!e.mark.is_null() && e.mark.line >= 0) l = Loc{source_name, e.mark.line + 1, e.mark.column + 1};
     d.error(l, "", fmt::format("YAML syntax error: {}", e.msg));
     d.throw_if_any();
   }
-  if (docs.empty() || (docs.size() == 1 && docs[0].IsNull())) {
+  if (doc.IsNull()) {
     d.error(top, "", "the scenario is empty", "start from scenarios/default.yaml");
     d.throw_if_any();
   }
-  if (docs.size() > 1) {
-    const SourceMap sm{source_name};
-    d.error(sm.at(docs[1].Mark(), top), "", "more than one YAML document ('---') in the scenario",
-            "one scenario per file");
-    d.throw_if_any();
-  }
 
-  const SourceMap sm{source_name};
   TreeBuilder tb{sm, d};
-  YNode root = tb.build(docs[0], top, "", 0);
+  YNode root = tb.build(doc, top, "", 0);
   d.throw_if_any();
   if (root.kind != YNode::Kind::map) {
     d.error(root.loc, "", fmt::format("expected a map of keys (name, cluster, model, layout, ...), got {}", kind_name(root)));

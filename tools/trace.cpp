@@ -172,6 +172,20 @@ std::string chrome_trace_json(const wl::Result& r) {
     return std::make_tuple(a->device, a->track, a->start, b->end) < std::make_tuple(b->device, b->track, b->start, a->end);
   });
 
+  // A flow arrow needs both ends in the trace; when only some devices are traced
+  // (SimOptions::trace_max_devices) one end may be missing: drop those bindings
+  // rather than write a dangling arrow.
+  std::map<std::uint64_t, std::pair<int, int>> flow_ends;  // id -> (outs, ins)
+  for (const auto* s : spans) {
+    if (s->flow_id == 0) continue;
+    auto& e = flow_ends[s->flow_id];
+    (s->flow_out ? e.first : e.second) += 1;
+  }
+  auto flow_complete = [&](std::uint64_t id) {
+    const auto it = flow_ends.find(id);
+    return it != flow_ends.end() && it->second.first == 1 && it->second.second == 1;
+  };
+
   std::set<int> nodes;
   std::set<std::pair<std::int32_t, int>> threads;  // (device, track)
   for (const auto* s : spans) {
@@ -223,7 +237,7 @@ std::string chrome_trace_json(const wl::Result& r) {
     begin_event();
     out += fmt::format(R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{})", quoted(name), quoted(cat), pid, tid,
                        sim::to_us_string(s->start), sim::to_us_string(dur));
-    if (s->flow_id != 0) {
+    if (s->flow_id != 0 && flow_complete(s->flow_id)) {
       out += fmt::format(R"(,"bind_id":{},{})", s->flow_id, s->flow_out ? R"("flow_out":true)" : R"("flow_in":true)");
     }
     out += fmt::format(R"(,"args":{{"work":"{}","microbatch":{},"chunk":{})", work_name(s->work), s->microbatch, s->chunk);

@@ -4,6 +4,16 @@
 // Link attributes live in a plain vector indexed by LinkId; the edge bundle only
 // carries the id and the routing weight.
 //
+// Two ways of routing:
+//  * Generated topologies (the generator keys) are routed structurally: the
+//    generator records, per GPU, NIC, leaf and spine, the ids of the links it adds
+//    (Impl::Layout), and a route is read off those arrays in O(1) (see "Structural
+//    routes" below). The graph search below, on a 16384-GPU rail-optimized cluster
+//    (~1000 leaves × 16 spines), took 21.8 s for the 63k ring-neighbour and pipeline
+//    pairs of a t8·p16·d128 layout; the structural routes take 0.05 s. The graph
+//    then keeps only the vertices (no edges, no routing view: nothing walks them).
+//  * Explicit graphs (cluster.graph) are searched, as follows.
+//
 // Routing runs on a second adjacency_list, the *routing view*, equal to the graph
 // except that every NIC is split in two: an "up" half entered from the host side
 // (GPU, NVSwitch, PCIe switch) that leaves only to the network, and a "down" half
@@ -22,8 +32,10 @@
 #include "topology/cluster.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <queue>
 #include <limits>
 #include <map>
@@ -98,12 +110,23 @@ bool parse_gpu_name(std::string_view name, int& node, int& gpu) {
 struct Cluster::Impl {
   Graph g;
   std::vector<LinkInfo> links;
-  std::map<std::string, LinkId, std::less<>> link_by_name;
-  std::map<std::string, int, std::less<>> vertex_by_name;
+  // Name indexes. Keys are views into g[v].name and links[id].name, which never move:
+  // reserve() sizes g and `links` before anything is added (add_vertex/add_link
+  // refuse to grow them). Hash maps, not ordered ones: a 16k-GPU cluster has 131k
+  // links whose names share long prefixes ("node1234.gpu5->node1234.nic5"), and an
+  // ordered map spent most of Cluster::build comparing them.
+  // The link index is filled lazily (index_links(), on the first find_link) for
+  // generated topologies, whose names are unique by construction: building it is a
+  // third of Cluster::build at 16k GPUs and a simulation may never look a link up
+  // by name. Explicit graphs fill it as links are added (parallel-link suffixes).
+  mutable std::unordered_map<std::string_view, LinkId> link_by_name;
+  mutable std::size_t links_indexed = 0;
+  std::unordered_map<std::string_view, int> vertex_by_name;
+  int vertices_added = 0;
   std::vector<char> is_gpu;             // per vertex
   std::vector<int> gpu_vertex;          // GPU index -> vertex
   std::vector<int> gpu_node;            // GPU index -> node
-  std::map<std::string, int, std::less<>> gpu_by_name;
+  std::unordered_map<std::string_view, int> gpu_by_name;  // views into g[v].name
   int nodes = 0;
 
   struct PairRoutes {
@@ -114,19 +137,65 @@ struct Cluster::Impl {
   // valid across rehashing, which is what route()'s lifetime promise relies on.
   std::unordered_map<std::uint64_t, PairRoutes> routes;
 
+  // Generated topologies: the generator's layout, filled while it adds the links,
+  // from which structural_path() reads every hop of a route in O(1) (see "Routing").
+  // Empty for explicit graphs. Indices: GPU, NIC = node·nics + rail, leaf, and
+  // leaf·spines + k for the leaf↔spine links.
+  struct Layout {
+    bool on = false;                  // a generated topology: routes are structural
+    int nics = 0;                     // NICs per node (0 when nodes == 1)
+    int spines = 0;                   // 0 when one leaf reaches every NIC
+    std::vector<LinkId> gpu_to_switch, switch_to_gpu;  // per GPU
+    std::vector<LinkId> gpu_to_nic, nic_to_gpu;        // per GPU (its NIC g % nics)
+    std::vector<LinkId> nic_to_leaf, leaf_to_nic;      // per NIC
+    std::vector<int> leaf_of_nic;                      // per NIC
+    std::vector<LinkId> leaf_to_spine, spine_to_leaf;  // per (leaf, spine)
+  } layout;
+
+  /// One structural route: at most 6 hops (gpu→nic→leaf→spine→leaf→nic→gpu).
+  struct StructPath {
+    std::array<LinkId, 6> ids{};
+    std::uint8_t len = 0;
+  };
+  // Structural routes handed out by route(), keyed by (src, dst, path index): only
+  // what is asked is stored (a simulation asks for its ring neighbours, pipeline
+  // peers and all-to-all pairs, not for all G² pairs: 16384 GPUs would need 268 M
+  // entries). Node-based, so spans into the arrays survive rehashing.
+  std::unordered_map<std::uint64_t, StructPath> struct_routes;
+
   // Routing view (see the file comment) and the search's scratch arrays, stamped
-  // with an epoch so that a search costs what it visits, not O(V).
+  // with an epoch so that a search costs what it visits, not O(V). Explicit graphs only.
   RouteGraph rg;
   std::vector<std::int64_t> dist;
   std::vector<std::uint32_t> seen_epoch, target_epoch;
   std::uint32_t epoch = 0;
 
+  /// Sizes the storage: exactly `vertex_count` vertices and at most `link_count` links.
+  void reserve(std::size_t vertex_count, std::size_t link_count) {
+    g = Graph(vertex_count);
+    is_gpu.reserve(vertex_count);
+    vertex_by_name.reserve(vertex_count);
+    links.reserve(link_count);
+  }
+
   int add_vertex(std::string name, std::string kind) {
-    if (vertex_by_name.count(name)) throw std::invalid_argument(fmt::format("cluster: duplicate vertex name '{}'", name));
-    const auto v = static_cast<int>(boost::add_vertex(VertexProps{name, kind}, g));
-    vertex_by_name.emplace(std::move(name), v);
-    is_gpu.push_back(kind == "gpu");
+    if (static_cast<std::size_t>(vertices_added) >= boost::num_vertices(g))
+      throw std::logic_error("cluster: more vertices than reserved");  // would break the name views
+    const int v = vertices_added++;
+    auto& props = g[static_cast<Vertex>(v)];
+    props = VertexProps{std::move(name), std::move(kind)};
+    if (!vertex_by_name.emplace(props.name, v).second)
+      throw std::invalid_argument(fmt::format("cluster: duplicate vertex name '{}'", props.name));
+    is_gpu.push_back(props.kind == "gpu");
     return v;
+  }
+
+  /// Brings link_by_name up to date with `links`. Amortised O(1) per link.
+  void index_links() const {
+    if (links_indexed == links.size()) return;
+    link_by_name.reserve(links.size());
+    for (; links_indexed < links.size(); ++links_indexed)
+      link_by_name.emplace(links[links_indexed].name, static_cast<LinkId>(links_indexed));
   }
 
   int vertex(std::string_view name, std::string_view where) const {
@@ -137,7 +206,7 @@ struct Cluster::Impl {
 
   LinkId add_link(int from, int to, const std::string& kind, double bw_Bps, sim::Time latency) {
     std::string name = fmt::format("{}->{}", g[from].name, g[to].name);
-    if (link_by_name.count(name)) {  // parallel link: "a->b#1", "a->b#2", ...
+    if (!layout.on && link_by_name.count(name)) {  // parallel link: "a->b#1", "a->b#2", ...
       int k = 1;
       while (link_by_name.count(fmt::format("{}#{}", name, k))) ++k;
       name = fmt::format("{}#{}", name, k);
@@ -146,16 +215,20 @@ struct Cluster::Impl {
       throw std::invalid_argument(fmt::format("cluster: link {} ({}) has non-positive bandwidth {} B/s", name, kind, bw_Bps));
     if (latency < sim::Time::zero() || latency.ps() >= std::int64_t{1'000'000'000'000})
       throw std::invalid_argument(fmt::format("cluster: link {} ({}) latency {} is negative or above 1 s", name, kind, latency));
+    if (links.size() == links.capacity()) throw std::logic_error("cluster: more links than reserved");
     const auto id = static_cast<LinkId>(links.size());
-    links.push_back(LinkInfo{name, kind, bw_Bps, latency, from, to});
-    link_by_name.emplace(std::move(name), id);
+    links.push_back(LinkInfo{std::move(name), kind, bw_Bps, latency, from, to});
+    if (layout.on) return id;  // generated: routes are structural, g keeps the vertices only
+    index_links();
     boost::add_edge(static_cast<Vertex>(from), static_cast<Vertex>(to), EdgeProps{id, latency.ps() * kHopScale + 1}, g);
     return id;
   }
 
-  void add_duplex(int a, int b, const std::string& kind, double bw_Bps, sim::Time lat_ab, sim::Time lat_ba) {
-    add_link(a, b, kind, bw_Bps, lat_ab);
-    add_link(b, a, kind, bw_Bps, lat_ba);
+  /// Returns the ids of a→b and b→a.
+  std::pair<LinkId, LinkId> add_duplex(int a, int b, const std::string& kind, double bw_Bps, sim::Time lat_ab,
+                                       sim::Time lat_ba) {
+    const LinkId ab = add_link(a, b, kind, bw_Bps, lat_ab);
+    return {ab, add_link(b, a, kind, bw_Bps, lat_ba)};
   }
 
   void generate(const ClusterSpec& spec);
@@ -167,6 +240,11 @@ struct Cluster::Impl {
   void search(RVertex src, RVertex dst);
   bool settled(RVertex v) const { return seen_epoch[v] == epoch; }
   const PairRoutes& pair_routes(int src_gpu, int dst_gpu);
+  /// Generated topologies: the number of equal-cost paths between two GPUs and, when
+  /// `out` is given, path number `index % count` of them, in the order the graph
+  /// search would sort them. O(1), no allocation. src != dst.
+  std::size_t structural_path(int src_gpu, int dst_gpu, std::uint64_t index, StructPath* out) const;
+  std::span<const LinkId> route(int src_gpu, int dst_gpu, std::uint64_t flow_hash);
 
   void check_gpu(int gpu) const {
     if (gpu < 0 || gpu >= static_cast<int>(gpu_vertex.size()))
@@ -197,11 +275,69 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
     throw std::invalid_argument(fmt::format("cluster.intra_node.bandwidth must be > 0 (got {} B/s)", spec.intra.bandwidth_Bps));
   if (spec.intra.latency < sim::Time::zero())
     throw std::invalid_argument("cluster.intra_node.latency must be >= 0");
+
+  // Inter-node fabric keys, checked (and the shape derived) before anything is built
+  // so that the storage can be sized exactly (see reserve()).
+  const InterNodeSpec& in = spec.inter;
+  const bool rail = in.fabric == "rail-optimized";
+  int nics = 0, npl = 1, groups = 1, leaf_count = 0, spines = 0;
+  if (N > 1) {
+    if (in.kind != "infiniband" && in.kind != "ethernet")
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.kind: unknown kind '{}' (expected infiniband | ethernet)", in.kind));
+    if (!rail && in.fabric != "fat-tree")
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.fabric: unknown fabric '{}' (expected rail-optimized | fat-tree)", in.fabric));
+    if (!(in.bandwidth_Bps > 0))
+      throw std::invalid_argument(fmt::format("cluster.inter_node.bandwidth must be > 0 (got {} B/s)", in.bandwidth_Bps));
+    if (!(in.pcie_bandwidth_Bps > 0))
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.pcie_bandwidth must be > 0 (got {} B/s)", in.pcie_bandwidth_Bps));
+    if (!(in.oversubscription > 0) || !std::isfinite(in.oversubscription))
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.oversubscription must be > 0 (got {})", in.oversubscription));
+    if (in.nodes_per_leaf < 1)
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.nodes_per_leaf must be >= 1 (got {})", in.nodes_per_leaf));
+    if (in.nics_per_node < 0 || in.spines < 0)
+      throw std::invalid_argument("cluster.inter_node.nics_per_node and spines must be >= 0");
+    if (in.latency < sim::Time::zero()) throw std::invalid_argument("cluster.inter_node.latency must be >= 0");
+    nics = in.nics_per_node > 0 ? in.nics_per_node : G;
+    npl = in.nodes_per_leaf;
+    groups = (N + npl - 1) / npl;
+    leaf_count = rail ? groups * nics : groups;
+    if (leaf_count > 1) {
+      // Spines. A leaf with d NICs below it has downlink capacity d·B and uplink
+      // capacity d·B/oversubscription, split evenly over its links to the spines (one
+      // link per spine, so that ECMP has `spines` equal-cost choices). When `spines`
+      // is 0 we derive the number of uplink ports a full leaf needs at NIC speed,
+      // max(1, round(d_max/oversubscription)), capped at 64 (a typical spine-facing
+      // radix). The fullest leaf is one of the first group: min(npl, N) nodes, one
+      // NIC each under a rail leaf, all their NICs under a fat-tree leaf.
+      const int d_max = std::min(npl, N) * (rail ? 1 : nics);
+      spines = in.spines > 0 ? in.spines
+                             : std::clamp(static_cast<int>(std::lround(d_max / in.oversubscription)), 1, 64);
+    }
+  }
+  {
+    const auto n = static_cast<std::size_t>(N), gpn = static_cast<std::size_t>(G), r = static_cast<std::size_t>(nics);
+    const auto leaves = static_cast<std::size_t>(leaf_count), sp = static_cast<std::size_t>(spines);
+    reserve(n * (1 + gpn + r) + leaves + sp,                      // switches, GPUs, NICs, leaves, spines
+            2 * (n * gpn + n * r + (r ? n * gpn : 0) + leaves * sp));  // duplex: intra, nic-leaf, gpu-nic, leaf-spine
+  }
+
   // gpu→switch gets the odd picosecond so that the two hops sum to intra.latency exactly.
   const sim::Time intra_down = sim::ps(spec.intra.latency.ps() / 2);
   const sim::Time intra_up = spec.intra.latency - intra_down;
 
   nodes = N;
+  layout.on = true;
+  const auto gpus = static_cast<std::size_t>(N) * static_cast<std::size_t>(G);
+  layout.gpu_to_switch.reserve(gpus);
+  layout.switch_to_gpu.reserve(gpus);
+  gpu_vertex.reserve(gpus);
+  gpu_node.reserve(gpus);
+  gpu_by_name.reserve(gpus);
   std::vector<int> node_switch(static_cast<std::size_t>(N));
   for (int n = 0; n < N; ++n) {
     node_switch[n] = add_vertex(fmt::format("node{}.{}", n, sw_suffix), sw_kind);
@@ -210,34 +346,12 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
       gpu_by_name.emplace(g[v].name, static_cast<int>(gpu_vertex.size()));
       gpu_vertex.push_back(v);
       gpu_node.push_back(n);
-      add_duplex(v, node_switch[n], intra_link_kind, spec.intra.bandwidth_Bps, intra_up, intra_down);
+      const auto [up, down] = add_duplex(v, node_switch[n], intra_link_kind, spec.intra.bandwidth_Bps, intra_up, intra_down);
+      layout.gpu_to_switch.push_back(up);
+      layout.switch_to_gpu.push_back(down);
     }
   }
   if (N == 1) return;
-
-  // Inter-node fabric.
-  const InterNodeSpec& in = spec.inter;
-  if (in.kind != "infiniband" && in.kind != "ethernet")
-    throw std::invalid_argument(fmt::format("cluster.inter_node.kind: unknown kind '{}' (expected infiniband | ethernet)", in.kind));
-  const bool rail = in.fabric == "rail-optimized";
-  if (!rail && in.fabric != "fat-tree")
-    throw std::invalid_argument(
-        fmt::format("cluster.inter_node.fabric: unknown fabric '{}' (expected rail-optimized | fat-tree)", in.fabric));
-  if (!(in.bandwidth_Bps > 0))
-    throw std::invalid_argument(fmt::format("cluster.inter_node.bandwidth must be > 0 (got {} B/s)", in.bandwidth_Bps));
-  if (!(in.pcie_bandwidth_Bps > 0))
-    throw std::invalid_argument(fmt::format("cluster.inter_node.pcie_bandwidth must be > 0 (got {} B/s)", in.pcie_bandwidth_Bps));
-  if (!(in.oversubscription > 0) || !std::isfinite(in.oversubscription))
-    throw std::invalid_argument(fmt::format("cluster.inter_node.oversubscription must be > 0 (got {})", in.oversubscription));
-  if (in.nodes_per_leaf < 1)
-    throw std::invalid_argument(fmt::format("cluster.inter_node.nodes_per_leaf must be >= 1 (got {})", in.nodes_per_leaf));
-  if (in.nics_per_node < 0 || in.spines < 0)
-    throw std::invalid_argument("cluster.inter_node.nics_per_node and spines must be >= 0");
-  if (in.latency < sim::Time::zero()) throw std::invalid_argument("cluster.inter_node.latency must be >= 0");
-
-  const int nics = in.nics_per_node > 0 ? in.nics_per_node : G;
-  const int npl = in.nodes_per_leaf;
-  const int groups = (N + npl - 1) / npl;
 
   // Latency budget. inter.latency is what a GPU→GPU message across nodes costs when
   // it stays under one leaf. The GPU↔NIC PCIe hop and each leaf↔spine hop get a
@@ -251,47 +365,60 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
   const sim::Time leaf_to_nic = sim::ps(nic_leaf_total.ps() / 2);
   const sim::Time nic_to_leaf = nic_leaf_total - leaf_to_nic;
 
-  const int leaf_count = rail ? groups * nics : groups;
   std::vector<int> leaf_vertex(static_cast<std::size_t>(leaf_count));
   std::vector<int> leaf_down(static_cast<std::size_t>(leaf_count), 0);  // NICs per leaf
   for (int i = 0; i < leaf_count; ++i) leaf_vertex[i] = add_vertex(fmt::format("leaf{}", i), "switch");
 
+  layout.nics = nics;
+  const auto nic_total = static_cast<std::size_t>(N) * static_cast<std::size_t>(nics);
+  layout.nic_to_leaf.reserve(nic_total);
+  layout.leaf_to_nic.reserve(nic_total);
+  layout.leaf_of_nic.reserve(nic_total);
+  layout.gpu_to_nic.reserve(gpus);
+  layout.nic_to_gpu.reserve(gpus);
+  std::vector<int> node_nics(static_cast<std::size_t>(nics));
   for (int n = 0; n < N; ++n) {
     const int group = n / npl;
     for (int r = 0; r < nics; ++r) {
       const int nic = add_vertex(fmt::format("node{}.nic{}", n, r), "nic");
+      node_nics[r] = nic;
       const int leaf = rail ? group * nics + r : group;
       ++leaf_down[leaf];
-      add_duplex(nic, leaf_vertex[leaf], in.kind, in.bandwidth_Bps, nic_to_leaf, leaf_to_nic);
+      const auto [up, down] = add_duplex(nic, leaf_vertex[leaf], in.kind, in.bandwidth_Bps, nic_to_leaf, leaf_to_nic);
+      layout.nic_to_leaf.push_back(up);
+      layout.leaf_to_nic.push_back(down);
+      layout.leaf_of_nic.push_back(leaf);
     }
     for (int gi = 0; gi < G; ++gi) {
       const int gpu = gpu_vertex[static_cast<std::size_t>(n) * G + gi];
-      const int nic = vertex_by_name.at(fmt::format("node{}.nic{}", n, gi % nics));
-      add_duplex(gpu, nic, "pcie", in.pcie_bandwidth_Bps, short_hop, short_hop);
+      const auto [up, down] = add_duplex(gpu, node_nics[gi % nics], "pcie", in.pcie_bandwidth_Bps, short_hop, short_hop);
+      layout.gpu_to_nic.push_back(up);
+      layout.nic_to_gpu.push_back(down);
     }
   }
   if (leaf_count == 1) return;  // one leaf reaches every NIC: no spine needed
 
-  // Spines. A leaf with d NICs below it has downlink capacity d·B and uplink
-  // capacity d·B/oversubscription, split evenly over its links to the spines (one
-  // link per spine, so that ECMP has `spines` equal-cost choices). When `spines` is
-  // 0 we derive the number of uplink ports a full leaf needs at NIC speed,
-  // max(1, round(d_max/oversubscription)), capped at 64 (a typical spine-facing radix).
-  const int d_max = *std::max_element(leaf_down.begin(), leaf_down.end());
-  const int spines = in.spines > 0
-                         ? in.spines
-                         : std::clamp(static_cast<int>(std::lround(d_max / in.oversubscription)), 1, 64);
   std::vector<int> spine_vertex(static_cast<std::size_t>(spines));
   for (int j = 0; j < spines; ++j) spine_vertex[j] = add_vertex(fmt::format("spine{}", j), "switch");
+  layout.spines = spines;
+  layout.leaf_to_spine.reserve(static_cast<std::size_t>(leaf_count) * spines);
+  layout.spine_to_leaf.reserve(static_cast<std::size_t>(leaf_count) * spines);
   for (int i = 0; i < leaf_count; ++i) {
     const double uplink_Bps = leaf_down[i] * in.bandwidth_Bps / in.oversubscription / spines;
-    for (int j = 0; j < spines; ++j) add_duplex(leaf_vertex[i], spine_vertex[j], in.kind, uplink_Bps, short_hop, short_hop);
+    for (int j = 0; j < spines; ++j) {
+      const auto [up, down] = add_duplex(leaf_vertex[i], spine_vertex[j], in.kind, uplink_Bps, short_hop, short_hop);
+      layout.leaf_to_spine.push_back(up);
+      layout.spine_to_leaf.push_back(down);
+    }
   }
 }
 
 void Cluster::Impl::load_graph(const ExplicitGraphSpec& graph) {
   struct GpuEntry { int node, local, vertex; };
   std::vector<GpuEntry> gpus;
+  std::size_t directed_links = 0;
+  for (const auto& ls : graph.links) directed_links += ls.duplex ? 2 : 1;
+  reserve(graph.vertices.size(), directed_links);
   for (std::size_t i = 0; i < graph.vertices.size(); ++i) {
     const auto& vs = graph.vertices[i];
     if (!one_of(vs.kind, kVertexKinds))
@@ -423,6 +550,7 @@ void Cluster::Impl::search(RVertex src, RVertex dst) {
 }
 
 const Cluster::Impl::PairRoutes& Cluster::Impl::pair_routes(int src_gpu, int dst_gpu) {
+  if (layout.on) throw std::logic_error("cluster: graph search on a generated topology (no routing view)");
   check_gpu(src_gpu);
   check_gpu(dst_gpu);
   const std::uint64_t key = static_cast<std::uint64_t>(src_gpu) * gpu_vertex.size() + static_cast<std::uint64_t>(dst_gpu);
@@ -464,6 +592,86 @@ const Cluster::Impl::PairRoutes& Cluster::Impl::pair_routes(int src_gpu, int dst
   return routes.emplace(key, std::move(pr)).first->second;
 }
 
+// Structural routes of a generated topology. The generator's graph has exactly
+// three kinds of loop-free GPU→GPU paths that neither relay through a GPU nor turn
+// around in a NIC (the switch of a node only touches that node's GPUs; a NIC's
+// host side is its GPUs; leaves touch NICs and spines; every leaf touches every
+// spine):
+//   A  gpu→switch→gpu                                  same node only, 2 hops
+//   B  gpu→nic→leaf→nic'→gpu                           NICs under one leaf, 4 hops
+//   C  gpu→nic→leaf→spine_k→leaf'→nic'→gpu, k = any    6 hops
+// where nic / nic' are the NICs of the two GPUs (g % nics). Any other walk adds
+// hops without removing one, so it is never shorter by (latency, hops). We compare
+// A with the network path (B or C) by the search's own weight, Σ(latency·kHopScale
+// + 1) — they can never tie: their hop counts differ by 2 or 4 and kHopScale does
+// not divide that. C's equal-cost paths are the `spines` choices of k (all
+// leaf↔spine links have the same latency by construction), and the search sorts
+// them by link ids, i.e. by k (leaf→spine_k ids grow with k), so path i is spine
+// i. tests/test_cluster.cpp checks all of this against the graph search on the
+// same graph, pair by pair.
+std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64_t index, StructPath* out) const {
+  const Layout& L = layout;
+  const auto s = static_cast<std::size_t>(src_gpu), d = static_cast<std::size_t>(dst_gpu);
+  auto w = [&](LinkId id) { return links[id].latency.ps() * kHopScale + 1; };
+  auto emit = [&](std::initializer_list<LinkId> ids) {
+    if (!out) return;
+    out->len = static_cast<std::uint8_t>(ids.size());
+    std::copy(ids.begin(), ids.end(), out->ids.begin());
+  };
+  const bool same_node = gpu_node[s] == gpu_node[d];
+  const std::int64_t via_switch =
+      same_node ? w(L.gpu_to_switch[s]) + w(L.switch_to_gpu[d]) : std::numeric_limits<std::int64_t>::max();
+  if (L.nics == 0) {  // one node: the switch is the only way
+    emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
+    return 1;
+  }
+  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
+  const auto nics = static_cast<std::size_t>(L.nics);
+  const std::size_t nic_s = static_cast<std::size_t>(gpu_node[s]) * nics + (s % G) % nics;
+  const std::size_t nic_d = static_cast<std::size_t>(gpu_node[d]) * nics + (d % G) % nics;
+  const auto leaf_s = static_cast<std::size_t>(L.leaf_of_nic[nic_s]);
+  const auto leaf_d = static_cast<std::size_t>(L.leaf_of_nic[nic_d]);
+  const std::int64_t ends = w(L.gpu_to_nic[s]) + w(L.nic_to_leaf[nic_s]) + w(L.leaf_to_nic[nic_d]) + w(L.nic_to_gpu[d]);
+  if (leaf_s == leaf_d) {
+    if (via_switch < ends) {
+      emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
+    } else {
+      emit({L.gpu_to_nic[s], L.nic_to_leaf[nic_s], L.leaf_to_nic[nic_d], L.nic_to_gpu[d]});
+    }
+    return 1;
+  }
+  const auto spines = static_cast<std::size_t>(L.spines);
+  const std::int64_t via_spine = ends + w(L.leaf_to_spine[leaf_s * spines]) + w(L.spine_to_leaf[leaf_d * spines]);
+  if (via_switch < via_spine) {
+    emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
+    return 1;
+  }
+  const std::size_t count = std::min(spines, kMaxEcmpPaths);
+  const std::size_t k = static_cast<std::size_t>(index % count);
+  emit({L.gpu_to_nic[s], L.nic_to_leaf[nic_s], L.leaf_to_spine[leaf_s * spines + k], L.spine_to_leaf[leaf_d * spines + k],
+        L.leaf_to_nic[nic_d], L.nic_to_gpu[d]});
+  return count;
+}
+
+std::span<const LinkId> Cluster::Impl::route(int src_gpu, int dst_gpu, std::uint64_t flow_hash) {
+  if (!layout.on) {
+    const auto& pr = pair_routes(src_gpu, dst_gpu);
+    if (pr.paths.empty()) return {};
+    return pr.paths[flow_hash % pr.paths.size()];
+  }
+  check_gpu(src_gpu);
+  check_gpu(dst_gpu);
+  if (src_gpu == dst_gpu) return {};
+  StructPath p;
+  const std::size_t count = structural_path(src_gpu, dst_gpu, flow_hash, &p);
+  // Key (src, dst, path index): 8 bits of index suffice (kMaxEcmpPaths = 256), and
+  // G²·256 < 2^64 for any G below 2^28.
+  static_assert(kMaxEcmpPaths <= 256);
+  const std::uint64_t pair = static_cast<std::uint64_t>(src_gpu) * gpu_vertex.size() + static_cast<std::uint64_t>(dst_gpu);
+  const auto [it, inserted] = struct_routes.try_emplace(pair << 8 | (flow_hash % count), p);
+  return {it->second.ids.data(), it->second.len};
+}
+
 // ---------------------------------------------------------------------------------
 // Public API
 
@@ -479,8 +687,7 @@ Cluster Cluster::build(const ClusterSpec& spec) {
     impl->build_routing_view();
     impl->check_reachability();
   } else {
-    impl->generate(spec);  // connected by construction
-    impl->build_routing_view();
+    impl->generate(spec);  // connected by construction; routes are structural, no routing view
   }
   return Cluster(std::move(impl));
 }
@@ -516,6 +723,7 @@ int Cluster::find_vertex(std::string_view name) const {
 std::size_t Cluster::link_count() const { return impl_->links.size(); }
 const LinkInfo& Cluster::link(LinkId id) const { return impl_->links.at(id); }
 std::optional<LinkId> Cluster::find_link(std::string_view name) const {
+  impl_->index_links();
   auto it = impl_->link_by_name.find(name);
   if (it == impl_->link_by_name.end()) return std::nullopt;
   return it->second;
@@ -528,17 +736,23 @@ std::vector<double> Cluster::link_bandwidths() const {
 }
 
 std::span<const LinkId> Cluster::route(int src_gpu, int dst_gpu, std::uint64_t flow_hash) const {
-  const auto& pr = impl_->pair_routes(src_gpu, dst_gpu);
-  if (pr.paths.empty()) return {};
-  return pr.paths[flow_hash % pr.paths.size()];
+  return impl_->route(src_gpu, dst_gpu, flow_hash);
 }
 std::size_t Cluster::path_count(int src_gpu, int dst_gpu) const {
-  return impl_->pair_routes(src_gpu, dst_gpu).paths.size();
+  if (!impl_->layout.on) return impl_->pair_routes(src_gpu, dst_gpu).paths.size();
+  impl_->check_gpu(src_gpu);
+  impl_->check_gpu(dst_gpu);
+  return src_gpu == dst_gpu ? 0 : impl_->structural_path(src_gpu, dst_gpu, 0, nullptr);
 }
 sim::Time Cluster::route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_hash) const {
-  const auto& pr = impl_->pair_routes(src_gpu, dst_gpu);
-  if (pr.paths.empty()) return sim::Time::zero();
-  return pr.latency[flow_hash % pr.paths.size()];
+  if (!impl_->layout.on) {
+    const auto& pr = impl_->pair_routes(src_gpu, dst_gpu);
+    if (pr.paths.empty()) return sim::Time::zero();
+    return pr.latency[flow_hash % pr.paths.size()];
+  }
+  sim::Time t;
+  for (LinkId l : route(src_gpu, dst_gpu, flow_hash)) t += impl_->links[l].latency;
+  return t;
 }
 std::vector<std::string> Cluster::link_kinds_on_route(int src_gpu, int dst_gpu, std::uint64_t flow_hash) const {
   std::vector<std::string> kinds;

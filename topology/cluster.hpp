@@ -1,9 +1,10 @@
 // topology/cluster.hpp — the cluster graph: GPUs, switches, NICs, directed links, routes.
 //
 // A Cluster is built once from a ClusterSpec (generator keys or an explicit graph)
-// and is immutable afterwards except for its route cache. The graph itself is a
-// Boost.Graph adjacency_list kept inside cluster.cpp (pimpl): no Boost type leaks
-// into this header, so the rest of layoutsim compiles without Boost.
+// and is immutable afterwards except for its route cache and a lazily built
+// link-name index. The graph is a Boost.Graph adjacency_list kept inside
+// cluster.cpp (pimpl): no Boost type leaks into this header, so the rest of
+// layoutsim compiles without Boost.
 //
 // Naming (scenarios and perturbations refer to these names):
 //   GPUs            node<N>.gpu<G>
@@ -28,9 +29,15 @@
 // Routing: shortest path by total latency, then by hop count; GPUs never forward
 // traffic of others (a GPU is only a path's first or last vertex) and a NIC only
 // forwards between its host side (GPU, NVSwitch, PCIe switch) and the network, never
-// host→host or network→network. Among the equal-
-// cost paths (ECMP), `flow_hash % path_count` chooses one, the paths being ordered
-// deterministically (by link ids), so the same hash always gives the same path.
+// host→host or network→network. Among the equal-cost paths (ECMP),
+// `flow_hash % path_count` chooses one, the paths being ordered deterministically
+// (by link ids), so the same hash always gives the same path.
+//   Generated topologies are routed structurally, from the generator's layout, in
+//   O(1): same node gpu→switch→gpu; NICs under one leaf gpu→nic→leaf→nic→gpu;
+//   otherwise gpu→nic→leaf→spine_k→leaf'→nic→gpu with path_count = spines (k =
+//   flow_hash % spines) — exactly what the graph search gives on that graph
+//   (tests/test_cluster.cpp compares the two for every pair).
+//   Explicit graphs are routed by a pruned graph search (see route()).
 //
 // Units: bandwidth bytes/s per direction, latency sim::Time.
 // Thread-safety: route()/route_latency() fill a cache; a Cluster must not be used
@@ -70,8 +77,9 @@ public:
   /// names or vertex kinds, duplicate vertex names, links to unknown vertices,
   /// non-positive bandwidth, negative latency, unknown link/fabric kinds, GPUs that
   /// cannot reach each other (explicit graphs; generated ones are connected by
-  /// construction). Cost: O(V + E) for generators; O(G·(V + E)) for an explicit graph
-  /// (a reachability search from every GPU).
+  /// construction). Cost: O(V + E) for generators (measured: 16384 GPUs, 131k links,
+  /// ~0.2 s, mostly naming the links); O(G·(V + E)) for an explicit graph (a
+  /// reachability search from every GPU).
   static Cluster build(const ClusterSpec& spec);
 
   Cluster(Cluster&&) noexcept;
@@ -101,20 +109,24 @@ public:
   // ---- links ------------------------------------------------------------------
   std::size_t link_count() const;
   const LinkInfo& link(LinkId id) const;
+  /// O(1) average; the first call on a generated cluster indexes all link names, O(E).
   std::optional<LinkId> find_link(std::string_view name) const;
   /// Capacities indexed by LinkId: what sim::FlowNetwork is constructed with.
   std::vector<double> link_bandwidths() const;
 
   // ---- routes -----------------------------------------------------------------
   /// Directed links from GPU src to GPU dst (empty when src == dst). The span stays
-  /// valid for the Cluster's lifetime (all equal-cost paths of a pair are cached on
-  /// first use and never evicted). First call for a pair: one pruned, early-stopped
-  /// Dijkstra that visits src's first hops, the switch core and dst's last hop,
-  /// O(E_core log V) (measured: 1024 GPUs, all TP+DP ring pairs, 37 ms; 4096 GPUs
-  /// 0.5 s); later calls O(1). Throws std::out_of_range for a bad GPU index.
+  /// valid for the Cluster's lifetime: what a call returns is cached and never
+  /// evicted, so the cache holds only the (pair, path) combinations asked for.
+  /// Generated topology: O(1) per call (a few array reads and one hash-map insert;
+  /// measured: 16384 GPUs, the 63k TP/DP-ring and PP pairs of t8·p16·d128, 0.05 s).
+  /// Explicit graph: first call for a pair runs one pruned, early-stopped Dijkstra
+  /// that visits src's first hops, the switch core and dst's last hop,
+  /// O(E_core log V), and caches all equal-cost paths of the pair; later calls
+  /// O(1). Throws std::out_of_range for a bad GPU index.
   std::span<const LinkId> route(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
   /// Number of equal-cost paths between the two GPUs that ECMP chooses from
-  /// (capped at kMaxEcmpPaths).
+  /// (capped at kMaxEcmpPaths; 0 when src == dst). Generated topology: O(1).
   std::size_t path_count(int src_gpu, int dst_gpu) const;
   /// Sum of the hop latencies of route(src, dst, flow_hash).
   sim::Time route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;

@@ -7,16 +7,22 @@
 // direction) every step drains at the same rate B, so
 //     per-step plan:  2(n−1) · (α + S/(nB))
 //     one phase:      (2(n−1)/n · S)/B + 2(n−1)α      — the same number,
-// while the engine handles n flow completions instead of 2(n−1)·n (a 64-rank ring:
-// 64 instead of 8064 events plus as many max-min re-solves). Measured (once, by hand,
-// FlowNetwork driven as in tests/test_planner.cpp, -O2): a 1 GB reduce-scatter over
-// 64 GPUs on 8 rail-optimized nodes simulates to the same 78.9516 ms either way;
-// one phase: 64 completions, 0.04 ms wall; 63 phases: 4032 completions, 1.15 ms
-// (27× slower, and an all-reduce doubles the step count). The two differ only
-// when a ring hop is shared with foreign traffic that comes and goes mid-collective:
-// the single phase then averages the slowdown over the whole collective instead of
-// stalling the lock-stepped ring on its slowest hop in every step. We accept that
-// (it slightly favours contended rings) for the 100× fewer events.
+// while the engine handles far fewer flow events (measured once, by hand, with
+// FlowNetwork driven as in tests/test_planner.cpp, -O2: a 1 GB reduce-scatter over
+// 64 GPUs on 8 rail-optimized nodes simulates to the same 78.9516 ms either way; one
+// phase of per-hop flows: 64 completions, 0.04 ms wall; 63 phases: 4032
+// completions, 1.15 ms).
+//
+// Why one flow per ring, not one per hop (PlanBuilder::ring): the ring's steps are
+// lock-stepped, so the whole ring moves at its slowest hop's rate, and max-min
+// gives a single flow over the concatenated hop routes exactly that rate on every
+// hop. Per-hop flows gave the same time on a uniform ring but, under foreign
+// traffic, let uncontended hops drain early and hand their bandwidth to others as
+// if they could run ahead of the ring. And the engine sees one flow event per ring:
+// a 64-rank flat all-reduce is 1 flow instead of 64; the hierarchical all-reduce of
+// 8 nodes × 8 GPUs is 8 + 8 + 8 = 24 flows instead of 64 + 64 + 64 = 192.
+// The remaining approximation: a contended hop slows the ring for the whole
+// collective, not only during the steps in which the foreign traffic is present.
 #include "topology/planner.hpp"
 
 #include <algorithm>
@@ -60,11 +66,36 @@ public:
     alpha_ = std::max(alpha_, cluster_.route_latency(src, dst, h));
   }
 
-  /// Closed ring over `members` (member i → i+1 mod m), each flow `bytes`.
+  /// A ring over `members` as ONE flow of `bytes` (what every hop carries) whose
+  /// path is the concatenation of the hop routes: member i → i+1 mod m when
+  /// `closed`, the open chain members[0] → … → members[m−1] otherwise. A link used
+  /// by several hops appears several times (FlowNetwork's multiplicity: it then
+  /// carries the ring's rate that many times). Each hop keeps its own ECMP hash.
+  ///
+  /// Why one flow, not one per hop: a ring advances in lock-step, every step
+  /// waiting for its slowest hop, so the whole ring moves at its bottleneck rate.
+  /// Max-min fairness gives a single multi-link flow exactly that: one rate, the
+  /// bottleneck share, on every hop. On a uniform ring this is the same time as m
+  /// independent hop flows (each at B); under contention it is more realistic
+  /// (per-hop flows let the uncontended hops finish early, and hand the bandwidth
+  /// they free to others, as if they could run ahead of the ring); and the engine
+  /// handles one flow event per ring instead of m.
   void ring(std::span<const std::int32_t> members, double bytes, bool closed = true) {
     const std::size_t m = members.size();
     if (m < 2) return;
-    for (std::size_t i = 0; i < (closed ? m : m - 1); ++i) add_flow(members[i], members[(i + 1) % m], bytes, i);
+    sim::PlanFlow f;
+    f.path_begin = static_cast<std::uint32_t>(plan_.links.size());
+    f.bytes = bytes;
+    for (std::size_t i = 0; i < (closed ? m : m - 1); ++i) {
+      const std::int32_t src = members[i], dst = members[(i + 1) % m];
+      if (src == dst) continue;  // not for validated groups (distinct devices)
+      const std::uint64_t h = flow_hash(src, dst, i);
+      const auto path = cluster_.route(src, dst, h);
+      plan_.links.insert(plan_.links.end(), path.begin(), path.end());
+      alpha_ = std::max(alpha_, cluster_.route_latency(src, dst, h));
+    }
+    f.path_len = static_cast<std::uint32_t>(plan_.links.size()) - f.path_begin;
+    if (f.path_len > 0) phase_.flows.push_back(f);
   }
 
   void end_phase(std::int64_t latency_multiplier) {

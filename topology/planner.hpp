@@ -1,27 +1,30 @@
 // topology/planner.hpp — turns collectives and transfers into flow plans on a Cluster.
 //
 // Algorithms (ring family, as NCCL; α = route latency of one ring hop, taken as the
-// largest route latency among the phase's flows; S = per-member buffer bytes):
-//   all-reduce, flat ring      one phase, n flows i→i+1 of 2(n−1)/n·S, latency 2(n−1)α.
+// largest route latency among the phase's hops; S = per-member buffer bytes). A ring
+// is ONE flow whose path is the concatenation of its hop routes (a link on several
+// hops appears several times: FlowNetwork multiplicity), carrying what each hop
+// carries — the ring moves in lock-step at its bottleneck hop (see planner.cpp):
+//   all-reduce, flat ring      one phase, one ring flow of 2(n−1)/n·S, latency 2(n−1)α.
 //                              Time on a uniform ring: 2(n−1)(α + S/(nB)) exactly.
 //   all-reduce, hierarchical   chosen when the group spans > 1 node with the same
 //                              number k > 1 of GPUs on each of its N nodes:
-//                              1. intra-node reduce-scatter ring per node, (k−1)/k·S
-//                                 per flow, latency (k−1)α_intra;
-//                              2. inter-node ring all-reduce per rail (the j-th GPU of
-//                                 every node), 2(N−1)/N·S/k per flow, 2(N−1)α_inter;
+//                              1. intra-node reduce-scatter: one ring flow per node,
+//                                 (k−1)/k·S, latency (k−1)α_intra;
+//                              2. inter-node all-reduce: one ring flow per rail (the
+//                                 j-th GPU of every node), 2(N−1)/N·S/k, 2(N−1)α_inter;
 //                              3. intra-node all-gather, as phase 1.
-//   reduce-scatter/all-gather  flat ring, (n−1)/n·S per flow, latency (n−1)α (also when
+//   reduce-scatter/all-gather  flat ring flow of (n−1)/n·S, latency (n−1)α (also when
 //                              spanning nodes: NCCL's ring does the same).
 //   all-to-all                 one phase, flow i→j of S/n for every i≠j, latency α.
-//   broadcast                  pipelined ring from devices[0]: n−1 flows i→i+1 of S
-//                              bytes, latency (n−1)α, i.e. S/B + (n−1)α when the ring
-//                              links are disjoint (chunked pipeline, chunk → 0).
+//   broadcast                  pipelined chain from devices[0]: one flow of S bytes
+//                              over the n−1 hops, latency (n−1)α, i.e. S/B + (n−1)α
+//                              when the hops' links are disjoint (chunk → 0).
 //   transfer                   one flow of S bytes on the route, latency = route latency.
 // A single-member group (or a transfer to oneself) has no phases.
 //
-// ECMP: each flow's hash is a mix of (src, dst, member index), so the flows of one
-// collective spread over the spines deterministically.
+// ECMP: each hop's (or pairwise flow's) hash is a mix of (src, dst, member index), so
+// the hops of one collective spread over the spines deterministically.
 //
 // Ownership and lifetime: the planner keeps a reference to the Cluster (which must
 // outlive it) and owns every plan it returns; returned references stay valid for

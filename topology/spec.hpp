@@ -50,7 +50,7 @@ struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 8;
   LinkSpec intra{"nvswitch", 300e9, sim::us(1)};
-  InterNodeSpec inter{};
+  InterNodeSpec inter{{"infiniband", 25e9, sim::us(3)}};  // 200 Gb/s HDR per GPU
   std::optional<ExplicitGraphSpec> graph;  // replaces the generator keys when set
   bool ideal_network = false;              // `network: ideal`: communication is free
 };

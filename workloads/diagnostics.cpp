@@ -76,11 +76,16 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
 std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp, const Result& r, bool have_critical_path) {
   std::vector<Warning> out;
   memory_warnings(s, r.memory_per_stage, out);
-  if (r.comm[static_cast<int>(sim::Axis::tp)].exposed_s > 0 && s.layout.tp > s.cluster.gpus_per_node)
+  if (r.tp_groups_crossing_nodes > 0) {
+    std::string kinds;
+    for (const auto& k : r.tp_crossing_link_kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+    const double tp_s = r.comm[static_cast<int>(sim::Axis::tp)].exposed_s;
     out.push_back({"tp-crosses-nodes",
-                   fmt::format("tp={} is larger than a node ({} GPUs): TP all-reduces cross the inter-node fabric; exposed TP time {:.3f} s per step ({:.1f}% of the step)",
-                               s.layout.tp, s.cluster.gpus_per_node, r.comm[static_cast<int>(sim::Axis::tp)].exposed_s,
-                               100 * r.comm[static_cast<int>(sim::Axis::tp)].exposed_s / r.step_time_s)});
+                   fmt::format("{} TP group(s) span nodes, e.g. {}..{} ({} GPUs), whose all-reduces use {} links; "
+                               "exposed TP time {:.4g} s per step ({:.1f}% of the step)",
+                               r.tp_groups_crossing_nodes, r.tp_crossing_example.front(), r.tp_crossing_example.back(),
+                               r.tp_crossing_example.size(), kinds, tp_s, 100 * tp_s / r.step_time_s)});
+  }
   small_microbatch(s, bp, out);
   if (r.bubble_fraction > 0.10) {
     int m = s.layout.microbatches;
@@ -92,7 +97,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   if (r.per_stage.size() > 1) {
     auto mx = std::max_element(r.per_stage.begin(), r.per_stage.end(), [](auto& a, auto& b) { return a.compute_s < b.compute_s; });
     auto mn = std::min_element(r.per_stage.begin(), r.per_stage.end(), [](auto& a, auto& b) { return a.compute_s < b.compute_s; });
-    if (mn->compute_s > 0 && mx->compute_s / mn->compute_s > 1.05) {
+    if (mn->compute_s > 0 && mx->compute_s / mn->compute_s > 1.02) {
       std::string per;
       for (const auto& st : r.per_stage) per += fmt::format("{}{:.3f}", per.empty() ? "" : ", ", st.compute_s);
       out.push_back({"stage-imbalance",

@@ -134,6 +134,11 @@ struct Result {
   std::vector<MemoryTerms> memory_per_stage;
 
   MoeStats moe;
+  /// TP groups whose members sit on different nodes: how many, one example (GPU
+  /// names) and the link kinds its traffic uses.
+  int tp_groups_crossing_nodes = 0;
+  std::vector<std::string> tp_crossing_example;
+  std::vector<std::string> tp_crossing_link_kinds;
   double moe_expert_layer_s = 0;         // balanced expert compute of one MoE layer, one micro-batch, F+B
   int moe_layers_on_slowest_stage = 0;
   CriticalPath critical_path;

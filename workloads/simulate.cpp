@@ -300,7 +300,20 @@ PlanSummary plan(const Scenario& sc) {
   return ps;
 }
 
+namespace {
+Result simulate_once(const Scenario& sc, const SimOptions& opts);
+void price_warnings(const Scenario& sc, Result& res);
+}  // namespace
+
 Result simulate(const Scenario& sc, const SimOptions& opts) {
+  Result res = simulate_once(sc, opts);
+  if (opts.what_if) price_warnings(sc, res);
+  return res;
+}
+
+namespace {
+
+Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   if (auto errs = validate(sc); !errs.empty())
     throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
@@ -568,10 +581,76 @@ Result simulate(const Scenario& sc, const SimOptions& opts) {
   for (auto& c : res.counters)
     if (c.device < 0 && (c.samples.empty() || c.samples.back().t < total)) c.samples.push_back(CounterSample{total, 0.0});
 
+  // ---- TP groups that leave their node ----
+  for (const auto& grp : prog.groups) {
+    if (grp.axis != Axis::tp) continue;
+    std::vector<std::int32_t> devs;
+    for (auto r : grp.ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
+    if (!cluster.crosses_nodes(devs)) continue;
+    if (res.tp_groups_crossing_nodes++ == 0) {
+      for (auto dv : devs) res.tp_crossing_example.push_back(cluster.gpu_name(dv));
+      for (std::size_t k = 0; k < devs.size(); ++k)
+        for (auto& kind : cluster.link_kinds_on_route(devs[k], devs[(k + 1) % devs.size()]))
+          if (std::find(res.tp_crossing_link_kinds.begin(), res.tp_crossing_link_kinds.end(), kind) ==
+              res.tp_crossing_link_kinds.end())
+            res.tp_crossing_link_kinds.push_back(kind);
+    }
+  }
+
   res.warnings = dynamic_warnings(sc, bp, res, cfg.record_ops);
   res.events = eng.events_processed();
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }
+
+Warning* find_warning(Result& r, const std::string& code) {
+  for (auto& w : r.warnings)
+    if (w.code == code) return &w;
+  return nullptr;
+}
+
+std::string delta_text(double base_s, double fixed_s) {
+  return fmt::format("{:.4g} s per step instead of {:.4g} s ({:+.1f}%)", fixed_s, base_s, 100.0 * (fixed_s - base_s) / base_s);
+}
+
+void price_warnings(const Scenario& sc, Result& res) {
+  SimOptions sub;
+  sub.what_if = false;
+  const double base = res.step_time_s;
+  if (Warning* w = find_warning(res, "straggler")) {
+    Scenario fixed = sc;
+    fixed.perturbations.devices.clear();
+    const double t = simulate_once(fixed, sub).step_time_s;
+    w->message += fmt::format(". Without the slow device(s) the step would take {}: the straggler costs {:.4g} s ({:.1f}% of the step)",
+                              delta_text(base, t), base - t, 100.0 * (base - t) / base);
+  }
+  if (Warning* w = find_warning(res, "stage-imbalance"); w && sc.layout.stage_layers_mode != StageLayersMode::balanced) {
+    Scenario fixed = sc;
+    fixed.layout.stage_layers_mode = StageLayersMode::balanced;
+    fixed.layout.stage_layers.clear();
+    if (validate(fixed).empty()) {
+      const auto layers = resolve_stage_layers(fixed);
+      std::string list;
+      for (int n : layers) list += fmt::format("{}{}", list.empty() ? "" : ", ", n);
+      const double t = simulate_once(fixed, sub).step_time_s;
+      w->message += fmt::format(". stage_layers: balanced gives [{}] and {}", list, delta_text(base, t));
+    }
+  }
+  if (Warning* w = find_warning(res, "tp-crosses-nodes")) {
+    // An in-node placement exists when a TP group fits in a node: make tp the
+    // fastest-varying mesh axis so every group is 8 consecutive GPUs.
+    if (sc.layout.tp <= sc.cluster.gpus_per_node && !sc.cluster.graph && sc.layout.placement.front() != "tp") {
+      Scenario fixed = sc;
+      fixed.layout.placement = {"tp", "dp", "pp"};
+      const double t = simulate_once(fixed, sub).step_time_s;
+      w->message += fmt::format(". With placement [tp, dp, pp] every TP group stays in a node: {}", delta_text(base, t));
+    } else {
+      w->message += fmt::format(". No in-node placement exists (tp = {} > {} GPUs per node); the exposed TP time is the cost",
+                                sc.layout.tp, sc.cluster.gpus_per_node);
+    }
+  }
+}
+
+}  // namespace
 
 }  // namespace ls::wl

@@ -14,6 +14,9 @@ namespace ls::wl {
 struct SimOptions {
   bool trace = false;             // keep spans/counters for the Chrome trace
   int trace_max_devices = 64;     // trace at most this many devices (lowest stage-major ranks first)
+  /// Price the warnings by simulating the fix (no straggler, balanced stages, TP
+  /// inside nodes). Each what-if is one more simulation, run only when its warning fires.
+  bool what_if = true;
 };
 
 /// What `layoutsim check` prints: the resolved layout and the analytic budget.

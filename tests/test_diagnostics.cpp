@@ -1,0 +1,229 @@
+// tests/test_diagnostics.cpp — workloads/diagnostics.hpp: each failure mode simulated,
+// warned about and priced, checked against its closed form.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "workloads/hardware.hpp"
+#include "workloads/model.hpp"
+#include "workloads/program_builder.hpp"
+#include "topology/cluster.hpp"
+#include "topology/planner.hpp"
+#include "workloads/simulate.hpp"
+
+using namespace ls;
+using namespace ls::wl;
+
+namespace {
+
+ModelSpec small_model(int layers) {
+  ModelSpec m;
+  m.name = "small";
+  m.layers = layers;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.vocab = 32000;
+  m.seq_len = 1024;
+  return m;
+}
+
+Scenario uniform_pipeline(int p, int m) {
+  Scenario s;
+  s.name = "uniform";
+  s.cluster.nodes = 1;
+  s.cluster.gpus_per_node = p;
+  s.cluster.ideal_network = true;
+  s.gpu = *gpu_preset("h100-sxm");
+  s.model = small_model(2 * p);
+  s.layout.pp = p;
+  s.layout.microbatches = m;
+  s.layout.embedding_free = true;
+  return s;
+}
+
+const Warning* find(const Result& r, const std::string& code) {
+  for (const auto& w : r.warnings)
+    if (w.code == code) return &w;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("one device 1.5x slower in a uniform 1f1b pipeline") {
+  // Free communication, per-micro-batch stage times F and B, the last stage slowed
+  // by f. The slow stage paces the pipeline and never idles: its first forward
+  // starts after (p−1)·F, it works m·f·(F+B), and the last gradient drains through
+  // the p−1 fast stages in (p−1)·B. Stage 0 then runs its optimizer step:
+  //   T = (p−1)(F+B) + m·f·(F+B) + opt      (Σ of the other stages + m × the slow one).
+  // (A slow middle stage adds schedule-specific warm-up and cool-down waits.)
+  const int p = 4, m = 8;
+  const double f = 1.5;
+  Scenario s = uniform_pipeline(p, m);
+  s.perturbations.devices.push_back({"node0.gpu3", f});
+  const Result r = simulate(s);
+  const BuiltProgram bp = build_program(s);
+  double F = 0, B = 0;
+  for (const auto& op : bp.program.stages[0].streams[0]) {
+    if (op.microbatch != 0 || op.kind != sim::OpKind::compute) continue;
+    (op.work == sim::Work::forward ? F : B) += op.duration.seconds();
+  }
+  const double opt = bp.program.stages[0].streams[0].back().duration.seconds();
+  const double expect = (p - 1) * (F + B) + m * f * (F + B) + opt;
+  CHECK(r.step_time_s == doctest::Approx(expect).epsilon(1e-6));
+  const Warning* w = find(r, "straggler");
+  REQUIRE(w != nullptr);
+  CHECK(w->message.find("node0.gpu3") != std::string::npos);
+  // The warning prices the straggler against the same run without it:
+  // (m+p−1)(F+B) + opt.
+  const double healthy = (m + p - 1) * (F + B) + opt;
+  CHECK(w->message.find("Without the slow device") != std::string::npos);
+  CHECK(w->message.find(fmt::format("{:.4g} s per step", healthy)) != std::string::npos);
+}
+
+TEST_CASE("jitter: same seed same result, different seed different, p99 >= p50") {
+  Scenario s = uniform_pipeline(4, 8);
+  s.perturbations.jitter.compute_cv = 0.05;
+  s.perturbations.jitter.seed = 7;
+  s.simulation.steps = 8;
+  const Result a = simulate(s), b = simulate(s);
+  CHECK(a.step_stats.step_s == b.step_stats.step_s);
+  s.perturbations.jitter.seed = 8;
+  const Result c = simulate(s);
+  CHECK(a.step_stats.step_s != c.step_stats.step_s);
+  CHECK(a.step_stats.p99_s >= a.step_stats.p50_s);
+  CHECK(a.step_stats.max_s >= a.step_stats.p99_s);
+  // Steps differ from one another (each step draws its own noise).
+  CHECK(*std::max_element(a.step_stats.step_s.begin(), a.step_stats.step_s.end()) >
+        *std::min_element(a.step_stats.step_s.begin(), a.step_stats.step_s.end()));
+}
+
+namespace {
+
+Scenario tp_scenario(int nodes, int gpus_per_node, int tp, int dp) {
+  Scenario s;
+  s.name = "tp";
+  s.cluster.nodes = nodes;
+  s.cluster.gpus_per_node = gpus_per_node;
+  s.cluster.intra = {"nvswitch", 300e9, sim::us(1)};
+  s.cluster.inter.kind = "infiniband";
+  s.cluster.inter.bandwidth_Bps = 25e9;
+  s.cluster.inter.latency = sim::us(3);
+  s.gpu = *gpu_preset("a100-80gb");
+  s.model = small_model(16);
+  s.layout.tp = tp;
+  s.layout.dp = dp;
+  s.layout.microbatches = 4;
+  s.layout.embedding_free = true;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("TP 16 over two 8-GPU nodes: reported, and slower by what the IB rail predicts") {
+  // Same layout on one 16-GPU node vs two 8-GPU nodes: only the TP links differ.
+  // One layer pass has 2 all-reduces of S = b·s·h·2 bytes, 4 per layer per micro-batch.
+  //  one node, flat ring of 16:      2·15/16·S/B_nv + 30·α_nv
+  //  two nodes, hierarchical (NCCL): RS in node 7/8·S/B_nv + 7·α_nv,
+  //                                  AR per rail over 2 nodes 2·(1/2)·(S/8)/B_ib + 2·α_ib,
+  //                                  AG in node 7/8·S/B_nv + 7·α_nv
+  // TP blocks the compute stream (pp = dp = 1), so the step grows by
+  // 4·L·m·(hierarchical − flat).
+  const double S = 1024.0 * 1024 * 2, Bnv = 300e9, Bib = 25e9, anv = 1e-6, aib = 3e-6;
+  const double flat = 2 * 15.0 / 16 * S / Bnv + 30 * anv;
+  const double hier = 2 * (7.0 / 8 * S / Bnv + 7 * anv) + (S / 8) / Bib + 2 * aib;
+  const Result one = simulate(tp_scenario(1, 16, 16, 1));
+  const Result two = simulate(tp_scenario(2, 8, 16, 1));
+  const double n_ar = 4.0 * 16 * 4;
+  CHECK(two.step_time_s - one.step_time_s == doctest::Approx(n_ar * (hier - flat)).epsilon(0.01));
+  CHECK(find(two, "tp-crosses-nodes") != nullptr);
+  CHECK(find(one, "tp-crosses-nodes") == nullptr);
+  // TP 8 with dp 2 on the same two nodes stays inside each node.
+  CHECK(find(simulate(tp_scenario(2, 8, 8, 2)), "tp-crosses-nodes") == nullptr);
+  // Placing dp fastest splits TP 8 groups across nodes: reported and priced by the
+  // what-if with placement [tp, dp, pp].
+  Scenario bad = tp_scenario(2, 8, 8, 2);
+  bad.layout.placement = {"dp", "tp", "pp"};
+  const Result rb = simulate(bad);
+  const Warning* w = find(rb, "tp-crosses-nodes");
+  REQUIRE(w != nullptr);
+  CHECK(w->message.find("placement [tp, dp, pp]") != std::string::npos);
+}
+
+TEST_CASE("embedding/LM-head imbalance: warned on GPT-3 175B pp 8, fixed by balanced where a layer can move") {
+  // GPT-3: the LM head (2·b·s·h·V) is a third of a layer (24·b·s·h² + 4·b·s²·h), so
+  // the last of 8 stages of 12 layers computes ≈ 2.8 % more than the others.
+  Scenario g;
+  g.name = "gpt3";
+  g.cluster.nodes = 8;
+  g.cluster.gpus_per_node = 8;
+  g.cluster.ideal_network = true;
+  g.gpu = *gpu_preset("a100-80gb");
+  g.model = *model_preset("gpt3-175b");
+  g.layout.tp = 8;
+  g.layout.pp = 8;
+  g.layout.microbatches = 16;
+  g.layout.sequence_parallel = true;
+  g.layout.recompute = Recompute::selective;
+  const Result r = simulate(g);
+  const Warning* w = find(r, "stage-imbalance");
+  REQUIRE(w != nullptr);
+  CHECK(w->message.find("stage 7") != std::string::npos);
+  CHECK(r.per_stage[7].compute_s / r.per_stage[1].compute_s == doctest::Approx(1.028).epsilon(0.005));
+  // No integer move helps GPT-3 here (moving one layer makes some stage 13 layers
+  // long); balanced keeps 12 per stage and never does worse.
+  g.layout.stage_layers_mode = StageLayersMode::balanced;
+  CHECK(simulate(g).step_time_s <= r.step_time_s * (1 + 1e-12));
+
+  // Llama-3 8B: V = 128256 makes the head ≈ 1.7 layers, so with pp 4 the last stage
+  // is 21 % slower; balanced moves 3 layers off it and the step gets ≥ 5 % faster.
+  Scenario l = g;
+  l.cluster.nodes = 4;
+  l.model = *model_preset("llama3-8b");
+  l.layout.pp = 4;
+  l.layout.stage_layers_mode = StageLayersMode::auto_even;
+  const Result ra = simulate(l);
+  REQUIRE(find(ra, "stage-imbalance") != nullptr);
+  l.layout.stage_layers_mode = StageLayersMode::balanced;
+  const Result rbal = simulate(l);
+  CHECK(rbal.per_stage[3].layers < ra.per_stage[3].layers);
+  CHECK(rbal.step_time_s < 0.95 * ra.step_time_s);
+}
+
+TEST_CASE("halving one spine link slows a DP all-reduce that uses it, not one that does not") {
+  // 4 nodes, 2 per leaf, 4 spines, rail-optimised: the rail-0 DP ring
+  // (node0.gpu0 → node1.gpu0 → node2.gpu0 → node3.gpu0) leaves leaf0 once, through
+  // the one spine ECMP picked for that hop. Halving that leaf0 uplink halves the
+  // ring's bottleneck there; halving another leaf0 uplink, which no ring uses, changes
+  // nothing (the other rails have leaves of their own).
+  Scenario s = tp_scenario(4, 8, 8, 4);
+  s.cluster.inter.nodes_per_leaf = 2;
+  s.cluster.inter.spines = 4;
+  const auto cluster = topo::Cluster::build(s.cluster);
+  topo::Planner planner(cluster);
+  const std::int32_t ring[] = {0, 8, 16, 24};
+  const auto& plan = planner.collective(ring, sim::CollOp::all_reduce, 1e6);
+  std::string used, unused;
+  for (int j = 0; j < 4; ++j) {
+    const std::string name = fmt::format("leaf0->spine{}", j);
+    const auto id = cluster.find_link(name);
+    REQUIRE(id.has_value());
+    const bool on_path = std::find(plan.links.begin(), plan.links.end(), *id) != plan.links.end();
+    if (on_path && used.empty()) used = name;
+    if (!on_path && unused.empty()) unused = name;
+  }
+  REQUIRE(!used.empty());
+  REQUIRE(!unused.empty());
+  const Result base = simulate(s);
+  Scenario slow = s, other = s;
+  slow.perturbations.links.push_back({used, 0.5});
+  other.perturbations.links.push_back({unused, 0.5});
+  const Result rs = simulate(slow), ro = simulate(other);
+  CHECK(rs.comm[static_cast<int>(sim::Axis::dp)].exposed_s > base.comm[static_cast<int>(sim::Axis::dp)].exposed_s * 1.01);
+  CHECK(rs.step_time_s > base.step_time_s);
+  CHECK(ro.step_time_s == base.step_time_s);
+}
