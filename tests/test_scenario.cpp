@@ -373,7 +373,7 @@ TEST_CASE("bad scenarios: compiler-style message with file, line and key path") 
       {"custom gpu missing keys", edit(3, "  gpu: {peak_tflops: 100}"), {}, "bad.yaml", 3, "cluster.gpu.memory",
        "missing required key"},
       {"missing model", "cluster: {nodes: 1}\n", {}, "bad.yaml", 1, "model", "missing required key"},
-      {"two documents", std::string(kBase) + "---\nname: u\n", {}, "bad.yaml", 19, "", "more than one YAML document"},
+      {"two documents", std::string(kBase) + "---\nname: u\n", {}, "bad.yaml", 18, "", "more than one YAML document"},
       {"top level is a list", "- a\n- b\n", {}, "bad.yaml", 1, "", "expected a map of keys"},
       {"bool expected", edit(15, "  sequence_parallel: maybe"), {}, "bad.yaml", 15, "layout.sequence_parallel",
        "expected true or false"},
