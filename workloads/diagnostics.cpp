@@ -64,9 +64,8 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
     }
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
-    int m = s.layout.microbatches;
-    const int v = std::max(1, s.layout.virtual_stages);
-    while (m < 1 << 20 && analytic_bubble(s.layout.schedule, s.layout.pp, m, v) > 0.10) m += s.layout.schedule == Schedule::interleaved_1f1b ? s.layout.pp : 1;
+    const int m = microbatches_for_bubble(s.layout.schedule, s.layout.pp, s.layout.microbatches,
+                                          std::max(1, s.layout.virtual_stages), 0.10);
     out.push_back({"bubble", fmt::format("analytic pipeline bubble {:.1f}% with p={} m={}; microbatches: {} brings it under 10%",
                                          plan.bubble_fraction_analytic * 100, s.layout.pp, s.layout.microbatches, m)});
   }
@@ -88,9 +87,8 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   }
   small_microbatch(s, bp, out);
   if (r.bubble_fraction > 0.10) {
-    int m = s.layout.microbatches;
-    const int v = std::max(1, s.layout.virtual_stages);
-    while (m < 1 << 20 && analytic_bubble(s.layout.schedule, s.layout.pp, m, v) > 0.10) m += s.layout.schedule == Schedule::interleaved_1f1b ? s.layout.pp : 1;
+    const int m = microbatches_for_bubble(s.layout.schedule, s.layout.pp, s.layout.microbatches,
+                                          std::max(1, s.layout.virtual_stages), 0.10);
     out.push_back({"bubble", fmt::format("measured pipeline bubble {:.1f}% (analytic {:.1f}%); microbatches: {} brings the analytic bubble under 10%",
                                          r.bubble_fraction * 100, r.bubble_fraction_analytic * 100, m)});
   }

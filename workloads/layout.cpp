@@ -1,5 +1,6 @@
 // workloads/layout.cpp — layout rules, mesh map, stage/chunk layer maps.
 #include "workloads/layout.hpp"
+#include "workloads/schedule.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,16 +12,6 @@
 namespace ls::wl {
 
 namespace {
-
-const char* schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved_1f1b: return "interleaved-1f1b";
-    case Schedule::zb_h1: return "zb-h1";
-  }
-  return "?";
-}
 
 std::string join(const std::vector<int>& v) {
   std::string out;

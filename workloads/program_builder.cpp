@@ -180,46 +180,32 @@ Op coll_op(Axis axis, CollOp coll, Work w, int mb, int chunk, int lb, int le, do
   return op;
 }
 
+/// A pipeline transfer end: the send (pp_send stream) or the recv (compute stream).
+Op pp_op(OpKind kind, Work w, int mb, int chunk, double bytes, int peer_stage) {
+  Op op;
+  op.kind = kind;
+  op.axis = Axis::pp;
+  op.work = w;
+  op.microbatch = mb;
+  op.chunk = chunk;
+  op.bytes = bytes;
+  op.peer_stage = peer_stage;
+  return op;
+}
+
 }  // namespace
 
 std::vector<int> balanced_stage_layers(const Scenario& s) {
-  const int p = s.layout.pp, L = s.model.layers;
+  const int p = s.layout.pp;
   const Costs c = make_costs(s);
-  // Per-layer time of one micro-batch through F, B and recompute.
+  // Embedding and LM head in layer-equivalents of one micro-batch's F+B(+recompute).
   const double layer = (c.f + c.b + c.rc).seconds();
-  const double first = (c.ef + c.eb).seconds();
-  const double last = (c.hf + c.hb).seconds();
-  // Contiguous split minimising the slowest stage: the stage time is an affine
-  // function of its layer count, so try every bound from the largest candidate down
-  // — O(p·L) per candidate, O(L) candidates; tiny next to the simulation.
-  std::vector<int> best;
-  double best_max = std::numeric_limits<double>::infinity();
-  for (int cap_layers = 1; cap_layers <= L; ++cap_layers) {
-    const double cap = cap_layers * layer + std::max(first, last);
-    std::vector<int> out(static_cast<std::size_t>(p), 0);
-    int left = L;
-    bool ok = true;
-    for (int st = 0; st < p; ++st) {
-      const double extra = (st == 0 ? first : 0.0) + (st == p - 1 ? last : 0.0);
-      const int stages_after = p - st - 1;
-      int n = static_cast<int>(std::floor((cap - extra) / layer + 1e-9));
-      n = std::min(n, left - stages_after);  // leave at least one layer per later stage
-      if (n < 1) { ok = false; break; }
-      if (st == p - 1) {
-        if (left * layer + extra > cap + 1e-12) { ok = false; break; }
-        n = left;
-      }
-      out[static_cast<std::size_t>(st)] = n;
-      left -= n;
-    }
-    if (!ok || left != 0) continue;
-    double mx = 0;
-    for (int st = 0; st < p; ++st)
-      mx = std::max(mx, out[static_cast<std::size_t>(st)] * layer + (st == 0 ? first : 0.0) + (st == p - 1 ? last : 0.0));
-    if (mx < best_max - 1e-15) { best_max = mx; best = out; }
+  std::vector<double> extra(static_cast<std::size_t>(p), 0.0);
+  if (layer > 0) {
+    extra.front() += (c.ef + c.eb).seconds() / layer;
+    extra.back() += (c.hf + c.hb).seconds() / layer;
   }
-  if (best.empty()) return even_stage_layers(L, p);
-  return best;
+  return balanced_stage_layers(s.model.layers, p, extra);
 }
 
 std::vector<int> resolve_stage_layers(const Scenario& s) {
@@ -438,14 +424,8 @@ BuiltProgram build_program(const Scenario& sc) {
       const double act = c.act_layer;
       if (it.kind == ItemKind::forward) {
         if (mc > 0) {
-          Op r;
-          r.kind = OpKind::recv;
-          r.axis = Axis::pp;
-          r.work = Work::forward;
-          r.microbatch = mb;
-          r.chunk = ch;
-          r.bytes = c.pp_bytes;
-          recv_idx[static_cast<std::size_t>(st)][rkey(0, mb, ch)] = B.add(kCompute, r);
+          recv_idx[static_cast<std::size_t>(st)][rkey(0, mb, ch)] =
+              B.add(kCompute, pp_op(OpKind::recv, Work::forward, mb, ch, c.pp_bytes, -1));
         }
         if (mc == 0 && !L.embedding_free) {
           B.add(kCompute, compute_op(Work::forward, mb, ch, -1, 0, c.ef, c.embed.forward.flops, c.embed.model_flops_fwd, 0));
@@ -474,14 +454,7 @@ BuiltProgram build_program(const Scenario& sc) {
           B.add(kCompute, compute_op(Work::forward, mb, ch, m.layers, m.layers + 1, c.hf, c.head.forward.flops,
                                      c.head.model_flops_fwd, static_cast<std::int64_t>(c.logits_bytes)));
         if (mc < last_mc) {
-          Op s;
-          s.kind = OpKind::send;
-          s.axis = Axis::pp;
-          s.work = Work::forward;
-          s.microbatch = mb;
-          s.chunk = ch;
-          s.bytes = c.pp_bytes;
-          s.peer_stage = (mc + 1) % p;
+          const Op s = pp_op(OpKind::send, Work::forward, mb, ch, c.pp_bytes, (mc + 1) % p);
           const auto idx = B.add(kPpSend, s, {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
           sends.push_back(PendingSend{st, idx, (mc + 1) % p, 0, mb, (mc + 1) / p});
         }
@@ -490,14 +463,8 @@ BuiltProgram build_program(const Scenario& sc) {
       if (it.kind == ItemKind::backward || it.kind == ItemKind::backward_input) {
         const bool split = it.kind == ItemKind::backward_input;
         if (mc < last_mc) {
-          Op r;
-          r.kind = OpKind::recv;
-          r.axis = Axis::pp;
-          r.work = Work::backward;
-          r.microbatch = mb;
-          r.chunk = ch;
-          r.bytes = c.pp_bytes;
-          recv_idx[static_cast<std::size_t>(st)][rkey(1, mb, ch)] = B.add(kCompute, r);
+          recv_idx[static_cast<std::size_t>(st)][rkey(1, mb, ch)] =
+              B.add(kCompute, pp_op(OpKind::recv, Work::backward, mb, ch, c.pp_bytes, -1));
         }
         if (mc == last_mc && !L.embedding_free) {
           B.add(kCompute, compute_op(Work::backward, mb, ch, m.layers, m.layers + 1, c.hb, c.head.backward.flops,
@@ -568,14 +535,7 @@ BuiltProgram build_program(const Scenario& sc) {
           dp_grad(B.last(kCompute), extra / t * sc.precision.gradients, cl.begin, cl.end, ch, true);
         }
         if (mc > 0) {
-          Op s;
-          s.kind = OpKind::send;
-          s.axis = Axis::pp;
-          s.work = Work::backward;
-          s.microbatch = mb;
-          s.chunk = ch;
-          s.bytes = c.pp_bytes;
-          s.peer_stage = (mc - 1) % p;
+          const Op s = pp_op(OpKind::send, Work::backward, mb, ch, c.pp_bytes, (mc - 1) % p);
           // The gradient leaves after the chunk's first layer (input gradient).
           const auto idx = B.add(kPpSend, s, {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
           sends.push_back(PendingSend{st, idx, (mc - 1) % p, 1, mb, (mc - 1) / p});

@@ -163,4 +163,21 @@ const char* item_kind_name(ItemKind k) {
   return "?";
 }
 
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved_1f1b: return "interleaved-1f1b";
+    case Schedule::zb_h1: return "zb-h1";
+  }
+  return "?";
+}
+
+int microbatches_for_bubble(Schedule s, int pp, int m, int v, double target) {
+  const int step = s == Schedule::interleaved_1f1b ? pp : 1;
+  // The bubble falls monotonically in m; 2^20 bounds the search for absurd targets.
+  while (m < (1 << 20) && analytic_bubble(s, pp, m, v) > target) m += step;
+  return m;
+}
+
 }  // namespace ls::wl

@@ -77,4 +77,11 @@ int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbat
 /// "F", "B", "Bi", "W": short names for traces and messages.
 const char* item_kind_name(ItemKind k);
 
+/// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1".
+const char* schedule_name(Schedule s);
+
+/// Smallest micro-batch count ≥ m (a multiple of pp for interleaved) whose analytic
+/// bubble is at most `target`; m itself when it already is.
+int microbatches_for_bubble(Schedule s, int pp, int m, int v, double target);
+
 }  // namespace ls::wl

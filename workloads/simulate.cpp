@@ -29,16 +29,6 @@ namespace {
 using sim::Axis;
 using sim::Time;
 
-const char* schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved_1f1b: return "interleaved-1f1b";
-    case Schedule::zb_h1: return "zb-h1";
-  }
-  return "?";
-}
-
 std::uint8_t track_of(const sim::Op& op, int stream) {
   switch (stream) {
     case 1: return 2;  // pp send
