@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "fixtures.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
 #include "workloads/program_builder.hpp"
@@ -16,35 +17,10 @@
 
 using namespace ls;
 using namespace ls::wl;
+using ls::test::small_model;
+using ls::test::uniform_pipeline;
 
 namespace {
-
-ModelSpec small_model(int layers) {
-  ModelSpec m;
-  m.name = "small";
-  m.layers = layers;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.vocab = 32000;
-  m.seq_len = 1024;
-  return m;
-}
-
-Scenario uniform_pipeline(int p, int m) {
-  Scenario s;
-  s.name = "uniform";
-  s.cluster.nodes = 1;
-  s.cluster.gpus_per_node = p;
-  s.cluster.ideal_network = true;
-  s.gpu = *gpu_preset("h100-sxm");
-  s.model = small_model(2 * p);
-  s.layout.pp = p;
-  s.layout.microbatches = m;
-  s.layout.embedding_free = true;
-  return s;
-}
 
 const Warning* find(const Result& r, const std::string& code) {
   for (const auto& w : r.warnings)

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <stdexcept>
 
+#include "fixtures.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
 #include "workloads/program_builder.hpp"
@@ -17,41 +18,10 @@
 
 using namespace ls;
 using namespace ls::wl;
+using ls::test::small_model;
+using ls::test::uniform_pipeline;
 
 namespace {
-
-ModelSpec small_model(int layers) {
-  ModelSpec m;
-  m.name = "small";
-  m.layers = layers;
-  m.hidden = 1024;
-  m.heads = 16;
-  m.kv_heads = 16;
-  m.ffn_hidden = 4096;
-  m.vocab = 32000;
-  m.seq_len = 1024;
-  return m;
-}
-
-/// p equal stages on one node, free communication, embedding and head made free.
-Scenario uniform_pipeline(int p, int m, Schedule sch, int v = 1) {
-  Scenario s;
-  s.name = "uniform";
-  s.cluster.nodes = 1;
-  s.cluster.gpus_per_node = p;
-  s.cluster.ideal_network = true;
-  s.gpu = *gpu_preset("h100-sxm");
-  s.model = small_model(2 * p * v);
-  s.layout.pp = p;
-  s.layout.microbatches = m;
-  s.layout.schedule = sch;
-  s.layout.virtual_stages = v;
-  s.layout.embedding_free = true;
-  s.layout.stage_layers_mode = StageLayersMode::explicit_list;
-  // One entry per model chunk (pp·v of them), 2 layers each.
-  s.layout.stage_layers.assign(static_cast<std::size_t>(p * v), 2);
-  return s;
-}
 
 }  // namespace
 

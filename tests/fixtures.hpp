@@ -1,0 +1,44 @@
+// tests/fixtures.hpp — small scenarios shared by the workload tests.
+#pragma once
+
+#include "workloads/hardware.hpp"
+#include "workloads/spec.hpp"
+
+namespace ls::test {
+
+/// A GPT-style model small enough to simulate in milliseconds: h 1024, 16 heads,
+/// f 4h, s 1024, V 32000.
+inline wl::ModelSpec small_model(int layers) {
+  wl::ModelSpec m;
+  m.name = "small";
+  m.layers = layers;
+  m.hidden = 1024;
+  m.heads = 16;
+  m.kv_heads = 16;
+  m.ffn_hidden = 4096;
+  m.vocab = 32000;
+  m.seq_len = 1024;
+  return m;
+}
+
+/// p equal stages of 2 layers per model chunk on one node of H100s, free
+/// communication, embedding and LM head made free: the textbook pipeline.
+inline wl::Scenario uniform_pipeline(int p, int m, wl::Schedule sch = wl::Schedule::one_f_one_b, int v = 1) {
+  wl::Scenario s;
+  s.name = "uniform";
+  s.cluster.nodes = 1;
+  s.cluster.gpus_per_node = p;
+  s.cluster.ideal_network = true;
+  s.gpu = *wl::gpu_preset("h100-sxm");
+  s.model = small_model(2 * p * v);
+  s.layout.pp = p;
+  s.layout.microbatches = m;
+  s.layout.schedule = sch;
+  s.layout.virtual_stages = v;
+  s.layout.embedding_free = true;
+  s.layout.stage_layers_mode = wl::StageLayersMode::explicit_list;
+  s.layout.stage_layers.assign(static_cast<std::size_t>(p * v), 2);  // one entry per model chunk
+  return s;
+}
+
+}  // namespace ls::test
