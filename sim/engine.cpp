@@ -85,7 +85,14 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
     }
   }
   op_base_[nranks * kStreamCount] = acc;
-  if (cfg_.record_ops) op_traces_.resize(static_cast<std::size_t>(acc));
+  // Op ids are stored as int32 in OpTrace.
+  if (cfg_.record_ops && acc >= std::numeric_limits<std::int32_t>::max())
+    throw std::invalid_argument("engine: too many ops to record for the critical path");
+  if (cfg_.record_ops) {
+    op_trace_count_ = static_cast<std::size_t>(acc);
+    op_traces_.reset(new OpTrace[op_trace_count_]);
+  }
+  transfer_plans_.resize(nranks);
   if (!cfg_.traced.empty() && cfg_.traced.size() != nranks) throw std::invalid_argument("engine: traced size != ranks");
 }
 
@@ -258,9 +265,10 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       if (enabler < 0 || e >= enabler_end) { enabler = gid - 1; enabler_end = e; }
     }
     OpTrace& t = op_traces_[static_cast<std::size_t>(gid)];
-    t = OpTrace{};
     t.start = now_;
-    t.enabler = enabler;
+    t.end = now_;
+    t.enabler = static_cast<std::int32_t>(enabler);
+    t.peer = -1;
   }
 
   ss.started = now_;
@@ -291,7 +299,18 @@ bool Engine::try_start(std::int32_t rank, int stream) {
           program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
       const std::uint32_t cid = alloc_comm();
       Comm& c = comms_[cid];
-      c.plan = &planner_.transfer(info.device, program_.ranks[static_cast<std::size_t>(peer)].device, op.bytes);
+      // A rank sends to at most two peers with a couple of sizes: a short list per
+      // rank is cheaper than the planner's hashed cache on every micro-batch.
+      const std::int32_t dst = program_.ranks[static_cast<std::size_t>(peer)].device;
+      const CommPlan* plan = nullptr;
+      auto& tc = transfer_plans_[static_cast<std::size_t>(rank)];
+      for (const auto& e : tc)
+        if (e.dst == dst && e.bytes == op.bytes) plan = e.plan;
+      if (!plan) {
+        plan = &planner_.transfer(info.device, dst, op.bytes);
+        tc.push_back(TransferPlan{dst, op.bytes, plan});
+      }
+      c.plan = plan;
       c.repeat_left = 1;
       c.group = -1;
       c.rank = rank;
@@ -338,8 +357,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
         // Remember who arrived last: the critical path jumps there.
         for (std::int32_t m : members) {
           auto& t = op_traces_[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
-          t.peer = gs.last_arriver;
-          t.peer_time = now_;
+          t.peer = static_cast<std::int32_t>(gs.last_arriver);
         }
       }
       start_comm(cid, now_);
@@ -482,8 +500,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
         st.exposed[static_cast<int>(Axis::pp)] += now - std::max(ss.started, ts);
       if (cfg_.record_ops) {
         auto& t = op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)];
-        t.peer = arrival_src_[slot];
-        t.peer_time = Time::from_ps(arrivals_[slot]);
+        t.peer = static_cast<std::int32_t>(arrival_src_[slot]);
       }
       flow_id = (static_cast<std::uint64_t>(rank) << 32) | (ss.pos + 1);
       break;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,12 +59,16 @@ public:
 };
 
 /// For the critical path: for every executed op, when it ran and which op released it.
+/// No default member initialisers on purpose: the engine allocates one per op
+/// without zero-filling (every field is written when the op starts).
 struct OpTrace {
   Time start, end;
-  std::int64_t enabler = -1;  // global op id of the op whose completion let this one start (-1: none / step start)
-  std::int64_t peer = -1;     // collective: the last member to arrive; recv: the matching send
-  Time peer_time;             // when the peer released this op (rendezvous complete / data arrived)
-};
+  /// Global op id of the op whose completion let this one start (-1: step start).
+  std::int32_t enabler;
+  /// Collective: the member that arrived last (the rendezvous completed at its start).
+  /// Recv: the matching send (the data arrived at its end). -1 otherwise.
+  std::int32_t peer;
+};  // 24 bytes: one per executed op, so it is kept small (first-touch page faults dominate)
 
 struct EngineConfig {
   std::vector<double> compute_factor;   // per rank (device) slowdown, default 1
@@ -86,7 +91,7 @@ public:
   void set_observer(ExecutionObserver* obs) { observer_ = obs; }
 
   /// Op traces of the last step (record_ops): global op id = op_base(rank, stream) + index.
-  const std::vector<OpTrace>& op_traces() const { return op_traces_; }
+  std::span<const OpTrace> op_traces() const { return {op_traces_.get(), op_trace_count_}; }
   std::int64_t op_base(std::int32_t rank, int stream) const;
   /// Decodes a global op id.
   void decode(std::int64_t gid, std::int32_t& rank, int& stream, std::uint32_t& index) const;
@@ -170,7 +175,10 @@ private:
   std::vector<std::uint32_t> flow_comm_;   // flow id -> comm id
   std::vector<FlowId> changed_;
   std::vector<std::int64_t> op_base_;      // per rank*kStreamCount
-  std::vector<OpTrace> op_traces_;
+  std::unique_ptr<OpTrace[]> op_traces_;   // default-initialised: no zero-fill pass
+  std::size_t op_trace_count_ = 0;
+  struct TransferPlan { std::int32_t dst; double bytes; const CommPlan* plan; };
+  std::vector<std::vector<TransferPlan>> transfer_plans_;  // per rank
   std::uint64_t next_flow_tag_ = 1;
 };
 

@@ -117,7 +117,7 @@ TEST_CASE("the base scenario loads, with the documented defaults") {
 
 TEST_CASE("link defaults follow the GPU preset; dp defaults to what tp·pp leave") {
   const wl::Scenario s = load_scenario_string(
-      "cluster: {gpu: h100-sxm, nodes: 4}\nmodel: {preset: llama3-8b}\nlayout: {tp: 8, pp: 2}\n", "d.yaml");
+      "cluster: {gpu: h100-sxm, nodes: 4}\nmodel: llama3-8b\nlayout: {tp: 8, pp: 2}\n", "d.yaml");
   const wl::GpuSpec h100 = *wl::gpu_preset("h100-sxm");
   CHECK(s.name == "d");  // the file name without extension
   CHECK(s.cluster.intra.kind == "nvswitch");
@@ -372,6 +372,10 @@ TEST_CASE("bad scenarios: compiler-style message with file, line and key path") 
        "cluster.inter_node.fabric", "did you mean 'fat-tree'?"},
       {"custom gpu missing keys", edit(3, "  gpu: {peak_tflops: 100}"), {}, "bad.yaml", 3, "cluster.gpu.memory",
        "missing required key"},
+      {"empty gpu", edit(3, "  gpu:"), {}, "bad.yaml", 3, "cluster.gpu", "expected a GPU preset name or a map"},
+      {"misspelled model shorthand", edit(8, "model: llama-70b\nx:"), {}, "bad.yaml", 8, "model.preset",
+       "did you mean 'llama3-70b'?"},
+      {"stray comma (yaml-cpp#1040 would hang)", "# c\n,# x\nb: 1\n", {}, "bad.yaml", 2, "", "unexpected ','"},
       {"missing model", "cluster: {nodes: 1}\n", {}, "bad.yaml", 1, "model", "missing required key"},
       {"two documents", std::string(kBase) + "---\nname: u\n", {}, "bad.yaml", 18, "", "more than one YAML document"},
       {"top level is a list", "- a\n- b\n", {}, "bad.yaml", 1, "", "expected a map of keys"},

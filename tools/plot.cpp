@@ -95,6 +95,15 @@ std::string render_svg(const PlotSpec& spec) {
     o += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)" "\n", left + pw / 2, y1 + 38,
                      xml_escape(spec.x_label));
 
+    // Legend in the upper corner the curves leave free: top right for falling
+    // curves (bubble vs micro-batches), top left for rising ones (step time).
+    double first = 0, last = 0;
+    for (const auto& s : p.series) {
+      if (!s.y.empty() && std::isfinite(s.y.front())) first += s.y.front();
+      if (!s.y.empty() && std::isfinite(s.y.back())) last += s.y.back();
+    }
+    const double legend_x = first >= last ? left + pw - 170 : left + 15;
+
     // series: polyline through the finite points, a marker on each
     for (std::size_t si = 0; si < p.series.size(); ++si) {
       const PlotSeries& s = p.series[si];
@@ -111,7 +120,7 @@ std::string render_svg(const PlotSpec& spec) {
       }
       // legend, top right inside the panel
       const double ly = y0 + 16 + 16 * static_cast<double>(si);
-      const double lx = left + pw - 170;
+      const double lx = legend_x;
       o += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="2"{}/>)" "\n", lx, ly - 4,
                        lx + 24, ly - 4, s.color, s.dashed ? R"( stroke-dasharray="6,4")" : "");
       o += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)" "\n", lx + 30, ly, xml_escape(s.label));

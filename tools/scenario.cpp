@@ -50,7 +50,7 @@
 //              bandwidth: BANDWIDTH (REQUIRED), latency: TIME (default 1 us for nvlink
 //              and pcie, 3 us otherwise), duplex: BOOL (default true)}, ...]
 //   network: real|ideal             default real; ideal = communication costs nothing
-// model:                            REQUIRED
+// model:                            REQUIRED; `model: PRESET` is short for `model: {preset: PRESET}`
 //   preset: PRESET                  wl::model_preset_names() (gpt3-175b, llama3-8b,
 //                                   llama3-70b, llama3-405b, seed-70b, ...)
 //   name: STRING                    default: the preset's name, else "custom"
@@ -662,6 +662,11 @@ private:
       }
       return;
     }
+    if (n->kind != YNode::Kind::map) {
+      d_.error(n->loc, path, fmt::format("expected a GPU preset name or a map, got {}", kind_name(*n)),
+               fmt::format("presets: {}", fmt::join(wl::gpu_preset_names(), ", ")));
+      return;
+    }
     if (!r_.map(*n, path, {"preset", "name", "peak_tflops", "memory", "hbm_bandwidth", "matmul_efficiency",
                            "nvlink_bandwidth", "nic_bandwidth", "saturation_rows", "kernel_overhead"}))
       return;
@@ -843,7 +848,15 @@ private:
   }
 
   // ── model ──
-  void model(const YNode& n, const std::string& path) {
+  void model(const YNode& given, const std::string& path) {
+    // `model: llama3-70b` is shorthand for `model: {preset: llama3-70b}`.
+    YNode shorthand;
+    if (given.kind == YNode::Kind::scalar) {
+      shorthand.kind = YNode::Kind::map;
+      shorthand.loc = given.loc;
+      shorthand.entries.push_back(YEntry{"preset", given.loc, given});
+    }
+    const YNode& n = given.kind == YNode::Kind::scalar ? shorthand : given;
     const std::vector<std::string> keys{"preset", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
                                         "vocab", "seq_len", "activation", "tied_embeddings", "moe"};
     if (!r_.map(n, path, keys)) return;

@@ -90,6 +90,7 @@ const char* track_axis(int track) {
     case 3: return "dp";
     case 4: return "ep";
     case 5: return "dp";  // prefetch: ZeRO-3 parameter gathers run over dp
+    case 6: return "pp";  // pipeline receives (waits) drawn beside compute
     default: return "";
   }
 }
@@ -120,6 +121,7 @@ std::string track_name(int track) {
     case 3: return "dp";
     case 4: return "ep";
     case 5: return "prefetch";
+    case 6: return "pp recv";
     default: return fmt::format("track{}", track);
   }
 }

@@ -29,6 +29,18 @@
 // node's NVSwitch) is entered only if it has an edge to dst; (3) the search stops
 // once the heap's minimum exceeds dist(dst). What is left is src's first hops, the
 // switch core (leaves, spines) and dst's last hop, whatever the number of GPUs.
+//
+// Down links and PXN relay (see cluster.hpp, "Down links"). Down links are simply
+// left out of the routing view. The view also holds *fallback* vertices that only a
+// second, relay-mode search enters, run when the first finds no path: per GPU that
+// touches a NIC an "up relay" (entered from the host side, leaves only to a NIC) and a
+// "down relay" (entered from a NIC, leaves only to the host side), and per NVSwitch /
+// PCIe switch a "host copy" reached only from down relays, that leaves only towards
+// GPUs and other host copies. The layering is what keeps relays PXN-like without a
+// per-path state: after a down relay a path can only end at a GPU of that host side,
+// so network→node→network never appears. Relay mode searches without the last-hop
+// pruning (it is the rare fallback, and the pruning's "last hop" flags ignore the
+// fallback vertices).
 #include "topology/cluster.hpp"
 
 #include <algorithm>
@@ -72,7 +84,8 @@ using Vertex = boost::graph_traits<Graph>::vertex_descriptor;
 struct RouteVertex {
   int original = -1;       // vertex of the graph (both NIC halves map to the NIC)
   bool gpu = false;
-  bool last_hop = false;   // no out-edge to a non-GPU vertex: useful only next to dst
+  bool last_hop = false;   // no out-edge to a non-GPU, non-fallback vertex: useful only next to dst
+  bool fallback = false;   // relay half or host copy: entered by the relay-mode search only
 };
 using RouteGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, RouteVertex, EdgeProps>;
 using RVertex = boost::graph_traits<RouteGraph>::vertex_descriptor;
@@ -170,6 +183,17 @@ struct Cluster::Impl {
   std::vector<std::uint32_t> seen_epoch, target_epoch;
   std::uint32_t epoch = 0;
 
+  // Down links (ClusterSpec::down_links). keep_edges: a generated topology that has
+  // down links also puts its edges into g, for the routing view and the search.
+  bool keep_edges = false;
+  std::vector<char> link_down;          // per link; empty when no link is down
+  std::vector<LinkId> down_ids;         // ascending
+  // Generated topologies with down links, per vertex: a leaf with some leaf→spine
+  // link down / some spine→leaf link down (its spine paths lose equal-cost members).
+  std::vector<char> uplink_down_at, downlink_down_at;
+
+  bool is_down(LinkId id) const { return !link_down.empty() && link_down[id]; }
+
   /// Sizes the storage: exactly `vertex_count` vertices and at most `link_count` links.
   void reserve(std::size_t vertex_count, std::size_t link_count) {
     g = Graph(vertex_count);
@@ -218,7 +242,7 @@ struct Cluster::Impl {
     if (links.size() == links.capacity()) throw std::logic_error("cluster: more links than reserved");
     const auto id = static_cast<LinkId>(links.size());
     links.push_back(LinkInfo{std::move(name), kind, bw_Bps, latency, from, to});
-    if (layout.on) return id;  // generated: routes are structural, g keeps the vertices only
+    if (layout.on && !keep_edges) return id;  // generated: routes are structural, g keeps the vertices only
     index_links();
     boost::add_edge(static_cast<Vertex>(from), static_cast<Vertex>(to), EdgeProps{id, latency.ps() * kHopScale + 1}, g);
     return id;
@@ -234,10 +258,31 @@ struct Cluster::Impl {
   void generate(const ClusterSpec& spec);
   void load_graph(const ExplicitGraphSpec& graph);
   void build_routing_view();
-  void check_reachability() const;
+  /// Forward reachability search (relay mode) from each GPU in `sources`, backward
+  /// from each GPU in `sinks`; throws std::invalid_argument on the first GPU pair that
+  /// is not connected. O((|sources| + |sinks|)·(V + E)).
+  void check_reachability(const std::vector<int>& sources, const std::vector<int>& sinks) const;
+  /// Resolves ClusterSpec::down_links into link_down / down_ids.
+  void resolve_down_links(const std::vector<std::string>& names);
+  /// Up to `n` link names closest to `want` (longest shared prefix + suffix).
+  std::string nearest_link_names(std::string_view want, std::size_t n) const;
+  std::string down_list() const;
+  /// Generated topology with down links: the flags above and the GPUs whose
+  /// structural routes may touch a down link, as sources / as destinations.
+  void mark_down_leaves();
+  bool source_touched(std::size_t s) const;
+  bool sink_touched(std::size_t d) const;
+  /// Generated topology: true when some structural equal-cost path of (s, d) uses a
+  /// down link, so the pair must be searched. O(1). s != d.
+  bool affected(int src_gpu, int dst_gpu) const;
+  /// The pair is routed by the graph search (explicit graph, or affected by a down link).
+  bool searched(int src_gpu, int dst_gpu) const {
+    return !layout.on || (!down_ids.empty() && src_gpu != dst_gpu && affected(src_gpu, dst_gpu));
+  }
 
   /// Pruned Dijkstra from src to dst on the routing view; fills dist/seen_epoch.
-  void search(RVertex src, RVertex dst);
+  /// `relay`: also enter the fallback vertices (PXN relays), without last-hop pruning.
+  void search(RVertex src, RVertex dst, bool relay);
   bool settled(RVertex v) const { return seen_epoch[v] == epoch; }
   const PairRoutes& pair_routes(int src_gpu, int dst_gpu);
   /// Generated topologies: the number of equal-cost paths between two GPUs and, when
@@ -460,26 +505,58 @@ void Cluster::Impl::load_graph(const ExplicitGraphSpec& graph) {
 }
 
 void Cluster::Impl::build_routing_view() {
-  // Vertex v of the graph is vertex v of the view; the down half of each NIC is
-  // appended after them.
+  // Vertex v of the graph is vertex v of the view; the down half of each NIC, the
+  // relay halves of each GPU that touches a NIC and the host copies of the intra-node
+  // switches are appended after them (the latter two only when some GPU touches a NIC).
   const std::size_t V = boost::num_vertices(g);
-  std::vector<int> down(V, -1);
+  std::vector<int> down(V, -1), up_relay(V, -1), down_relay(V, -1), host_copy(V, -1);
+  auto is_nic = [&](std::size_t v) { return g[v].kind == "nic"; };
   for (std::size_t v = 0; v < V; ++v)
-    boost::add_vertex(RouteVertex{static_cast<int>(v), static_cast<bool>(is_gpu[v]), false}, rg);
+    boost::add_vertex(RouteVertex{static_cast<int>(v), static_cast<bool>(is_gpu[v]), false, false}, rg);
   for (std::size_t v = 0; v < V; ++v)
-    if (g[v].kind == "nic") down[v] = static_cast<int>(boost::add_vertex(RouteVertex{static_cast<int>(v), false, false}, rg));
+    if (is_nic(v)) down[v] = static_cast<int>(boost::add_vertex(RouteVertex{static_cast<int>(v), false, false, false}, rg));
+  bool any_relay = false;
   for (auto [e, end] = boost::edges(g); e != end; ++e) {
-    auto from = static_cast<int>(boost::source(*e, g));
-    auto to = static_cast<int>(boost::target(*e, g));
-    const bool from_host = host_side(g[from].kind), to_host = host_side(g[to].kind);
-    if (down[from] >= 0 && to_host) from = down[from];   // NIC → host leaves from the down half
-    if (down[to] >= 0 && !from_host) to = down[to];      // network → NIC enters the down half
-    boost::add_edge(static_cast<RVertex>(from), static_cast<RVertex>(to), g[*e], rg);
+    const std::size_t a = boost::source(*e, g), b = boost::target(*e, g);
+    for (auto [gpu, nic] : {std::pair(a, b), std::pair(b, a)}) {
+      if (!is_gpu[gpu] || !is_nic(nic) || up_relay[gpu] >= 0) continue;
+      up_relay[gpu] = static_cast<int>(boost::add_vertex(RouteVertex{static_cast<int>(gpu), false, false, true}, rg));
+      down_relay[gpu] = static_cast<int>(boost::add_vertex(RouteVertex{static_cast<int>(gpu), false, false, true}, rg));
+      any_relay = true;
+    }
+  }
+  if (any_relay)
+    for (std::size_t v = 0; v < V; ++v)
+      if (!is_gpu[v] && host_side(g[v].kind))
+        host_copy[v] = static_cast<int>(boost::add_vertex(RouteVertex{static_cast<int>(v), false, false, true}, rg));
+
+  auto edge = [&](int from, int to, const EdgeProps& p) {
+    boost::add_edge(static_cast<RVertex>(from), static_cast<RVertex>(to), p, rg);
+  };
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    const EdgeProps& p = g[*e];
+    if (is_down(p.id)) continue;  // a down link is in no route
+    const auto a = static_cast<int>(boost::source(*e, g));
+    const auto b = static_cast<int>(boost::target(*e, g));
+    const bool a_host = host_side(g[a].kind), b_host = host_side(g[b].kind);
+    int from = a, to = b;
+    if (down[a] >= 0 && b_host) from = down[a];   // NIC → host leaves from the down half
+    if (down[b] >= 0 && !a_host) to = down[b];    // network → NIC enters the down half
+    edge(from, to, p);
+    // Fallback (relay-mode) edges, see the file comment.
+    if (up_relay[b] >= 0 && a_host) edge(a, up_relay[b], p);                 // host side → relay
+    if (up_relay[a] >= 0 && down[b] >= 0) edge(up_relay[a], b, p);           // relay → its NIC (up half)
+    if (down[a] >= 0 && down_relay[b] >= 0) edge(down[a], down_relay[b], p); // NIC (down half) → relay
+    if (down_relay[a] >= 0 && b_host) edge(down_relay[a], is_gpu[b] ? b : host_copy[b], p);  // relay → host side
+    if (host_copy[a] >= 0 && b_host) edge(host_copy[a], is_gpu[b] ? b : host_copy[b], p);    // host copy → host side
   }
   for (auto [v, end] = boost::vertices(rg); v != end; ++v) {
-    bool to_non_gpu = false;
-    for (auto [e, eend] = boost::out_edges(*v, rg); e != eend; ++e) to_non_gpu |= !rg[boost::target(*e, rg)].gpu;
-    rg[*v].last_hop = !rg[*v].gpu && !to_non_gpu;
+    bool onward = false;  // an out-edge to a vertex the plain search may pass through
+    for (auto [e, eend] = boost::out_edges(*v, rg); e != eend; ++e) {
+      const auto& t = rg[boost::target(*e, rg)];
+      onward |= !t.gpu && !t.fallback;
+    }
+    rg[*v].last_hop = !rg[*v].gpu && !onward;
   }
   const std::size_t RV = boost::num_vertices(rg);
   dist.assign(RV, 0);
@@ -487,38 +564,163 @@ void Cluster::Impl::build_routing_view() {
   target_epoch.assign(RV, 0);
 }
 
+std::string Cluster::Impl::down_list() const {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(down_ids.size(), 8);
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? ", " : "") + links[down_ids[i]].name;
+  if (shown < down_ids.size()) out += fmt::format(", ... ({} in all)", down_ids.size());
+  return out;
+}
+
 // Every GPU must reach every other one without relaying through a third GPU (nor
-// turning around in a NIC). One breadth-first search per GPU on the routing view:
-// O(G·(V + E)), done once, for explicit graphs only.
-void Cluster::Impl::check_reachability() const {
+// turning around in a NIC), except for the PXN-style fallback relays. A search over
+// every vertex of the view, fallback ones included, from each given source (forward)
+// and to each given sink (backward, on in-edges): GPUs other than the search's own
+// end never forward. Done once, at build.
+void Cluster::Impl::check_reachability(const std::vector<int>& sources, const std::vector<int>& sinks) const {
   const std::size_t V = boost::num_vertices(rg);
   std::vector<char> seen(V);
   std::vector<RVertex> stack;
-  for (std::size_t s = 0; s < gpu_vertex.size(); ++s) {
-    std::fill(seen.begin(), seen.end(), 0);
-    const auto src = static_cast<RVertex>(gpu_vertex[s]);
-    stack.assign(1, src);
-    seen[src] = 1;
-    while (!stack.empty()) {
-      const RVertex u = stack.back();
-      stack.pop_back();
-      if (u != src && rg[u].gpu) continue;  // GPUs do not forward
-      for (auto [e, end] = boost::out_edges(u, rg); e != end; ++e) {
-        const RVertex w = boost::target(*e, rg);
-        if (!seen[w]) seen[w] = 1, stack.push_back(w);
+  auto fail = [&](int from_gpu, int to_gpu) {
+    const std::string& a = g[gpu_vertex[from_gpu]].name;
+    const std::string& b = g[gpu_vertex[to_gpu]].name;
+    if (down_ids.empty())
+      throw std::invalid_argument(fmt::format(
+          "cluster.graph: GPU {} cannot reach GPU {} (no path that avoids other GPUs; a peer GPU relays only "
+          "PXN-style, between its NVLink/PCIe side and its own NIC)", a, b));
+    throw std::invalid_argument(fmt::format(
+        "cluster.down_links: {} cannot reach {} with links [{}] down (no path avoids them; other GPUs relay only "
+        "PXN-style, from the host side to their own NIC or from their NIC to the host side, and there is no "
+        "NVSwitch->NIC link in a generated node)", a, b, down_list()));
+  };
+  for (int backward = 0; backward < 2; ++backward) {
+    for (int gpu : backward ? sinks : sources) {
+      std::fill(seen.begin(), seen.end(), 0);
+      const auto start = static_cast<RVertex>(gpu_vertex[static_cast<std::size_t>(gpu)]);
+      stack.assign(1, start);
+      seen[start] = 1;
+      while (!stack.empty()) {
+        const RVertex u = stack.back();
+        stack.pop_back();
+        if (u != start && rg[u].gpu) continue;  // GPUs do not forward
+        auto visit = [&](RVertex w) {
+          if (!seen[w]) seen[w] = 1, stack.push_back(w);
+        };
+        if (backward) {
+          for (auto [e, end] = boost::in_edges(u, rg); e != end; ++e) visit(boost::source(*e, rg));
+        } else {
+          for (auto [e, end] = boost::out_edges(u, rg); e != end; ++e) visit(boost::target(*e, rg));
+        }
       }
+      for (std::size_t other = 0; other < gpu_vertex.size(); ++other)
+        if (!seen[static_cast<std::size_t>(gpu_vertex[other])])
+          backward ? fail(static_cast<int>(other), gpu) : fail(gpu, static_cast<int>(other));
     }
-    for (std::size_t d = 0; d < gpu_vertex.size(); ++d)
-      if (!seen[static_cast<std::size_t>(gpu_vertex[d])])
-        throw std::invalid_argument(fmt::format("cluster.graph: GPU {} cannot reach GPU {} (no path that avoids other GPUs)",
-                                                g[gpu_vertex[s]].name, g[gpu_vertex[d]].name));
   }
+}
+
+void Cluster::Impl::resolve_down_links(const std::vector<std::string>& names) {
+  index_links();
+  link_down.assign(links.size(), 0);
+  auto mark = [&](const std::string& name, const std::string& entry) {
+    auto it = link_by_name.find(name);
+    if (it == link_by_name.end())
+      throw std::invalid_argument(fmt::format(
+          "cluster.down_links: no link named '{}'{} (links are directed, '<from>-><to>', and 'a<->b' names both "
+          "directions of a cable); nearest names: {}",
+          name, name == entry ? "" : fmt::format(" (from '{}')", entry), nearest_link_names(name, 5)));
+    link_down[it->second] = 1;
+  };
+  for (const auto& entry : names) {
+    if (const auto pos = entry.find("<->"); pos != std::string::npos) {
+      const std::string a = entry.substr(0, pos), b = entry.substr(pos + 3);
+      mark(a + "->" + b, entry);
+      mark(b + "->" + a, entry);
+    } else {
+      mark(entry, entry);
+    }
+  }
+  down_ids.clear();
+  for (std::size_t id = 0; id < links.size(); ++id)
+    if (link_down[id]) down_ids.push_back(static_cast<LinkId>(id));
+}
+
+std::string Cluster::Impl::nearest_link_names(std::string_view want, std::size_t n) const {
+  // Score = shared prefix + shared suffix (not overlapping): "node3.nic5->leaf4" is
+  // closest to "node3.nic5->leaf5", "leaf0->spin1" to "leaf0->spine1". O(E), only
+  // on the error path.
+  std::vector<std::pair<std::size_t, LinkId>> scored;
+  scored.reserve(links.size());
+  for (std::size_t id = 0; id < links.size(); ++id) {
+    const std::string_view name = links[id].name;
+    const std::size_t m = std::min(name.size(), want.size());
+    std::size_t pre = 0, suf = 0;
+    while (pre < m && name[pre] == want[pre]) ++pre;
+    while (suf < m - pre && name[name.size() - 1 - suf] == want[want.size() - 1 - suf]) ++suf;
+    scored.emplace_back(pre + suf, static_cast<LinkId>(id));
+  }
+  n = std::min(n, scored.size());
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(n), scored.end(),
+                    [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += fmt::format("{}'{}'", i ? ", " : "", links[scored[i].second].name);
+  return out;
+}
+
+void Cluster::Impl::mark_down_leaves() {
+  const std::size_t V = boost::num_vertices(g);
+  uplink_down_at.assign(V, 0);
+  downlink_down_at.assign(V, 0);
+  for (LinkId id : down_ids) {
+    const auto& l = links[id];
+    if (g[l.from_vertex].kind != "switch" || g[l.to_vertex].kind != "switch") continue;  // only leaf↔spine
+    if (g[l.to_vertex].name.starts_with("spine")) {
+      uplink_down_at[l.from_vertex] = 1;
+    } else {
+      downlink_down_at[l.to_vertex] = 1;
+    }
+  }
+}
+
+// Which GPUs' structural routes can touch a down link, at the source end (its
+// NVLink up, its PCIe hop to its NIC, its NIC's uplink, its leaf's spine uplinks)
+// and at the destination end (the mirror images). A pair neither of whose ends is
+// touched keeps its structural routes, so these are the only searches needed to
+// prove every pair still connected.
+bool Cluster::Impl::source_touched(std::size_t s) const {
+  if (is_down(layout.gpu_to_switch[s])) return true;
+  if (layout.nics == 0) return false;
+  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
+  const std::size_t nic = static_cast<std::size_t>(gpu_node[s]) * static_cast<std::size_t>(layout.nics) +
+                          (s % G) % static_cast<std::size_t>(layout.nics);
+  return is_down(layout.gpu_to_nic[s]) || is_down(layout.nic_to_leaf[nic]) ||
+         uplink_down_at[links[layout.nic_to_leaf[nic]].to_vertex];
+}
+
+bool Cluster::Impl::sink_touched(std::size_t d) const {
+  if (is_down(layout.switch_to_gpu[d])) return true;
+  if (layout.nics == 0) return false;
+  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
+  const std::size_t nic = static_cast<std::size_t>(gpu_node[d]) * static_cast<std::size_t>(layout.nics) +
+                          (d % G) % static_cast<std::size_t>(layout.nics);
+  return is_down(layout.nic_to_gpu[d]) || is_down(layout.leaf_to_nic[nic]) ||
+         downlink_down_at[links[layout.leaf_to_nic[nic]].from_vertex];
+}
+
+bool Cluster::Impl::affected(int src_gpu, int dst_gpu) const {
+  StructPath p;
+  structural_path(src_gpu, dst_gpu, 0, &p);
+  for (std::size_t i = 0; i < p.len; ++i)
+    if (is_down(p.ids[i])) return true;
+  // A spine path: path 0 goes through spine0; the others differ only in the spine,
+  // so any down leaf_s→spine or spine→leaf_d link removes one of them.
+  return p.len == 6 && (uplink_down_at[links[p.ids[1]].to_vertex] || downlink_down_at[links[p.ids[4]].from_vertex]);
 }
 
 // ---------------------------------------------------------------------------------
 // Routing
 
-void Cluster::Impl::search(RVertex src, RVertex dst) {
+void Cluster::Impl::search(RVertex src, RVertex dst, bool relay) {
   if (++epoch == 0) {  // wrapped: clear the stamps once every 2^32 searches
     std::fill(seen_epoch.begin(), seen_epoch.end(), 0);
     std::fill(target_epoch.begin(), target_epoch.end(), 0);
@@ -538,7 +740,8 @@ void Cluster::Impl::search(RVertex src, RVertex dst) {
     if (u == dst || (u != src && rg[u].gpu)) continue;     // GPUs do not forward
     for (auto [e, end] = boost::out_edges(u, rg); e != end; ++e) {
       const RVertex w = boost::target(*e, rg);
-      if (rg[w].gpu ? w != dst : (rg[w].last_hop && target_epoch[w] != epoch)) continue;
+      if (rg[w].fallback && !relay) continue;
+      if (rg[w].gpu ? w != dst : (!relay && rg[w].last_hop && target_epoch[w] != epoch)) continue;
       const std::int64_t nd = d + rg[*e].weight;
       if (seen_epoch[w] != epoch || nd < dist[w]) {
         seen_epoch[w] = epoch;
@@ -550,7 +753,8 @@ void Cluster::Impl::search(RVertex src, RVertex dst) {
 }
 
 const Cluster::Impl::PairRoutes& Cluster::Impl::pair_routes(int src_gpu, int dst_gpu) {
-  if (layout.on) throw std::logic_error("cluster: graph search on a generated topology (no routing view)");
+  if (layout.on && down_ids.empty())
+    throw std::logic_error("cluster: graph search on a generated topology without down links (no routing view)");
   check_gpu(src_gpu);
   check_gpu(dst_gpu);
   const std::uint64_t key = static_cast<std::uint64_t>(src_gpu) * gpu_vertex.size() + static_cast<std::uint64_t>(dst_gpu);
@@ -560,7 +764,8 @@ const Cluster::Impl::PairRoutes& Cluster::Impl::pair_routes(int src_gpu, int dst
   if (src_gpu != dst_gpu) {
     const auto src = static_cast<RVertex>(gpu_vertex[src_gpu]);
     const auto dst = static_cast<RVertex>(gpu_vertex[dst_gpu]);
-    search(src, dst);
+    search(src, dst, false);
+    if (!settled(dst)) search(src, dst, true);  // no direct path: let peers relay (PXN)
     if (!settled(dst))
       throw std::runtime_error(fmt::format("cluster: no route from {} to {}", g[src].name, g[dst].name));
     // Enumerate the shortest-path DAG backwards from dst: an in-edge (u, v) lies on a
@@ -654,13 +859,13 @@ std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64
 }
 
 std::span<const LinkId> Cluster::Impl::route(int src_gpu, int dst_gpu, std::uint64_t flow_hash) {
-  if (!layout.on) {
+  check_gpu(src_gpu);
+  check_gpu(dst_gpu);
+  if (searched(src_gpu, dst_gpu)) {
     const auto& pr = pair_routes(src_gpu, dst_gpu);
     if (pr.paths.empty()) return {};
     return pr.paths[flow_hash % pr.paths.size()];
   }
-  check_gpu(src_gpu);
-  check_gpu(dst_gpu);
   if (src_gpu == dst_gpu) return {};
   StructPath p;
   const std::size_t count = structural_path(src_gpu, dst_gpu, flow_hash, &p);
@@ -682,12 +887,29 @@ Cluster::~Cluster() = default;
 
 Cluster Cluster::build(const ClusterSpec& spec) {
   auto impl = std::make_unique<Impl>();
+  std::vector<int> all;
   if (spec.graph) {
     impl->load_graph(*spec.graph);
+    impl->resolve_down_links(spec.down_links);
     impl->build_routing_view();
-    impl->check_reachability();
+    for (int gpu = 0; gpu < static_cast<int>(impl->gpu_vertex.size()); ++gpu) all.push_back(gpu);
+    impl->check_reachability(all, {});
   } else {
-    impl->generate(spec);  // connected by construction; routes are structural, no routing view
+    // Connected by construction; routes are structural, no routing view. With down
+    // links, also the edges and the view, for the pairs that must be searched.
+    impl->keep_edges = !spec.down_links.empty();
+    impl->generate(spec);
+    if (impl->keep_edges) {
+      impl->resolve_down_links(spec.down_links);
+      impl->build_routing_view();
+      impl->mark_down_leaves();
+      std::vector<int> sources, sinks;
+      for (std::size_t gpu = 0; gpu < impl->gpu_vertex.size(); ++gpu) {
+        if (impl->source_touched(gpu)) sources.push_back(static_cast<int>(gpu));
+        if (impl->sink_touched(gpu)) sinks.push_back(static_cast<int>(gpu));
+      }
+      impl->check_reachability(sources, sinks);
+    }
   }
   return Cluster(std::move(impl));
 }
@@ -728,6 +950,11 @@ std::optional<LinkId> Cluster::find_link(std::string_view name) const {
   if (it == impl_->link_by_name.end()) return std::nullopt;
   return it->second;
 }
+bool Cluster::link_down(LinkId id) const {
+  (void)impl_->links.at(id);  // range check
+  return impl_->is_down(id);
+}
+std::span<const LinkId> Cluster::down_links() const { return impl_->down_ids; }
 std::vector<double> Cluster::link_bandwidths() const {
   std::vector<double> bw;
   bw.reserve(impl_->links.size());
@@ -739,13 +966,15 @@ std::span<const LinkId> Cluster::route(int src_gpu, int dst_gpu, std::uint64_t f
   return impl_->route(src_gpu, dst_gpu, flow_hash);
 }
 std::size_t Cluster::path_count(int src_gpu, int dst_gpu) const {
-  if (!impl_->layout.on) return impl_->pair_routes(src_gpu, dst_gpu).paths.size();
   impl_->check_gpu(src_gpu);
   impl_->check_gpu(dst_gpu);
+  if (impl_->searched(src_gpu, dst_gpu)) return impl_->pair_routes(src_gpu, dst_gpu).paths.size();
   return src_gpu == dst_gpu ? 0 : impl_->structural_path(src_gpu, dst_gpu, 0, nullptr);
 }
 sim::Time Cluster::route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_hash) const {
-  if (!impl_->layout.on) {
+  impl_->check_gpu(src_gpu);
+  impl_->check_gpu(dst_gpu);
+  if (impl_->searched(src_gpu, dst_gpu)) {
     const auto& pr = impl_->pair_routes(src_gpu, dst_gpu);
     if (pr.paths.empty()) return sim::Time::zero();
     return pr.latency[flow_hash % pr.paths.size()];

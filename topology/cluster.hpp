@@ -39,6 +39,31 @@
 //   (tests/test_cluster.cpp compares the two for every pair).
 //   Explicit graphs are routed by a pruned graph search (see route()).
 //
+// Down links (ClusterSpec::down_links): a down link keeps its id, name and capacity
+// in the link table (so link ids, names and per-link statistics do not move), but no
+// route uses it. "a<->b" names both directions of a duplex cable. Routing then:
+//   * explicit graphs: the graph search runs on the graph without the down links;
+//   * generated topologies: a pair whose structural equal-cost paths all avoid the
+//     down links keeps them (removing links can only lengthen other paths, so they
+//     are still all the shortest ones); any other pair — e.g. every pair whose spine
+//     paths leave a leaf with a down uplink — is routed by the graph search on the
+//     generated graph without the down links, ECMP among what remains (a leaf with
+//     spine0's uplink down spreads over spine1.., like a real fabric's ECMP groups).
+//   * PXN-style relay, only as a fallback: when no path avoids other GPUs (a dead
+//     rail: node3.gpu5->node3.nic5 or node3.nic5->leaf5 down, and the generated
+//     node has no NVSwitch→NIC link), a peer GPU may relay between its NVLink side
+//     and its own NIC, on the sending side gpu→nvswitch→peer→peer's NIC and on the
+//     receiving side peer's NIC→peer→nvswitch→gpu. This is what NCCL's PXN does on
+//     rail-optimized DGX-class nodes: the data crosses NVLink to a GPU whose NIC
+//     reaches the destination rail and that GPU's NIC sends it (it loads the peer's
+//     NVLink and PCIe links, which the flow network then charges). We model no
+//     NVSwitch→NIC link: on DGX H100 a GPU reaches a non-local NIC only through the
+//     CPU's PCIe root complex, which NCCL avoids. A relay never takes traffic from
+//     the network back into the network (network→node→network is not a route).
+//   Build then checks that every GPU still reaches every other one (searches from
+//   the GPUs the down links touch) and throws std::invalid_argument naming the pair
+//   and the down links otherwise.
+//
 // Units: bandwidth bytes/s per direction, latency sim::Time.
 // Thread-safety: route()/route_latency() fill a cache; a Cluster must not be used
 // from several threads at once.
@@ -75,11 +100,14 @@ class Cluster {
 public:
   /// Builds the graph. Throws std::invalid_argument naming the offender on: bad GPU
   /// names or vertex kinds, duplicate vertex names, links to unknown vertices,
-  /// non-positive bandwidth, negative latency, unknown link/fabric kinds, GPUs that
-  /// cannot reach each other (explicit graphs; generated ones are connected by
-  /// construction). Cost: O(V + E) for generators (measured: 16384 GPUs, 131k links,
-  /// ~0.2 s, mostly naming the links); O(G·(V + E)) for an explicit graph (a
-  /// reachability search from every GPU).
+  /// non-positive bandwidth, negative latency, unknown link/fabric kinds, unknown
+  /// down-link names (with the nearest valid names), GPUs that cannot reach each
+  /// other (explicit graphs, or any graph once its down links are removed; generated
+  /// ones are connected by construction). Cost: O(V + E) for generators (measured:
+  /// 16384 GPUs, 131k links, ~0.2 s, mostly naming the links); O(G·(V + E)) for an
+  /// explicit graph (a reachability search from every GPU); generators with down
+  /// links O(V + E) plus O(V + E) per GPU the down links touch (a reachability
+  /// search from each of them).
   static Cluster build(const ClusterSpec& spec);
 
   Cluster(Cluster&&) noexcept;
@@ -111,8 +139,13 @@ public:
   const LinkInfo& link(LinkId id) const;
   /// O(1) average; the first call on a generated cluster indexes all link names, O(E).
   std::optional<LinkId> find_link(std::string_view name) const;
-  /// Capacities indexed by LinkId: what sim::FlowNetwork is constructed with.
+  /// Capacities indexed by LinkId: what sim::FlowNetwork is constructed with. A
+  /// down link keeps its nominal capacity here (no route puts a flow on it).
   std::vector<double> link_bandwidths() const;
+  /// True when the link is down (ClusterSpec::down_links): no route uses it. O(1).
+  bool link_down(LinkId id) const;
+  /// The down links' ids, ascending (empty when none).
+  std::span<const LinkId> down_links() const;
 
   // ---- routes -----------------------------------------------------------------
   /// Directed links from GPU src to GPU dst (empty when src == dst). The span stays
@@ -120,6 +153,8 @@ public:
   /// evicted, so the cache holds only the (pair, path) combinations asked for.
   /// Generated topology: O(1) per call (a few array reads and one hash-map insert;
   /// measured: 16384 GPUs, the 63k TP/DP-ring and PP pairs of t8·p16·d128, 0.05 s).
+  /// Generated topology with down links: the same, except for pairs whose structural
+  /// paths touch a down link, which are searched as an explicit graph's.
   /// Explicit graph: first call for a pair runs one pruned, early-stopped Dijkstra
   /// that visits src's first hops, the switch core and dst's last hop,
   /// O(E_core log V), and caches all equal-cost paths of the pair; later calls

@@ -53,6 +53,13 @@ struct ClusterSpec {
   InterNodeSpec inter{{"infiniband", 25e9, sim::us(3)}};  // 200 Gb/s HDR per GPU
   std::optional<ExplicitGraphSpec> graph;  // replaces the generator keys when set
   bool ideal_network = false;              // `network: ideal`: communication is free
+  /// Links that are down (a pulled cable, a dead port, a failed rail): kept in the
+  /// link table with their ids, but no route uses them. Each entry is a directed link
+  /// name as Cluster names it ("node3.nic5->leaf5", "leaf0->spine1", an explicit
+  /// graph's "a->b#1"), or "a<->b" for both directions of a duplex cable. Unknown
+  /// names, and removals that leave two GPUs unable to reach each other, make
+  /// Cluster::build throw std::invalid_argument. See cluster.hpp, "Down links".
+  std::vector<std::string> down_links;
 };
 
 }  // namespace ls::topo

@@ -503,27 +503,30 @@ BuiltProgram build_program(const Scenario& sc) {
             }
             continue;
           }
+          // Full recompute re-runs the layer's forward (with its TP all-reduces) and
+          // holds its complete activations until the backward ends: a separate op.
+          // Selective recompute (the attention core) runs back to back with the
+          // backward and no communication in between, so it is folded into the
+          // backward op — one event instead of two, same time and FLOPs.
+          const bool full_rc = L.recompute == Recompute::full;
+          const bool sel_rc = L.recompute == Recompute::selective;
           std::int64_t rc_mem = 0;
-          if (L.recompute != Recompute::none) {
-            // Recompute re-materialises what the forward dropped; full recompute
-            // holds one layer's complete activations until its backward ends.
-            rc_mem = L.recompute == Recompute::full ? static_cast<std::int64_t>(c.act_full_layer) : 0;
+          std::int64_t gather = g;
+          if (full_rc) {
+            rc_mem = static_cast<std::int64_t>(c.act_full_layer);
             layer_compute(compute_op(Work::recompute, mb, ch, l, l + 1, c.rc, c.layer.recompute.flops, 0, rc_mem), g);
-            if (L.recompute == Recompute::full) tp_comm(Work::recompute, mb, ch, l, l + 1, 2);
+            tp_comm(Work::recompute, mb, ch, l, l + 1, 2);
+            gather = -1;  // consumed by the recompute
           }
-          const sim::Time dur = split ? c.bi : c.b;
-          const double hw = split ? c.layer.backward_input.flops : c.layer.backward.flops;
+          const sim::Time dur = (split ? c.bi : c.b) + (sel_rc ? c.rc : sim::Time::zero());
+          const double hw = (split ? c.layer.backward_input.flops : c.layer.backward.flops) + (sel_rc ? c.layer.recompute.flops : 0.0);
           const double mf = split ? c.layer.model_flops_fwd : 2 * c.layer.model_flops_fwd;
           // Activations are freed by the op that last needs them: the full backward,
           // or (zb-h1) the weight-gradient half.
           const std::int64_t free_mem = -rc_mem - (split ? 0 : static_cast<std::int64_t>(act));
-          const std::uint32_t bidx =
-              (L.recompute != Recompute::none)
-                  ? B.add(kCompute, compute_op(Work::backward, mb, ch, l, l + 1, dur, hw, mf, free_mem))
-                  : layer_compute(compute_op(split ? Work::backward_input : Work::backward, mb, ch, l, l + 1, dur, hw,
-                                             mf, free_mem),
-                                  g);
-          if (L.recompute != Recompute::none && split) B.sp.streams[kCompute][bidx].work = Work::backward_input;
+          const Op bop = compute_op(split ? Work::backward_input : Work::backward, mb, ch, l, l + 1, dur, hw, mf, free_mem);
+          if (gather >= 0) layer_compute(bop, gather);
+          else B.add(kCompute, bop);
           tp_comm(split ? Work::backward_input : Work::backward, mb, ch, l, l + 1, 2);
           if (is_last_grad) dp_grad(B.last(kCompute), dense_dev_params(l) * sc.precision.gradients, l, l + 1, ch, false);
         }

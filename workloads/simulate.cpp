@@ -155,16 +155,20 @@ CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Ti
       w.compute += cursor - from;
       w.per_device_compute[prog.ranks[static_cast<std::size_t>(r)].device] += cursor - from;
     } else if (op.kind == sim::OpKind::collective) {
-      if (t.peer >= 0 && t.peer != cur && t.peer_time > t.start) {
-        from = t.peer_time;  // before that this rank only waited for the last member
+      // The rendezvous completed when the last member arrived (its op's start).
+      const Time released = t.peer >= 0 ? tr[static_cast<std::size_t>(t.peer)].start : t.start;
+      if (t.peer >= 0 && t.peer != cur && released > t.start) {
+        from = released;  // before that this rank only waited for the last member
         jump = t.peer;
       }
       w.comm[static_cast<int>(op.axis)] += cursor - from;
     } else if (op.kind == sim::OpKind::send) {
       w.comm[static_cast<int>(Axis::pp)] += cursor - from;
     } else {  // recv
-      if (t.peer >= 0 && t.peer_time > t.start) {
-        from = t.peer_time;
+      // The data arrived when the matching send finished.
+      const Time arrived = t.peer >= 0 ? tr[static_cast<std::size_t>(t.peer)].end : t.start;
+      if (t.peer >= 0 && arrived > t.start) {
+        from = arrived;
         jump = t.peer;  // the send that delivered the data
       }
       w.wait += cursor - from;
