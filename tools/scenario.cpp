@@ -98,7 +98,8 @@
 //   devices: [{device: node<N>.gpu<G> (REQUIRED, must exist, each at most once),
 //              compute_slowdown: NUMBER > 0 (default 1)}, ...]
 //   links: [{link: NAME (REQUIRED; checked by simulate, once the topology exists),
-//            bandwidth_factor: NUMBER in (0, 1e3] (default 1)}, ...]
+//            bandwidth_factor: NUMBER in [0, 1e3] (default 1; 0 = the link is down and
+//            routes go around it)}, ...]
 //   jitter: {compute_cv: NUMBER ≥ 0, comm_cv: NUMBER ≥ 0 (default 0), seed: INT ≥ 0 (default 0)}
 // simulation:
 //   steps: INT                      1..10000, default 1
@@ -1187,7 +1188,7 @@ private:
         if (!name) continue;
         lf.link = *name;  // checked against the topology by simulate()
         if (const YEntry* f = v.find("bandwidth_factor"))
-          assign(lf.bandwidth_factor, r_.number(f->value, p + ".bandwidth_factor", 0, 1e3, true));
+          assign(lf.bandwidth_factor, r_.number(f->value, p + ".bandwidth_factor", 0, 1e3, false));
         pt.links.push_back(std::move(lf));
       }
     }
