@@ -255,6 +255,12 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   if (ss.blocked_since != Time::max()) {
     if (stream == 0 && ss.blocked_axis != Axis::none)
       st.exposed[static_cast<int>(ss.blocked_axis)] += now_ - ss.blocked_since;
+    // Waiting on the rank's own communication (a ZeRO weight gather, say) right
+    // before micro-batch work is part of that work, not pipeline bubble.
+    if (stream == 0 && op.microbatch_work) {
+      st.mb_busy += now_ - ss.blocked_since;
+      st.first_mb_start = std::min(st.first_mb_start, ss.blocked_since);
+    }
     ss.blocked_since = Time::max();
     ss.blocked_axis = Axis::none;
   }

@@ -219,39 +219,48 @@ TEST_CASE("flat ring when the hierarchy does not apply") {
     CHECK_FALSE(p.uses_hierarchical_all_reduce(dev));
     CHECK(p.collective(dev, CollOp::all_reduce, S).phases.size() == 1);
   }
-  SUBCASE("reduce-scatter across nodes stays a flat ring; α is the largest hop latency") {
+  SUBCASE("reduce-scatter and all-gather across nodes are two-level, one ring per rail") {
+    // RS: intra-node RS of S per node ((k−1)/k·S per ring), then an inter-node RS per
+    // rail of S/k ((N−1)/N·S/k); AG is the mirror. k = 8, N = 2.
     const auto dev = iota(16);
-    const CommPlan& plan = p.collective(dev, CollOp::reduce_scatter, S);
-    REQUIRE(plan.phases.size() == 1);
-    CHECK(plan.phases[0].flows.size() == 1);
-    // 14 NVSwitch hops of 2 links + 2 node-crossing hops of 6 links (both cross rails).
-    CHECK(plan.phases[0].flows[0].path_len == 14 * 2 + 2 * 6);
-    // Hop node0.gpu7 -> node1.gpu0 crosses rails: 3 us + 2·100 ns of spine hops.
-    CHECK(plan.phases[0].latency == ls::sim::ns(3200) * 15);
+    const CommPlan& rs = p.collective(dev, CollOp::reduce_scatter, S);
+    REQUIRE(rs.phases.size() == 2);
+    CHECK(rs.phases[0].flows.size() == 2);
+    CHECK(rs.phases[0].flows[0].bytes == doctest::Approx(7.0 / 8 * S));
+    CHECK(rs.phases[1].flows.size() == 8);
+    CHECK(rs.phases[1].flows[0].bytes == doctest::Approx(0.5 * S / 8));
+    CHECK(rs.bytes_per_member == doctest::Approx(7.0 / 8 * S + 0.5 * S / 8));
+    const CommPlan& ag = p.collective(dev, CollOp::all_gather, S);
+    REQUIRE(ag.phases.size() == 2);
+    CHECK(ag.phases[0].flows.size() == 8);
+    CHECK(ag.phases[1].flows.size() == 2);
+    // Time: 7·(α_i + S/(8·B_nv)) + (α_o + S/(16·B_ib)), each rail its own NIC.
+    const double t = seconds(simulate(c, rs).back());
+    CHECK(t == doctest::Approx(7.0 / 8 * S / (300 * GBps) + 7e-6 + 0.5 * S / 8 / (25 * GBps) + 3e-6).epsilon(1e-6));
   }
 }
 
 TEST_CASE("a ring flow crossing a link on two hops gets half of it (multiplicity)") {
-  // Fat-tree, 2 nodes × 2 GPUs, ONE NIC per node, one leaf. Reduce-scatter ring
-  // 0 → 2 → 1 → 3 → 0 alternates nodes: hops 0→2 and 1→3 both leave node0 through
-  // node0.nic0->leaf0 (and 2→1, 3→0 both leave node1 through node1.nic0), so that
-  // link appears twice in the ring's path. The ring moves at its bottleneck share,
-  // B/2 (B = 25 GB/s < PCIe 64 GB/s): (n−1)/n·S/(B/2) + (n−1)α, α = 3 us (leaf only).
+  // Fat-tree, 2 nodes × 2 GPUs, ONE NIC per node, one leaf. A broadcast chain
+  // 0 → 2 → 1 → 3 alternates nodes (a flat, open ring): hops 0→2 and 1→3 both leave
+  // node0 through node0.nic0->leaf0, so that link appears twice in the chain's path.
+  // The chain moves at its bottleneck share, B/2 (B = 25 GB/s < PCIe 64 GB/s):
+  // S/(B/2) + (n−1)α, α = 3 us (leaf only).
   auto spec = two_nodes("fat-tree");
   spec.gpus_per_node = 2;
   spec.inter.nics_per_node = 1;
   const Cluster c = Cluster::build(spec);
   Planner p(c);
-  const std::vector<std::int32_t> ring{0, 2, 1, 3};
+  const std::vector<std::int32_t> chain{0, 2, 1, 3};
   const double S = 40e6, B = 25 * GBps;
-  const CommPlan& plan = p.collective(ring, CollOp::reduce_scatter, S);
+  const CommPlan& plan = p.collective(chain, CollOp::broadcast, S);
   REQUIRE(plan.phases.size() == 1);
   REQUIRE(plan.phases[0].flows.size() == 1);
-  CHECK(plan.phases[0].flows[0].path_len == 16);  // 4 hops × gpu -> nic -> leaf -> nic -> gpu
+  CHECK(plan.phases[0].flows[0].path_len == 12);  // 3 hops × gpu -> nic -> leaf -> nic -> gpu
   const auto up0 = *c.find_link("node0.nic0->leaf0");
   CHECK(std::count(plan.links.begin(), plan.links.end(), up0) == 2);
   CHECK(plan.phases[0].latency == ls::sim::us(9));
-  CHECK(seconds(simulate(c, plan).back()) == doctest::Approx(0.75 * S / (B / 2) + 9e-6).epsilon(1e-6));
+  CHECK(seconds(simulate(c, plan).back()) == doctest::Approx(S / (B / 2) + 9e-6).epsilon(1e-6));
 }
 
 TEST_CASE("all-to-all across leaves with 2:1 oversubscription runs at the reduced rate") {

@@ -223,11 +223,40 @@ sim::CommPlan Planner::build_collective(std::span<const std::int32_t> devices, s
       return b.take(2 * (k - 1) / k * S + 2 * (N - 1) / N * (S / k));
     }
     case sim::CollOp::reduce_scatter:
-    case sim::CollOp::all_gather:
-      // Flat ring even across nodes: (n−1)(α + S/(nB)); each rank forwards n−1 chunks.
-      b.ring(devices, (n - 1) / n * S);
-      b.end_phase(steps);
-      return b.take((n - 1) / n * S);
+    case sim::CollOp::all_gather: {
+      const auto per_node = hierarchical_split(cluster_, devices);
+      if (per_node.empty()) {
+        // Flat ring: (n−1)(α + S/(nB)); each rank forwards n−1 chunks.
+        b.ring(devices, (n - 1) / n * S);
+        b.end_phase(steps);
+        return b.take((n - 1) / n * S);
+      }
+      // Across nodes NCCL runs one ring per NIC (channels), so every rail carries its
+      // share. Modelled as two levels, like the hierarchical all-reduce:
+      //   reduce-scatter: intra-node RS of S, then inter-node RS per rail of S/k:
+      //     (k−1)(α_i + S/(kB_i)) + (N−1)(α_o + S/(kNB_o));
+      //   all-gather: the mirror (inter-node AG per rail of S/k first, then intra-node AG).
+      // A single flat ring would push the whole (n−1)/n·S through one NIC pair.
+      const auto k = static_cast<double>(per_node.front().size());
+      const auto N = static_cast<double>(per_node.size());
+      const auto k_steps = static_cast<std::int64_t>(per_node.front().size()) - 1;
+      const auto n_steps = static_cast<std::int64_t>(per_node.size()) - 1;
+      auto intra = [&] {
+        for (const auto& members : per_node) b.ring(members, (k - 1) / k * S);
+        b.end_phase(k_steps);
+      };
+      auto inter = [&] {
+        std::vector<std::int32_t> rail(per_node.size());
+        for (std::size_t j = 0; j < per_node.front().size(); ++j) {
+          for (std::size_t m = 0; m < per_node.size(); ++m) rail[m] = per_node[m][j];
+          b.ring(rail, (N - 1) / N * (S / k));
+        }
+        b.end_phase(n_steps);
+      };
+      if (op == sim::CollOp::reduce_scatter) { intra(); inter(); }
+      else { inter(); intra(); }
+      return b.take((k - 1) / k * S + (N - 1) / N * (S / k));
+    }
     case sim::CollOp::all_to_all:
       // Direct pairwise exchange, all at once: α + (n−1)/n·S / B_eff.
       for (std::size_t i = 0; i < devices.size(); ++i)

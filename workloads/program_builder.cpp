@@ -326,7 +326,23 @@ BuiltProgram build_program(const Scenario& sc) {
   // A tied table is counted once, on the first stage, so that fully sharded state is
   // exactly bytes·N/D (the seed's worked example). Megatron keeps a second copy on the
   // last stage for the LM head; that copy (V·h/t parameters) is not modelled.
-  const double head_params = lm_head_params(m);
+  // `embedding_free` (what-if/tests) removes the embedding and head entirely: no
+  // work and no parameters, so equal stages really are equal.
+  const double head_params = L.embedding_free ? 0.0 : lm_head_params(m);
+  const double emb_params = L.embedding_free ? 0.0 : embedding_params(m);
+  // Weights a gather must fetch for layer l: the layer, plus the embedding with the
+  // first layer and the LM head with the last (they live on those stages).
+  auto gather_w_bytes = [&](int l) {
+    double b = layer_w_bytes(l);
+    if (l == 0) b += emb_params / t * sc.precision.weights;
+    if (l == m.layers - 1) b += head_params / t * sc.precision.weights;
+    return b;
+  };
+  // ZeRO-1/2 (distributed optimizer): each rank updated its shard; the new weights are
+  // all-gathered bucket by bucket at the start of the next step, overlapped with the
+  // forward (Megatron's overlap_param_gather). In one simulated step: a gather per
+  // layer on the prefetch stream, and the layer's first forward waits for it.
+  const bool zero12_gather = d > 1 && (L.zero == 1 || L.zero == 2);
 
   // recv index per (stage, dir, mb, chunk); sends patched once all stages exist.
   std::vector<std::vector<std::uint32_t>> recv_idx(static_cast<std::size_t>(p),
@@ -361,7 +377,7 @@ BuiltProgram build_program(const Scenario& sc) {
       // One-layer prefetch: gather k may start once the layer that used gather k−2
       // has finished, so at most two gathered layers are resident.
       std::vector<sim::OpRef> deps;
-      Op g = coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1, layer_w_bytes(layer), 1);
+      Op g = coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1, gather_w_bytes(layer), 1);
       g.microbatch = mb;
       (void)w;
       std::uint32_t idx;
@@ -372,11 +388,23 @@ BuiltProgram build_program(const Scenario& sc) {
       ++prefetch_seq;
       return idx;
     };
+    std::vector<char> step_gathered(static_cast<std::size_t>(m.layers), 0);
+    // ZeRO-1/2: the first forward of a layer in this step waits for its weights.
+    auto step_gather_for = [&](int ch, int layer) -> std::int64_t {
+      if (!zero12_gather || step_gathered[static_cast<std::size_t>(layer)]) return -1;
+      step_gathered[static_cast<std::size_t>(layer)] = 1;
+      const double dense = gather_w_bytes(layer) - expert_dev_params(layer) * sc.precision.weights;
+      const auto idx = B.add(kPrefetch, coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1, dense, 1));
+      if (edp && layer_is_moe(m, layer))
+        return B.add(kPrefetch, coll_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1,
+                                        expert_dev_params(layer) * sc.precision.weights, 1));
+      return idx;
+    };
     auto layer_compute = [&](Op op, std::int64_t gather) {
       std::uint32_t idx;
       if (gather >= 0) {
         idx = B.add(kCompute, op, {sim::OpRef{static_cast<std::uint8_t>(kPrefetch), static_cast<std::uint32_t>(gather)}});
-        gather_users.push_back(idx);
+        if (zero3) gather_users.push_back(idx);  // the ZeRO-3 window tracks who used gather k
       } else {
         idx = B.add(kCompute, op);
       }
@@ -432,7 +460,8 @@ BuiltProgram build_program(const Scenario& sc) {
           tp_comm(Work::forward, mb, ch, -1, 0, 1);  // vocab-parallel embedding all-reduce
         }
         for (int l = cl.begin; l < cl.end; ++l) {
-          const auto g = gather_for(mb, ch, l, Work::forward);
+          std::int64_t g = gather_for(mb, ch, l, Work::forward);
+          if (g < 0) g = step_gather_for(ch, l);
           if (c.moe && layer_is_moe(m, l)) {
             // Attention + router, dispatch, the experts this device owns, combine.
             layer_compute(compute_op(Work::forward, mb, ch, l, l + 1, c.mf, c.moe_dense.forward.flops,
@@ -534,7 +563,7 @@ BuiltProgram build_program(const Scenario& sc) {
           B.add(kCompute, compute_op(Work::backward, mb, ch, -1, 0, c.eb, c.embed.backward.flops, 0, 0));
         }
         if (is_last_grad) {
-          const double extra = (mc == 0 ? embedding_params(m) : 0.0) + (mc == last_mc ? head_params : 0.0);
+          const double extra = (mc == 0 ? emb_params : 0.0) + (mc == last_mc ? head_params : 0.0);
           dp_grad(B.last(kCompute), extra / t * sc.precision.gradients, cl.begin, cl.end, ch, true);
         }
         if (mc > 0) {
@@ -563,7 +592,7 @@ BuiltProgram build_program(const Scenario& sc) {
         if (is_last_grad) dp_grad(B.last(kCompute), dense_dev_params(l) * sc.precision.gradients, l, l + 1, ch, false);
       }
       if (is_last_grad) {
-        const double extra = (mc == 0 ? embedding_params(m) : 0.0) + (mc == last_mc ? head_params : 0.0);
+        const double extra = (mc == 0 ? emb_params : 0.0) + (mc == last_mc ? head_params : 0.0);
         dp_grad(B.last(kCompute), extra / t * sc.precision.gradients, cl.begin, cl.end, ch, true);
       }
     }
@@ -577,7 +606,7 @@ BuiltProgram build_program(const Scenario& sc) {
         params_dev += dense_dev_params(l);
         expert_dev += expert_dev_params(l);
       }
-      if (mc == 0) params_dev += embedding_params(m) / t;
+      if (mc == 0) params_dev += emb_params / t;
       if (mc == last_mc) params_dev += head_params / t;
     }
     // ZeRO shards dense state over dp and expert state over the expert-data-parallel group.
@@ -593,15 +622,6 @@ BuiltProgram build_program(const Scenario& sc) {
       B.add(kCompute, opt, {sim::OpRef{static_cast<std::uint8_t>(kDp), B.last(kDp)}});
     else
       B.add(kCompute, opt);
-    if (d > 1 && (L.zero == 1 || L.zero == 2)) {
-      // Distributed optimizer: every rank updated its shard; gather the new weights.
-      B.add(kDp, coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, 0, -1, -1, params_dev * pr.weights, 1),
-            {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
-      if (edp && expert_dev > 0)
-        B.add(kDp, coll_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, 0, -1, -1, expert_dev * pr.weights, 1),
-              {sim::OpRef{static_cast<std::uint8_t>(kCompute), B.last(kCompute)}});
-    }
-
     // ---- static memory and per-stage analytic figures ----
     StateBytes sb = state_bytes(params_dev, pr, L.zero, d);
     if (expert_dev > 0) {
@@ -666,7 +686,6 @@ BuiltProgram build_program(const Scenario& sc) {
                  c.embed.forward.flops + c.embed.backward.flops + c.head.forward.flops + c.head.backward.flops;
   out.hardware_flops_step = hw_mb * t * M * d;
   out.matmul_rows = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len);
-  out.expert_layer_s = (c.xf + c.xb + c.xrc).seconds();
   out.matmul_efficiency = matmul_efficiency(sc.gpu, out.matmul_rows);
   return out;
 }

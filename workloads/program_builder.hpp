@@ -38,7 +38,6 @@ struct BuiltProgram {
   double matmul_rows = 0;                               // b·s: rows of the layer matmuls
   double matmul_efficiency = 0;                         // achieved efficiency at those rows
   Routing routing;                                      // MoE models: expert loads and drops
-  double expert_layer_s = 0;                            // balanced expert compute, one MoE layer, F+B(+recompute)
 };
 
 /// Layers per stage chosen by `stage_layers: balanced`: contiguous split that

@@ -139,8 +139,6 @@ struct Result {
   int tp_groups_crossing_nodes = 0;
   std::vector<std::string> tp_crossing_example;
   std::vector<std::string> tp_crossing_link_kinds;
-  double moe_expert_layer_s = 0;         // balanced expert compute of one MoE layer, one micro-batch, F+B
-  int moe_layers_on_slowest_stage = 0;
   CriticalPath critical_path;
   std::vector<Warning> warnings;
 

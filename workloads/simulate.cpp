@@ -262,7 +262,12 @@ PlanSummary plan(const Scenario& sc) {
     const int ax = static_cast<int>(grp.axis);
     if (shown[static_cast<std::size_t>(ax)] && !(grp.axis == Axis::tp && crosses)) continue;
     shown[static_cast<std::size_t>(ax)] = true;
-    GroupInfo gi{std::string(grp.axis == Axis::tp ? "tp" : grp.axis == Axis::dp ? "dp" : grp.axis == Axis::ep ? "ep" : "pp"), {}, false, {}};
+    GroupInfo gi{std::string(grp.axis == Axis::tp    ? "tp"
+                             : grp.axis == Axis::dp  ? "dp"
+                             : grp.axis == Axis::ep  ? "ep"
+                             : grp.axis == Axis::edp ? "expert-dp"
+                                                     : "pp"),
+                 {}, false, {}};
     for (auto dv : devs) gi.devices.push_back(cluster.gpu_name(dv));
     gi.crosses_nodes = crosses;
     std::vector<std::string> kinds;
@@ -487,13 +492,6 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
     mo.dropped_fraction = bp.routing.dropped_fraction;
     int moe_layers = 0;
     for (int l = 0; l < sc.model.layers; ++l) moe_layers += layer_is_moe(sc.model, l) ? 1 : 0;
-    res.moe_expert_layer_s = bp.expert_layer_s;
-    for (int st = 0; st < L.pp; ++st) {
-      int n = 0;
-      for (const auto& cl : bp.chunk_layers[static_cast<std::size_t>(st)])
-        for (int l = cl.begin; l < cl.end; ++l) n += layer_is_moe(sc.model, l) ? 1 : 0;
-      res.moe_layers_on_slowest_stage = std::max(res.moe_layers_on_slowest_stage, n);
-    }
     mo.dropped_tokens_per_step = bp.routing.dropped_fraction * bp.tokens_per_step * sc.model.moe.top_k * moe_layers;
   }
 
@@ -627,8 +625,21 @@ void price_warnings(const Scenario& sc, Result& res) {
       std::string list;
       for (int n : layers) list += fmt::format("{}{}", list.empty() ? "" : ", ", n);
       const double t = simulate_once(fixed, sub).step_time_s;
-      w->message += fmt::format(". stage_layers: balanced gives [{}] and {}", list, delta_text(base, t));
+      if (t < base * (1 - 1e-9))
+        w->message += fmt::format("; stage_layers: balanced gives [{}] and {}", list, delta_text(base, t));
+      else
+        w->message += fmt::format("; stage_layers: balanced ([{}]) would not help ({}): the imbalance is not in the layer split "
+                                  "(an uneven LM head that no whole-layer move can offset, or a slow device)",
+                                  list, delta_text(base, t));
     }
+  }
+  if (Warning* w = find_warning(res, "moe-imbalance")) {
+    Scenario fixed = sc;
+    fixed.model.moe.routing = RoutingKind::balanced;
+    fixed.model.moe.load.clear();
+    const double t = simulate_once(fixed, sub).step_time_s;
+    w->message += fmt::format(". With balanced routing the step would take {}: the skew costs {:.4g} s ({:.1f}% of the step)",
+                              delta_text(base, t), base - t, 100.0 * (base - t) / base);
   }
   if (Warning* w = find_warning(res, "tp-crosses-nodes")) {
     // An in-node placement exists when a TP group fits in a node: make tp the
