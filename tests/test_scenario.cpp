@@ -350,6 +350,8 @@ TEST_CASE("bad scenarios: compiler-style message with file, line and key path") 
        "unknown value \"ep\""},
       {"ep not dividing dp", edit(9, "  preset: llama3-8b\n  moe: {experts: 8, top_k: 2}") + "",
        {"layout.ep=2", "layout.dp=1"}, "--set", 1, "layout.ep", "must divide dp"},
+      {"unknown perturbed link", append("  links: [{link: node1.nic3->leaf4, bandwidth_factor: 0.5}]\n"), {}, "bad.yaml", 18,
+       "perturbations.links[0].link", "did you mean 'node1.nic3->leaf3'?"},
       {"bad perturbation device", edit(17, "  devices: [{device: node2.gpu0}]"), {}, "bad.yaml", 17,
        "perturbations.devices[0].device", "no device \"node2.gpu0\""},
       {"malformed perturbation device", edit(17, "  devices: [{device: gpu3}]"), {}, "bad.yaml", 17,

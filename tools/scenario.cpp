@@ -111,6 +111,8 @@
 // ════════════════════════════════════════════════════════════════════════════
 #include "tools/scenario.hpp"
 
+#include "topology/cluster.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cctype>
@@ -1389,6 +1391,31 @@ void apply_set(YNode& root, const std::string& set, int ordinal, Diag& d) {
 }  // namespace
 
 // ─── Public API ───
+// Link names exist only once the topology is built: build it (cheap: O(links)) and
+// check every perturbed link, with the nearest real names as the hint.
+void check_link_names(const wl::Scenario& s, const YNode& root, const std::string& source_name, Diag& d) {
+  if (s.perturbations.links.empty()) return;
+  std::optional<topo::Cluster> cluster;
+  try {
+    cluster.emplace(topo::Cluster::build(s.cluster));
+  } catch (const std::exception& e) {
+    d.error(locate(root, "cluster", source_name), "cluster", e.what());
+    return;
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < s.perturbations.links.size(); ++i) {
+    const std::string& name = s.perturbations.links[i].link;
+    if (cluster->find_link(name)) continue;
+    if (names.empty())
+      for (std::size_t l = 0; l < cluster->link_count(); ++l) names.push_back(cluster->link(static_cast<sim::LinkId>(l)).name);
+    const std::string key = fmt::format("perturbations.links[{}].link", i);
+    const std::string near = closest_match(name, names, 4);
+    d.error(locate(root, key, source_name), key, fmt::format("no link named '{}' in this cluster", name),
+            near.empty() ? fmt::format("links are named FROM->TO, e.g. '{}'", names.front())
+                         : fmt::format("did you mean '{}'?", near));
+  }
+}
+
 wl::Scenario load_scenario_string(std::string_view yaml, const std::string& source_name,
                                   const std::vector<std::string>& sets) {
   Diag d;
@@ -1441,6 +1468,8 @@ wl::Scenario load_scenario_string(std::string_view yaml, const std::string& sour
   d.throw_if_any();
 
   for (const auto& err : wl::validate(s)) d.error(locate(root, err.key_path, source_name), err.key_path, err.message, err.hint);
+  d.throw_if_any();
+  check_link_names(s, root, source_name, d);
   d.throw_if_any();
   return s;
 }

@@ -85,6 +85,10 @@ struct RouteVertex {
   int original = -1;       // vertex of the graph (both NIC halves map to the NIC)
   bool gpu = false;
   bool last_hop = false;   // no out-edge to a non-GPU, non-fallback vertex: useful only next to dst
+  // Relay mode's last_hop: every out-edge, fallback ones included, leads to a GPU or a
+  // descending vertex, so from here a path can only end at a GPU "below" it (a NIC's
+  // down half, a down relay, a host copy). Useful only if dst is below it.
+  bool descending = false;
   bool fallback = false;   // relay half or host copy: entered by the relay-mode search only
 };
 using RouteGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, RouteVertex, EdgeProps>;
@@ -557,6 +561,21 @@ void Cluster::Impl::build_routing_view() {
       onward |= !t.gpu && !t.fallback;
     }
     rg[*v].last_hop = !rg[*v].gpu && !onward;
+  }
+  // `descending` is the least fixpoint of "non-GPU, every out-neighbour a GPU or
+  // descending": iterate until nothing changes (each round is O(E); the chain is at
+  // most host copy ← down relay ← NIC down half ← ..., a few rounds).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto [v, end] = boost::vertices(rg); v != end; ++v) {
+      if (rg[*v].gpu || rg[*v].descending) continue;
+      bool all = true;
+      for (auto [e, eend] = boost::out_edges(*v, rg); e != eend && all; ++e) {
+        const auto& t = rg[boost::target(*e, rg)];
+        all = t.gpu || t.descending;
+      }
+      if (all) rg[*v].descending = changed = true;
+    }
   }
   const std::size_t RV = boost::num_vertices(rg);
   dist.assign(RV, 0);
