@@ -139,6 +139,27 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   ss["step_s"] = std::move(steps);
   j["step_stats"] = std::move(ss);
 
+  if (r.moe.present) {
+    // Mixture of experts: the routing as simulated (per-expert load, per-ep-rank work).
+    ordered_json moe;
+    moe["experts"] = r.moe.experts;
+    moe["top_k"] = r.moe.top_k;
+    moe["ep"] = r.moe.ep;
+    ordered_json load = ordered_json::array(), factor = ordered_json::array();
+    for (double x : r.moe.expert_load) load.push_back(num(x));
+    for (double x : r.moe.device_factor) factor.push_back(num(x));
+    moe["expert_load"] = std::move(load);
+    moe["device_factor"] = std::move(factor);
+    moe["dropped_fraction"] = num(r.moe.dropped_fraction);
+    moe["dropped_tokens_per_step"] = num(r.moe.dropped_tokens_per_step);
+    j["moe"] = std::move(moe);
+  }
+  ordered_json tpx;
+  tpx["groups"] = r.tp_groups_crossing_nodes;
+  tpx["example"] = r.tp_crossing_example;
+  tpx["link_kinds"] = r.tp_crossing_link_kinds;
+  j["tp_crossing_nodes"] = std::move(tpx);
+
   ordered_json eng;
   eng["events"] = r.events;
   if (opts.include_wall_time) eng["wall_s"] = num(r.wall_s);

@@ -173,6 +173,19 @@ std::string format_summary(const wl::Result& r) {
                                    : fmt::format("DOES NOT FIT, peak {}", human_bytes(r.max_peak_bytes)));
   append_memory_table(out, r.memory_per_stage, r.memory_capacity_bytes);
 
+  if (r.moe.present) {
+    const auto [lo, hi] = std::minmax_element(r.moe.device_factor.begin(), r.moe.device_factor.end());
+    out += fmt::format("\nMixture of experts: {} experts, top-{}, ep {}; expert work per ep rank {:.2f}x..{:.2f}x the balanced share\n",
+                       r.moe.experts, r.moe.top_k, r.moe.ep, r.moe.device_factor.empty() ? 1.0 : *lo,
+                       r.moe.device_factor.empty() ? 1.0 : *hi);
+    if (r.moe.dropped_fraction > 0)
+      out += fmt::format("  capacity factor drops {} of {} routed token-expert assignments per step ({})\n",
+                         human_count(r.moe.dropped_tokens_per_step),
+                         human_count(r.moe.dropped_tokens_per_step / r.moe.dropped_fraction), percent(r.moe.dropped_fraction));
+    else
+      out += "  no tokens dropped\n";
+  }
+
   const auto& cp = r.critical_path;
   const std::string dev = cp.device >= 0 && static_cast<std::size_t>(cp.device) < r.device_names.size()
                               ? r.device_names[static_cast<std::size_t>(cp.device)]

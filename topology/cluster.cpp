@@ -38,9 +38,9 @@
 // PCIe switch a "host copy" reached only from down relays, that leaves only towards
 // GPUs and other host copies. The layering is what keeps relays PXN-like without a
 // per-path state: after a down relay a path can only end at a GPU of that host side,
-// so network→node→network never appears. Relay mode searches without the last-hop
-// pruning (it is the rare fallback, and the pruning's "last hop" flags ignore the
-// fallback vertices).
+// so network→node→network never appears. Relay mode prunes with `descending` instead
+// of `last_hop` (see RouteVertex): a vertex from which every path only goes down to
+// GPUs is entered only if dst is among them.
 #include "topology/cluster.hpp"
 
 #include <algorithm>
@@ -85,11 +85,11 @@ struct RouteVertex {
   int original = -1;       // vertex of the graph (both NIC halves map to the NIC)
   bool gpu = false;
   bool last_hop = false;   // no out-edge to a non-GPU, non-fallback vertex: useful only next to dst
+  bool fallback = false;   // relay half or host copy: entered by the relay-mode search only
   // Relay mode's last_hop: every out-edge, fallback ones included, leads to a GPU or a
   // descending vertex, so from here a path can only end at a GPU "below" it (a NIC's
   // down half, a down relay, a host copy). Useful only if dst is below it.
   bool descending = false;
-  bool fallback = false;   // relay half or host copy: entered by the relay-mode search only
 };
 using RouteGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, RouteVertex, EdgeProps>;
 using RVertex = boost::graph_traits<RouteGraph>::vertex_descriptor;
@@ -186,6 +186,7 @@ struct Cluster::Impl {
   std::vector<std::int64_t> dist;
   std::vector<std::uint32_t> seen_epoch, target_epoch;
   std::uint32_t epoch = 0;
+  std::vector<RVertex> below;  // search()'s backward-marking stack
 
   // Down links (ClusterSpec::down_links). keep_edges: a generated topology that has
   // down links also puts its edges into g, for the routing view and the search.
@@ -745,7 +746,20 @@ void Cluster::Impl::search(RVertex src, RVertex dst, bool relay) {
     std::fill(target_epoch.begin(), target_epoch.end(), 0);
     epoch = 1;
   }
-  for (auto [e, end] = boost::in_edges(dst, rg); e != end; ++e) target_epoch[boost::source(*e, rg)] = epoch;
+  // Mark what may precede dst: its in-neighbours and, in relay mode, every descending
+  // vertex from which dst can be reached (backwards through descending vertices: the
+  // NIC down halves, down relays and host copy of dst's node in a generated cluster).
+  below.assign(1, dst);
+  while (!below.empty()) {
+    const RVertex v = below.back();
+    below.pop_back();
+    for (auto [e, end] = boost::in_edges(v, rg); e != end; ++e) {
+      const RVertex u = boost::source(*e, rg);
+      if (target_epoch[u] == epoch) continue;
+      target_epoch[u] = epoch;
+      if (relay && rg[u].descending) below.push_back(u);
+    }
+  }
   using Item = std::pair<std::int64_t, RVertex>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
   dist[src] = 0;
@@ -760,7 +774,8 @@ void Cluster::Impl::search(RVertex src, RVertex dst, bool relay) {
     for (auto [e, end] = boost::out_edges(u, rg); e != end; ++e) {
       const RVertex w = boost::target(*e, rg);
       if (rg[w].fallback && !relay) continue;
-      if (rg[w].gpu ? w != dst : (!relay && rg[w].last_hop && target_epoch[w] != epoch)) continue;
+      const bool dead_end = relay ? rg[w].descending : rg[w].last_hop;  // only useful next to dst
+      if (rg[w].gpu ? w != dst : (dead_end && target_epoch[w] != epoch)) continue;
       const std::int64_t nd = d + rg[*e].weight;
       if (seen_epoch[w] != epoch || nd < dist[w]) {
         seen_epoch[w] = epoch;

@@ -63,7 +63,7 @@ struct Warning {
 /// One span of the timeline of a traced rank (the trace does not hold every rank).
 struct Span {
   std::int32_t device = 0;
-  std::uint8_t track = 0;        // 0 compute, 1 tp, 2 pp, 3 dp, 4 ep, 5 prefetch
+  std::uint8_t track = 0;        // 0 compute, 1 tp, 2 pp send, 3 dp, 4 ep, 5 prefetch, 6 pp recv
   sim::Work work = sim::Work::other;
   sim::OpKind kind = sim::OpKind::compute;
   sim::CollOp coll = sim::CollOp::all_reduce;  // collectives: which one (trace names "AR tp", "RS dp", ...)
