@@ -203,3 +203,50 @@ TEST_CASE("halving one spine link slows a DP all-reduce that uses it, not one th
   CHECK(rs.step_time_s > base.step_time_s);
   CHECK(ro.step_time_s == base.step_time_s);
 }
+
+TEST_CASE("a down spine uplink (bandwidth_factor 0): the DP all-reduce takes another spine, the step completes") {
+  // Same cluster as above: 4 nodes, 2 per leaf, 4 spines, each leaf's uplink capacity
+  // 2·25 GB/s split over its 4 spine links (12.5 GB/s each). The rail-0 DP ring leaves
+  // leaf0 through the uplink ECMP picked; with that link down (factor 0 → down_links,
+  // see effective_cluster in simulate.cpp) the hop is re-hashed over the 3 other
+  // spines, whose leaf0 uplinks have the same capacity and carry no other ring, so
+  // the step is no faster and — the point — finishes (a zero-capacity link would
+  // stall its flows forever).
+  Scenario s = tp_scenario(4, 8, 8, 4);
+  s.cluster.inter.nodes_per_leaf = 2;
+  s.cluster.inter.spines = 4;
+  const std::int32_t ring[] = {0, 8, 16, 24};
+  std::string used;
+  {
+    const auto cluster = topo::Cluster::build(s.cluster);
+    topo::Planner planner(cluster);
+    const auto& plan = planner.collective(ring, sim::CollOp::all_reduce, 1e6);
+    for (int j = 0; j < 4 && used.empty(); ++j) {
+      const std::string name = fmt::format("leaf0->spine{}", j);
+      if (std::find(plan.links.begin(), plan.links.end(), *cluster.find_link(name)) != plan.links.end()) used = name;
+    }
+  }
+  REQUIRE(!used.empty());
+  {
+    topo::ClusterSpec down = s.cluster;
+    down.down_links = {used};
+    const auto cluster = topo::Cluster::build(down);
+    topo::Planner planner(cluster);
+    const auto& plan = planner.collective(ring, sim::CollOp::all_reduce, 1e6);
+    CHECK(std::find(plan.links.begin(), plan.links.end(), *cluster.find_link(used)) == plan.links.end());
+    int other_uplinks = 0;
+    for (int j = 0; j < 4; ++j) {
+      const auto id = *cluster.find_link(fmt::format("leaf0->spine{}", j));
+      other_uplinks += std::find(plan.links.begin(), plan.links.end(), id) != plan.links.end();
+    }
+    CHECK(other_uplinks == 1);  // the hop still leaves leaf0, through another spine
+  }
+  const Result base = simulate(s);
+  Scenario dead = s;
+  dead.perturbations.links.push_back({used, 0.0});
+  const Result rd = simulate(dead);
+  CHECK(rd.step_time_s >= base.step_time_s * (1 - 1e-12));
+  CHECK(rd.step_time_s < 2 * base.step_time_s);  // finite: the hop found equal capacity
+  for (const auto& l : rd.busiest_links) CHECK(l.name != used);  // nothing crosses it
+  CHECK_NOTHROW((void)plan(dead));
+}

@@ -225,12 +225,23 @@ std::vector<int> traced_ranks(const sim::Program& prog, int max_devices) {
   return order;
 }
 
+/// The scenario's cluster with every link perturbed to bandwidth_factor 0 moved into
+/// down_links: a dead link is taken out of routing (ECMP / PXN relays carry its
+/// traffic, see topology/cluster.hpp "Down links") rather than given zero capacity,
+/// under which its flows would never finish. Other factors keep scaling capacity.
+topo::ClusterSpec effective_cluster(const Scenario& sc) {
+  topo::ClusterSpec spec = sc.cluster;
+  for (const auto& lf : sc.perturbations.links)
+    if (lf.bandwidth_factor == 0) spec.down_links.push_back(lf.link);
+  return spec;
+}
+
 }  // namespace
 
 PlanSummary plan(const Scenario& sc) {
   if (auto errs = validate(sc); !errs.empty())
     throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
-  const auto cluster = topo::Cluster::build(sc.cluster);
+  const auto cluster = topo::Cluster::build(effective_cluster(sc));
   const BuiltProgram bp = build_program(sc);
   PlanSummary ps;
   ps.devices = cluster.gpu_count();
@@ -316,12 +327,13 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   if (auto errs = validate(sc); !errs.empty())
     throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
-  const auto cluster = topo::Cluster::build(sc.cluster);
+  const auto cluster = topo::Cluster::build(effective_cluster(sc));
   topo::Planner planner(cluster, sc.cluster.ideal_network);
   sim::FlowNetwork net(cluster.link_bandwidths());
   for (const auto& lf : sc.perturbations.links) {
     const auto id = cluster.find_link(lf.link);
     if (!id) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch')", lf.link));
+    if (lf.bandwidth_factor == 0) continue;  // down: no route uses it (effective_cluster)
     net.set_bandwidth(*id, cluster.link(*id).bandwidth_Bps * lf.bandwidth_factor);
   }
   const BuiltProgram bp = build_program(sc);
