@@ -254,6 +254,7 @@ TEST_CASE("structural routes of generated clusters equal the graph search on the
   // some same-node pairs are routed through the NICs and leaves, even through a
   // spine), and all-zero latencies (hop count decides alone).
   std::vector<std::pair<std::string, ClusterSpec>> shapes;
+  shapes.reserve(8);
   {
     auto s = multi_node(4, "rail-optimized", 2);
     s.inter.spines = 3;
@@ -577,6 +578,7 @@ TEST_CASE("down links: generated routes equal the graph search on the same graph
   // not touch and searches the others; the explicit copy searches every pair. Both
   // must agree on every pair and hash (ids, path count, latency).
   std::vector<std::pair<std::string, ClusterSpec>> shapes;
+  shapes.reserve(8);
   {
     auto s = multi_node(4, "rail-optimized", 2);
     s.inter.spines = 3;
@@ -642,6 +644,36 @@ TEST_CASE("down links: explicit graph, a parallel link takes over") {
   s.down_links.push_back("node0.gpu0->node0.gpu1#1");
   const std::string msg = error_of([&] { (void)Cluster::build(s); });
   CHECK(contains(msg, "node0.gpu0 cannot reach node0.gpu1 with links [node0.gpu0->node0.gpu1, node0.gpu0->node0.gpu1#1] down"));
+}
+
+TEST_CASE("explicit graph: a GPU without a NIC of its own reaches the network through a peer's (PXN)") {
+  // node0.gpu1 has only NVLink; node0.gpu0 owns node0.nic0. No path avoids relaying,
+  // so the fallback relays through node0.gpu0 (NVLink side <-> its own NIC), both ways.
+  ExplicitGraphSpec g;
+  g.vertices = {{"node0.gpu0", "gpu"}, {"node0.gpu1", "gpu"}, {"node0.nvswitch", "nvswitch"}, {"node0.nic0", "nic"},
+                {"node1.gpu0", "gpu"}, {"node1.nic0", "nic"}, {"sw", "switch"}};
+  g.links = {{"node0.gpu0", "node0.nvswitch", "nvlink", 100 * GBps, ls::sim::ns(500), true},
+             {"node0.gpu1", "node0.nvswitch", "nvlink", 100 * GBps, ls::sim::ns(500), true},
+             {"node0.gpu0", "node0.nic0", "pcie", 50 * GBps, ls::sim::ns(100), true},
+             {"node1.gpu0", "node1.nic0", "pcie", 50 * GBps, ls::sim::ns(100), true},
+             {"node0.nic0", "sw", "infiniband", 25 * GBps, ls::sim::us(1), true},
+             {"node1.nic0", "sw", "infiniband", 25 * GBps, ls::sim::us(1), true}};
+  ClusterSpec s;
+  s.graph = g;
+  const Cluster c = Cluster::build(s);
+  const int a = c.gpu_index("node0.gpu1"), b = c.gpu_index("node1.gpu0");
+  CHECK(names_on(c, c.route(a, b)) ==
+        std::vector<std::string>{"node0.gpu1->node0.nvswitch", "node0.nvswitch->node0.gpu0", "node0.gpu0->node0.nic0",
+                                 "node0.nic0->sw", "sw->node1.nic0", "node1.nic0->node1.gpu0"});
+  CHECK(names_on(c, c.route(b, a)) ==
+        std::vector<std::string>{"node1.gpu0->node1.nic0", "node1.nic0->sw", "sw->node0.nic0", "node0.nic0->node0.gpu0",
+                                 "node0.gpu0->node0.nvswitch", "node0.nvswitch->node0.gpu1"});
+  // 0.5 + 0.5 + 0.1 + 1 + 1 + 0.1 us
+  CHECK(c.route_latency(a, b) == ls::sim::ns(3200));
+  // The NIC owner itself goes direct, and same-node traffic stays on NVLink.
+  CHECK(c.route(c.gpu_index("node0.gpu0"), b).size() == 4);
+  CHECK(names_on(c, c.route(a, c.gpu_index("node0.gpu0"))) ==
+        std::vector<std::string>{"node0.gpu1->node0.nvswitch", "node0.nvswitch->node0.gpu0"});
 }
 
 TEST_CASE("down links: a disconnection or an unknown name is a clear error") {

@@ -26,10 +26,11 @@
 //     split so that a leaf-only GPU→GPU path across nodes costs exactly inter.latency
 //     and a path through a spine a little more (two short switch hops).
 //
-// Routing: shortest path by total latency, then by hop count; GPUs never forward
-// traffic of others (a GPU is only a path's first or last vertex) and a NIC only
-// forwards between its host side (GPU, NVSwitch, PCIe switch) and the network, never
-// host→host or network→network. Among the equal-cost paths (ECMP),
+// Routing: shortest path by total latency, then by hop count; GPUs do not forward
+// traffic of others (a GPU is only a path's first or last vertex; the one exception
+// is the PXN-style fallback under "Down links" below, for GPU pairs that have no
+// other path) and a NIC only forwards between its host side (GPU, NVSwitch, PCIe
+// switch) and the network, never host→host or network→network. Among the equal-cost paths (ECMP),
 // `flow_hash % path_count` chooses one, the paths being ordered deterministically
 // (by link ids), so the same hash always gives the same path.
 //   Generated topologies are routed structurally, from the generator's layout, in
@@ -60,6 +61,9 @@
 //     NVSwitch→NIC link: on DGX H100 a GPU reaches a non-local NIC only through the
 //     CPU's PCIe root complex, which NCCL avoids. A relay never takes traffic from
 //     the network back into the network (network→node→network is not a route).
+//     Only links are charged: the relaying GPU's copy engines are not modelled.
+//     The same fallback applies to explicit graphs, down links or not (a GPU
+//     without a NIC of its own reaches the network through a peer's).
 //   Build then checks that every GPU still reaches every other one (searches from
 //   the GPUs the down links touch) and throws std::invalid_argument naming the pair
 //   and the down links otherwise.

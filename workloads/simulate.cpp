@@ -331,9 +331,9 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   topo::Planner planner(cluster, sc.cluster.ideal_network);
   sim::FlowNetwork net(cluster.link_bandwidths());
   for (const auto& lf : sc.perturbations.links) {
+    if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
     const auto id = cluster.find_link(lf.link);
     if (!id) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch')", lf.link));
-    if (lf.bandwidth_factor == 0) continue;  // down: no route uses it (effective_cluster)
     net.set_bandwidth(*id, cluster.link(*id).bandwidth_Bps * lf.bandwidth_factor);
   }
   const BuiltProgram bp = build_program(sc);
