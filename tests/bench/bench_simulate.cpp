@@ -64,10 +64,14 @@ Scenario llama405_16k() {
   return s;
 }
 
+/// One simulated step, warnings' what-if re-simulations off (those are separate
+/// simulations of modified scenarios, run only when a warning fires).
 void run(benchmark::State& state, const Scenario& s) {
   double events = 0, step = 0;
+  SimOptions opts;
+  opts.what_if = false;
   for (auto _ : state) {
-    const Result r = simulate(s);
+    const Result r = simulate(s, opts);
     events = static_cast<double>(r.events);
     step = r.step_time_s;
     benchmark::DoNotOptimize(r.step_time_s);
