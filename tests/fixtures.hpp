@@ -41,4 +41,16 @@ inline wl::Scenario uniform_pipeline(int p, int m, wl::Schedule sch = wl::Schedu
   return s;
 }
 
+/// `nodes` × `gpus_per_node` GPUs: NVSwitch at 300 GB/s and 1 us per GPU, one
+/// 200 Gb/s (25 GB/s) InfiniBand rail per GPU at 3 us — the A100-era numbers the
+/// closed forms in the tests use.
+inline void a100_era_cluster(wl::Scenario& s, int nodes, int gpus_per_node) {
+  s.cluster.nodes = nodes;
+  s.cluster.gpus_per_node = gpus_per_node;
+  s.cluster.intra = {"nvswitch", 300e9, sim::us(1)};
+  s.cluster.inter.kind = "infiniband";
+  s.cluster.inter.bandwidth_Bps = 25e9;
+  s.cluster.inter.latency = sim::us(3);
+}
+
 }  // namespace ls::test

@@ -4,6 +4,8 @@
 // sweeps and error reporting.
 #include <doctest/doctest.h>
 
+#include "run_binary.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,62 +31,18 @@ using nlohmann::json;
 
 namespace {
 
-// One scratch directory per test process, removed at exit.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    dir = fs::temp_directory_path() / ("layoutsim_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-Scratch& scratch() {
-  static Scratch s;
-  return s;
-}
-std::string tmp(const std::string& name) { return (scratch().dir / name).string(); }
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
+using ls::test::Run;
+using ls::test::slurp;
+using ls::test::tmp;
 
 void write(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f << text;
 }
 
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
-
-// Runs `layoutsim ARGS`; rc is the exit status, or 128+signal if it crashed.
+// Runs `layoutsim ARGS` and fails on any sanitizer report in its stderr.
 Run layoutsim(const std::string& args) {
-  static int n = 0;
-  // appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "lit" + to_string()
-  std::string id = std::to_string(n++);
-  std::string oname = "out", ename = "err";
-  oname += id;
-  oname += ".txt";
-  ename += id;
-  ename += ".txt";
-  const std::string o = tmp(oname), e = tmp(ename);
-  std::string cmd = "'";
-  cmd += LAYOUTSIM_BIN;
-  cmd += "' ";
-  cmd += args;
-  cmd += " >'" + o + "' 2>'" + e + "'";
-  const int st = std::system(cmd.c_str());
-  Run r;
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-  r.out = slurp(o);
-  r.err = slurp(e);
+  Run r = ls::test::run_layoutsim(args);
   // Under LAYOUTSIM_SANITIZE a sanitizer report may exit 1, which some tests expect
   // for other reasons: look for the report itself.
   CHECK_MESSAGE(r.err.find("Sanitizer") == std::string::npos, r.err);

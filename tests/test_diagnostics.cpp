@@ -83,12 +83,7 @@ namespace {
 Scenario tp_scenario(int nodes, int gpus_per_node, int tp, int dp) {
   Scenario s;
   s.name = "tp";
-  s.cluster.nodes = nodes;
-  s.cluster.gpus_per_node = gpus_per_node;
-  s.cluster.intra = {"nvswitch", 300e9, sim::us(1)};
-  s.cluster.inter.kind = "infiniband";
-  s.cluster.inter.bandwidth_Bps = 25e9;
-  s.cluster.inter.latency = sim::us(3);
+  ls::test::a100_era_cluster(s, nodes, gpus_per_node);
   s.gpu = *gpu_preset("a100-80gb");
   s.model = small_model(16);
   s.layout.tp = tp;

@@ -10,6 +10,8 @@
 // present, memory.fits is false) or closed forms stated next to them.
 #include <doctest/doctest.h>
 
+#include "run_binary.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,54 +61,10 @@ const std::vector<std::string> kScenarioFiles = {
 
 std::string path_of(const std::string& file) { return (fs::path(SCENARIOS_DIR) / file).string(); }
 
-// One scratch directory per test process, removed at exit.
-struct Scratch {
-  fs::path dir;
-  Scratch() {
-    dir = fs::temp_directory_path() / ("layoutsim_scenarios_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-Scratch& scratch() {
-  static Scratch s;
-  return s;
-}
+using ls::test::Run;
+using ls::test::slurp;
 
-std::string slurp(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-struct Run {
-  int rc = -1;
-  std::string out, err;
-};
-
-// Runs `layoutsim ARGS` with stdout/stderr in scratch files; rc is the exit status,
-// or 128+signal if it crashed.
-Run layoutsim(const std::string& args) {
-  static int n = 0;
-  const std::string id = std::to_string(n++);
-  const fs::path o = scratch().dir / ("out" + id + ".txt");
-  const fs::path e = scratch().dir / ("err" + id + ".txt");
-  std::string cmd = "'";
-  cmd += LAYOUTSIM_BIN;
-  cmd += "' ";
-  cmd += args;
-  cmd += " >'" + o.string() + "' 2>'" + e.string() + "'";
-  const int st = std::system(cmd.c_str());
-  Run r;
-  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-  r.out = slurp(o);
-  r.err = slurp(e);
-  return r;
-}
+Run layoutsim(const std::string& args) { return ls::test::run_layoutsim(args); }
 
 json run_json(const std::string& file, const std::string& extra = "") {
   const Run r = layoutsim("run '" + path_of(file) + "' --json -" + (extra.empty() ? "" : " " + extra));

@@ -105,12 +105,7 @@ namespace {
 Scenario cluster_scenario(int nodes, int dp, int tp, int pp, int m) {
   Scenario s;
   s.name = "dense";
-  s.cluster.nodes = nodes;
-  s.cluster.gpus_per_node = 8;
-  s.cluster.intra = {"nvswitch", 300e9, sim::us(1)};
-  s.cluster.inter.kind = "infiniband";
-  s.cluster.inter.bandwidth_Bps = 25e9;
-  s.cluster.inter.latency = sim::us(3);
+  ls::test::a100_era_cluster(s, nodes, 8);
   s.gpu = *gpu_preset("a100-80gb");
   s.model = small_model(16);
   s.layout.dp = dp;
@@ -225,12 +220,7 @@ namespace {
 Scenario moe_scenario(int experts, int ep, int nodes = 1, int gpus_per_node = 8) {
   Scenario s;
   s.name = "moe";
-  s.cluster.nodes = nodes;
-  s.cluster.gpus_per_node = gpus_per_node;
-  s.cluster.intra = {"nvswitch", 300e9, sim::us(1)};
-  s.cluster.inter.kind = "infiniband";
-  s.cluster.inter.bandwidth_Bps = 25e9;
-  s.cluster.inter.latency = sim::us(3);
+  ls::test::a100_era_cluster(s, nodes, gpus_per_node);
   s.gpu = *gpu_preset("h100-sxm");
   s.model = small_model(1);
   s.model.activation = Activation::swiglu;
