@@ -726,3 +726,16 @@ TEST_CASE("down links: routing is deterministic") {
         CHECK(c1.route(a, b, h).data() == r.data());  // cached: the same storage
       }
 }
+
+TEST_CASE("find_links: 'a->b' is one directed link, 'a<->b' both directions of the cable") {
+  const Cluster c = Cluster::build(multi_node(2));
+  const auto one = c.find_links("node0.nic0->leaf0");
+  REQUIRE(one.size() == 1);
+  CHECK(c.link(one[0]).name == "node0.nic0->leaf0");
+  const auto both = c.find_links("node0.nic0<->leaf0");
+  REQUIRE(both.size() == 2);
+  CHECK(c.link(both[0]).name == "node0.nic0->leaf0");
+  CHECK(c.link(both[1]).name == "leaf0->node0.nic0");
+  CHECK(c.find_links("node0.nic0<->leaf1").empty());
+  CHECK(c.find_links("nowhere->leaf0").empty());
+}

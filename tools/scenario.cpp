@@ -97,7 +97,8 @@
 // perturbations:
 //   devices: [{device: node<N>.gpu<G> (REQUIRED, must exist, each at most once),
 //              compute_slowdown: NUMBER > 0 (default 1)}, ...]
-//   links: [{link: NAME (REQUIRED; checked by simulate, once the topology exists),
+//   links: [{link: NAME (REQUIRED; a directed link "a->b", or "a<->b" for both directions;
+//            checked against the built topology),
 //            bandwidth_factor: NUMBER in [0, 1e3] (default 1; 0 = the link is down and
 //            routes go around it)}, ...]
 //   jitter: {compute_cv: NUMBER ≥ 0, comm_cv: NUMBER ≥ 0 (default 0), seed: INT ≥ 0 (default 0)}
@@ -1405,7 +1406,7 @@ void check_link_names(const wl::Scenario& s, const YNode& root, const std::strin
   std::vector<std::string> names;
   for (std::size_t i = 0; i < s.perturbations.links.size(); ++i) {
     const std::string& name = s.perturbations.links[i].link;
-    if (cluster->find_link(name)) continue;
+    if (!cluster->find_links(name).empty()) continue;
     if (names.empty())
       for (std::size_t l = 0; l < cluster->link_count(); ++l) names.push_back(cluster->link(static_cast<sim::LinkId>(l)).name);
     const std::string key = fmt::format("perturbations.links[{}].link", i);

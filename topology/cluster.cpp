@@ -984,6 +984,17 @@ std::optional<LinkId> Cluster::find_link(std::string_view name) const {
   if (it == impl_->link_by_name.end()) return std::nullopt;
   return it->second;
 }
+std::vector<LinkId> Cluster::find_links(std::string_view name) const {
+  const auto both = name.find("<->");
+  if (both == std::string_view::npos) {
+    if (auto id = find_link(name)) return {*id};
+    return {};
+  }
+  const std::string a(name.substr(0, both)), b(name.substr(both + 3));
+  const auto ab = find_link(a + "->" + b), ba = find_link(b + "->" + a);
+  if (!ab || !ba) return {};
+  return {*ab, *ba};
+}
 bool Cluster::link_down(LinkId id) const {
   (void)impl_->links.at(id);  // range check
   return impl_->is_down(id);

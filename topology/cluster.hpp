@@ -143,6 +143,9 @@ public:
   const LinkInfo& link(LinkId id) const;
   /// O(1) average; the first call on a generated cluster indexes all link names, O(E).
   std::optional<LinkId> find_link(std::string_view name) const;
+  /// The links a user-facing name denotes: "a->b" one directed link, "a<->b" both
+  /// directions of the cable. Empty when any of them does not exist.
+  std::vector<LinkId> find_links(std::string_view name) const;
   /// Capacities indexed by LinkId: what sim::FlowNetwork is constructed with. A
   /// down link keeps its nominal capacity here (no route puts a flow on it).
   std::vector<double> link_bandwidths() const;

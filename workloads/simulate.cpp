@@ -332,9 +332,9 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   sim::FlowNetwork net(cluster.link_bandwidths());
   for (const auto& lf : sc.perturbations.links) {
     if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
-    const auto id = cluster.find_link(lf.link);
-    if (!id) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch')", lf.link));
-    net.set_bandwidth(*id, cluster.link(*id).bandwidth_Bps * lf.bandwidth_factor);
+    const auto ids = cluster.find_links(lf.link);
+    if (ids.empty()) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch', or 'a<->b' for both directions)", lf.link));
+    for (const auto id : ids) net.set_bandwidth(id, cluster.link(id).bandwidth_Bps * lf.bandwidth_factor);
   }
   const BuiltProgram bp = build_program(sc);
   const auto& prog = bp.program;
