@@ -38,6 +38,20 @@ void memory_warnings(const Scenario& s, const std::vector<MemoryTerms>& stages, 
 }
 
 void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<Warning>& out) {
+  const auto& moe = s.model.moe;
+  if (moe.experts > 0 && moe.top_k > 0) {
+    // An expert sees only its share of the ep group's tokens: ep·b·s·top_k/E rows.
+    const double xrows = static_cast<double>(s.layout.ep) * s.layout.microbatch_size * static_cast<double>(s.model.seq_len) *
+                         moe.top_k / moe.experts;
+    if (xrows < s.gpu.saturation_rows) {
+      const double eff = matmul_efficiency(s.gpu, xrows);
+      out.push_back({"small-microbatch",
+                     fmt::format("expert matmuls have {:.0f} rows (ep {} x microbatch_size {} x seq_len {} x top_k {} / {} experts), below the "
+                                 "arithmetic-intensity floor of {:.0f} rows: expert efficiency {:.1f}% instead of {:.1f}%; raise ep or microbatch_size",
+                                 xrows, s.layout.ep, s.layout.microbatch_size, s.model.seq_len, moe.top_k, moe.experts,
+                                 s.gpu.saturation_rows, eff * 100, s.gpu.matmul_efficiency * 100)});
+    }
+  }
   const double rows = bp.matmul_rows;
   if (rows >= s.gpu.saturation_rows) return;
   const double eff = matmul_efficiency(s.gpu, rows);
