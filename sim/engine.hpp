@@ -37,7 +37,6 @@ struct RankStats {
   double bytes_sent[kAxisCount] = {};
   double hw_flops = 0, model_flops = 0;
   std::int64_t mem_now = 0, mem_peak = 0;      // dynamic memory (static excluded)
-  std::int64_t mem_peak_by_work = 0;           // unused placeholder for future terms
 };
 
 /// One executed op, reported to the observer (traced ranks only).

@@ -320,8 +320,6 @@ BuiltProgram build_program(const Scenario& sc) {
   };
   auto layer_w_bytes = [&](int l) { return (dense_dev_params(l) + expert_dev_params(l)) * sc.precision.weights; };
   const bool edp = m.moe.experts > 0 && d / L.ep > 1;
-  const int ab = sc.precision.activations;
-  (void)ab;
   const int last_mc = p * v - 1;
   // A tied table is counted once, on the first stage, so that fully sharded state is
   // exactly bytes·N/D (the seed's worked example). Megatron keeps a second copy on the
@@ -372,14 +370,12 @@ BuiltProgram build_program(const Scenario& sc) {
     double bucket = 0;                       // pending DP gradient bytes
     bool dp_any = false;
 
-    auto gather_for = [&](int mb, int ch, int layer, Work w) -> std::int64_t {
+    auto gather_for = [&](int mb, int ch, int layer) -> std::int64_t {
       if (!zero3) return -1;
       // One-layer prefetch: gather k may start once the layer that used gather k−2
       // has finished, so at most two gathered layers are resident.
-      std::vector<sim::OpRef> deps;
       Op g = coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1, gather_w_bytes(layer), 1);
       g.microbatch = mb;
-      (void)w;
       std::uint32_t idx;
       if (prefetch_seq >= 2)
         idx = B.add(kPrefetch, g, {sim::OpRef{static_cast<std::uint8_t>(kCompute), gather_users[prefetch_seq - 2]}});
@@ -460,7 +456,7 @@ BuiltProgram build_program(const Scenario& sc) {
           tp_comm(Work::forward, mb, ch, -1, 0, 1);  // vocab-parallel embedding all-reduce
         }
         for (int l = cl.begin; l < cl.end; ++l) {
-          std::int64_t g = gather_for(mb, ch, l, Work::forward);
+          std::int64_t g = gather_for(mb, ch, l);
           if (g < 0) g = step_gather_for(ch, l);
           if (c.moe && layer_is_moe(m, l)) {
             // Attention + router, dispatch, the experts this device owns, combine.
@@ -502,7 +498,7 @@ BuiltProgram build_program(const Scenario& sc) {
         }
         const bool is_last_grad = !zb && i == last_grad_item[static_cast<std::size_t>(ch)];
         for (int l = cl.end - 1; l >= cl.begin; --l) {
-          const auto g = gather_for(mb, ch, l, Work::backward);
+          const auto g = gather_for(mb, ch, l);
           if (c.moe && layer_is_moe(m, l)) {
             // Mirror of the forward: gradients go to the expert owners and back.
             std::int64_t rc_mem = 0;
@@ -649,12 +645,11 @@ BuiltProgram build_program(const Scenario& sc) {
     out.static_memory[static_cast<std::size_t>(st)] = mt;
     B.sp.static_memory_bytes = static_cast<std::int64_t>(sb.weights + sb.gradients + sb.master + sb.optimizer + buffers);
 
-    double layers_here = 0, act_mb = 0;
+    double act_mb = 0;
     sim::Time comp;
     for (int ch = 0; ch < v; ++ch) {
       const auto cl = out.chunk_layers[static_cast<std::size_t>(st)][static_cast<std::size_t>(ch)];
       const int mc = ch * p + st;
-      layers_here += cl.end - cl.begin;
       for (int l = cl.begin; l < cl.end; ++l) {
         if (c.moe && layer_is_moe(m, l)) {
           const double x = routing ? *std::max_element(routing->device_factor.begin(), routing->device_factor.end()) : 1.0;

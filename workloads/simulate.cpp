@@ -45,10 +45,7 @@ std::uint8_t track_of(const sim::Op& op, int stream) {
 /// samples of watched links (LinkRateObserver).
 class Recorder final : public sim::ExecutionObserver, public sim::LinkRateObserver {
 public:
-  Recorder(const sim::Engine& engine, Result& result, std::int64_t static_base_unused)
-      : engine_(engine), result_(result) {
-    (void)static_base_unused;
-  }
+  Recorder(const sim::Engine& engine, Result& result) : engine_(engine), result_(result) {}
   void on_op(const sim::OpRecord& rec) override {
     Span s;
     s.device = rec.rank;
@@ -201,8 +198,7 @@ CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Ti
     }
     if (cur >= 0) {
       const Time e = tr[static_cast<std::size_t>(cur)].end;
-      const Time gap_end = std::max(e, std::min(e, cursor));
-      if (cursor > gap_end) w.wait += cursor - gap_end;  // released later than its enabler finished
+      if (cursor > e) w.wait += cursor - e;  // started later than its enabler finished
       cursor = std::min(cursor, e);
     }
   }
@@ -371,7 +367,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   for (int g = 0; g < cluster.gpu_count(); ++g) res.device_names.push_back(cluster.gpu_name(g));
 
   sim::Engine eng(prog, planner, net, cfg);
-  Recorder rec(eng, res, 0);
+  Recorder rec(eng, res);
   if (opts.trace) {
     eng.set_observer(&rec);
     net.set_observer(&rec);
