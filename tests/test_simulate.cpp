@@ -334,3 +334,24 @@ TEST_CASE("zb-h1 fills the 1f1b bubble with weight-gradient work") {
   CHECK(zb.step_time_s < one.step_time_s);
   CHECK(zb.hardware_flops_per_step == doctest::Approx(one.hardware_flops_per_step).epsilon(1e-12));
 }
+
+TEST_CASE("critical-path segments tile the step, in order, without overlap") {
+  // The trace's critical-path track: consecutive segments meet exactly, the first
+  // starts at 0 and the last ends at the step time (all integer picoseconds).
+  Scenario s = uniform_pipeline(4, 8, Schedule::one_f_one_b);
+  s.cluster.ideal_network = false;
+  SimOptions o;
+  o.trace = true;
+  const Result r = simulate(s, o);
+  REQUIRE(!r.critical_segments.empty());
+  CHECK(r.critical_segments.front().start == sim::Time::zero());
+  CHECK(r.critical_segments.back().end == sim::Time::from_seconds(r.step_time_s));
+  sim::Time compute;
+  for (std::size_t i = 0; i < r.critical_segments.size(); ++i) {
+    const auto& g = r.critical_segments[i];
+    CHECK(g.end > g.start);
+    if (i > 0) CHECK(g.start == r.critical_segments[i - 1].end);
+    if (g.kind == CriticalSegment::Kind::compute) compute += g.end - g.start;
+  }
+  CHECK(compute.seconds() == doctest::Approx(r.critical_path.compute_s).epsilon(1e-12));
+}

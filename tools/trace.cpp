@@ -195,6 +195,9 @@ std::string chrome_trace_json(const wl::Result& r) {
     threads.insert({s->device, s->track});
   }
   for (const auto& c : r.counters) nodes.insert(c.node);
+  // The critical path gets a process of its own, listed first: one track whose slices
+  // tile the step (compute / comm / wait, with the device that held the path).
+  const int crit_pid = nodes.empty() ? 0 : *nodes.rbegin() + 1;
 
   std::string out;
   out.reserve(256 + spans.size() * 200);
@@ -215,6 +218,14 @@ std::string chrome_trace_json(const wl::Result& r) {
     out += fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", n, quoted(pname));
     begin_event();
     out += fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", n, n);
+  }
+  if (!r.critical_segments.empty()) {
+    begin_event();
+    out += fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"critical path"}}}})", crit_pid);
+    begin_event();
+    out += fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":-1}}}})", crit_pid);
+    begin_event();
+    out += fmt::format(R"x({{"ph":"M","name":"thread_name","pid":{},"tid":0,"args":{{"name":"critical path (step)"}}}})x", crit_pid);
   }
   for (const auto& [device, track] : threads) {
     const int pid = node_of(device);
@@ -245,6 +256,23 @@ std::string chrome_trace_json(const wl::Result& r) {
     out += fmt::format(R"(,"args":{{"work":"{}","microbatch":{},"chunk":{})", work_name(s->work), s->microbatch, s->chunk);
     if (s->layer_begin >= 0) out += fmt::format(R"(,"layer_begin":{},"layer_end":{})", s->layer_begin, s->layer_end);
     out += fmt::format(R"(,"dur_ps":{},"critical":{}}}}})", dur.ps(), s->critical ? "true" : "false");
+  }
+
+  for (const auto& seg : r.critical_segments) {
+    if (seg.end <= seg.start) continue;
+    static constexpr const char* kAxis[] = {"", "tp", "pp", "dp", "ep", "dp"};
+    std::string name;
+    switch (seg.kind) {
+      case wl::CriticalSegment::Kind::compute: name = "compute"; break;
+      case wl::CriticalSegment::Kind::comm: name = std::string("comm ") + kAxis[static_cast<int>(seg.axis)]; break;
+      case wl::CriticalSegment::Kind::wait: name = "wait"; break;
+    }
+    if (seg.device >= 0) name += " " + device_name(seg.device);
+    if (seg.microbatch >= 0) name += fmt::format(" mb{}", seg.microbatch);
+    if (seg.layer_begin >= 0) name += fmt::format(" L{}", seg.layer_begin);
+    begin_event();
+    out += fmt::format(R"({{"ph":"X","name":{},"cat":"critical","pid":{},"tid":0,"ts":{},"dur":{},"args":{{"device":{}}}}})",
+                       quoted(name), crit_pid, sim::to_us_string(seg.start), sim::to_us_string(seg.end - seg.start), seg.device);
   }
 
   for (const auto& c : r.counters) {

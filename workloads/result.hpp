@@ -76,6 +76,20 @@ struct Span {
   bool critical = false;         // on the critical path
 };
 
+/// One piece of the critical path: [start, end) of `device`'s time spent on one kind
+/// of work. Consecutive segments tile the step exactly (the trace draws them on a
+/// "critical path" track).
+struct CriticalSegment {
+  enum class Kind : std::uint8_t { compute, comm, wait };
+  Kind kind = Kind::wait;
+  sim::Axis axis = sim::Axis::none;   // comm: which axis
+  std::int32_t device = -1;           // -1: step start, before any op
+  sim::Work work = sim::Work::other;
+  std::int32_t microbatch = -1;
+  std::int32_t layer_begin = -1, layer_end = -1;
+  sim::Time start, end;
+};
+
 struct CounterSample {
   sim::Time t;
   double value = 0;
@@ -149,6 +163,7 @@ struct Result {
   // trace data (filled only when a trace is requested)
   std::vector<Span> spans;
   std::vector<CounterTrack> counters;
+  std::vector<CriticalSegment> critical_segments;  // first step, when a trace is requested
   std::vector<std::string> device_names;  // index = device
 };
 

@@ -115,7 +115,28 @@ struct CritWalk {
   Time compute, wait, comm[sim::kAxisCount];
   int device = 0;
   std::unordered_set<std::int64_t> ops;
-  std::map<int, Time> per_device_compute;
+  std::vector<CriticalSegment> segments;  // latest first while walking; reversed at the end
+
+  /// Puts [from, to) of `device`'s time in one bucket and records the segment.
+  void attribute(CriticalSegment::Kind kind, Axis axis, std::int32_t device, const sim::Op* op, Time from, Time to) {
+    if (to <= from) return;
+    if (kind == CriticalSegment::Kind::compute) compute += to - from;
+    else if (kind == CriticalSegment::Kind::comm) comm[static_cast<int>(axis)] += to - from;
+    else wait += to - from;
+    CriticalSegment seg;
+    seg.kind = kind;
+    seg.axis = axis;
+    seg.device = device;
+    seg.start = from;
+    seg.end = to;
+    if (op) {
+      seg.work = op->work;
+      seg.microbatch = op->microbatch;
+      seg.layer_begin = op->layer_begin;
+      seg.layer_end = op->layer_end;
+    }
+    segments.push_back(seg);
+  }
 };
 
 CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Time step_start, Time step_end) {
@@ -131,7 +152,10 @@ CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Ti
       if (tr[static_cast<std::size_t>(gid)].end == step_end) { cur = gid; break; }
     }
   }
-  if (cur < 0) { w.wait = step_end - step_start; return w; }
+  if (cur < 0) {
+    w.attribute(CriticalSegment::Kind::wait, Axis::none, -1, nullptr, step_start, step_end);
+    return w;
+  }
   {
     std::int32_t r; int s; std::uint32_t i;
     eng.decode(cur, r, s, i);
@@ -146,11 +170,11 @@ CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Ti
     const auto& op = prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(r)].stage)]
                          .streams[static_cast<std::size_t>(s)][i];
     w.ops.insert(cur);
+    const std::int32_t dev = prog.ranks[static_cast<std::size_t>(r)].device;
     Time from = t.start;
     std::int64_t jump = -1;
     if (op.kind == sim::OpKind::compute) {
-      w.compute += cursor - from;
-      w.per_device_compute[prog.ranks[static_cast<std::size_t>(r)].device] += cursor - from;
+      w.attribute(CriticalSegment::Kind::compute, Axis::none, dev, &op, from, cursor);
     } else if (op.kind == sim::OpKind::collective) {
       // The rendezvous completed when the last member arrived (its op's start).
       const Time released = t.peer >= 0 ? tr[static_cast<std::size_t>(t.peer)].start : t.start;
@@ -158,9 +182,9 @@ CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Ti
         from = released;  // before that this rank only waited for the last member
         jump = t.peer;
       }
-      w.comm[static_cast<int>(op.axis)] += cursor - from;
+      w.attribute(CriticalSegment::Kind::comm, op.axis, dev, &op, from, cursor);
     } else if (op.kind == sim::OpKind::send) {
-      w.comm[static_cast<int>(Axis::pp)] += cursor - from;
+      w.attribute(CriticalSegment::Kind::comm, Axis::pp, dev, &op, from, cursor);
     } else {  // recv
       // The data arrived when the matching send finished.
       const Time arrived = t.peer >= 0 ? tr[static_cast<std::size_t>(t.peer)].end : t.start;
@@ -168,7 +192,7 @@ CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Ti
         from = arrived;
         jump = t.peer;  // the send that delivered the data
       }
-      w.wait += cursor - from;
+      w.attribute(CriticalSegment::Kind::wait, Axis::none, dev, &op, from, cursor);
     }
     cursor = from;
     if (jump >= 0) {
@@ -178,18 +202,19 @@ CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Ti
       eng.decode(jump, pr, ps, pi);
       const auto& pop = prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(pr)].stage)]
                             .streams[static_cast<std::size_t>(ps)][pi];
+      const std::int32_t pdev = prog.ranks[static_cast<std::size_t>(pr)].device;
       if (pop.kind == sim::OpKind::send) {
         // The transfer itself: [send start, arrival].
         w.ops.insert(jump);
         const Time sfrom = std::min(cursor, pt.start);
-        w.comm[static_cast<int>(Axis::pp)] += cursor - sfrom;
+        w.attribute(CriticalSegment::Kind::comm, Axis::pp, pdev, &pop, sfrom, cursor);
         cursor = sfrom;
         cur = pt.enabler;
       } else {
         // The last member of a collective arrived at `cursor` == its start.
         w.ops.insert(jump);
         const Time pfrom = std::min(cursor, pt.start);
-        w.wait += cursor - pfrom;
+        w.attribute(CriticalSegment::Kind::wait, Axis::none, pdev, &pop, pfrom, cursor);
         cursor = pfrom;
         cur = pt.enabler;
       }
@@ -198,11 +223,13 @@ CritWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog, Ti
     }
     if (cur >= 0) {
       const Time e = tr[static_cast<std::size_t>(cur)].end;
-      if (cursor > e) w.wait += cursor - e;  // started later than its enabler finished
+      // Started later than its enabler finished (waited on something else).
+      w.attribute(CriticalSegment::Kind::wait, Axis::none, dev, nullptr, e, cursor);
       cursor = std::min(cursor, e);
     }
   }
-  if (cursor > step_start) w.wait += cursor - step_start;
+  w.attribute(CriticalSegment::Kind::wait, Axis::none, -1, nullptr, step_start, cursor);
+  std::reverse(w.segments.begin(), w.segments.end());
   return w;
 }
 
@@ -564,6 +591,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
     cp.share_comm = comm.seconds() / tot;
     cp.share_wait = crit.wait.seconds() / tot;
     if (opts.trace) {
+      res.critical_segments = std::move(crit.segments);
       const auto& gids = rec.span_gids();
       for (std::size_t i = 0; i < res.spans.size() && i < gids.size(); ++i)
         if (crit.ops.count(gids[i])) res.spans[i].critical = true;
