@@ -219,7 +219,7 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
     const std::size_t show = 8;
     for (std::size_t i = 0; i < g.devices.size() && i < show; ++i) members += (i ? " " : "") + g.devices[i];
     if (g.devices.size() > show) members += fmt::format(" ... (+{})", g.devices.size() - show);
-    out += fmt::format("  {:<3} size {:<4} links {:<24} {}  [{}]\n", g.axis, g.devices.size(),
+    out += fmt::format("  {:<9} size {:<4} links {:<24} {}  [{}]\n", g.axis, g.devices.size(),
                        g.link_kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(g.link_kinds, ",")),
                        g.crosses_nodes ? "crosses nodes" : "within a node", members);
   }
