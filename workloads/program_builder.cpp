@@ -148,15 +148,21 @@ struct StageBuilder {
   }
 };
 
-Op compute_op(Work w, int mb, int chunk, int lb, int le, sim::Time dur, double hw, double model, std::int64_t mem) {
+/// Fields every op of a micro-batch pass carries; mb < 0 marks work outside any micro-batch.
+Op base_op(OpKind kind, Work w, int mb, int chunk, int lb, int le) {
   Op op;
-  op.kind = OpKind::compute;
+  op.kind = kind;
   op.work = w;
   op.microbatch_work = mb >= 0;
   op.microbatch = mb;
   op.chunk = chunk;
   op.layer_begin = lb;
   op.layer_end = le;
+  return op;
+}
+
+Op compute_op(Work w, int mb, int chunk, int lb, int le, sim::Time dur, double hw, double model, std::int64_t mem) {
+  Op op = base_op(OpKind::compute, w, mb, chunk, lb, le);
   op.duration = dur;
   op.hw_flops = hw;
   op.model_flops = model;
@@ -165,16 +171,9 @@ Op compute_op(Work w, int mb, int chunk, int lb, int le, sim::Time dur, double h
 }
 
 Op coll_op(Axis axis, CollOp coll, Work w, int mb, int chunk, int lb, int le, double bytes, int repeat) {
-  Op op;
-  op.kind = OpKind::collective;
+  Op op = base_op(OpKind::collective, w, mb, chunk, lb, le);
   op.axis = axis;
   op.coll = coll;
-  op.work = w;
-  op.microbatch_work = mb >= 0;
-  op.microbatch = mb;
-  op.chunk = chunk;
-  op.layer_begin = lb;
-  op.layer_end = le;
   op.bytes = bytes;
   op.repeat = static_cast<std::uint8_t>(repeat);
   return op;
