@@ -1,6 +1,8 @@
 // sim/engine.cpp — see engine.hpp for the contract.
 #include "sim/engine.hpp"
 
+#include "sim/hash.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,14 +16,9 @@ namespace {
 
 constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 
-// splitmix64: a counter-based generator, so a jitter sample depends only on
-// (seed, step, rank, op) and never on the order in which events happen to run.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+// A jitter sample is a hash of (seed, step, rank, op), so it never depends on the
+// order in which events happen to run.
+constexpr auto mix = splitmix64;
 
 const char* axis_name(Axis a) {
   switch (a) {

@@ -25,6 +25,8 @@
 // collective, not only during the steps in which the foreign traffic is present.
 #include "topology/planner.hpp"
 
+#include "sim/hash.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -35,12 +37,7 @@
 namespace ls::topo {
 namespace {
 
-std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser (Steele et al. 2014)
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+constexpr auto mix64 = sim::splitmix64;
 
 /// ECMP hash of one flow: deterministic in (src, dst, member index).
 std::uint64_t flow_hash(std::int32_t src, std::int32_t dst, std::uint64_t index) {

@@ -1,6 +1,8 @@
 // workloads/moe.cpp — see moe.hpp.
 #include "workloads/moe.hpp"
 
+#include "sim/hash.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -9,17 +11,6 @@
 #include <fmt/format.h>
 
 namespace ls::wl {
-
-namespace {
-
-std::uint64_t splitmix(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 Routing route_tokens(const MoeSpec& moe, int ep) {
   const int E = moe.experts;
@@ -35,7 +26,7 @@ Routing route_tokens(const MoeSpec& moe, int ep) {
     std::iota(rank.begin(), rank.end(), 0);
     std::uint64_t state = moe.routing_seed;
     for (int i = E - 1; i > 0; --i) {
-      const auto j = static_cast<int>(splitmix(state) % static_cast<std::uint64_t>(i + 1));
+      const auto j = static_cast<int>(sim::splitmix64_next(state) % static_cast<std::uint64_t>(i + 1));
       std::swap(rank[static_cast<std::size_t>(i)], rank[static_cast<std::size_t>(j)]);
     }
     double sum = 0;
