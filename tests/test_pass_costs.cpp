@@ -21,7 +21,7 @@ Scenario one_gpu(ModelSpec m) {
 TEST_CASE("model FLOPs per pass: forward 1x, backward 2x, its halves 1x each, recompute 0") {
   Scenario s = one_gpu(ls::test::small_model(4));
   s.layout.recompute = Recompute::selective;
-  const PassCostTable t(s);
+  const RooflinePassCosts t(s);
   const double fwd = t.layer(LayerKind::dense, Pass::forward).model_flops;
   CHECK(fwd > 0);
   CHECK(t.layer(LayerKind::dense, Pass::backward).model_flops == 2 * fwd);
@@ -40,8 +40,7 @@ TEST_CASE("model FLOPs per pass: forward 1x, backward 2x, its halves 1x each, re
 
 TEST_CASE("an MoE layer is its dense part plus its routed experts") {
   Scenario s = one_gpu(*model_preset("mixtral-8x7b"));
-  const PassCostTable t(s);
-  REQUIRE(t.has_moe());
+  const RooflinePassCosts t(s);
   const LayerCosts whole = layer_costs(s.model, 0, 1, 1, 1, false, Recompute::none, 2);
   const double parts = t.layer(LayerKind::moe, Pass::forward).hardware_flops + t.experts(Pass::forward).hardware_flops;
   CHECK(parts == doctest::Approx(whole.forward.flops).epsilon(1e-12));

@@ -50,13 +50,13 @@ PassCost operator+(const PassCost& a, const PassCost& b) {
   return PassCost{a.time + b.time, a.hardware_flops + b.hardware_flops, a.model_flops + b.model_flops};
 }
 
-PassCost PassCostTable::priced(const GpuSpec& gpu, const LayerCosts& costs, Pass pass) {
+PassCost RooflinePassCosts::priced(const GpuSpec& gpu, const LayerCosts& costs, Pass pass) {
   const Cost& c = cost_of(costs, pass);
   const double mult = model_multiplier(pass);
   return PassCost{time_of(gpu, c), c.flops, mult == 0 ? 0.0 : mult * costs.model_flops_fwd};
 }
 
-PassCostTable::PassCostTable(const Scenario& sc) {
+RooflinePassCosts::RooflinePassCosts(const Scenario& sc) {
   const auto& m = sc.model;
   const auto& L = sc.layout;
   const int ab = sc.precision.activations;
@@ -75,11 +75,9 @@ PassCostTable::PassCostTable(const Scenario& sc) {
   }
   // The embedding's backward is a scatter-add of gradients into the table: no model FLOPs.
   embedding_[index(Pass::backward)].model_flops = 0;
-  matmul_rows_ = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len);
   if (m.moe.experts <= 0) return;
   // Difference of two layer_costs calls: the full MoE layer minus the same layer
   // with no routed expert visits (top_k = 0) leaves exactly the routed-expert work.
-  moe_ = true;
   const int l_moe = std::max(1, m.moe.every_n_layers) - 1;
   const LayerCosts full = layer_costs(m, l_moe, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
   ModelSpec m0 = m;
@@ -102,12 +100,12 @@ PassCostTable::PassCostTable(const Scenario& sc) {
   }
 }
 
-PassCost PassCostTable::layer(LayerKind kind, Pass pass) const {
+PassCost RooflinePassCosts::layer(LayerKind kind, Pass pass) const {
   return kind == LayerKind::moe ? moe_dense_[index(pass)] : dense_[index(pass)];
 }
-PassCost PassCostTable::experts(Pass pass) const { return experts_[index(pass)]; }
-PassCost PassCostTable::embedding(Pass pass) const { return embedding_[index(pass)]; }
-PassCost PassCostTable::head(Pass pass) const { return head_[index(pass)]; }
+PassCost RooflinePassCosts::experts(Pass pass) const { return experts_[index(pass)]; }
+PassCost RooflinePassCosts::embedding(Pass pass) const { return embedding_[index(pass)]; }
+PassCost RooflinePassCosts::head(Pass pass) const { return head_[index(pass)]; }
 
 PassBytes pass_bytes(const Scenario& sc) {
   const auto& m = sc.model;

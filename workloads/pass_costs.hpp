@@ -1,9 +1,8 @@
 // workloads/pass_costs.hpp — the time and FLOPs of one pass of one layer on one device.
 //
-// The stage emitter asks this table, and nothing else, what a layer pass costs, so a
-// finer compute model (per-kernel times) can replace it without touching how programs
-// are laid out. Today every pass is priced by the roofline of hardware.hpp on the
-// FLOPs and bytes of model.hpp.
+// The stage emitter asks a PassCosts, and nothing else, what a layer pass costs, so a
+// finer compute model (per-kernel times) can replace RooflinePassCosts without
+// touching how programs are laid out.
 //
 // MoE layers are split in two parts: the dense part (attention, router, shared
 // experts) and the routed experts, so that only the latter scales with a device's
@@ -28,28 +27,34 @@ struct PassCost {
 };
 PassCost operator+(const PassCost& a, const PassCost& b);
 
-class PassCostTable {
+/// What the stage emitter asks about compute. Implementations price passes their own
+/// way; the emitter lays out the same ops whichever it is given.
+class PassCosts {
 public:
-  explicit PassCostTable(const Scenario& s);
-
-  /// A dense layer, or the dense part of an MoE layer.
-  PassCost layer(LayerKind kind, Pass pass) const;
-  /// The routed experts of an MoE layer under balanced load.
-  PassCost experts(Pass pass) const;
+  virtual ~PassCosts() = default;
+  /// A dense layer, or the dense part (attention, router, shared experts) of an MoE layer.
+  virtual PassCost layer(LayerKind kind, Pass pass) const = 0;
+  /// The routed experts of an MoE layer under balanced load (zero for dense models).
+  virtual PassCost experts(Pass pass) const = 0;
   /// Embedding lookup (forward/backward only). Its backward counts no model FLOPs.
-  PassCost embedding(Pass pass) const;
+  virtual PassCost embedding(Pass pass) const = 0;
   /// LM head and loss (forward/backward only).
-  PassCost head(Pass pass) const;
+  virtual PassCost head(Pass pass) const = 0;
+};
 
-  bool has_moe() const { return moe_; }
-  /// b·s: rows of the layer matmuls (the efficiency floor of small micro-batches).
-  double matmul_rows() const { return matmul_rows_; }
+/// Every pass priced by the roofline (hardware.hpp compute_time) on model.hpp's
+/// FLOPs and bytes for one micro-batch.
+class RooflinePassCosts final : public PassCosts {
+public:
+  explicit RooflinePassCosts(const Scenario& s);
+  PassCost layer(LayerKind kind, Pass pass) const override;
+  PassCost experts(Pass pass) const override;
+  PassCost embedding(Pass pass) const override;
+  PassCost head(Pass pass) const override;
 
 private:
   static PassCost priced(const GpuSpec& gpu, const LayerCosts& costs, Pass pass);
 
-  bool moe_ = false;
-  double matmul_rows_ = 0;
   PassCost dense_[5], moe_dense_[5], experts_[5], embedding_[5], head_[5];
 };
 

@@ -37,7 +37,7 @@ BuiltProgram build_program(const Scenario& sc) {
   }
   assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
 
-  const PassCostTable costs(sc);
+  const RooflinePassCosts costs(sc);
   const PassBytes bytes = pass_bytes(sc);
   const DeviceParams params(sc);
   const EmitterInputs inputs{&sc, &costs, &bytes, &params};
@@ -66,7 +66,7 @@ BuiltProgram build_program(const Scenario& sc) {
   }
 
   out.tokens_per_step = static_cast<double>(M) * L.microbatch_size * L.dp * static_cast<double>(m.seq_len);
-  out.matmul_rows = costs.matmul_rows();
+  out.matmul_rows = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len);
   return out;
 }
 

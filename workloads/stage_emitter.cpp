@@ -183,7 +183,7 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     // (the attention core) runs back to back with the backward and no communication
     // in between, so it is folded into the backward op — one event instead of two,
     // same time and FLOPs. An MoE layer's dense part is recomputed as its own op.
-    const bool moe = costs_.has_moe() && layer_is_moe(s_.model, l);
+    const bool moe = layer_is_moe(s_.model, l);
     const bool separate_recompute = moe ? L.recompute != Recompute::none : L.recompute == Recompute::full;
     const std::int64_t held = separate_recompute ? emit_layer(l, Pass::recompute, at, gather) : 0;
     emit_layer(l, pass, at, gather, held);
@@ -215,7 +215,7 @@ void StageEmitter::emit_backward_weight(const Site& at, bool last_gradient) {
 
 std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int64_t& gather, std::int64_t recomputed_bytes) {
   const auto& L = s_.layout;
-  const bool moe = costs_.has_moe() && layer_is_moe(s_.model, l);
+  const bool moe = layer_is_moe(s_.model, l);
   const LayerKind kind = moe ? LayerKind::moe : LayerKind::dense;
   const auto act = static_cast<std::int64_t>(bytes_.activation_per_layer);
   auto compute = [&](const PassCost& cost, std::int64_t mem_delta) {
@@ -234,8 +234,8 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
       }
       return 0;
     case Pass::recompute: {
-      // An MoE layer's recompute replays no TP or EP communication: a simplification
-      // of the model, kept so that results stay comparable.
+      // An MoE layer's recompute replays no TP or EP communication (as if the
+      // dispatched tokens were kept): a simplification of the model.
       const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(bytes_.activation_full_layer) : 0;
       compute(costs_.layer(kind, pass), held);
       if (!moe) tp_all_reduce(pass, at, l, l + 1, 2);

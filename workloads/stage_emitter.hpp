@@ -5,7 +5,7 @@
 // and gradients), dp (bucketed gradient all-reduce / reduce-scatter) and prefetch
 // (ZeRO weight gathers). Every layer pass — forward, backward, its zb-h1 halves and
 // the recompute — goes through emit_layer, for dense and MoE layers alike; what a
-// pass costs comes from the PassCostTable only.
+// pass costs (time, FLOPs) comes from a PassCosts (pass_costs.hpp) and nowhere else.
 // Cost: O(ops of the stage).
 #pragma once
 
@@ -34,7 +34,7 @@ struct PendingSend {
 /// What every stage of one program shares; the referenced objects outlive the emitter.
 struct EmitterInputs {
   const Scenario* scenario = nullptr;
-  const PassCostTable* costs = nullptr;
+  const PassCosts* costs = nullptr;
   const PassBytes* bytes = nullptr;
   const DeviceParams* params = nullptr;
 };
@@ -82,7 +82,7 @@ private:
   void reduce_chunk_gradients(int chunk);
 
   const Scenario& s_;
-  const PassCostTable& costs_;
+  const PassCosts& costs_;
   const PassBytes& bytes_;
   const DeviceParams& params_;
   const std::vector<ChunkLayers>& chunks_;
