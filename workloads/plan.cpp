@@ -1,0 +1,128 @@
+// workloads/plan.cpp — see plan.hpp.
+#include "workloads/plan.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "topology/cluster.hpp"
+#include "workloads/diagnostics.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/model.hpp"
+#include "workloads/program_builder.hpp"
+#include "workloads/schedule.hpp"
+
+namespace ls::wl {
+
+using sim::Axis;
+
+ProgramTotals program_totals(const sim::Program& prog) {
+  ProgramTotals out;
+  // Per stage: FLOPs of the ops every rank runs alike, and of the expert ops that
+  // each rank scales by its own expert load.
+  struct StageFlops {
+    double model = 0, hardware = 0, expert_model = 0, expert_hardware = 0;
+  };
+  std::vector<StageFlops> per_stage(prog.stages.size());
+  out.activation_peak_bytes.assign(prog.stages.size(), 0.0);
+  for (std::size_t st = 0; st < prog.stages.size(); ++st) {
+    auto& f = per_stage[st];
+    std::int64_t now = 0, peak = 0;
+    for (const auto& op : prog.stages[st].streams[static_cast<std::size_t>(sim::Stream::compute)]) {
+      if (op.mem_delta_bytes != 0) {
+        now += op.mem_delta_bytes;
+        peak = std::max(peak, now);
+      }
+      if (op.kind != sim::OpKind::compute) continue;
+      (op.expert_work ? f.expert_model : f.model) += op.model_flops;
+      (op.expert_work ? f.expert_hardware : f.hardware) += op.hw_flops;
+    }
+    out.activation_peak_bytes[st] = static_cast<double>(peak);
+  }
+  for (const auto& r : prog.ranks) {
+    const auto& f = per_stage[static_cast<std::size_t>(r.stage)];
+    out.model_flops += f.model + f.expert_model * r.expert_scale;
+    out.hardware_flops += f.hardware + f.expert_hardware * r.expert_scale;
+  }
+  return out;
+}
+
+topo::ClusterSpec effective_cluster(const Scenario& sc) {
+  topo::ClusterSpec spec = sc.cluster;
+  for (const auto& lf : sc.perturbations.links)
+    if (lf.bandwidth_factor == 0) spec.down_links.push_back(lf.link);
+  return spec;
+}
+
+PlanSummary plan(const Scenario& sc) {
+  if (auto errs = validate(sc); !errs.empty())
+    throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
+  const auto cluster = topo::Cluster::build(effective_cluster(sc));
+  const BuiltProgram bp = build_program(sc);
+  const ProgramTotals totals = program_totals(bp.program);
+  PlanSummary ps;
+  ps.devices = cluster.gpu_count();
+  ps.stage_layers = bp.stage_layers;
+  ps.params_total = total_params(sc.model);
+  ps.model_flops_per_step = totals.model_flops;
+  ps.hardware_flops_per_step = totals.hardware_flops;
+  ps.memory_capacity_bytes = sc.gpu.memory_bytes;
+  ps.bubble_fraction_analytic =
+      analytic_bubble(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches, std::max(1, sc.layout.virtual_stages));
+  for (int st = 0; st < sc.layout.pp; ++st) {
+    MemoryTerms mt = bp.static_memory[static_cast<std::size_t>(st)];
+    mt.activations = totals.activation_peak_bytes[static_cast<std::size_t>(st)];
+    mt.peak = mt.weights + mt.gradients + mt.master + mt.optimizer + mt.buffers + mt.activations;
+    ps.memory_per_stage.push_back(mt);
+  }
+  // One representative group per axis, and every TP group that leaves its node.
+  const auto& prog = bp.program;
+  std::vector<bool> shown(static_cast<std::size_t>(sim::kAxisCount), false);
+  for (std::size_t g = 0; g < prog.groups.size(); ++g) {
+    const auto& grp = prog.groups[g];
+    std::vector<std::int32_t> devs;
+    for (auto r : grp.ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
+    const bool crosses = cluster.crosses_nodes(devs);
+    const int ax = static_cast<int>(grp.axis);
+    if (shown[static_cast<std::size_t>(ax)] && !(grp.axis == Axis::tp && crosses)) continue;
+    shown[static_cast<std::size_t>(ax)] = true;
+    GroupInfo gi{std::string(grp.axis == Axis::tp    ? "tp"
+                             : grp.axis == Axis::dp  ? "dp"
+                             : grp.axis == Axis::ep  ? "ep"
+                             : grp.axis == Axis::edp ? "expert-dp"
+                                                     : "pp"),
+                 {}, false, {}};
+    for (auto dv : devs) gi.devices.push_back(cluster.gpu_name(dv));
+    gi.crosses_nodes = crosses;
+    std::vector<std::string> kinds;
+    for (std::size_t k = 0; k < devs.size() && devs.size() > 1; ++k)
+      for (auto& kind : cluster.link_kinds_on_route(devs[k], devs[(k + 1) % devs.size()]))
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+    gi.link_kinds = kinds;
+    ps.groups.push_back(std::move(gi));
+  }
+  if (sc.layout.pp > 1) {
+    GroupInfo gi{std::string("pp"), {}, false, {}};
+    std::vector<std::string> kinds;
+    for (int st = 0; st < sc.layout.pp; ++st) {
+      const int r = prog.pp_peer[static_cast<std::size_t>(st)];
+      gi.devices.push_back(cluster.gpu_name(prog.ranks[static_cast<std::size_t>(r)].device));
+      if (st + 1 < sc.layout.pp) {
+        const int r2 = prog.pp_peer[static_cast<std::size_t>(st + 1)];
+        for (auto& kind : cluster.link_kinds_on_route(r, r2))
+          if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+      }
+    }
+    std::vector<std::int32_t> devs;
+    for (int st = 0; st < sc.layout.pp; ++st) devs.push_back(prog.pp_peer[static_cast<std::size_t>(st)]);
+    gi.crosses_nodes = cluster.crosses_nodes(devs);
+    gi.link_kinds = kinds;
+    ps.groups.push_back(std::move(gi));
+  }
+  ps.warnings = static_warnings(sc, bp, ps);
+  return ps;
+}
+
+}  // namespace ls::wl

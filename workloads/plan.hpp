@@ -1,0 +1,59 @@
+// workloads/plan.hpp — `layoutsim check`: the resolved layout and the step's budget,
+// without simulating.
+//
+// Every per-step total the plan reports (model and hardware FLOPs, activation
+// memory) is summed over the ops of the built program, the same ops `run` replays,
+// so the two commands cannot disagree. Cost: O(devices + ops of every stage).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/program.hpp"
+#include "topology/spec.hpp"
+#include "workloads/result.hpp"
+#include "workloads/spec.hpp"
+
+namespace ls::wl {
+
+struct GroupInfo {
+  std::string axis;                      // "tp", "dp", "pp", "ep"
+  std::vector<std::string> devices;      // GPU names, ring order
+  bool crosses_nodes = false;
+  std::vector<std::string> link_kinds;   // kinds of link the group's traffic uses
+};
+
+struct PlanSummary {
+  int devices = 0;
+  std::vector<int> stage_layers;         // per stage
+  std::vector<GroupInfo> groups;         // one representative group per axis, plus every node-crossing TP group
+  double bubble_fraction_analytic = 0;
+  std::vector<MemoryTerms> memory_per_stage;  // static terms, activation peak of the ops
+  double memory_capacity_bytes = 0;
+  double params_total = 0;
+  double model_flops_per_step = 0;       // summed over the program's ops: equals run's
+  double hardware_flops_per_step = 0;    // likewise (recompute included)
+  std::vector<Warning> warnings;
+};
+
+/// One step of a program added up over its ops, as the engine accounts them:
+/// expert work scaled by each rank's expert load, memory deltas applied in compute
+/// stream order (the only stream whose ops carry memory).
+struct ProgramTotals {
+  double model_flops = 0;                       // whole cluster
+  double hardware_flops = 0;                    // whole cluster
+  std::vector<double> activation_peak_bytes;    // per stage: peak of the running memory delta
+};
+ProgramTotals program_totals(const sim::Program& prog);
+
+/// The scenario's cluster with every link perturbed to bandwidth_factor 0 moved into
+/// down_links: a dead link is taken out of routing (ECMP / PXN relays carry its
+/// traffic, see topology/cluster.hpp "Down links") rather than given zero capacity,
+/// under which its flows would never finish. Other factors keep scaling capacity.
+topo::ClusterSpec effective_cluster(const Scenario& s);
+
+/// Throws std::invalid_argument if the scenario fails validation (the loader
+/// validates first, so this only happens for hand-built scenarios).
+PlanSummary plan(const Scenario& s);
+
+}  // namespace ls::wl

@@ -1,0 +1,387 @@
+// workloads/stage_emitter.cpp — see stage_emitter.hpp.
+#include "workloads/stage_emitter.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "workloads/hardware.hpp"
+#include "workloads/model.hpp"
+
+namespace ls::wl {
+
+namespace {
+
+using sim::Axis;
+using sim::CollOp;
+using sim::Op;
+using sim::OpKind;
+using sim::OpRef;
+using sim::Stream;
+using sim::Work;
+
+Work work_of(Pass pass) {
+  switch (pass) {
+    case Pass::forward: return Work::forward;
+    case Pass::backward: return Work::backward;
+    case Pass::backward_input: return Work::backward_input;
+    case Pass::backward_weight: return Work::backward_weight;
+    case Pass::recompute: return Work::recompute;
+  }
+  return Work::other;
+}
+
+/// Fields every op of a micro-batch pass carries; microbatch < 0 marks work outside any micro-batch.
+Op base_op(OpKind kind, Work work, int microbatch, int chunk, int layer_begin, int layer_end) {
+  Op op;
+  op.kind = kind;
+  op.work = work;
+  op.microbatch_work = microbatch >= 0;
+  op.microbatch = microbatch;
+  op.chunk = chunk;
+  op.layer_begin = layer_begin;
+  op.layer_end = layer_end;
+  return op;
+}
+
+Op compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
+              std::int64_t mem_delta) {
+  Op op = base_op(OpKind::compute, work, microbatch, chunk, layer_begin, layer_end);
+  op.duration = cost.time;
+  op.hw_flops = cost.hardware_flops;
+  op.model_flops = cost.model_flops;
+  op.mem_delta_bytes = mem_delta;
+  return op;
+}
+
+Op collective_op(Axis axis, CollOp coll, Work work, int microbatch, int chunk, int layer_begin, int layer_end, double bytes,
+                 int repeat) {
+  Op op = base_op(OpKind::collective, work, microbatch, chunk, layer_begin, layer_end);
+  op.axis = axis;
+  op.coll = coll;
+  op.bytes = bytes;
+  op.repeat = static_cast<std::uint8_t>(repeat);
+  return op;
+}
+
+/// A pipeline transfer end: the send (pp_send stream) or the recv (compute stream).
+Op pipeline_op(OpKind kind, Work work, int microbatch, int chunk, double bytes, int peer_stage) {
+  Op op;
+  op.kind = kind;
+  op.axis = Axis::pp;
+  op.work = work;
+  op.microbatch = microbatch;
+  op.chunk = chunk;
+  op.bytes = bytes;
+  op.peer_stage = peer_stage;
+  return op;
+}
+
+}  // namespace
+
+StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayers>& chunks, int stage)
+    : s_(*in.scenario),
+      costs_(*in.costs),
+      bytes_(*in.bytes),
+      params_(*in.params),
+      chunks_(chunks),
+      stage_(stage),
+      last_model_chunk_(s_.layout.pp * static_cast<int>(chunks.size()) - 1),
+      zero3_(s_.layout.zero >= 3 && s_.layout.dp > 1),
+      // ZeRO-1/2 (distributed optimizer): each rank updated its shard; the new weights are
+      // all-gathered bucket by bucket at the start of the next step, overlapped with the
+      // forward (Megatron's overlap_param_gather). In one simulated step: a gather per
+      // layer on the prefetch stream, and the layer's first forward waits for it.
+      zero12_gather_(s_.layout.dp > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
+      expert_dp_(s_.model.moe.experts > 0 && s_.layout.dp / s_.layout.ep > 1),
+      recv_(static_cast<std::size_t>(2 * s_.layout.microbatches) * chunks.size(), 0),
+      gathered_this_step_(static_cast<std::size_t>(s_.model.layers), 0) {}
+
+std::size_t StageEmitter::recv_slot(bool gradient, int microbatch, int chunk) const {
+  const std::size_t dir = gradient ? 1 : 0;
+  return (dir * static_cast<std::size_t>(s_.layout.microbatches) + static_cast<std::size_t>(microbatch)) * chunks_.size() +
+         static_cast<std::size_t>(chunk);
+}
+
+std::uint32_t StageEmitter::recv_index(bool gradient, int microbatch, int chunk) const {
+  return recv_[recv_slot(gradient, microbatch, chunk)];
+}
+
+void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParams& stage_params,
+                        const MemoryTerms& static_memory) {
+  const bool zb = s_.layout.schedule == Schedule::zb_h1;
+  // Last backward-type item per chunk: DP/ZeRO gradient work hangs off it.
+  std::vector<int> last_gradient_item(chunks_.size(), -1);
+  for (int i = 0; i < static_cast<int>(items.size()); ++i) {
+    const auto& it = items[static_cast<std::size_t>(i)];
+    const bool grad = zb ? it.kind == ItemKind::backward_weight
+                         : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
+    if (grad) last_gradient_item[static_cast<std::size_t>(it.chunk)] = i;
+  }
+  for (int i = 0; i < static_cast<int>(items.size()); ++i) {
+    const auto& it = items[static_cast<std::size_t>(i)];
+    const Site at{it.microbatch, it.chunk};
+    const bool last_gradient = i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
+    switch (it.kind) {
+      case ItemKind::forward: emit_forward(at); break;
+      case ItemKind::backward: emit_backward(at, Pass::backward, !zb && last_gradient); break;
+      case ItemKind::backward_input: emit_backward(at, Pass::backward_input, !zb && last_gradient); break;
+      case ItemKind::backward_weight: emit_backward_weight(at, last_gradient); break;
+    }
+  }
+  emit_optimizer(stage_params);
+  builder_.program().static_memory_bytes = static_cast<std::int64_t>(
+      static_memory.weights + static_memory.gradients + static_memory.master + static_memory.optimizer + static_memory.buffers);
+}
+
+void StageEmitter::emit_forward(const Site& at) {
+  const auto& L = s_.layout;
+  const int p = L.pp, mc = at.chunk * p + stage_;
+  const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
+  if (mc > 0) {
+    recv_[recv_slot(false, at.microbatch, at.chunk)] =
+        builder_.add(Stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
+  }
+  if (mc == 0 && !L.embedding_free) {
+    builder_.add(Stream::compute,
+                 compute_op(Work::forward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::forward), 0));
+    tp_all_reduce(Pass::forward, at, -1, 0, 1);  // vocab-parallel embedding all-reduce
+  }
+  for (int l = cl.begin; l < cl.end; ++l) {
+    std::int64_t gather = zero3_gather(at, l);
+    if (gather == kNoGather) gather = first_use_gather(at.chunk, l);
+    emit_layer(l, Pass::forward, at, gather);
+  }
+  if (mc == last_model_chunk_ && !L.embedding_free)
+    builder_.add(Stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
+                                             costs_.head(Pass::forward), static_cast<std::int64_t>(bytes_.logits)));
+  if (mc < last_model_chunk_) {
+    const int peer = (mc + 1) % p;
+    const auto idx = builder_.add(Stream::pp_send,
+                                  pipeline_op(OpKind::send, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
+                                  {builder_.last(Stream::compute)});
+    sends_.push_back(PendingSend{idx, peer, false, at.microbatch, (mc + 1) / p});
+  }
+}
+
+void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) {
+  const auto& L = s_.layout;
+  const int p = L.pp, mc = at.chunk * p + stage_;
+  const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
+  if (mc < last_model_chunk_) {
+    recv_[recv_slot(true, at.microbatch, at.chunk)] =
+        builder_.add(Stream::compute, pipeline_op(OpKind::recv, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
+  }
+  if (mc == last_model_chunk_ && !L.embedding_free) {
+    builder_.add(Stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
+                                             costs_.head(Pass::backward), -static_cast<std::int64_t>(bytes_.logits)));
+    tp_all_reduce(Pass::backward, at, s_.model.layers, s_.model.layers + 1, 1);
+  }
+  for (int l = cl.end - 1; l >= cl.begin; --l) {
+    std::int64_t gather = zero3_gather(at, l);
+    // Full recompute re-runs the layer's forward and holds its complete activations
+    // until the backward ends: a separate op. Selective recompute of a dense layer
+    // (the attention core) runs back to back with the backward and no communication
+    // in between, so it is folded into the backward op — one event instead of two,
+    // same time and FLOPs. An MoE layer's dense part is recomputed as its own op.
+    const bool moe = layer_is_moe(s_.model, l);
+    const bool separate_recompute = moe ? L.recompute != Recompute::none : L.recompute == Recompute::full;
+    const std::int64_t held = separate_recompute ? emit_layer(l, Pass::recompute, at, gather) : 0;
+    emit_layer(l, pass, at, gather, held);
+    if (last_gradient) reduce_layer_gradients(at.chunk, l);
+  }
+  if (mc == 0 && !L.embedding_free)
+    builder_.add(Stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward), 0));
+  if (last_gradient) reduce_chunk_gradients(at.chunk);
+  if (mc > 0) {
+    const int peer = (mc - 1) % p;
+    // The gradient leaves after the chunk's first layer (input gradient).
+    const auto idx = builder_.add(Stream::pp_send,
+                                  pipeline_op(OpKind::send, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
+                                  {builder_.last(Stream::compute)});
+    sends_.push_back(PendingSend{idx, peer, true, at.microbatch, (mc - 1) / p});
+  }
+}
+
+void StageEmitter::emit_backward_weight(const Site& at, bool last_gradient) {
+  // zb-h1 weight-gradient work: no communication, fills the bubble.
+  const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
+  for (int l = cl.end - 1; l >= cl.begin; --l) {
+    std::int64_t gather = kNoGather;
+    emit_layer(l, Pass::backward_weight, at, gather);
+    if (last_gradient) reduce_layer_gradients(at.chunk, l);
+  }
+  if (last_gradient) reduce_chunk_gradients(at.chunk);
+}
+
+std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int64_t& gather, std::int64_t recomputed_bytes) {
+  const auto& L = s_.layout;
+  const bool moe = layer_is_moe(s_.model, l);
+  const LayerKind kind = moe ? LayerKind::moe : LayerKind::dense;
+  const auto act = static_cast<std::int64_t>(bytes_.activation_per_layer);
+  auto compute = [&](const PassCost& cost, std::int64_t mem_delta) {
+    add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1, cost, mem_delta), gather);
+  };
+  switch (pass) {
+    case Pass::forward:
+      // MoE: attention + router, dispatch, the experts this device owns, combine.
+      compute(costs_.layer(kind, pass), act);
+      if (moe) {
+        tp_all_reduce(pass, at, l, l + 1, 1);
+        expert_round_trip(pass, at, l);
+        tp_all_reduce(pass, at, l, l + 1, 1);
+      } else {
+        tp_all_reduce(pass, at, l, l + 1, 2);
+      }
+      return 0;
+    case Pass::recompute: {
+      // An MoE layer's recompute replays no TP or EP communication (as if the
+      // dispatched tokens were kept): a simplification of the model.
+      const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(bytes_.activation_full_layer) : 0;
+      compute(costs_.layer(kind, pass), held);
+      if (!moe) tp_all_reduce(pass, at, l, l + 1, 2);
+      else if (L.recompute == Recompute::full) expert_op_for(pass, at, l);
+      return held;
+    }
+    case Pass::backward:
+    case Pass::backward_input: {
+      // Activations are freed by the op that last needs them: the full backward,
+      // or (zb-h1) the weight-gradient half.
+      const std::int64_t freed = -recomputed_bytes - (pass == Pass::backward_input ? 0 : act);
+      if (moe) {
+        // Mirror of the forward: gradients go to the expert owners and back.
+        tp_all_reduce(pass, at, l, l + 1, 1);
+        expert_round_trip(pass, at, l);
+        compute(costs_.layer(kind, pass), freed);
+        tp_all_reduce(pass, at, l, l + 1, 1);
+      } else {
+        PassCost cost = costs_.layer(kind, pass);
+        if (L.recompute == Recompute::selective) cost = cost + costs_.layer(kind, Pass::recompute);
+        compute(cost, freed);
+        tp_all_reduce(pass, at, l, l + 1, 2);
+      }
+      return 0;
+    }
+    case Pass::backward_weight:
+      if (moe) expert_op_for(pass, at, l);
+      compute(costs_.layer(kind, pass), -act);
+      return 0;
+  }
+  return 0;
+}
+
+void StageEmitter::emit_optimizer(const StageParams& stage_params) {
+  const auto& pr = s_.precision;
+  // Adam reads and writes master, both moments and the weights, and reads the grads.
+  const double opt_bytes = optimizer_params(s_, stage_params) * (2.0 * (pr.master + pr.optimizer + pr.weights) + pr.gradients);
+  // Adam's ~10 element-wise FLOP per parameter are not counted as hardware FLOPs
+  // (Megatron's HFU counts matmul work only), so FLOPs are conserved across layouts.
+  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, PassCost{compute_time(s_.gpu, 0, opt_bytes, 1e9), 0, 0}, 0);
+  // Memory-bound, after every gradient is reduced.
+  if (any_gradient_sync_) builder_.add(Stream::compute, opt, {builder_.last(Stream::dp)});
+  else builder_.add(Stream::compute, opt);
+}
+
+std::uint32_t StageEmitter::add_compute(const Op& op, std::int64_t& gather) {
+  if (gather == kNoGather) return builder_.add(Stream::compute, op);
+  const auto idx = builder_.add(Stream::compute, op,
+                                {OpRef{static_cast<std::uint8_t>(Stream::prefetch), static_cast<std::uint32_t>(gather)}});
+  if (zero3_) gather_user_.push_back(idx);  // the ZeRO-3 window tracks who used gather k
+  gather = kNoGather;
+  return idx;
+}
+
+void StageEmitter::tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat) {
+  if (s_.layout.tp <= 1) return;
+  builder_.add(Stream::compute, collective_op(Axis::tp, CollOp::all_reduce, work_of(pass), at.microbatch, at.chunk, layer_begin,
+                                              layer_end, bytes_.tp_all_reduce, repeat));
+}
+
+void StageEmitter::expert_round_trip(Pass pass, const Site& at, int layer) {
+  ep_all_to_all(pass, at, layer, 0);
+  expert_op_for(pass, at, layer);
+  ep_all_to_all(pass, at, layer, 1);
+}
+
+void StageEmitter::expert_op_for(Pass pass, const Site& at, int layer) {
+  Op op = compute_op(work_of(pass), at.microbatch, at.chunk, layer, layer + 1, costs_.experts(pass), 0);
+  op.expert_work = true;
+  builder_.add(Stream::compute, op);
+}
+
+void StageEmitter::ep_all_to_all(Pass pass, const Site& at, int layer, int variant) {
+  if (s_.layout.ep <= 1) return;
+  Op op = collective_op(Axis::ep, CollOp::all_to_all, work_of(pass), at.microbatch, at.chunk, layer, layer + 1,
+                        bytes_.ep_all_to_all, 1);
+  op.variant = static_cast<std::uint8_t>(variant);
+  builder_.add(Stream::compute, op);
+}
+
+std::int64_t StageEmitter::zero3_gather(const Site& at, int layer) {
+  if (!zero3_) return kNoGather;
+  // One-layer prefetch: gather k may start once the layer that used gather k−2
+  // has finished, so at most two gathered layers are resident.
+  Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1,
+                       params_.gather_weight_bytes(layer), 1);
+  g.microbatch = at.microbatch;
+  std::uint32_t idx;
+  if (gathers_issued_ >= 2)
+    idx = builder_.add(Stream::prefetch, g,
+                       {OpRef{static_cast<std::uint8_t>(Stream::compute), gather_user_[gathers_issued_ - 2]}});
+  else
+    idx = builder_.add(Stream::prefetch, g);
+  ++gathers_issued_;
+  return idx;
+}
+
+std::int64_t StageEmitter::first_use_gather(int chunk, int layer) {
+  if (!zero12_gather_ || gathered_this_step_[static_cast<std::size_t>(layer)]) return kNoGather;
+  gathered_this_step_[static_cast<std::size_t>(layer)] = 1;
+  const double weights = s_.precision.weights;
+  const double dense = params_.gather_weight_bytes(layer) - params_.experts(layer) * weights;
+  const auto idx = builder_.add(Stream::prefetch, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk,
+                                                                layer, layer + 1, dense, 1));
+  if (expert_dp_ && layer_is_moe(s_.model, layer))
+    return builder_.add(Stream::prefetch, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer,
+                                                        layer + 1, params_.experts(layer) * weights, 1));
+  return idx;
+}
+
+void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush) {
+  const auto& L = s_.layout;
+  if (L.dp <= 1) return;
+  bucket_bytes_ += bytes;
+  if (!flush && bucket_bytes_ < L.dp_bucket_bytes) return;
+  // A flush with nothing pending (the bucket size divided the gradients) issues no
+  // collective: an empty all-reduce still costs its latency.
+  if (bucket_bytes_ <= 0) return;
+  const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
+  builder_.add(Stream::dp, collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1),
+               {builder_.last(Stream::compute)});
+  bucket_bytes_ = 0;
+  any_gradient_sync_ = true;
+}
+
+void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
+  // Expert gradients reduce over the ranks holding the same experts.
+  if (!expert_dp_ || !layer_is_moe(s_.model, layer)) return;
+  const CollOp op = s_.layout.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
+  builder_.add(Stream::dp, collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
+                                         params_.experts(layer) * s_.precision.gradients, 1),
+               {builder_.last(Stream::compute)});
+  any_gradient_sync_ = true;
+}
+
+void StageEmitter::reduce_layer_gradients(int chunk, int layer) {
+  reduce_gradients(params_.dense(layer) * s_.precision.gradients, chunk, layer, layer + 1, false);
+  reduce_expert_gradients(chunk, layer);
+}
+
+void StageEmitter::reduce_chunk_gradients(int chunk) {
+  // The embedding and LM head gradients join the chunk's last bucket.
+  const int mc = chunk * s_.layout.pp + stage_;
+  const auto cl = chunks_[static_cast<std::size_t>(chunk)];
+  const double extra = (mc == 0 ? params_.embedding() : 0.0) + (mc == last_model_chunk_ ? params_.head() : 0.0);
+  reduce_gradients(extra / s_.layout.tp * s_.precision.gradients, chunk, cl.begin, cl.end, true);
+}
+
+}  // namespace ls::wl

@@ -1,0 +1,105 @@
+// workloads/stage_emitter.hpp — one pipeline stage's op template, in schedule order.
+//
+// Streams (sim::Stream): compute (embedding, per-layer passes with the layer's TP and
+// EP collectives, LM head, pipeline recvs, optimizer), pp_send (boundary activations
+// and gradients), dp (bucketed gradient all-reduce / reduce-scatter) and prefetch
+// (ZeRO weight gathers). Every layer pass — forward, backward, its zb-h1 halves and
+// the recompute — goes through emit_layer, for dense and MoE layers alike; what a
+// pass costs (time, FLOPs) comes from a PassCosts (pass_costs.hpp) and nowhere else.
+// Cost: O(ops of the stage).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/program_builder.hpp"
+#include "workloads/pass_costs.hpp"
+#include "workloads/schedule.hpp"
+#include "workloads/spec.hpp"
+#include "workloads/stage_layers.hpp"
+#include "workloads/stage_memory.hpp"
+
+namespace ls::wl {
+
+/// A pipeline send whose matching recv (on the peer stage) is patched in once every
+/// stage is built.
+struct PendingSend {
+  std::uint32_t op = 0;  // index on this stage's pp_send stream
+  int peer_stage = 0;
+  bool gradient = false;  // false: forward activation, true: backward gradient
+  int microbatch = 0;
+  int peer_chunk = 0;
+};
+
+/// What every stage of one program shares; the referenced objects outlive the emitter.
+struct EmitterInputs {
+  const Scenario* scenario = nullptr;
+  const PassCosts* costs = nullptr;
+  const PassBytes* bytes = nullptr;
+  const DeviceParams* params = nullptr;
+};
+
+class StageEmitter {
+public:
+  StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayers>& chunks, int stage);
+
+  /// Emits the stage's schedule (sched[stage]), then its optimizer step.
+  void emit(const std::vector<ScheduleItem>& items, const StageParams& stage_params, const MemoryTerms& static_memory);
+
+  /// Index of the recv for (gradient?, micro-batch, chunk) on the compute stream.
+  std::uint32_t recv_index(bool gradient, int microbatch, int chunk) const;
+  const std::vector<PendingSend>& sends() const { return sends_; }
+  sim::StageProgram take() { return builder_.take(); }
+
+private:
+  struct Site {
+    int microbatch = 0, chunk = 0;
+  };
+  static constexpr std::int64_t kNoGather = -1;
+
+  void emit_forward(const Site& at);
+  void emit_backward(const Site& at, Pass pass, bool last_gradient);
+  void emit_backward_weight(const Site& at, bool last_gradient);
+  /// One pass of layer l (recompute included): its compute, TP collectives and, for
+  /// MoE layers, the dispatch / experts / combine. `gather` is the prefetch op the
+  /// first compute op waits on; the op that waits on it resets it to kNoGather.
+  /// `recomputed_bytes`: what this micro-batch's recompute of the layer holds (freed
+  /// by the backward). Returns the bytes the recompute pass allocates.
+  std::int64_t emit_layer(int layer, Pass pass, const Site& at, std::int64_t& gather, std::int64_t recomputed_bytes = 0);
+  void emit_optimizer(const StageParams& stage_params);
+
+  std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;
+  std::uint32_t add_compute(const sim::Op& op, std::int64_t& gather);
+  void tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat);
+  void expert_round_trip(Pass pass, const Site& at, int layer);
+  void expert_op_for(Pass pass, const Site& at, int layer);
+  void ep_all_to_all(Pass pass, const Site& at, int layer, int variant);
+  std::int64_t zero3_gather(const Site& at, int layer);
+  std::int64_t first_use_gather(int chunk, int layer);
+  void reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush);
+  void reduce_expert_gradients(int chunk, int layer);
+  void reduce_layer_gradients(int chunk, int layer);
+  void reduce_chunk_gradients(int chunk);
+
+  const Scenario& s_;
+  const PassCosts& costs_;
+  const PassBytes& bytes_;
+  const DeviceParams& params_;
+  const std::vector<ChunkLayers>& chunks_;
+  const int stage_;
+  const int last_model_chunk_;
+  const bool zero3_;               // per-layer gathers before every use, one-layer prefetch
+  const bool zero12_gather_;       // one gather per layer at its first forward of the step
+  const bool expert_dp_;           // expert gradients reduce over an expert-data-parallel group
+
+  sim::StageProgramBuilder builder_;
+  std::vector<std::uint32_t> recv_;        // by (gradient, micro-batch, chunk)
+  std::vector<PendingSend> sends_;
+  std::uint32_t gathers_issued_ = 0;       // ZeRO-3 gathers so far
+  std::vector<std::uint32_t> gather_user_; // compute op that consumed ZeRO-3 gather k
+  std::vector<char> gathered_this_step_;   // ZeRO-1/2: layer already gathered
+  double bucket_bytes_ = 0;                // DP gradient bytes not yet reduced
+  bool any_gradient_sync_ = false;
+};
+
+}  // namespace ls::wl

@@ -1,0 +1,61 @@
+// workloads/stage_memory.hpp — parameters a device holds and the memory they cost.
+//
+// DeviceParams answers "how many parameters of layer l live on one device" (the
+// dense part split over tp, routed experts also over ep); the stage emitter sizes
+// gradient reductions and weight gathers with it, and this file's stage totals
+// size the static memory and the optimizer step. Units: parameters, bytes.
+// Cost: O(1) per layer query, O(layers of the stage) per stage total.
+#pragma once
+
+#include <vector>
+
+#include "workloads/pass_costs.hpp"
+#include "workloads/result.hpp"
+#include "workloads/spec.hpp"
+#include "workloads/stage_layers.hpp"
+
+namespace ls::wl {
+
+class DeviceParams {
+public:
+  explicit DeviceParams(const Scenario& s);
+  /// Dense parameters of layer l on one device (the attention, router and shared
+  /// experts of an MoE layer).
+  double dense(int layer) const;
+  /// Routed-expert parameters of layer l on one device (experts/ep of them); 0 for dense layers.
+  double experts(int layer) const;
+  /// Weight bytes of layer l on one device.
+  double layer_weight_bytes(int layer) const;
+  /// Weights a gather must fetch for layer l: the layer, plus the embedding with the
+  /// first layer and the LM head with the last (they live on those stages).
+  double gather_weight_bytes(int layer) const;
+  /// Whole (not tp-split) embedding and LM head parameters; 0 when embedding_free.
+  double embedding() const { return embedding_; }
+  double head() const { return head_; }
+
+private:
+  const Scenario* s_;
+  double embedding_ = 0, head_ = 0;
+};
+
+/// Per-device parameters of one stage, all its chunks together.
+struct StageParams {
+  double dense = 0;    // dense layers, dense parts of MoE layers, embedding and head shares
+  double experts = 0;  // routed experts
+};
+StageParams stage_params(const Scenario& s, const DeviceParams& params, const std::vector<ChunkLayers>& chunks, int stage);
+
+/// Parameters whose optimizer state one device updates (after ZeRO sharding: dense
+/// over dp, experts over the expert-data-parallel group).
+double optimizer_params(const Scenario& s, const StageParams& sp);
+
+/// Weights, gradients, master, optimizer and buffers of one stage; activations and peak 0.
+MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const std::vector<ChunkLayers>& chunks, int stage,
+                          const StageParams& sp);
+
+/// Activation bytes one micro-batch leaves on the stage for the backward: every layer,
+/// plus the LM head's logits on the last model chunk.
+double activation_bytes_per_microbatch(const Scenario& s, const PassBytes& bytes, const std::vector<ChunkLayers>& chunks,
+                                       int stage);
+
+}  // namespace ls::wl
