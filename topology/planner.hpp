@@ -14,8 +14,13 @@
 //                              2. inter-node all-reduce: one ring flow per rail (the
 //                                 j-th GPU of every node), 2(N−1)/N·S/k, 2(N−1)α_inter;
 //                              3. intra-node all-gather, as phase 1.
-//   reduce-scatter/all-gather  flat ring flow of (n−1)/n·S, latency (n−1)α (also when
-//                              spanning nodes: NCCL's ring does the same).
+//   reduce-scatter/all-gather  within one node, or when the group is not k > 1 GPUs on
+//                              each of N nodes: flat ring flow of (n−1)/n·S, latency (n−1)α.
+//                              Otherwise two levels, like the hierarchical all-reduce:
+//                              reduce-scatter = intra-node RS ring per node ((k−1)/k·S,
+//                              (k−1)α_intra), then inter-node RS ring per rail
+//                              ((N−1)/N·S/k, (N−1)α_inter); all-gather = the mirror
+//                              (per-rail AG first, then intra-node AG).
 //   all-to-all                 one phase, flow i→j of S/n for every i≠j, latency α.
 //   broadcast                  pipelined chain from devices[0]: one flow of S bytes
 //                              over the n−1 hops, latency (n−1)α, i.e. S/B + (n−1)α
@@ -38,7 +43,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sim/program.hpp"
+#include "sim/comm_plan.hpp"
 #include "topology/cluster.hpp"
 
 namespace ls::topo {
