@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/comm_plan.hpp"
 #include "sim/network.hpp"
 #include "sim/time.hpp"
 
@@ -35,7 +36,6 @@ enum class OpKind : std::uint8_t { compute, collective, send, recv };
 /// traffic is reported under dp.
 enum class Axis : std::uint8_t { none, tp, pp, dp, ep, edp };
 inline constexpr int kAxisCount = 6;
-enum class CollOp : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast };
 /// What an op is for: naming, accounting (bubble, critical path) and the trace.
 enum class Work : std::uint8_t { forward, backward, backward_input, backward_weight, recompute, optimizer, grad_sync, param_gather, other };
 
@@ -103,41 +103,6 @@ struct Program {
   /// MoE: share of the routed tokens processed by the expert owner of each ep index
   /// (empty: uniform all-to-all). Dispatch sends S·share[j] from i to j, combine S·share[i].
   std::vector<double> ep_share;
-};
-
-// ---------------------------------------------------------------------------
-// Communication plans: how a collective or a transfer becomes flows.
-// A plan is a sequence of phases; a phase is a set of flows started together, and
-// it ends `latency` after its last flow drains. The next phase starts then.
-
-struct PlanFlow {
-  std::uint32_t path_begin = 0;  // into CommPlan::links
-  std::uint32_t path_len = 0;
-  double bytes = 0;
-};
-
-struct CommPhase {
-  std::vector<PlanFlow> flows;
-  Time latency;
-};
-
-struct CommPlan {
-  std::vector<LinkId> links;
-  std::vector<CommPhase> phases;
-  /// Bytes each member sends in total (for comm.<axis>.bytes_per_device).
-  double bytes_per_member = 0;
-};
-
-/// Implemented by topology/ (routes on the cluster graph) — the engine only sees
-/// plans. Returned references stay valid for the planner's lifetime (cached).
-class CommPlanner {
-public:
-  virtual ~CommPlanner() = default;
-  /// `devices`: the group's GPUs in ring order. `bytes`: per-member buffer size S.
-  virtual const CommPlan& collective(std::span<const std::int32_t> devices, CollOp op, double bytes) = 0;
-  virtual const CommPlan& transfer(std::int32_t src_device, std::int32_t dst_device, double bytes) = 0;
-  /// Pairwise all-to-all with bytes_matrix[i·n + j] bytes from member i to member j.
-  virtual const CommPlan& all_to_all_matrix(std::span<const std::int32_t> devices, std::span<const double> bytes_matrix) = 0;
 };
 
 }  // namespace ls::sim

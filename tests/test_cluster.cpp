@@ -31,6 +31,11 @@ using ls::sim::Time;
 using ls::topo::Cluster;
 using ls::topo::ClusterSpec;
 using ls::topo::ExplicitGraphSpec;
+using ls::topo::kLinkKindNames;
+using ls::topo::kVertexKindNames;
+using ls::topo::LinkInfo;
+using ls::topo::LinkKind;
+using ls::topo::VertexKind;
 
 namespace {
 
@@ -68,6 +73,24 @@ std::string error_of(const std::function<void()>& f) {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
+
+TEST_CASE("link and vertex kinds: one name table each, parsed and printed the same way") {
+  for (std::size_t i = 0; i < kLinkKindNames.size(); ++i) {
+    const auto kind = static_cast<LinkKind>(i);
+    CHECK(ls::topo::parse_link_kind(link_kind_name(kind)) == kind);
+  }
+  for (std::size_t i = 0; i < kVertexKindNames.size(); ++i) {
+    const auto kind = static_cast<VertexKind>(i);
+    CHECK(ls::topo::parse_vertex_kind(vertex_kind_name(kind)) == kind);
+  }
+  CHECK_FALSE(ls::topo::parse_link_kind("carrier-pigeon"));
+  CHECK_FALSE(ls::topo::parse_vertex_kind("router"));
+  CHECK(ls::topo::kind_list(kLinkKindNames) == "nvlink | nvswitch | pcie | infiniband | ethernet");
+  const Cluster c = Cluster::build(ClusterSpec{});
+  const LinkInfo& up = c.link(*c.find_link("node0.gpu0->node0.nvswitch"));
+  CHECK(up.type == LinkKind::nvlink);
+  CHECK(up.kind == link_kind_name(up.type));
+}
 
 TEST_CASE("single NVSwitch node: names, links, gpu->switch->gpu route") {
   ClusterSpec s;  // 1 node × 8 GPUs, nvswitch 300 GB/s, 1 us
@@ -233,11 +256,11 @@ namespace {
 ExplicitGraphSpec as_explicit_graph(const Cluster& c) {
   ExplicitGraphSpec g;
   for (std::size_t v = 0; v < c.vertex_count(); ++v)
-    g.vertices.push_back({c.vertex_name(static_cast<int>(v)), c.vertex_kind(static_cast<int>(v))});
+    g.vertices.push_back({c.vertex_name(static_cast<int>(v)), std::string(c.vertex_kind(static_cast<int>(v)))});
   for (LinkId l = 0; l < c.link_count(); ++l) {
     const auto& info = c.link(l);
-    g.links.push_back({c.vertex_name(info.from_vertex), c.vertex_name(info.to_vertex), info.kind, info.bandwidth_Bps,
-                       info.latency, false});
+    g.links.push_back({c.vertex_name(info.from_vertex), c.vertex_name(info.to_vertex),
+                       std::string(link_kind_name(info.type)), info.bandwidth_Bps, info.latency, false});
   }
   return g;
 }

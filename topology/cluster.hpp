@@ -3,8 +3,13 @@
 // A Cluster is built once from a ClusterSpec (generator keys or an explicit graph)
 // and is immutable afterwards except for its route cache and a lazily built
 // link-name index. The graph is a Boost.Graph adjacency_list kept inside
-// cluster.cpp (pimpl): no Boost type leaks into this header, so the rest of
-// layoutsim compiles without Boost.
+// cluster_impl.hpp (pimpl): no Boost type leaks into this header, so the rest of
+// layoutsim compiles without Boost. The implementation is split by job:
+//   cluster.cpp         the link table, the public API, build() and route dispatch
+//   fabric.cpp          the generator and its structural routes
+//   explicit_graph.cpp  building an explicit graph (cluster.graph)
+//   graph_router.cpp    the routing view and its pruned Dijkstra (PXN relay vertices included)
+//   down_links.cpp      down links: names, which pairs they affect, leaf flags
 //
 // Naming (scenarios and perturbations refer to these names):
 //   GPUs            node<N>.gpu<G>
@@ -17,7 +22,7 @@
 //                   directed links. Parallel links between the same two vertices in an
 //                   explicit graph get a suffix: "a->b", "a->b#1", "a->b#2", ...
 //
-// Generated topology (see cluster.cpp for the numbers and why):
+// Generated topology (see fabric.cpp for the numbers and why):
 //   intra node: every GPU has a duplex link to its node's switch, bandwidth
 //     intra.bandwidth_Bps per direction, latency intra.latency/2 per hop, so that
 //     gpu→switch→gpu costs exactly intra.latency.
@@ -84,6 +89,7 @@
 
 #include "sim/network.hpp"
 #include "sim/time.hpp"
+#include "topology/kinds.hpp"
 #include "topology/spec.hpp"
 
 namespace ls::topo {
@@ -93,7 +99,8 @@ using sim::LinkId;
 /// One directed link. `from_vertex`/`to_vertex` index Cluster::vertex_name().
 struct LinkInfo {
   std::string name;            // "<from>-><to>"
-  std::string kind;            // nvlink | pcie | infiniband | ethernet | ...
+  LinkKind type = LinkKind::nvlink;
+  std::string kind;            // link_kind_name(type): the reports' spelling
   double bandwidth_Bps = 0;    // > 0
   sim::Time latency;           // >= 0
   int from_vertex = -1;
@@ -133,8 +140,8 @@ public:
   // ---- vertices ---------------------------------------------------------------
   std::size_t vertex_count() const;
   const std::string& vertex_name(int vertex) const;
-  /// gpu | nvswitch | pcie-switch | nic | switch
-  const std::string& vertex_kind(int vertex) const;
+  /// gpu | nvswitch | pcie-switch | nic | switch (vertex_kind_name of its VertexKind)
+  std::string_view vertex_kind(int vertex) const;
   /// -1 when unknown.
   int find_vertex(std::string_view name) const;
 

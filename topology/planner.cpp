@@ -29,8 +29,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -44,12 +46,33 @@ std::uint64_t flow_hash(std::int32_t src, std::int32_t dst, std::uint64_t index)
   return mix64(mix64(mix64(static_cast<std::uint32_t>(src)) ^ static_cast<std::uint32_t>(dst)) ^ index);
 }
 
-/// Accumulates flows and phases; a phase's latency is `multiplier` times the
-/// largest route latency among its flows (the ring's slowest hop sets the pace).
+/// Accumulates flows and phases. Every hop pays the cost model's step latency
+/// (hop_alpha) and every flow carries payload/efficiency of its bottleneck link.
 class PlanBuilder {
 public:
-  explicit PlanBuilder(const Cluster& cluster) : cluster_(cluster) {}
+  PlanBuilder(const Cluster& cluster, const CollectiveCostModel& costs) : cluster_(cluster), costs_(costs) {}
 
+  /// One ring step over this route: the route's latency, or the step latency floor
+  /// of its slowest link kind if larger.
+  sim::Time hop_alpha(std::span<const LinkId> path, sim::Time route_latency) const {
+    sim::Time alpha = route_latency;
+    for (LinkId l : path) alpha = std::max(alpha, costs_[cluster_.link(l).type].step_latency);
+    return alpha;
+  }
+
+  /// Efficiency of the path's bottleneck: the link with the least line rate ×
+  /// efficiency (ties: the first). 1 for an empty path.
+  double path_efficiency(std::span<const LinkId> path) const {
+    double best_rate = 0, efficiency = 1;
+    for (LinkId l : path) {
+      const LinkInfo& info = cluster_.link(l);
+      const double e = costs_[info.type].efficiency;
+      if (best_rate == 0 || info.bandwidth_Bps * e < best_rate) best_rate = info.bandwidth_Bps * e, efficiency = e;
+    }
+    return efficiency;
+  }
+
+  /// A pairwise flow; the phase's α is the largest hop α among its flows.
   void add_flow(std::int32_t src, std::int32_t dst, double bytes, std::uint64_t index) {
     if (src == dst) return;  // nothing crosses a link
     const std::uint64_t h = flow_hash(src, dst, index);
@@ -57,11 +80,21 @@ public:
     sim::PlanFlow f;
     f.path_begin = static_cast<std::uint32_t>(plan_.links.size());
     f.path_len = static_cast<std::uint32_t>(path.size());
-    f.bytes = bytes;
+    f.bytes = bytes / path_efficiency(path);
     plan_.links.insert(plan_.links.end(), path.begin(), path.end());
     phase_.flows.push_back(f);
-    alpha_ = std::max(alpha_, cluster_.route_latency(src, dst, h));
+    alpha_ = std::max(alpha_, hop_alpha(path, cluster_.route_latency(src, dst, h)));
   }
+
+  /// Step latencies of one ring's hops.
+  struct RingLatency {
+    sim::Time sum;  // over its hops
+    sim::Time max;  // largest hop
+    /// A closed ring of n hops takes n−1 steps per pass; NCCL's tuner charges them
+    /// as the sum over the hops of their latency, less the largest one's: with N
+    /// nodes, (n−N) intra-node and (N−1) inter-node steps.
+    sim::Time steps() const { return sum - max; }
+  };
 
   /// A ring over `members` as ONE flow of `bytes` (what every hop carries) whose
   /// path is the concatenation of the hop routes: member i → i+1 mod m when
@@ -77,39 +110,49 @@ public:
   /// (per-hop flows let the uncontended hops finish early, and hand the bandwidth
   /// they free to others, as if they could run ahead of the ring); and the engine
   /// handles one flow event per ring instead of m.
-  void ring(std::span<const std::int32_t> members, double bytes, bool closed = true) {
+  RingLatency ring(std::span<const std::int32_t> members, double bytes, bool closed = true) {
+    RingLatency lat;
     const std::size_t m = members.size();
-    if (m < 2) return;
+    if (m < 2) return lat;
     sim::PlanFlow f;
     f.path_begin = static_cast<std::uint32_t>(plan_.links.size());
-    f.bytes = bytes;
     for (std::size_t i = 0; i < (closed ? m : m - 1); ++i) {
       const std::int32_t src = members[i], dst = members[(i + 1) % m];
       if (src == dst) continue;  // not for validated groups (distinct devices)
       const std::uint64_t h = flow_hash(src, dst, i);
       const auto path = cluster_.route(src, dst, h);
       plan_.links.insert(plan_.links.end(), path.begin(), path.end());
-      alpha_ = std::max(alpha_, cluster_.route_latency(src, dst, h));
+      const sim::Time alpha = hop_alpha(path, cluster_.route_latency(src, dst, h));
+      lat.sum += alpha;
+      lat.max = std::max(lat.max, alpha);
     }
+    alpha_ = std::max(alpha_, lat.max);
     f.path_len = static_cast<std::uint32_t>(plan_.links.size()) - f.path_begin;
+    f.bytes = bytes / path_efficiency(std::span(plan_.links).subspan(f.path_begin, f.path_len));
     if (f.path_len > 0) phase_.flows.push_back(f);
+    return lat;
   }
 
-  void end_phase(std::int64_t latency_multiplier) {
+  void end_phase(sim::Time latency) {
     if (phase_.flows.empty()) return;
-    phase_.latency = alpha_ * latency_multiplier;
+    phase_.latency = latency;
     plan_.phases.push_back(std::move(phase_));
     phase_ = {};
     alpha_ = sim::Time::zero();
   }
+  /// The phase's latency is `multiplier` times its largest hop α.
+  void end_phase(std::int64_t multiplier) { end_phase(alpha_ * multiplier); }
 
-  sim::CommPlan take(double bytes_per_member) {
+  /// `fixed`: the once-per-collective cost, charged on the first phase.
+  sim::CommPlan take(double bytes_per_member, sim::Time fixed = sim::Time::zero()) {
+    if (!plan_.phases.empty()) plan_.phases.front().latency += fixed;
     plan_.bytes_per_member = bytes_per_member;
     return std::move(plan_);
   }
 
 private:
   const Cluster& cluster_;
+  const CollectiveCostModel& costs_;
   sim::CommPlan plan_;
   sim::CommPhase phase_;
   sim::Time alpha_;
@@ -131,8 +174,9 @@ void check_devices(const Cluster& c, std::span<const std::int32_t> devices) {
 }
 
 /// Members grouped by node (nodes in order of first appearance, members in ring
-/// order). Empty when the group does not qualify for the hierarchical algorithm.
-std::vector<std::vector<std::int32_t>> hierarchical_split(const Cluster& c, std::span<const std::int32_t> devices) {
+/// order) when the group spans at least 2 nodes with the same number of members on
+/// each; empty otherwise.
+std::vector<std::vector<std::int32_t>> node_groups(const Cluster& c, std::span<const std::int32_t> devices) {
   std::vector<int> node_ids;
   std::vector<std::vector<std::int32_t>> per_node;
   for (std::int32_t d : devices) {
@@ -145,15 +189,73 @@ std::vector<std::vector<std::int32_t>> hierarchical_split(const Cluster& c, std:
     }
     per_node[static_cast<std::size_t>(it - node_ids.begin())].push_back(d);
   }
-  if (per_node.size() < 2 || per_node.front().size() < 2) return {};
+  if (per_node.size() < 2) return {};
   for (const auto& v : per_node)
     if (v.size() != per_node.front().size()) return {};
   return per_node;
 }
 
+/// The wire-only model's hierarchical algorithm: node_groups with k > 1 per node.
+std::vector<std::vector<std::int32_t>> hierarchical_split(const Cluster& c, std::span<const std::int32_t> devices) {
+  auto per_node = node_groups(c, devices);
+  if (!per_node.empty() && per_node.front().size() < 2) return {};
+  return per_node;
+}
+
+/// Ring order of channel `channel` of a flat ring over N nodes × k members. NCCL runs
+/// a ring collective on several channels, each a ring over all ranks carrying its
+/// share of the data, so that every NIC of a node carries one channel's inter-node
+/// hop (its "rail"). Here channel c enters node 0 at its member c and leaves it at
+/// member c+1 (mod k), enters node 1 at member c+1 and leaves it at c, and so on,
+/// alternating: every inter-node hop joins the same local index on both nodes (the
+/// same rail on a rail-optimized fabric; with N odd the closing hop cannot), and over
+/// the k channels every member enters and leaves its node once.
+std::vector<std::int32_t> channel_order(const std::vector<std::vector<std::int32_t>>& per_node, std::size_t channel) {
+  const std::size_t k = per_node.front().size();
+  const std::size_t a = channel % k, b = (channel + 1) % k;
+  std::vector<std::int32_t> order;
+  order.reserve(k * per_node.size());
+  for (std::size_t j = 0; j < per_node.size(); ++j) {
+    const std::size_t entry = j % 2 == 0 ? a : b, exit = j % 2 == 0 ? b : a;
+    order.push_back(per_node[j][entry]);
+    for (std::size_t i = 0; i < k; ++i)
+      if (i != entry && i != exit) order.push_back(per_node[j][i]);
+    if (exit != entry) order.push_back(per_node[j][exit]);
+  }
+  return order;
+}
+
+/// What NCCL's tuner does with its model, done with ours: an estimate of a plan's
+/// time without contention from other collectives. Per phase, each flow gets every
+/// link's capacity shared equally among the flow traversals on it (max-min's answer
+/// when the flows are alike), then drains; the phase adds its latency.
+double predicted_seconds(const Cluster& c, const sim::CommPlan& plan) {
+  double total = 0;
+  std::unordered_map<LinkId, int> uses;
+  for (const auto& phase : plan.phases) {
+    uses.clear();
+    for (const auto& f : phase.flows)
+      for (std::uint32_t i = 0; i < f.path_len; ++i) ++uses[plan.links[f.path_begin + i]];
+    double drain = 0;
+    for (const auto& f : phase.flows) {
+      double rate = std::numeric_limits<double>::infinity();
+      for (std::uint32_t i = 0; i < f.path_len; ++i) {
+        const LinkId l = plan.links[f.path_begin + i];
+        rate = std::min(rate, c.link(l).bandwidth_Bps / uses[l]);
+      }
+      drain = std::max(drain, f.bytes / rate);
+    }
+    total += drain + phase.latency.seconds();
+  }
+  return total;
+}
+
 }  // namespace
 
-Planner::Planner(const Cluster& cluster, bool ideal) : cluster_(cluster), ideal_(ideal) {}
+Planner::Planner(const Cluster& cluster, bool ideal, CollectiveCostModel costs)
+    : cluster_(cluster), ideal_(ideal), costs_(costs) {
+  costs_.validate();
+}
 Planner::~Planner() = default;
 
 std::size_t Planner::KeyHash::operator()(const Key& k) const {
@@ -166,7 +268,13 @@ std::size_t Planner::KeyHash::operator()(const Key& k) const {
 std::size_t Planner::cached_plans() const { return plans_.size(); }
 
 bool Planner::uses_hierarchical_all_reduce(std::span<const std::int32_t> devices) const {
-  return !hierarchical_split(cluster_, devices).empty();
+  return !costs_.nccl_algorithms && !hierarchical_split(cluster_, devices).empty();
+}
+
+bool Planner::all_reduce_uses_tree(std::span<const std::int32_t> devices, double bytes) const {
+  check_bytes(bytes);
+  check_devices(cluster_, devices);
+  return nccl_all_reduce(devices, bytes).second;
 }
 
 const sim::CommPlan& Planner::store(Key key, sim::CommPlan plan) {
@@ -187,7 +295,8 @@ const sim::CommPlan& Planner::collective(std::span<const std::int32_t> devices, 
 }
 
 sim::CommPlan Planner::build_collective(std::span<const std::int32_t> devices, sim::CollOp op, double S) const {
-  PlanBuilder b(cluster_);
+  if (costs_.nccl_algorithms) return build_nccl_collective(devices, op, S);
+  PlanBuilder b(cluster_, costs_);
   const auto n = static_cast<double>(devices.size());
   if (devices.size() < 2) return b.take(0);
   const auto steps = static_cast<std::int64_t>(devices.size()) - 1;  // n − 1
@@ -272,13 +381,94 @@ sim::CommPlan Planner::build_collective(std::span<const std::int32_t> devices, s
   throw std::invalid_argument("planner: unknown collective");
 }
 
+// NCCL's algorithms (CollectiveCostModel::nccl_algorithms); see collective_costs.hpp.
+sim::CommPlan Planner::build_nccl_collective(std::span<const std::int32_t> devices, sim::CollOp op, double S) const {
+  const auto n = static_cast<double>(devices.size());
+  PlanBuilder b(cluster_, costs_);
+  if (devices.size() < 2 || S == 0) return b.take(0);  // nothing to move: free
+  switch (op) {
+    case sim::CollOp::all_reduce:
+      return nccl_all_reduce(devices, S).first;
+    case sim::CollOp::reduce_scatter:
+    case sim::CollOp::all_gather:
+      return nccl_ring(devices, node_groups(cluster_, devices), (n - 1) / n * S, 1);
+    case sim::CollOp::all_to_all:
+      // Direct pairwise exchange, all at once: F + α + (n−1)/n·S / B_eff.
+      for (std::size_t i = 0; i < devices.size(); ++i)
+        for (std::size_t j = 0; j < devices.size(); ++j)
+          if (i != j) b.add_flow(devices[i], devices[j], S / n, i);
+      b.end_phase(1);
+      return b.take((n - 1) / n * S, costs_.fixed_cost);
+    case sim::CollOp::broadcast: {
+      // Pipelined chain from devices[0]: F + S/B_eff + the sum of its n−1 hop steps.
+      const auto lat = b.ring(devices, S, /*closed=*/false);
+      b.end_phase(lat.sum);
+      return b.take((n - 1) / n * S, costs_.fixed_cost);
+    }
+  }
+  throw std::invalid_argument("planner: unknown collective");
+}
+
+sim::CommPlan Planner::nccl_ring(std::span<const std::int32_t> devices,
+                                 const std::vector<std::vector<std::int32_t>>& per_node, double bytes,
+                                 std::int64_t passes) const {
+  PlanBuilder b(cluster_, costs_);
+  sim::Time steps;
+  if (per_node.empty()) {  // one node, or uneven nodes: one ring in the given order
+    steps = b.ring(devices, bytes).steps();
+  } else {
+    const std::size_t channels = per_node.front().size();
+    for (std::size_t c = 0; c < channels; ++c)
+      steps = std::max(steps, b.ring(channel_order(per_node, c), bytes / static_cast<double>(channels)).steps());
+  }
+  b.end_phase(steps * passes);
+  return b.take(bytes, costs_.fixed_cost);
+}
+
+sim::CommPlan Planner::nccl_tree_all_reduce(const std::vector<std::vector<std::int32_t>>& per_node, double S,
+                                            double bytes_per_member) const {
+  // NCCL's double binary tree over the nodes, a chain inside each node, pipelined:
+  // every rank's links carry 2S/t (t = tree_bandwidth_factor), the inter-node share
+  // split over the k rails. Flows: per node a ring over its members (each NVLink
+  // port once) and per rail a ring over the nodes (each NIC once per direction),
+  // all in one phase. Latency 2((k−1)α_intra + ⌈log2 N⌉α_inter), as NCCL's tuner.
+  PlanBuilder b(cluster_, costs_);
+  const std::size_t k = per_node.front().size(), N = per_node.size();
+  const double t = costs_.tree_bandwidth_factor;
+  sim::Time alpha_intra, alpha_inter;
+  if (k > 1)
+    for (const auto& members : per_node) alpha_intra = std::max(alpha_intra, b.ring(members, 2 * S / t).max);
+  std::vector<std::int32_t> rail(N);
+  for (std::size_t j = 0; j < k; ++j) {
+    for (std::size_t m = 0; m < N; ++m) rail[m] = per_node[m][j];
+    alpha_inter = std::max(alpha_inter, b.ring(rail, 2 * S / (static_cast<double>(k) * t)).max);
+  }
+  std::int64_t depth = 0;
+  while ((std::size_t{1} << depth) < N) ++depth;
+  b.end_phase((alpha_intra * static_cast<std::int64_t>(k - 1) + alpha_inter * depth) * 2);
+  return b.take(bytes_per_member, costs_.fixed_cost);
+}
+
+std::pair<sim::CommPlan, bool> Planner::nccl_all_reduce(std::span<const std::int32_t> devices, double S) const {
+  const auto n = static_cast<double>(devices.size());
+  if (devices.size() < 2 || S == 0) return {PlanBuilder(cluster_, costs_).take(0), false};
+  const auto per_node = node_groups(cluster_, devices);
+  const double moved = 2 * (n - 1) / n * S;  // what an all-reduce moves per member, any algorithm
+  sim::CommPlan ring = nccl_ring(devices, per_node, moved, 2);
+  if (!costs_.tree_all_reduce || per_node.empty()) return {std::move(ring), false};
+  sim::CommPlan tree = nccl_tree_all_reduce(per_node, S, moved);
+  // NCCL's tuner picks the algorithm its model predicts fastest; ties go to the ring.
+  if (predicted_seconds(cluster_, tree) < predicted_seconds(cluster_, ring)) return {std::move(tree), true};
+  return {std::move(ring), false};
+}
+
 const sim::CommPlan& Planner::transfer(std::int32_t src_device, std::int32_t dst_device, double bytes) {
   Key key{{src_device, dst_device}, 255, {bytes}};
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
   check_bytes(bytes);
   const std::int32_t pair[2] = {src_device, dst_device};
   if (src_device != dst_device) check_devices(cluster_, pair);
-  PlanBuilder b(cluster_);
+  PlanBuilder b(cluster_, costs_);
   b.add_flow(src_device, dst_device, bytes, 0);
   b.end_phase(1);  // latency = the route's latency
   return store(std::move(key), b.take(src_device == dst_device ? 0 : bytes));
@@ -293,7 +483,7 @@ const sim::CommPlan& Planner::all_to_all(std::span<const std::int32_t> devices, 
           std::vector<double>(bytes_matrix.begin(), bytes_matrix.end())};
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
   check_devices(cluster_, devices);
-  PlanBuilder b(cluster_);
+  PlanBuilder b(cluster_, costs_);
   double total = 0;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {

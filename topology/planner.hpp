@@ -1,6 +1,20 @@
 // topology/planner.hpp — turns collectives and transfers into flow plans on a Cluster.
 //
-// Algorithms (ring family, as NCCL; α = route latency of one ring hop, taken as the
+// Two sets of algorithms, chosen by the CollectiveCostModel the planner is given
+// (collective_costs.hpp):
+//  * nccl_algorithms (default_collective_costs(), dgx_a100_collective_costs()): what
+//    NCCL runs at scale, with its costs. Reduce-scatter/all-gather: one flat ring
+//    over all n ranks, (n−1) steps; across N nodes of k members, k channel rings
+//    (each S/k, one per rail; see planner.cpp, channel_order). All-reduce: that flat
+//    ring with 2(n−1) steps, or NCCL's double binary tree where predicted cheaper.
+//    Each hop's α is max(route latency, the step latency of its slowest link kind);
+//    a ring's steps cost the sum of its hops' α less the largest (NCCL's count: n−N
+//    intra-node and N−1 inter-node steps per pass); each flow carries
+//    payload/efficiency of its bottleneck link; each collective pays fixed_cost once;
+//    a zero-byte collective has no phases.
+//  * wire-only (CollectiveCostModel::wire_only(), the default): the model below.
+//
+// Wire-only algorithms (ring family; α = route latency of one ring hop, taken as the
 // largest route latency among the phase's hops; S = per-member buffer bytes). A ring
 // is ONE flow whose path is the concatenation of its hop routes (a link on several
 // hops appears several times: FlowNetwork multiplicity), carrying what each hop
@@ -14,8 +28,13 @@
 //                              2. inter-node all-reduce: one ring flow per rail (the
 //                                 j-th GPU of every node), 2(N−1)/N·S/k, 2(N−1)α_inter;
 //                              3. intra-node all-gather, as phase 1.
-//   reduce-scatter/all-gather  flat ring flow of (n−1)/n·S, latency (n−1)α (also when
-//                              spanning nodes: NCCL's ring does the same).
+//   reduce-scatter/all-gather  within one node, or when the group is not k > 1 GPUs on
+//                              each of N nodes: flat ring flow of (n−1)/n·S, latency (n−1)α.
+//                              Otherwise two levels, like the hierarchical all-reduce:
+//                              reduce-scatter = intra-node RS ring per node ((k−1)/k·S,
+//                              (k−1)α_intra), then inter-node RS ring per rail
+//                              ((N−1)/N·S/k, (N−1)α_inter); all-gather = the mirror
+//                              (per-rail AG first, then intra-node AG).
 //   all-to-all                 one phase, flow i→j of S/n for every i≠j, latency α.
 //   broadcast                  pipelined chain from devices[0]: one flow of S bytes
 //                              over the n−1 hops, latency (n−1)α, i.e. S/B + (n−1)α
@@ -36,10 +55,12 @@
 #include <memory>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
-#include "sim/program.hpp"
+#include "sim/comm_plan.hpp"
 #include "topology/cluster.hpp"
+#include "topology/collective_costs.hpp"
 
 namespace ls::topo {
 
@@ -47,7 +68,9 @@ class Planner : public sim::CommPlanner {
 public:
   /// `ideal`: every plan has no phases (communication is free) but still reports
   /// bytes_per_member, so byte accounting is the same as on a real network.
-  explicit Planner(const Cluster& cluster, bool ideal = false);
+  /// `costs`: see collective_costs.hpp; validated here (std::invalid_argument).
+  explicit Planner(const Cluster& cluster, bool ideal = false,
+                   CollectiveCostModel costs = CollectiveCostModel::wire_only());
   ~Planner() override;
 
   const sim::CommPlan& collective(std::span<const std::int32_t> devices, sim::CollOp op, double bytes) override;
@@ -64,8 +87,13 @@ public:
     return all_to_all(devices, bytes_matrix);
   }
 
-  /// True when collective(devices, all_reduce, ·) uses the hierarchical algorithm.
+  /// True when collective(devices, all_reduce, ·) uses the hierarchical algorithm
+  /// (wire-only model only).
   bool uses_hierarchical_all_reduce(std::span<const std::int32_t> devices) const;
+  /// True when collective(devices, all_reduce, bytes) uses the tree (NCCL model only).
+  /// Builds both candidate plans: O(plan size), not cached.
+  bool all_reduce_uses_tree(std::span<const std::int32_t> devices, double bytes) const;
+  const CollectiveCostModel& costs() const { return costs_; }
 
   bool ideal() const { return ideal_; }
   const Cluster& cluster() const { return cluster_; }
@@ -84,10 +112,20 @@ private:
   };
 
   sim::CommPlan build_collective(std::span<const std::int32_t> devices, sim::CollOp op, double bytes) const;
+  sim::CommPlan build_nccl_collective(std::span<const std::int32_t> devices, sim::CollOp op, double bytes) const;
+  /// Flat ring (channel rings when per_node is not empty) moving `bytes` per member,
+  /// `passes` times around (all-reduce 2, reduce-scatter/all-gather 1).
+  sim::CommPlan nccl_ring(std::span<const std::int32_t> devices, const std::vector<std::vector<std::int32_t>>& per_node,
+                          double bytes, std::int64_t passes) const;
+  sim::CommPlan nccl_tree_all_reduce(const std::vector<std::vector<std::int32_t>>& per_node, double bytes,
+                                     double bytes_per_member) const;
+  /// The cheaper of ring and tree; `second` is true for the tree.
+  std::pair<sim::CommPlan, bool> nccl_all_reduce(std::span<const std::int32_t> devices, double bytes) const;
   const sim::CommPlan& store(Key key, sim::CommPlan plan);
 
   const Cluster& cluster_;
   bool ideal_ = false;
+  CollectiveCostModel costs_;
   // unique_ptr values: plan addresses never move, whatever the map does.
   std::unordered_map<Key, std::unique_ptr<sim::CommPlan>, KeyHash> plans_;
 };

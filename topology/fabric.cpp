@@ -1,0 +1,239 @@
+// topology/fabric.cpp — the generated topology (generator keys) and its structural
+// routes: the intra-node switch, the NICs, the rail-optimized or fat-tree leaves and
+// the spines, each link's capacity and latency, and the O(1) routes read off the
+// generator's layout (Impl::Layout).
+#include "topology/cluster_impl.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+
+namespace ls::topo {
+
+void Cluster::Impl::generate(const ClusterSpec& spec) {
+  const int N = spec.nodes;
+  const int G = spec.gpus_per_node;
+  if (N < 1) throw std::invalid_argument(fmt::format("cluster.nodes must be >= 1 (got {})", N));
+  if (G < 1) throw std::invalid_argument(fmt::format("cluster.gpus_per_node must be >= 1 (got {})", G));
+
+  // Intra-node: one switch per node, a duplex link per GPU.
+  std::string_view sw_suffix;
+  VertexKind sw_kind{};
+  LinkKind intra_link_kind{};
+  const std::optional<LinkKind> intra_kind = parse_link_kind(spec.intra.kind);
+  if (intra_kind == LinkKind::nvswitch || intra_kind == LinkKind::nvlink) {
+    sw_suffix = "nvswitch", sw_kind = VertexKind::nvswitch, intra_link_kind = LinkKind::nvlink;
+  } else if (intra_kind == LinkKind::pcie) {
+    sw_suffix = "pcie", sw_kind = VertexKind::pcie_switch, intra_link_kind = LinkKind::pcie;
+  } else {
+    throw std::invalid_argument(
+        fmt::format("cluster.intra_node.kind: unknown kind '{}' (expected nvswitch | nvlink | pcie)", spec.intra.kind));
+  }
+  if (!(spec.intra.bandwidth_Bps > 0))
+    throw std::invalid_argument(fmt::format("cluster.intra_node.bandwidth must be > 0 (got {} B/s)", spec.intra.bandwidth_Bps));
+  if (spec.intra.latency < sim::Time::zero())
+    throw std::invalid_argument("cluster.intra_node.latency must be >= 0");
+
+  // Inter-node fabric keys, checked (and the shape derived) before anything is built
+  // so that the storage can be sized exactly (see reserve()).
+  const InterNodeSpec& in = spec.inter;
+  const bool rail = in.fabric == "rail-optimized";
+  int nics = 0, npl = 1, groups = 1, leaf_count = 0, spines = 0;
+  const std::optional<LinkKind> inter_kind = parse_link_kind(in.kind);
+  if (N > 1) {
+    if (inter_kind != LinkKind::infiniband && inter_kind != LinkKind::ethernet)
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.kind: unknown kind '{}' (expected infiniband | ethernet)", in.kind));
+    if (!rail && in.fabric != "fat-tree")
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.fabric: unknown fabric '{}' (expected rail-optimized | fat-tree)", in.fabric));
+    if (!(in.bandwidth_Bps > 0))
+      throw std::invalid_argument(fmt::format("cluster.inter_node.bandwidth must be > 0 (got {} B/s)", in.bandwidth_Bps));
+    if (!(in.pcie_bandwidth_Bps > 0))
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.pcie_bandwidth must be > 0 (got {} B/s)", in.pcie_bandwidth_Bps));
+    if (!(in.oversubscription > 0) || !std::isfinite(in.oversubscription))
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.oversubscription must be > 0 (got {})", in.oversubscription));
+    if (in.nodes_per_leaf < 1)
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.nodes_per_leaf must be >= 1 (got {})", in.nodes_per_leaf));
+    if (in.nics_per_node < 0 || in.spines < 0)
+      throw std::invalid_argument("cluster.inter_node.nics_per_node and spines must be >= 0");
+    if (in.latency < sim::Time::zero()) throw std::invalid_argument("cluster.inter_node.latency must be >= 0");
+    nics = in.nics_per_node > 0 ? in.nics_per_node : G;
+    npl = in.nodes_per_leaf;
+    groups = (N + npl - 1) / npl;
+    leaf_count = rail ? groups * nics : groups;
+    if (leaf_count > 1) {
+      // Spines. A leaf with d NICs below it has downlink capacity d·B and uplink
+      // capacity d·B/oversubscription, split evenly over its links to the spines (one
+      // link per spine, so that ECMP has `spines` equal-cost choices). When `spines`
+      // is 0 we derive the number of uplink ports a full leaf needs at NIC speed,
+      // max(1, round(d_max/oversubscription)), capped at 64 (a typical spine-facing
+      // radix). The fullest leaf is one of the first group: min(npl, N) nodes, one
+      // NIC each under a rail leaf, all their NICs under a fat-tree leaf.
+      const int d_max = std::min(npl, N) * (rail ? 1 : nics);
+      spines = in.spines > 0 ? in.spines
+                             : std::clamp(static_cast<int>(std::lround(d_max / in.oversubscription)), 1, 64);
+    }
+  }
+  {
+    const auto n = static_cast<std::size_t>(N), gpn = static_cast<std::size_t>(G), r = static_cast<std::size_t>(nics);
+    const auto leaves = static_cast<std::size_t>(leaf_count), sp = static_cast<std::size_t>(spines);
+    reserve(n * (1 + gpn + r) + leaves + sp,                      // switches, GPUs, NICs, leaves, spines
+            2 * (n * gpn + n * r + (r ? n * gpn : 0) + leaves * sp));  // duplex: intra, nic-leaf, gpu-nic, leaf-spine
+  }
+
+  // gpu→switch gets the odd picosecond so that the two hops sum to intra.latency exactly.
+  const sim::Time intra_down = sim::ps(spec.intra.latency.ps() / 2);
+  const sim::Time intra_up = spec.intra.latency - intra_down;
+
+  nodes = N;
+  layout.on = true;
+  const auto gpus = static_cast<std::size_t>(N) * static_cast<std::size_t>(G);
+  layout.gpu_to_switch.reserve(gpus);
+  layout.switch_to_gpu.reserve(gpus);
+  gpu_vertex.reserve(gpus);
+  gpu_node.reserve(gpus);
+  gpu_by_name.reserve(gpus);
+  std::vector<int> node_switch(static_cast<std::size_t>(N));
+  for (int n = 0; n < N; ++n) {
+    node_switch[n] = add_vertex(fmt::format("node{}.{}", n, sw_suffix), sw_kind);
+    for (int gi = 0; gi < G; ++gi) {
+      const int v = add_vertex(fmt::format("node{}.gpu{}", n, gi), VertexKind::gpu);
+      gpu_by_name.emplace(g[v].name, static_cast<int>(gpu_vertex.size()));
+      gpu_vertex.push_back(v);
+      gpu_node.push_back(n);
+      const auto [up, down] = add_duplex(v, node_switch[n], intra_link_kind, spec.intra.bandwidth_Bps, intra_up, intra_down);
+      layout.gpu_to_switch.push_back(up);
+      layout.switch_to_gpu.push_back(down);
+    }
+  }
+  if (N == 1) return;
+
+  // Latency budget. inter.latency is what a GPU→GPU message across nodes costs when
+  // it stays under one leaf. The GPU↔NIC PCIe hop and each leaf↔spine hop get a
+  // short fixed latency, min(100 ns, L/10) — a PCIe switch or an IB/Ethernet switch
+  // traversal is of the order of 100 ns (e.g. NVIDIA Quantum-2 port-to-port ~130 ns);
+  // the two NIC↔leaf hops share the rest, so gpu→nic→leaf→nic→gpu = L exactly and a
+  // path through a spine costs L + 2·min(100 ns, L/10).
+  const sim::Time L = in.latency;
+  const sim::Time short_hop = std::min(sim::ns(100), sim::ps(L.ps() / 10));
+  const sim::Time nic_leaf_total = L - short_hop * 2;
+  const sim::Time leaf_to_nic = sim::ps(nic_leaf_total.ps() / 2);
+  const sim::Time nic_to_leaf = nic_leaf_total - leaf_to_nic;
+
+  std::vector<int> leaf_vertex(static_cast<std::size_t>(leaf_count));
+  std::vector<int> leaf_down(static_cast<std::size_t>(leaf_count), 0);  // NICs per leaf
+  for (int i = 0; i < leaf_count; ++i) leaf_vertex[i] = add_vertex(fmt::format("leaf{}", i), VertexKind::network_switch);
+
+  layout.nics = nics;
+  const auto nic_total = static_cast<std::size_t>(N) * static_cast<std::size_t>(nics);
+  layout.nic_to_leaf.reserve(nic_total);
+  layout.leaf_to_nic.reserve(nic_total);
+  layout.leaf_of_nic.reserve(nic_total);
+  layout.gpu_to_nic.reserve(gpus);
+  layout.nic_to_gpu.reserve(gpus);
+  std::vector<int> node_nics(static_cast<std::size_t>(nics));
+  for (int n = 0; n < N; ++n) {
+    const int group = n / npl;
+    for (int r = 0; r < nics; ++r) {
+      const int nic = add_vertex(fmt::format("node{}.nic{}", n, r), VertexKind::nic);
+      node_nics[r] = nic;
+      const int leaf = rail ? group * nics + r : group;
+      ++leaf_down[leaf];
+      const auto [up, down] = add_duplex(nic, leaf_vertex[leaf], *inter_kind, in.bandwidth_Bps, nic_to_leaf, leaf_to_nic);
+      layout.nic_to_leaf.push_back(up);
+      layout.leaf_to_nic.push_back(down);
+      layout.leaf_of_nic.push_back(leaf);
+    }
+    for (int gi = 0; gi < G; ++gi) {
+      const int gpu = gpu_vertex[static_cast<std::size_t>(n) * G + gi];
+      const auto [up, down] = add_duplex(gpu, node_nics[gi % nics], LinkKind::pcie, in.pcie_bandwidth_Bps, short_hop, short_hop);
+      layout.gpu_to_nic.push_back(up);
+      layout.nic_to_gpu.push_back(down);
+    }
+  }
+  if (leaf_count == 1) return;  // one leaf reaches every NIC: no spine needed
+
+  std::vector<int> spine_vertex(static_cast<std::size_t>(spines));
+  for (int j = 0; j < spines; ++j) spine_vertex[j] = add_vertex(fmt::format("spine{}", j), VertexKind::network_switch);
+  layout.spines = spines;
+  layout.leaf_to_spine.reserve(static_cast<std::size_t>(leaf_count) * spines);
+  layout.spine_to_leaf.reserve(static_cast<std::size_t>(leaf_count) * spines);
+  for (int i = 0; i < leaf_count; ++i) {
+    const double uplink_Bps = leaf_down[i] * in.bandwidth_Bps / in.oversubscription / spines;
+    for (int j = 0; j < spines; ++j) {
+      const auto [up, down] = add_duplex(leaf_vertex[i], spine_vertex[j], *inter_kind, uplink_Bps, short_hop, short_hop);
+      layout.leaf_to_spine.push_back(up);
+      layout.spine_to_leaf.push_back(down);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Structural routes of a generated topology. The generator's graph has exactly
+// three kinds of loop-free GPU→GPU paths that neither relay through a GPU nor turn
+// around in a NIC (the switch of a node only touches that node's GPUs; a NIC's
+// host side is its GPUs; leaves touch NICs and spines; every leaf touches every
+// spine):
+//   A  gpu→switch→gpu                                  same node only, 2 hops
+//   B  gpu→nic→leaf→nic'→gpu                           NICs under one leaf, 4 hops
+//   C  gpu→nic→leaf→spine_k→leaf'→nic'→gpu, k = any    6 hops
+// where nic / nic' are the NICs of the two GPUs (g % nics). Any other walk adds
+// hops without removing one, so it is never shorter by (latency, hops). We compare
+// A with the network path (B or C) by the search's own weight, Σ(latency·kHopScale
+// + 1) — they can never tie: their hop counts differ by 2 or 4 and kHopScale does
+// not divide that. C's equal-cost paths are the `spines` choices of k (all
+// leaf↔spine links have the same latency by construction), and the search sorts
+// them by link ids, i.e. by k (leaf→spine_k ids grow with k), so path i is spine
+// i. tests/test_cluster.cpp checks all of this against the graph search on the
+// same graph, pair by pair.
+std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64_t index, StructPath* out) const {
+  const Layout& L = layout;
+  const auto s = static_cast<std::size_t>(src_gpu), d = static_cast<std::size_t>(dst_gpu);
+  auto w = [&](LinkId id) { return links[id].latency.ps() * kHopScale + 1; };
+  auto emit = [&](std::initializer_list<LinkId> ids) {
+    if (!out) return;
+    out->len = static_cast<std::uint8_t>(ids.size());
+    std::copy(ids.begin(), ids.end(), out->ids.begin());
+  };
+  const bool same_node = gpu_node[s] == gpu_node[d];
+  const std::int64_t via_switch =
+      same_node ? w(L.gpu_to_switch[s]) + w(L.switch_to_gpu[d]) : std::numeric_limits<std::int64_t>::max();
+  if (L.nics == 0) {  // one node: the switch is the only way
+    emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
+    return 1;
+  }
+  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
+  const auto nics = static_cast<std::size_t>(L.nics);
+  const std::size_t nic_s = static_cast<std::size_t>(gpu_node[s]) * nics + (s % G) % nics;
+  const std::size_t nic_d = static_cast<std::size_t>(gpu_node[d]) * nics + (d % G) % nics;
+  const auto leaf_s = static_cast<std::size_t>(L.leaf_of_nic[nic_s]);
+  const auto leaf_d = static_cast<std::size_t>(L.leaf_of_nic[nic_d]);
+  const std::int64_t ends = w(L.gpu_to_nic[s]) + w(L.nic_to_leaf[nic_s]) + w(L.leaf_to_nic[nic_d]) + w(L.nic_to_gpu[d]);
+  if (leaf_s == leaf_d) {
+    if (via_switch < ends) {
+      emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
+    } else {
+      emit({L.gpu_to_nic[s], L.nic_to_leaf[nic_s], L.leaf_to_nic[nic_d], L.nic_to_gpu[d]});
+    }
+    return 1;
+  }
+  const auto spines = static_cast<std::size_t>(L.spines);
+  const std::int64_t via_spine = ends + w(L.leaf_to_spine[leaf_s * spines]) + w(L.spine_to_leaf[leaf_d * spines]);
+  if (via_switch < via_spine) {
+    emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
+    return 1;
+  }
+  const std::size_t count = std::min(spines, kMaxEcmpPaths);
+  const std::size_t k = static_cast<std::size_t>(index % count);
+  emit({L.gpu_to_nic[s], L.nic_to_leaf[nic_s], L.leaf_to_spine[leaf_s * spines + k], L.spine_to_leaf[leaf_d * spines + k],
+        L.leaf_to_nic[nic_d], L.nic_to_gpu[d]});
+  return count;
+}
+
+}  // namespace ls::topo
