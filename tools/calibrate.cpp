@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -55,10 +56,25 @@ LmResult fit_bounded(const std::function<Eigen::VectorXd(const Eigen::VectorXd&)
     const double floor = 1e-12 * std::max(1.0, A.diagonal().maxCoeff());
     bool accepted = false;
     double gain = 0;
+    // Active set: a constant on a bound whose gradient points outward is held there
+    // for this iteration, so the others are solved for as if it were fixed (a
+    // clipped step would otherwise keep shrinking towards zero progress).
+    std::vector<bool> held(static_cast<std::size_t>(n), false);
+    for (Eigen::Index k = 0; k < n; ++k)
+      held[static_cast<std::size_t>(k)] = (out.x[k] <= lower[k] && g[k] > 0) || (out.x[k] >= upper[k] && g[k] < 0);
     for (int tries = 0; tries < 12 && !accepted; ++tries) {
       Eigen::MatrixXd M = A;
-      for (Eigen::Index k = 0; k < n; ++k) M(k, k) += lambda * std::max(A(k, k), floor);
-      const Eigen::VectorXd step = M.ldlt().solve(-g);
+      Eigen::VectorXd rhs = -g;
+      for (Eigen::Index k = 0; k < n; ++k) {
+        M(k, k) += lambda * std::max(A(k, k), floor);
+        if (held[static_cast<std::size_t>(k)]) {
+          M.row(k).setZero();
+          M.col(k).setZero();
+          M(k, k) = 1;
+          rhs[k] = 0;
+        }
+      }
+      const Eigen::VectorXd step = M.ldlt().solve(rhs);
       const Eigen::VectorXd xn = clamp(out.x + step, lower, upper);
       if ((xn - out.x).cwiseAbs().maxCoeff() == 0) break;  // pinned at the bounds
       const Eigen::VectorXd rn = residuals(xn);

@@ -32,7 +32,7 @@ namespace ls::tools {
 struct CalibrateOptions {
   int jobs = 0;               // threads for the simulations (≤ 0: hardware threads)
   int max_iterations = 30;
-  double tolerance = 1e-6;    // stop when the cost falls by less than this fraction
+  double tolerance = 1e-5;    // stop when an iteration lowers the cost by less than this fraction
 };
 
 /// Bounded Levenberg–Marquardt on residuals(x) (x in SI units, one per constant).

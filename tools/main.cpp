@@ -399,7 +399,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "error: {}\nRun with --help for more information.\n", e.what());
     return kExitUsage;
   } catch (const tools::RunsFileError& e) {  // validate / calibrate input
-    std::fputs(e.what(), stderr);
+    std::string msg = e.what();
+    if (!msg.empty() && msg.back() != '\n') msg.push_back('\n');
+    std::fputs(msg.c_str(), stderr);
     return kExitInvalid;
   } catch (const tools::ProfileError& e) {
     fmt::print(stderr, "{}\n", e.what());

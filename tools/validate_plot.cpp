@@ -59,7 +59,8 @@ std::string validation_svg(const ValidationReport& r, const std::string& title) 
                    W / 2, 100 * r.all.mean_abs_error, 100 * r.all.max_abs_error, 100 * r.all.mean_error, r.all.count);
   // ±10 % band around y = x, clipped to the square.
   const double a = std::pow(10.0, dlo), b = std::pow(10.0, dhi);
-  o += fmt::format(R"(<polygon points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="#1f77b4" fill-opacity="0.12"/>)" "\n",
+  o += fmt::format(R"(<clipPath id="frame"><rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"/></clipPath>)" "\n", left, top, size, size);
+  o += fmt::format(R"svg(<polygon points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="#1f77b4" fill-opacity="0.12" clip-path="url(#frame)"/>)svg" "\n",
                    X(a), Y(a * 1.1), X(b / 1.1), Y(b), X(b), Y(b * 0.9), X(a), Y(a * 0.9));
   // grid, decades
   for (int k = dlo; k <= dhi; ++k) {
