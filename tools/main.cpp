@@ -26,6 +26,9 @@
 #include "tools/sweep.hpp"
 #include "tools/trace.hpp"
 #include "tools/trace_check.hpp"
+#include "tools/calibrate.hpp"
+#include "tools/profile.hpp"
+#include "tools/validate.hpp"
 #include "workloads/simulate.hpp"
 
 #ifndef LAYOUTSIM_VERSION
@@ -222,6 +225,80 @@ int cmd_sweep(const SweepArgs& a) {
   return rc;
 }
 
+
+// ---------------------------------------------------------------- validate / calibrate
+// Runs files: tools/validate.hpp; the shipped set: validation/ (README.md there).
+#ifndef LAYOUTSIM_VALIDATION_DIR
+#define LAYOUTSIM_VALIDATION_DIR "validation"
+#endif
+struct ValidateArgs {
+  std::vector<std::string> sets;
+  std::string json, plot, profile;
+  int jobs = 0;
+};
+
+std::vector<tools::RunRow> read_runs(const std::vector<std::string>& files) {
+  std::vector<tools::RunRow> rows;
+  for (const auto& f : files) {
+    auto more = tools::read_runs_file(f);
+    rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return rows;
+}
+
+int cmd_validate(const ValidateArgs& a) {
+  std::vector<std::string> files = a.sets;
+  if (files.empty()) files = {LAYOUTSIM_VALIDATION_DIR "/llm_foundry.yaml", LAYOUTSIM_VALIDATION_DIR "/megatron_bridge.yaml"};
+  auto rows = read_runs(files);
+  if (!a.profile.empty()) {
+    const tools::GpuProfile prof = tools::read_profile_file(a.profile);
+    for (auto& row : rows)
+      if (row.scenario.gpu.name == prof.gpu) tools::apply_profile(row.scenario.gpu, prof);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const tools::ValidationReport rep = tools::summarize(tools::evaluate_runs(rows, a.jobs));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!a.json.empty()) write_out(a.json, tools::validation_json(rep).dump(2) + "\n");
+  if (!a.plot.empty()) write_out(a.plot, tools::validation_svg(rep, "layoutsim validate: predicted vs measured step time"));
+  if (a.json != "-" && a.plot != "-") {
+    const std::string s = tools::format_validation(rep);
+    std::fwrite(s.data(), 1, s.size(), stdout);
+  }
+  fmt::print(stderr, "validate: {} runs simulated in {}\n", rows.size(), tools::human_seconds(wall));
+  for (const auto& r : rep.rows)
+    if (!r.failure.empty()) fmt::print(stderr, "run {}: {}\n", r.name, r.failure);
+  return rep.failed > 0 ? kExitInternal : kExitOk;
+}
+
+struct CalibrateArgs {
+  std::string runs, gpu, out, json, fit;
+  int jobs = 0, iterations = 30;
+};
+
+int cmd_calibrate(const CalibrateArgs& a) {
+  auto rows = read_runs({a.runs});
+  if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
+  if (rows.empty()) throw std::invalid_argument(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
+  std::vector<tools::TunableConstant> constants;
+  for (const auto& tc : tools::gpu_constants())
+    if (a.fit.empty() || ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
+  if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", a.fit));
+  const tools::Calibration c = tools::calibrate(rows, constants, {.jobs = a.jobs, .max_iterations = a.iterations});
+  if (!a.json.empty()) write_out(a.json, tools::calibration_json(c).dump(2) + "\n");
+  if (!a.out.empty()) {
+    const std::string origin = fmt::format(
+        "GPU profile fitted by `layoutsim calibrate {}` ({} runs on {}).\nFit: mean |error| {:.1f}%, max {:.1f}%; leave-one-out mean |error| {:.1f}%.\n"
+        "Load it with cluster.gpu: {{preset: {}, profile: THIS_FILE}}.",
+        a.runs, c.fit.count, c.gpu, 100 * c.fit.mean_abs_error, 100 * c.fit.max_abs_error, 100 * c.loo_mean_abs_error, c.gpu);
+    write_out(a.out, tools::profile_yaml(tools::calibration_profile(c), origin));
+  }
+  if (a.json != "-" && a.out != "-") {
+    const std::string s = tools::format_calibration(c, constants);
+    std::fwrite(s.data(), 1, s.size(), stdout);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -264,6 +341,24 @@ int main(int argc, char** argv) {
   auto* check_trace = app.add_subcommand("check-trace", "Check a Chrome trace (.json or .json.gz) against Perfetto's import rules");
   check_trace->add_option("trace", trace_path, "Trace file")->required();
 
+  ValidateArgs va;
+  auto* validate = app.add_subcommand("validate", "Simulate published measurements (runs files; default: the shipped validation set) and report the errors");
+  validate->add_option("runs", va.sets, "Runs YAML files (default: " LAYOUTSIM_VALIDATION_DIR "/llm_foundry.yaml and megatron_bridge.yaml)");
+  validate->add_option("--json", va.json, "Write {rows, mean_abs_error, max_abs_error, groups} JSON ('-' = stdout)")->type_name("FILE");
+  validate->add_option("--plot", va.plot, "Write an SVG of predicted vs measured step time (log-log)")->type_name("FILE.svg");
+  validate->add_option("--profile", va.profile, "Apply a GPU profile (from calibrate --out) to the runs on its GPU")->type_name("PROFILE.yaml");
+  validate->add_option("--jobs,-j", va.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
+
+  CalibrateArgs ca;
+  auto* calibrate = app.add_subcommand("calibrate", "Fit a GPU's efficiency constants to the measured step times of a runs file");
+  calibrate->add_option("runs", ca.runs, "Runs YAML file")->required();
+  calibrate->add_option("--gpu", ca.gpu, "Fit only the runs on this GPU (required when the file mixes GPUs)")->type_name("NAME");
+  calibrate->add_option("--fit", ca.fit, "Constants to fit, comma-separated (default: all)")->type_name("LIST");
+  calibrate->add_option("--out", ca.out, "Write the fitted profile YAML ('-' = stdout)")->type_name("PROFILE.yaml");
+  calibrate->add_option("--json", ca.json, "Write {gpu, constants, fit, leave_one_out} JSON ('-' = stdout)")->type_name("FILE");
+  calibrate->add_option("--iterations", ca.iterations, "Most Levenberg-Marquardt iterations")->check(CLI::PositiveNumber);
+  calibrate->add_option("--jobs,-j", ca.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -281,6 +376,8 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(ra);
     if (*check) return cmd_check(check_path);
     if (*check_trace) return cmd_check_trace(trace_path);
+    if (*validate) return cmd_validate(va);
+    if (*calibrate) return cmd_calibrate(ca);
     if (*sweep) {
       // Axes in command-line order, interleaving --microbatches and --set as given.
       // A malformed list is a usage error (2), not an invalid scenario (1).
@@ -301,6 +398,14 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\nRun with --help for more information.\n", e.what());
     return kExitUsage;
+  } catch (const tools::RunsFileError& e) {  // validate / calibrate input
+    std::string msg = e.what();
+    if (!msg.empty() && msg.back() != '\n') msg.push_back('\n');
+    std::fputs(msg.c_str(), stderr);
+    return kExitInvalid;
+  } catch (const tools::ProfileError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return kExitInvalid;
   } catch (const tools::ScenarioError& e) {
     std::string msg = e.what();
     if (!msg.empty() && msg.back() != '\n') msg.push_back('\n');

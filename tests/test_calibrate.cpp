@@ -1,0 +1,174 @@
+// tests/test_calibrate.cpp — tools/calibrate.hpp and tools/profile.hpp: the bounded
+// Levenberg–Marquardt fit on closed-form problems, the linearised leave-one-out
+// against exact refits of a linear model, recovery of known GPU constants from
+// synthetic measurements, and the profile file.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tools/calibrate.hpp"
+#include "tools/profile.hpp"
+#include "tools/scenario.hpp"
+#include "workloads/hardware.hpp"
+#include "workloads/simulate.hpp"
+
+using namespace ls;
+using namespace ls::tools;
+
+TEST_CASE("fit_bounded: recovers an exponential decay, and stops at a bound") {
+  // y = a·exp(−b·t) at t = 0..9 with a = 3, b = 0.4, residuals in log space: linear in (log a, b).
+  auto residuals_for = [](double a_true, double b_true) {
+    return [=](const Eigen::VectorXd& x) {
+      Eigen::VectorXd r(10);
+      for (int t = 0; t < 10; ++t) r[t] = std::log(x[0] * std::exp(-x[1] * t)) - std::log(a_true * std::exp(-b_true * t));
+      return r;
+    };
+  };
+  Eigen::VectorXd start(2), lower(2), upper(2);
+  start << 1, 1;
+  lower << 0.1, 0;
+  upper << 10, 2;
+  const LmResult fit = fit_bounded(residuals_for(3, 0.4), start, lower, upper, {});
+  CHECK(fit.x[0] == doctest::Approx(3).epsilon(1e-6));
+  CHECK(fit.x[1] == doctest::Approx(0.4).epsilon(1e-6));
+  // b = 3 lies above its bound 2: the fit ends on the bound, a stays inside.
+  const LmResult pinned = fit_bounded(residuals_for(3, 3), start, lower, upper, {});
+  CHECK(pinned.x[1] == doctest::Approx(2));
+  CHECK(pinned.x[0] >= lower[0]);
+  CHECK(pinned.x[0] <= upper[0]);
+}
+
+TEST_CASE("leave_one_out_residuals: equals exact refits for a linear model") {
+  // r_i(x) = x0 + x1·t_i − y_i: linear, so one Gauss–Newton step is the exact refit.
+  const int m = 7;
+  Eigen::MatrixXd J(m, 2);
+  Eigen::VectorXd y(m);
+  for (int i = 0; i < m; ++i) {
+    J(i, 0) = 1;
+    J(i, 1) = i;
+    y[i] = 0.5 + 0.3 * i + (i % 2 ? 0.05 : -0.04);
+  }
+  const Eigen::VectorXd x = J.colPivHouseholderQr().solve(y);  // the full least-squares fit
+  const Eigen::VectorXd r = J * x - y;
+  Eigen::VectorXd lower(2), upper(2);
+  lower << -100, -100;
+  upper << 100, 100;
+  const Eigen::VectorXd loo = leave_one_out_residuals(J, r, x, lower, upper);
+  for (int i = 0; i < m; ++i) {
+    Eigen::MatrixXd Ji(m - 1, 2);
+    Eigen::VectorXd yi(m - 1);
+    for (int k = 0, row = 0; k < m; ++k) {
+      if (k == i) continue;
+      Ji.row(row) = J.row(k);
+      yi[row++] = y[k];
+    }
+    const Eigen::VectorXd xi = Ji.colPivHouseholderQr().solve(yi);
+    CHECK(loo[i] == doctest::Approx(J.row(i).dot(xi) - y[i]).epsilon(1e-9));
+  }
+}
+
+namespace {
+
+// Small single-node scenarios (milliseconds each) that pull the three constants
+// apart: per-device matmul rows b·s of 256 and 512 (below any saturation tried:
+// efficiency·rows/saturation), 8192 and 16384 (above it: efficiency alone), and a
+// tiny model where the per-kernel overhead is a large share of the step.
+std::vector<RunRow> synthetic_rows(const wl::GpuSpec& truth) {
+  struct Shape { int hidden, layers, mbs, seq; };
+  const Shape shapes[] = {{512, 2, 1, 256}, {1024, 4, 1, 512}, {2048, 4, 4, 2048}, {2048, 4, 8, 2048}, {256, 2, 1, 256}, {1024, 2, 2, 4096}};
+  std::vector<RunRow> rows;
+  for (const auto& s : shapes) {
+    RunRow row;
+    row.name = fmt::format("h{}-l{}-b{}-s{}", s.hidden, s.layers, s.mbs, s.seq);
+    row.scenario = load_scenario_string(
+        fmt::format("cluster: {{gpu: h100-sxm, nodes: 1, gpus_per_node: 2}}\n"
+                    "model: {{layers: {}, hidden: {}, heads: 8, vocab: 8192, seq_len: {}}}\n"
+                    "layout: {{dp: 2, microbatch_size: {}, microbatches: 2}}\n",
+                    s.layers, s.hidden, s.seq, s.mbs),
+        row.name);
+    wl::Scenario measured = row.scenario;
+    measured.gpu = truth;
+    wl::SimOptions opt;
+    opt.what_if = false;
+    row.measured_step_s = wl::simulate(measured, opt).step_time_s;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate: recovers the constants the measurements were made with") {
+  wl::GpuSpec truth = *wl::gpu_preset("h100-sxm");  // preset: 0.70, 2048 rows, 4 us
+  truth.matmul_efficiency = 0.55;
+  truth.saturation_rows = 3000;
+  truth.kernel_overhead = sim::us(12);
+  const auto rows = synthetic_rows(truth);
+  const Calibration c = calibrate(rows, gpu_constants(), {.jobs = 2});
+  REQUIRE(c.fitted.size() == 3);
+  // Simulated times are rounded to picoseconds and the roofline has kinks, so the
+  // optimum is recovered to a fraction of a percent, not to machine precision.
+  CHECK(c.fitted[0].second == doctest::Approx(0.55).epsilon(5e-3));
+  CHECK(c.fitted[1].second == doctest::Approx(3000).epsilon(5e-3));
+  CHECK(c.fitted[2].second == doctest::Approx(12e-6).epsilon(5e-3));
+  CHECK(c.before.mean_abs_error > 0.05);  // the preset was measurably off
+  CHECK(c.fit.max_abs_error < 1e-3);
+  CHECK(c.loo_mean_abs_error < 1e-2);
+  CHECK(c.gpu == "h100-sxm");
+
+  // A subset of the constants: the others stay at the starting GPU's values.
+  std::vector<TunableConstant> only_eff{*find_constant(gpu_constants(), "matmul_efficiency")};
+  const Calibration one = calibrate(rows, only_eff, {.jobs = 2});
+  REQUIRE(one.fitted.size() == 1);
+  CHECK(one.fitted[0].second > 0.05);
+  CHECK(one.fitted[0].second < 0.70);
+}
+
+TEST_CASE("calibrate: refuses mixed GPUs and empty input") {
+  wl::GpuSpec truth = *wl::gpu_preset("h100-sxm");
+  auto rows = synthetic_rows(truth);
+  CHECK_THROWS_AS(calibrate({}, gpu_constants(), {}), std::invalid_argument);
+  rows[1].scenario.gpu = *wl::gpu_preset("a100-80gb");
+  CHECK_THROWS_AS(calibrate(rows, gpu_constants(), {}), std::invalid_argument);
+}
+
+TEST_CASE("profile file: round trip, apply, and errors") {
+  GpuProfile p{"h100-sxm", {{"matmul_efficiency", 0.61}, {"saturation_rows", 1536}, {"kernel_overhead", 4.25e-6}}};
+  const std::string text = profile_yaml(p, "fitted for a test\nsecond line");
+  CHECK(text.rfind("# fitted for a test\n# second line\ngpu: h100-sxm\n", 0) == 0);
+  CHECK(text.find("kernel_overhead: 4.25 us") != std::string::npos);
+  const GpuProfile back = parse_profile(text, "p.yaml");
+  REQUIRE(back.constants.size() == 3);
+  CHECK(back.constants[2].second == doctest::Approx(4.25e-6).epsilon(1e-12));
+
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("layoutsim_profile_" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(path) << text;
+  wl::GpuSpec gpu = *wl::gpu_preset("h100-sxm");
+  apply_profile(gpu, path);
+  CHECK(gpu.matmul_efficiency == 0.61);
+  CHECK(gpu.saturation_rows == 1536);
+  CHECK(gpu.kernel_overhead == sim::ns(4250));
+  std::filesystem::remove(path);
+  wl::GpuSpec other = *wl::gpu_preset("a100-80gb");
+  CHECK_THROWS_AS(apply_profile(other, p), ProfileError);
+
+  auto error_of = [](const std::string& t) {
+    try {
+      parse_profile(t, "bad.yaml");
+    } catch (const ProfileError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of("gpu: h100-sxm\nconstants: {matmul_eficiency: 0.5}\n").find("bad.yaml:2:13: error: constants.matmul_eficiency: unknown constant (did you mean 'matmul_efficiency'?)") != std::string::npos);
+  CHECK(error_of("gpu: h100-sxm\nconstants: {matmul_efficiency: 1.5}\n").find("outside [0.05, 1]") != std::string::npos);
+  CHECK(error_of("gpu: h100-sxm\nconstants: {kernel_overhead: 5}\n").find("constants.kernel_overhead:") != std::string::npos);
+  CHECK(error_of("constants: {}\n").find("missing key gpu") != std::string::npos);
+  CHECK(error_of("gpu: x\nextra: 1\n").find("unknown key 'extra'") != std::string::npos);
+}

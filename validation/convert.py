@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Converts the public calibration records into layoutsim validation sets.
+
+Reads  /work/shared/calibration/llm_foundry.yaml and megatron_bridge.yaml (or the
+directory given with --src) and writes validation/llm_foundry.yaml and
+validation/megatron_bridge.yaml in the RUNS format read by `layoutsim validate` and
+`layoutsim calibrate` (see validation/README.md). Deterministic: the same input gives
+byte-identical output, so the committed files can be re-generated and diffed.
+
+Needs python3 and PyYAML (Debian: python3-yaml).
+"""
+import argparse
+import os
+import sys
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# LLM Foundry GPU names -> layoutsim GPU presets (workloads/hardware.cpp).
+GPU_PRESET = {"a100_40gb": "a100-40gb", "a100_80gb": "a100-80gb", "h100_80gb": "h100-sxm"}
+
+# Inter-node network per GPU. The A100 tables are headed "1600 Gbps node-node
+# interconnect (RoCE)": 1600 Gb/s per 8-GPU node = 8 NICs x 200 Gb/s, Ethernet (RoCE).
+# The H100 tables state nothing: we ASSUME 8 x 400 Gb/s InfiniBand (the usual DGX/HGX
+# H100 build), recorded on every such row under metadata.assumptions.
+A100_NET = {"kind": "ethernet", "bandwidth": "200 Gb/s"}
+H100_NET = {"kind": "infiniband", "bandwidth": "400 Gb/s"}
+
+FSDP_ZERO = {"FULL_SHARD": 3, "SHARD_GRAD_OP": 2}
+FSDP_KIND = {"FULL_SHARD": "fsdp-full", "SHARD_GRAD_OP": "fsdp-grad-op"}
+
+
+def cluster_for(gpu_preset, gpus, net):
+    per_node = min(gpus, 8)
+    if gpus % per_node:
+        raise ValueError(f"{gpus} GPUs is not a whole number of 8-GPU nodes")
+    return {"gpu": gpu_preset, "nodes": gpus // per_node, "gpus_per_node": per_node,
+            "inter_node": dict(net)}
+
+
+def foundry_row(r):
+    sysd, model, lay = r["system"], r["model"], r["layout"]
+    gpus = sysd["gpus"]
+    gpu = GPU_PRESET[sysd["gpu"]]
+    assumptions = ["nodes of 8 GPUs (MosaicML platform; not stated in the source)"]
+    if gpu == "h100-sxm":
+        net = H100_NET
+        assumptions.append("inter-node network not stated for H100: assumed 8 x 400 Gb/s InfiniBand per node")
+    else:
+        net = A100_NET
+    pure = sysd["fsdp_mixed_precision"] == "PURE"
+    scenario = {
+        "name": r["id"],
+        "cluster": cluster_for(gpu, gpus, net),
+        "model": {
+            "name": model["name"],
+            "layers": model["layers"],
+            "hidden": model["hidden"],
+            "heads": model["heads"],
+            "ffn_hidden": model["ffn_hidden"],
+            "vocab": model["vocab"],
+            "seq_len": model["seq_len"],
+            "activation": "gelu",
+            "tied_embeddings": True,
+        },
+        "layout": {
+            "dp": gpus, "tp": 1, "pp": 1,
+            "zero": FSDP_ZERO[lay["fsdp"]],
+            "recompute": "full" if lay["activation_checkpointing"] else "none",
+            "microbatch_size": lay["microbatch_size"],
+            "microbatches": lay["grad_accum"],
+        },
+        # DEFAULT: bf16 compute, fp32 gradient reduction; PURE: gradients reduced in bf16.
+        "precision": {"weights": "bf16", "gradients": "bf16" if pure else "fp32",
+                      "master": "fp32", "optimizer": "adamw-fp32"},
+    }
+    assert lay["global_batch"] == gpus * lay["microbatch_size"] * lay["grad_accum"]
+    src = r["source"]
+    return {
+        "name": r["id"],
+        "groups": {"gpu": gpu, "precision": "bf16-pure" if pure else "bf16-amp",
+                   "parallelism": FSDP_KIND[lay["fsdp"]],
+                   "recompute": "full" if lay["activation_checkpointing"] else "none"},
+        "citation": {"repo": src["repo"], "path": src["path"], "commit": src["commit"],
+                     "table": src["table"]},
+        # Facts the scenario format cannot state yet (no key for them today).
+        "metadata": {
+            "attention_impl": model["attention_impl"],
+            "attention_impl_basis": model["attention_impl_basis"],
+            "positions": "learned absolute (seq_len x hidden table)",
+            "biases": True,
+            "attention": "MHA",
+            "fsdp_mixed_precision": sysd["fsdp_mixed_precision"],
+            "published_precision": sysd["precision"],
+            "num_params_published": model["num_params"],
+            "mfu_percent_published": r["measured"]["mfu"],
+            "step_time_s_derived": r["derived"]["step_time_s"],
+            "assumptions": assumptions,
+        },
+        "scenario": scenario,
+        "measured": {"tokens_per_s": r["measured"]["tokens_per_s"]},
+    }
+
+
+def convert_foundry(src):
+    data = yaml.safe_load(open(os.path.join(src, "llm_foundry.yaml")))
+    runs, kept_out = [], []
+    for r in data["rows"]:
+        if r["system"]["precision"] == "amp_fp8":
+            kept_out.append((r["id"], "FP8 (TransformerEngine) row: the simulator has no FP8 compute rate yet"))
+            continue
+        runs.append(foundry_row(r))
+    return runs, kept_out, len(data.get("superseded_rows", []))
+
+
+# Megatron-Bridge: only BF16 rows of models the scenario format can state exactly.
+MB_KEEP = {
+    "mbridge_card_h100_bf16_qwen3_8b_16gpu_functional",
+}
+
+
+def mb_row(r, models):
+    sysd, model, lay = r["system"], r["model"], r["layout"]
+    arch = models[model["key"]]
+    gpus = sysd["num_gpus"]
+    dp = lay["dp_derived"]
+    ga = lay["ga_derived"]
+    scenario = {
+        "name": r["id"],
+        "cluster": cluster_for("h100-sxm", gpus, H100_NET),
+        "model": {
+            "name": model["name"], "layers": model["layers"], "hidden": model["hidden"],
+            "heads": model["heads"], "kv_heads": model["kv_heads"],
+            "ffn_hidden": model["ffn_hidden"], "vocab": model["vocab"], "seq_len": model["seq_len"],
+            "activation": "swiglu" if arch["activation"] == "SwiGLU" else "gelu",
+            "tied_embeddings": bool(arch["tied_embeddings"]),
+        },
+        "layout": {"dp": dp, "tp": lay["tp"], "pp": lay["pp"], "zero": 1, "recompute": "none",
+                   "microbatch_size": lay["mbs"], "microbatches": ga},
+        "precision": {"weights": "bf16", "gradients": "fp32", "master": "fp32", "optimizer": "adamw-fp32"},
+    }
+    src = r["source"]
+    return {
+        "name": r["id"],
+        "groups": {"gpu": "h100-sxm", "precision": "bf16-amp", "parallelism": "dp", "recompute": "none"},
+        "citation": {"repo": src["repo"], "path": src["path"], "commit": src["commit"], "table": src["table"]},
+        "metadata": {
+            "attention": model["attention"],
+            "flags": list(r["flags"]),
+            "measurement_kind": r["measured"]["measurement_kind"],
+            "assumptions": [
+                "H100 form factor not stated: h100-sxm preset",
+                "inter-node network not stated: assumed 8 x 400 Gb/s InfiniBand per node",
+                "Megatron distributed optimizer (recipe default): zero 1",
+                "no activation recompute (card states none)",
+            ],
+        },
+        "scenario": scenario,
+        "measured": {"step_time": f"{r['measured']['step_time_s']} s"},
+    }
+
+
+def mb_reason(r, models):
+    sysd, model = r["system"], r["model"]
+    prec = sysd["precision"] or sysd.get("precision_likely")
+    if "superseded" in r.get("flags", []):
+        return "superseded: removed from the page by the maintainers"
+    if prec != "BF16":
+        return f"precision {prec}: only BF16 rows are kept (no FP8/FP4 compute model yet)"
+    attention = str(model.get("attention") or "")
+    arch = models.get(model["key"]) or {}
+    if "mamba" in model["kind"]:
+        return "hybrid Mamba/MoE model: Mamba layers are not modelled"
+    if "MLA" in attention:
+        return "multi-head latent attention (MLA) is not modelled"
+    if "sliding window" in attention:
+        return "sliding-window attention (and attention sinks) not modelled"
+    if "DSA" in attention or "sparse" in attention:
+        return "sparse attention (DSA) is not modelled"
+    head_dim = arch.get("head_dim") or model.get("head_dim")
+    if head_dim and model["heads"] and head_dim * model["heads"] != model["hidden"]:
+        return (f"attention width heads x head_dim = {model['heads']} x {head_dim} differs from hidden "
+                f"{model['hidden']}: the scenario format assumes head_dim = hidden / heads")
+    return "not expressible (see notes)"
+
+
+def convert_mb(src):
+    data = yaml.safe_load(open(os.path.join(src, "megatron_bridge.yaml")))
+    models = data["models"]
+    runs, kept_out = [], []
+    for r in data["rows"]:
+        if r["id"] in MB_KEEP:
+            runs.append(mb_row(r, models))
+        else:
+            kept_out.append((r["id"], mb_reason(r, models)))
+    return runs, kept_out
+
+
+# validation/subset.yaml: a dozen rows for the CTest `validation_subset`, spanning the
+# three GPUs, 125m..70b, 8..512 GPUs, ZeRO 2 and 3, recompute on and off, and the one
+# Megatron-Bridge row.
+SUBSET = [
+    "llmfoundry_h100_80gb_mpt_70b_seq2048_512gpu_bf16",
+    "llmfoundry_h100_80gb_mpt_3b_seq2048_512gpu_bf16",
+    "llmfoundry_h100_80gb_mpt_1b_seq2048_128gpu_bf16",
+    "llmfoundry_h100_80gb_mpt_30b_seq8192_8gpu_bf16",
+    "llmfoundry_h100_80gb_mpt_760m_seq2048_8gpu_bf16",
+    "llmfoundry_h100_80gb_mpt_13b_seq2048_64gpu_bf16",
+    "llmfoundry_a100_80gb_mpt_70b_seq2048_64gpu_bf16",
+    "llmfoundry_a100_80gb_mpt_7b_seq2048_8gpu_bf16",
+    "llmfoundry_a100_80gb_mpt_125m_seq2048_8gpu_bf16_mb32_gb512",
+    "llmfoundry_a100_40gb_mpt_13b_seq2048_128gpu_bf16",
+    "llmfoundry_a100_40gb_mpt_1b_seq2048_8gpu_bf16",
+    "llmfoundry_a100_40gb_mpt_350m_seq32768_8gpu_bf16",
+    "mbridge_card_h100_bf16_qwen3_8b_16gpu_functional",
+]
+
+HEADER = """# {what}
+# GENERATED by validation/convert.py from {src} -- do not edit by hand; re-run the script.
+# Format: validation/README.md (a RUNS file: `layoutsim validate` and `layoutsim calibrate` read it).
+# Each run: name (the row id of the source), groups (gpu, precision, parallelism kind), citation
+# (repo, path, commit, table of the published number), metadata (facts the scenario format cannot
+# state yet, and the assumptions made), scenario (layoutsim's own format), measured.
+"""
+
+
+class Dumper(yaml.SafeDumper):
+    pass
+
+
+def _repr_list(dumper, data):
+    flow = all(not isinstance(x, (dict, list)) for x in data) and len(data) <= 8 and \
+        all(not isinstance(x, str) or len(x) < 30 for x in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+Dumper.add_representer(list, _repr_list)
+
+
+def write_runs(path, what, src, runs):
+    with open(path, "w") as f:
+        f.write(HEADER.format(what=what, src=src))
+        yaml.dump({"runs": runs}, f, Dumper=Dumper, sort_keys=False, width=120, allow_unicode=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--src", default="/work/shared/calibration")
+    ap.add_argument("--out", default=HERE)
+    ap.add_argument("--kept-out", action="store_true", help="print the rows left out, with reasons")
+    a = ap.parse_args()
+
+    runs, kept_out, superseded = convert_foundry(a.src)
+    write_runs(os.path.join(a.out, "llm_foundry.yaml"),
+               "LLM Foundry (MosaicML) MPT training throughput, BF16 rows", "llm_foundry.yaml", runs)
+    mb_runs, mb_out = convert_mb(a.src)
+    write_runs(os.path.join(a.out, "megatron_bridge.yaml"),
+               "NVIDIA Megatron-Bridge pre-training measurements the simulator can express", "megatron_bridge.yaml", mb_runs)
+    by_name = {r["name"]: r for r in runs + mb_runs}
+    write_runs(os.path.join(a.out, "subset.yaml"),
+               "Validation subset for the CTest validation_subset (rows copied from llm_foundry.yaml and megatron_bridge.yaml)",
+               "llm_foundry.yaml and megatron_bridge.yaml", [by_name[n] for n in SUBSET])
+    print(f"llm_foundry: {len(runs)} runs, {len(kept_out)} kept out (fp8), {superseded} superseded rows not read")
+    print(f"megatron_bridge: {len(mb_runs)} runs, {len(mb_out)} kept out")
+    with open(os.path.join(a.out, "kept_out.txt"), "w") as f:
+        f.write("# Rows of /work/shared/calibration/*.yaml NOT in the validation set, with the reason.\n")
+        f.write("# GENERATED by validation/convert.py. The 84 superseded_rows of llm_foundry.yaml are not listed\n")
+        f.write("# (the maintainers replaced that table; see README.md).\n")
+        for rid, why in kept_out + mb_out:
+            f.write(f"{rid}: {why}\n")
+    if a.kept_out:
+        for rid, why in kept_out + mb_out:
+            print(f"  {rid}: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
