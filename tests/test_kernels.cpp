@@ -3,6 +3,7 @@
 // model.cpp, activation memory against Korthikanti et al. 2022, exact breakdown sums.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -102,6 +103,23 @@ TEST_CASE("GEMM: exact tiling reaches the sustained fraction; a 1 %-full last wa
   // K ramp: a tile with K = gemm_min_k / 2 takes as long as one with gemm_min_k.
   const GemmShape shallow{12 * 256.0, 9 * 128.0, p.gemm_min_k / 2};
   CHECK(gemm_efficiency(p, shallow) == doctest::Approx(p.gemm_sustained_fraction / 2).epsilon(1e-15));
+}
+
+TEST_CASE("GEMM: a grid smaller than one wave splits K over the idle SMs") {
+  const ComputeProfile p = a100();
+  const GpuSpec g = a100_gpu();
+  // One 256×128 tile, K = 108·256: split 108 ways into gemm_min_k-deep slices, one wave,
+  // every SM busy: the sustained fraction, plus a reduction of 108 fp32 partial C tiles.
+  const GemmShape skinny{256, 128, 108 * 256.0};
+  CHECK(gemm_efficiency(p, skinny) == doctest::Approx(p.gemm_sustained_fraction).epsilon(1e-15));
+  const double hbm = g.hbm_bandwidth_Bps * p.hbm_fraction;
+  const double compute = skinny.flops() / (g.peak_flops * p.gemm_sustained_fraction);
+  const double operands = (256 * 108 * 256.0 + 108 * 256.0 * 128 + 256 * 128) * 2;  // A, B, C bf16
+  CHECK(gemm_time(p, g, skinny, 2) ==
+        Time::from_seconds(std::max(compute, operands / hbm) + 2 * 108 * 256 * 128 * 4.0 / hbm));
+  // A shallow K leaves nothing to split: one tile alone on one SM.
+  const GemmShape alone{256, 128, 256};
+  CHECK(gemm_efficiency(p, alone) == doctest::Approx(p.gemm_sustained_fraction / 108).epsilon(1e-15));
 }
 
 TEST_CASE("GEMM time: compute-bound at the shape's efficiency, memory-bound when skinny") {

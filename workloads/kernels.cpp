@@ -11,13 +11,31 @@ namespace ls::wl {
 
 namespace {
 
-/// Compute seconds of one orientation of the tile grid (tile_rows × tile_cols), at the
-/// sustained per-SM rate, before dividing by peak.
-double tiled_flops(const ComputeProfile& p, const GemmShape& s, double tile_rows, double tile_cols) {
+/// One way to run a GEMM: a tile orientation and a split-K factor.
+struct Tiling {
+  double padded_flops = 0;  // SM time of all waves, in FLOPs at the sustained per-SM rate
+  double split = 1;         // K slices (split-K): > 1 adds a reduction of fp32 partial sums
+};
+
+/// Tiles of tile_rows × tile_cols run one per SM in waves; every SM of every wave is
+/// charged a whole tile, so the last wave's idle SMs cost time too. A grid smaller than
+/// one wave splits K over the idle SMs (split-K, as cuBLAS and CUTLASS do for skinny,
+/// deep products), down to gemm_min_k-deep slices.
+Tiling tiling(const ComputeProfile& p, const GemmShape& s, double tile_rows, double tile_cols) {
   const double tiles = s.batch * std::ceil(s.m / tile_rows) * std::ceil(s.n / tile_cols);
-  const double waves = std::ceil(tiles / p.sm_count);
-  // Every SM of every wave is charged a whole tile: the last wave's idle SMs cost time too.
-  return waves * p.sm_count * 2 * tile_rows * tile_cols * std::max(s.k, p.gemm_min_k);
+  double split = 1;
+  if (tiles < p.sm_count && p.gemm_min_k > 0)
+    split = std::max(1.0, std::min(std::floor(p.sm_count / tiles), std::floor(s.k / p.gemm_min_k)));
+  const double waves = std::ceil(tiles * split / p.sm_count);
+  return {waves * p.sm_count * 2 * tile_rows * tile_cols * std::max(s.k / split, p.gemm_min_k), split};
+}
+
+/// The faster of the two tile orientations (a library heuristic picks among tile shapes).
+Tiling best_tiling(const ComputeProfile& p, const GemmShape& s) {
+  if (p.sm_count < 1 || p.tile_m < 1 || p.tile_n < 1)
+    throw std::invalid_argument(fmt::format("compute profile '{}': sm_count and tile sizes must be >= 1", p.name));
+  const Tiling a = tiling(p, s, p.tile_m, p.tile_n), b = tiling(p, s, p.tile_n, p.tile_m);
+  return b.padded_flops < a.padded_flops ? b : a;
 }
 
 void require_rate(bool ok, std::string_view what, const GpuSpec& gpu, std::string_view kernel) {
@@ -39,21 +57,21 @@ Kernel memory_kernel(std::string_view name, double bytes, KernelCategory categor
 
 double gemm_efficiency(const ComputeProfile& p, const GemmShape& s) {
   if (s.flops() <= 0) return p.gemm_sustained_fraction;
-  if (p.sm_count < 1 || p.tile_m < 1 || p.tile_n < 1)
-    throw std::invalid_argument(fmt::format("compute profile '{}': sm_count and tile sizes must be >= 1", p.name));
-  const double padded = std::min(tiled_flops(p, s, p.tile_m, p.tile_n), tiled_flops(p, s, p.tile_n, p.tile_m));
-  return p.gemm_sustained_fraction * s.flops() / padded;
+  return p.gemm_sustained_fraction * s.flops() / best_tiling(p, s).padded_flops;
 }
 
 sim::Time gemm_time(const ComputeProfile& p, const GpuSpec& gpu, const GemmShape& s, int element_bytes) {
   if (s.flops() <= 0) return sim::Time::zero();
-  const double eff = gemm_efficiency(p, s);
+  const Tiling tiles = best_tiling(p, s);
+  const double eff = p.gemm_sustained_fraction * s.flops() / tiles.padded_flops;
   require_rate(gpu.peak_flops > 0 && eff > 0, "peak FLOP/s × GEMM efficiency", gpu, "gemm");
   const double compute = s.flops() / (gpu.peak_flops * eff);
   const double bytes = s.batch * (s.m * s.k + s.k * s.n + s.m * s.n) * element_bytes;
   const double hbm = gpu.hbm_bandwidth_Bps * p.hbm_fraction;
   require_rate(hbm > 0, "HBM bandwidth × hbm_fraction", gpu, "gemm");
-  return sim::Time::from_seconds(std::max(compute, bytes / hbm));
+  // Split-K writes and reads back one fp32 partial C per slice before the final sum.
+  const double reduction = tiles.split > 1 ? 2 * tiles.split * s.batch * s.m * s.n * 4 / hbm : 0;
+  return sim::Time::from_seconds(std::max(compute, bytes / hbm) + reduction);
 }
 
 sim::Time memory_time(const ComputeProfile& p, const GpuSpec& gpu, double bytes) {

@@ -10,7 +10,9 @@
 //    per SM in waves; each tile costs 2·tile_m·tile_n·max(K, gemm_min_k) FLOPs at
 //    peak · gemm_sustained_fraction / sm_count. An exactly tiled shape in whole waves
 //    with K >= gemm_min_k reaches gemm_sustained_fraction; a last wave 1 % full costs a
-//    whole wave. Bounded below by its operand bytes through HBM.
+//    whole wave. A grid smaller than one wave splits K over the idle SMs (split-K, down to
+//    gemm_min_k-deep slices) and pays a reduction of fp32 partial sums through HBM.
+//    Bounded below by its operand bytes through HBM.
 //  * FlashAttention: executed FLOPs / (peak · flash_{fwd,bwd}_efficiency), bounded below
 //    by its bytes.
 //  * Memory-bound kernels: bytes / (hbm_bandwidth · hbm_fraction).
@@ -58,11 +60,13 @@ struct Kernel {
   sim::Time total() const { return time + launch; }
 };
 
-/// Achieved fraction of peak of a GEMM of this shape (tile and wave quantisation, K
-/// ramp, sustained fraction; no memory bound). In (0, gemm_sustained_fraction]. O(1).
+/// Achieved fraction of peak of a GEMM of this shape (tile and wave quantisation,
+/// split-K, K ramp, sustained fraction; no memory bound, no split-K reduction).
+/// In (0, gemm_sustained_fraction]. O(1).
 double gemm_efficiency(const ComputeProfile& profile, const GemmShape& shape);
 /// Time of a GEMM of this shape with `element_bytes`-wide operands, without launch:
-/// max(compute at gemm_efficiency, operand bytes / achievable HBM bandwidth). O(1).
+/// max(compute at gemm_efficiency, operand bytes / achievable HBM bandwidth), plus the
+/// split-K reduction when there is one. O(1).
 sim::Time gemm_time(const ComputeProfile& profile, const GpuSpec& gpu, const GemmShape& shape, int element_bytes);
 /// bytes / (hbm_bandwidth · hbm_fraction), without launch. O(1).
 sim::Time memory_time(const ComputeProfile& profile, const GpuSpec& gpu, double bytes);
