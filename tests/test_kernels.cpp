@@ -366,3 +366,40 @@ TEST_CASE("bad options are rejected") {
   auto ks = optimizer_kernels(1e6, PrecisionSpec{}, true);
   CHECK_THROWS_AS(time_kernels(a100(), no_hbm, ks), std::invalid_argument);
 }
+
+TEST_CASE("pass_breakdown of a stage equals the breakdown of its kernels") {
+  const ModelSpec m = *model_preset("mixtral-8x7b");
+  const ComputeProfile p = *compute_profile_preset("h200");
+  const GpuSpec g = *gpu_preset("h200");
+  KernelOptions o;
+  o.tp = 2;
+  for (LayerPass pass : {LayerPass::forward, LayerPass::backward_input, LayerPass::backward_weight}) {
+    std::vector<Kernel> ks = embedding_pass_kernels(m, o, pass);
+    for (int layer = 0; layer < 3; ++layer) {
+      auto l = layer_pass_kernels(m, layer, o, pass);
+      ks.insert(ks.end(), l.begin(), l.end());
+    }
+    auto head = lm_head_pass_kernels(m, o, pass);
+    ks.insert(ks.end(), head.begin(), head.end());
+    time_kernels(p, g, ks);
+    const ComputeBreakdown expected = breakdown(ks);
+    const ComputeBreakdown got = pass_breakdown(m, 0, 3, true, true, o, pass, p, g);
+    CHECK(got.total() == expected.total());
+    CHECK(got.gemm == expected.gemm);
+    CHECK(got.logits == expected.logits);
+    CHECK(got.launch == expected.launch);
+  }
+}
+
+TEST_CASE("embedding and LM head activation bytes") {
+  const ModelSpec m = small_gpt();  // h = 1024, V = 32000, s = 512
+  KernelOptions o;
+  o.microbatch_size = 2;
+  o.tp = 4;
+  const double T = 2 * 512.0;
+  CHECK(embedding_activation_bytes(m, o) == 0);
+  o.dropout = 0.1;  // one 1-byte mask per element of the embedding output
+  CHECK(embedding_activation_bytes(m, o) == T * 1024);
+  // Final-norm input and LM-head input (bf16, T × h each) and the fp32 softmax (T × V/t).
+  CHECK(lm_head_activation_bytes(m, o) == doctest::Approx(2 * T * 1024 * 2 + T * 32000 / 4 * 4).epsilon(1e-15));
+}

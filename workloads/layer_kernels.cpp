@@ -364,4 +364,35 @@ std::vector<Kernel> lm_head_pass_kernels(const ModelSpec& m, const KernelOptions
   return b.pass(pass, Recompute::none);
 }
 
+double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
+  Builder b(m, o);
+  b.embedding();
+  return b.saved_bytes(Recompute::none);
+}
+
+double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
+  Builder b(m, o);
+  b.lm_head();
+  return b.saved_bytes(Recompute::none);
+}
+
+ComputeBreakdown pass_breakdown(const ModelSpec& m, int first_layer, int layer_count, bool with_embedding,
+                                bool with_lm_head, const KernelOptions& o, LayerPass pass,
+                                const ComputeProfile& profile, const GpuSpec& gpu) {
+  // Execution order of a stage: embedding, layers, LM head forward; the reverse backward.
+  const bool backward = pass == LayerPass::backward_input || pass == LayerPass::backward_weight;
+  std::vector<Kernel> kernels;
+  auto append = [&](std::vector<Kernel> ks) { kernels.insert(kernels.end(), ks.begin(), ks.end()); };
+  if (with_embedding && !backward) append(embedding_pass_kernels(m, o, pass));
+  if (with_lm_head && backward) append(lm_head_pass_kernels(m, o, pass));
+  for (int i = 0; i < layer_count; ++i) {
+    const int layer = backward ? first_layer + layer_count - 1 - i : first_layer + i;
+    append(layer_pass_kernels(m, layer, o, pass));
+  }
+  if (with_lm_head && !backward) append(lm_head_pass_kernels(m, o, pass));
+  if (with_embedding && backward) append(embedding_pass_kernels(m, o, pass));
+  time_kernels(profile, gpu, kernels, o.activation_bytes);
+  return breakdown(kernels);
+}
+
 }  // namespace ls::wl

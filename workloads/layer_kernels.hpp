@@ -58,5 +58,16 @@ std::vector<Kernel> embedding_pass_kernels(const ModelSpec& m, const KernelOptio
 /// Final norm, LM head GEMM (h × V/t) and the vocab-parallel cross-entropy in fp32
 /// (last stage). recompute is empty (the head is never checkpointed). O(1).
 std::vector<Kernel> lm_head_pass_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass);
+/// Activation bytes the embedding (dropout mask) and the LM head (final-norm input, LM
+/// head input, the fp32 softmax of the loss: T·V/t·4) keep for the backward. O(1).
+double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o);
+double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o);
+
+/// Timed breakdown of one pass over layers [first_layer, first_layer + layer_count), plus
+/// the embedding and / or the LM head when asked (first / last pipeline stage): what one
+/// op of the program builder costs, with breakdown().total() its duration. O(layer_count).
+ComputeBreakdown pass_breakdown(const ModelSpec& m, int first_layer, int layer_count, bool with_embedding,
+                                bool with_lm_head, const KernelOptions& o, LayerPass pass,
+                                const ComputeProfile& profile, const GpuSpec& gpu);
 
 }  // namespace ls::wl
