@@ -8,16 +8,22 @@
 //          794.5 of 989 (80.3 %, "H200 is the same"), GH200 141 GB 828.6 (83.8 %),
 //          B200 SXM 1745 of 2250 (77.6 %).
 //  [MMB]   NVIDIA, "Matrix Multiplication Background User's Guide" (DU-09799-001, 2023),
-//          §2.3 typical cuBLAS tile sizes (256×128 the most efficient on A100), §3.1 tile
+//          §2.3 typical cuBLAS tile sizes (256×128 among the largest, most efficient), §3.1 tile
 //          and §3.2 wave quantisation over A100's 108 SMs.
 //  [FA2]   T. Dao, "FlashAttention-2: Faster Attention with Better Parallelism and Work
 //          Partitioning", arXiv:2307.08691 (2023): 50–73 % of the A100's peak in the
-//          forward pass; the backward pass reaches less (it is counted as 2.5 × the forward
-//          FLOPs in the paper's benchmarks); 35 % of peak on H100 (Hopper features unused).
+//          forward pass, the backward pass less. The repository's benchmark script
+//          (Dao-AILab/flash-attention, benchmarks/benchmark_flash_attention.py) counts
+//          4·b·s²·heads·d forward FLOPs, halved when causal, and 2.5 × that backward: the
+//          efficiencies below are on executed FLOPs of that kind.
 //  [FA3]   J. Shah et al., "FlashAttention-3: Fast and Accurate Attention with Asynchrony
 //          and Low-precision", arXiv:2407.08608 (2024): up to 740 TFLOP/s FP16 forward on
-//          H100 (75 % of 989) at long sequences, 1.5–2.0× FlashAttention-2; the backward
-//          1.5–1.75× FlashAttention-2's.
+//          H100 (75 % of 989) at long sequences, 1.5–2.0× FlashAttention-2, which reaches
+//          35 % of the H100's peak (Hopper features unused).
+//  [PTB]   pytorch/benchmark pull request #2391 (2024), FA3 forward on H100, head dim 128,
+//          16 heads, 16k tokens per batch: 430 / 517 / 566 / 590 / 614 / 621 TFLOP/s at
+//          s = 0.5k / 1k / 2k / 4k / 8k / 16k (0.57–0.62 of 989 at 2–8k); #2296: the
+//          FlashAttention-2 path of torch SDPA 287–304 TFLOP/s (0.29–0.31) on the same part.
 //  [A100BW] NVIDIA developer forum, "Trouble to reach peak bandwidth of A100" (2025): a
 //          read kernel reaches 1.80 of 2.04 TB/s (88 %, confirmed by Nsight Compute); the
 //          best kernel of an NVIDIA GTC 2025 talk reached about 90 %.
@@ -61,10 +67,11 @@ ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double ge
 //    SM (a warp-group MMA of 64×256 twice, or half of a 2-SM 256×256 tile).
 //  * gemm_min_k 256: a 3–4 stage pipeline of 64-deep K slices plus the epilogue;
 //    assumption; calibrate.
-//  * flash: A100 0.62 fwd / 0.50 bwd: [FA2] forward range 50–73 % (the top at 16k
-//    tokens; training lengths of 2–8k sit mid-range), backward below it. H100/H200 0.60 /
-//    0.45: [FA3] 75 % at long sequences, lower at 2–8k, backward 1.5–1.75× FA2's
-//    ~30 %. B200 0.55 / 0.45: no figure found; assumption; calibrate.
+//  * flash: A100 0.62 fwd: [FA2] forward range 50–73 % (the top at 16k tokens; training
+//    lengths of 2–8k sit mid-range). H100/H200 0.60 fwd: [PTB] 0.57–0.62 at 2–8k tokens
+//    ([FA3]'s 75 % is its long-sequence best case). Backward (A100 0.50, Hopper 0.45):
+//    below the forward in both papers, no figure checked here; assumption; calibrate.
+//    B200 0.55 / 0.45: no figure found; assumption; calibrate.
 //  * hbm_fraction: A100 0.88 [A100BW]; Hopper 0.90 (copy and triad kernels reach about
 //    3.0–3.1 of 3.35 TB/s; [A100BW]'s ~90 % ceiling); B200 0.85: assumption; calibrate.
 //  * launch_overhead: the gap between dependent kernels of an eager framework, a few µs:
