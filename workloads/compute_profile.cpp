@@ -1,0 +1,157 @@
+// workloads/compute_profile.cpp — per-GPU kernel cost constants and their table.
+//
+// Sources (cited by the short names used below):
+//  [MAMF]  S. Bekman, "Machine Learning Engineering", compute/accelerator/README.md,
+//          "Maximum Achievable Matmul FLOPS comparison table" (github.com/stas00/ml-engineering):
+//          best mean BF16 torch.matmul throughput over a brute-force shape search, 100
+//          iterations after 50 warm-up: A100 SXM 271.2 of 312 TFLOP/s (86.9 %), H100 SXM
+//          794.5 of 989 (80.3 %, "H200 is the same"), GH200 141 GB 828.6 (83.8 %),
+//          B200 SXM 1745 of 2250 (77.6 %).
+//  [MMB]   NVIDIA, "Matrix Multiplication Background User's Guide" (DU-09799-001, 2023),
+//          §2.3 typical cuBLAS tile sizes (256×128 among the largest, most efficient), §3.1 tile
+//          and §3.2 wave quantisation over A100's 108 SMs.
+//  [FA2]   T. Dao, "FlashAttention-2: Faster Attention with Better Parallelism and Work
+//          Partitioning", arXiv:2307.08691 (2023): 50–73 % of the A100's peak in the
+//          forward pass, the backward pass less. The repository's benchmark script
+//          (Dao-AILab/flash-attention, benchmarks/benchmark_flash_attention.py) counts
+//          4·b·s²·heads·d forward FLOPs, halved when causal, and 2.5 × that backward: the
+//          efficiencies below are on executed FLOPs of that kind.
+//  [FA3]   J. Shah et al., "FlashAttention-3: Fast and Accurate Attention with Asynchrony
+//          and Low-precision", arXiv:2407.08608 (2024): up to 740 TFLOP/s FP16 forward on
+//          H100 (75 % of 989) at long sequences, 1.5–2.0× FlashAttention-2, which reaches
+//          35 % of the H100's peak (Hopper features unused).
+//  [PTB]   pytorch/benchmark pull request #2391 (2024), FA3 forward on H100, head dim 128,
+//          16 heads, 16k tokens per batch: 430 / 517 / 566 / 590 / 614 / 621 TFLOP/s at
+//          s = 0.5k / 1k / 2k / 4k / 8k / 16k (0.57–0.62 of 989 at 2–8k); #2296: the
+//          FlashAttention-2 path of torch SDPA 287–304 TFLOP/s (0.29–0.31) on the same part.
+//  [A100BW] NVIDIA developer forum, "Trouble to reach peak bandwidth of A100" (2025): a
+//          read kernel reaches 1.80 of 2.04 TB/s (88 %, confirmed by Nsight Compute); the
+//          best kernel of an NVIDIA GTC 2025 talk reached about 90 %.
+//  SM counts: A100 108 SMs (NVIDIA A100 whitepaper), H100 SXM5 and H200 132 SMs (NVIDIA
+//  H100 whitepaper; H200 is the same GH100 die), B200 148 SMs over two dies (as reported by
+//  the CUDA device query in public Blackwell kernels).
+// Constants with no public figure say "assumption; calibrate" and are what `layoutsim
+// calibrate` fits first.
+#include "workloads/compute_profile.hpp"
+
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ls::wl {
+
+namespace {
+
+ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double gemm_fraction, double min_k,
+                    double flash_fwd, double flash_bwd, double hbm_fraction, double launch_us) {
+  ComputeProfile p;
+  p.name = std::move(name);
+  p.sm_count = sms;
+  p.tile_m = tile_m;
+  p.tile_n = tile_n;
+  p.gemm_sustained_fraction = gemm_fraction;
+  p.gemm_min_k = min_k;
+  p.flash_fwd_efficiency = flash_fwd;
+  p.flash_bwd_efficiency = flash_bwd;
+  p.attention_block = 128;  // FlashAttention-2/3 use 128-row query and key blocks for head dim 128
+  p.hbm_fraction = hbm_fraction;
+  p.launch_overhead_s = launch_us * 1e-6;
+  return p;
+}
+
+// Why these numbers:
+//  * gemm_sustained_fraction = [MAMF] efficiency of the part (the best-case shape is what
+//    exact tiling reaches; the tile and wave model supplies the losses of other shapes).
+//  * tile: [MMB] 256×128 on Ampere; Hopper and Blackwell library kernels use 128×256 per
+//    SM (a warp-group MMA of 64×256 twice, or half of a 2-SM 256×256 tile).
+//  * gemm_min_k 256: a 3–4 stage pipeline of 64-deep K slices plus the epilogue;
+//    assumption; calibrate.
+//  * flash: A100 0.62 fwd: [FA2] forward range 50–73 % (the top at 16k tokens; training
+//    lengths of 2–8k sit mid-range). H100/H200 0.60 fwd: [PTB] 0.57–0.62 at 2–8k tokens
+//    ([FA3]'s 75 % is its long-sequence best case). Backward (A100 0.50, Hopper 0.45):
+//    below the forward in both papers, no figure checked here; assumption; calibrate.
+//    B200 0.55 / 0.45: no figure found; assumption; calibrate.
+//  * hbm_fraction: A100 0.88 [A100BW]; Hopper 0.90 (copy and triad kernels reach about
+//    3.0–3.1 of 3.35 TB/s; [A100BW]'s ~90 % ceiling); B200 0.85: assumption; calibrate.
+//  * launch_overhead: the gap between dependent kernels of an eager framework, a few µs:
+//    4 µs on A100, 3 µs on Hopper and Blackwell (faster launch paths, CUDA graphs common).
+//    Calibration origin: the previous model's 5/4 µs per op (hardware.cpp); fit it on
+//    small-model rows.
+std::vector<ComputeProfile> presets() {
+  return {
+      make("a100-40gb", 108, 256, 128, 0.869, 256, 0.62, 0.50, 0.88, 4),
+      make("a100-80gb", 108, 256, 128, 0.869, 256, 0.62, 0.50, 0.88, 4),
+      make("h100-sxm", 132, 128, 256, 0.803, 256, 0.60, 0.45, 0.90, 3),
+      make("h200", 132, 128, 256, 0.803, 256, 0.60, 0.45, 0.90, 3),
+      make("b200", 148, 128, 256, 0.776, 256, 0.55, 0.45, 0.85, 3),
+  };
+}
+
+int round_to_int(double v) { return static_cast<int>(std::lround(v)); }
+
+// Captureless lambdas convert to the table's function pointers.
+const std::array<ProfileConstant, 10> kConstants{{
+    {"sm_count", "SMs", "streaming multiprocessors: GEMM tiles that run at once (one wave)", 1, 1024, true,
+     [](const ComputeProfile& p) { return static_cast<double>(p.sm_count); },
+     [](ComputeProfile& p, double v) { p.sm_count = round_to_int(v); }},
+    {"tile_m", "elements", "rows of C per GEMM thread-block tile (tile quantisation)", 16, 512, true,
+     [](const ComputeProfile& p) { return static_cast<double>(p.tile_m); },
+     [](ComputeProfile& p, double v) { p.tile_m = round_to_int(v); }},
+    {"tile_n", "elements", "columns of C per GEMM thread-block tile (tile quantisation)", 16, 512, true,
+     [](const ComputeProfile& p) { return static_cast<double>(p.tile_n); },
+     [](ComputeProfile& p, double v) { p.tile_n = round_to_int(v); }},
+    {"gemm_sustained_fraction", "fraction", "achieved/peak of an exactly tiled, deep-K GEMM", 0.3, 1.0, false,
+     [](const ComputeProfile& p) { return p.gemm_sustained_fraction; },
+     [](ComputeProfile& p, double v) { p.gemm_sustained_fraction = v; }},
+    {"gemm_min_k", "elements", "K depth a tile needs to hide its prologue and epilogue", 0, 4096, false,
+     [](const ComputeProfile& p) { return p.gemm_min_k; }, [](ComputeProfile& p, double v) { p.gemm_min_k = v; }},
+    {"flash_fwd_efficiency", "fraction", "achieved/peak of the FlashAttention forward on executed FLOPs", 0.1, 1.0,
+     false, [](const ComputeProfile& p) { return p.flash_fwd_efficiency; },
+     [](ComputeProfile& p, double v) { p.flash_fwd_efficiency = v; }},
+    {"flash_bwd_efficiency", "fraction", "achieved/peak of the FlashAttention backward (2.5 x forward FLOPs)", 0.1,
+     1.0, false, [](const ComputeProfile& p) { return p.flash_bwd_efficiency; },
+     [](ComputeProfile& p, double v) { p.flash_bwd_efficiency = v; }},
+    {"attention_block", "tokens", "query/key block of the attention kernel (causal skip granularity)", 16, 256, true,
+     [](const ComputeProfile& p) { return static_cast<double>(p.attention_block); },
+     [](ComputeProfile& p, double v) { p.attention_block = round_to_int(v); }},
+    {"hbm_fraction", "fraction", "achieved/datasheet HBM bandwidth of a streaming kernel", 0.3, 1.0, false,
+     [](const ComputeProfile& p) { return p.hbm_fraction; }, [](ComputeProfile& p, double v) { p.hbm_fraction = v; }},
+    {"launch_overhead", "s", "GPU time between two dependent kernels, paid once per kernel", 0, 50e-6, false,
+     [](const ComputeProfile& p) { return p.launch_overhead_s; },
+     [](ComputeProfile& p, double v) { p.launch_overhead_s = v; }},
+}};
+
+}  // namespace
+
+std::optional<ComputeProfile> compute_profile_preset(std::string_view gpu_name) {
+  for (auto& p : presets())
+    if (p.name == gpu_name) return p;
+  return std::nullopt;
+}
+
+std::vector<std::string> compute_profile_preset_names() {
+  std::vector<std::string> out;
+  for (auto& p : presets()) out.push_back(p.name);
+  return out;
+}
+
+std::span<const ProfileConstant> profile_constants() { return kConstants; }
+
+const ProfileConstant* find_profile_constant(std::string_view name) {
+  for (const auto& c : kConstants)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+std::vector<std::string> profile_bound_violations(const ComputeProfile& profile) {
+  std::vector<std::string> out;
+  for (const auto& c : kConstants) {
+    const double v = c.get(profile);
+    if (!(v >= c.lower && v <= c.upper))
+      out.push_back(fmt::format("{} = {} outside [{}, {}] {}", c.name, v, c.lower, c.upper, c.unit));
+  }
+  return out;
+}
+
+}  // namespace ls::wl

@@ -1,0 +1,72 @@
+// workloads/compute_profile.hpp — the kernel-level cost constants of one GPU type
+// (issue 13): what a GEMM, a FlashAttention kernel and a memory-bound kernel really
+// sustain, and what a launch costs. Peak FLOP/s and HBM bandwidth stay in GpuSpec
+// (datasheet figures); this profile holds only the fractions and shapes that turn them
+// into kernel times. Every constant has a physical meaning, bounds, and a citation or a
+// calibration origin (compute_profile.cpp); profile_constants() lists them by name so
+// that a calibrator can read and write any of them without knowing the struct.
+// Units: fractions of peak in [0, 1], element counts, seconds.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ls::wl {
+
+struct ComputeProfile {
+  std::string name;
+  /// Streaming multiprocessors: how many GEMM output tiles run at once (one per SM).
+  int sm_count = 108;
+  /// Output tile of one thread block (CTA) of the library GEMM, in elements of C
+  /// (rows × columns). Tile and wave quantisation are counted in these tiles.
+  int tile_m = 256;
+  int tile_n = 128;
+  /// Achieved / dense peak of a GEMM whose tiles fill every SM in whole waves and
+  /// whose K is deep (>= gemm_min_k): the library's best case on this part.
+  double gemm_sustained_fraction = 0.8;
+  /// K depth below which a tile cannot hide its prologue (pipeline fill) and epilogue
+  /// (writing C): a tile costs as long as a gemm_min_k-deep main loop. Elements.
+  double gemm_min_k = 256;
+  /// FlashAttention forward / backward: achieved / dense peak on the FLOPs the kernel
+  /// executes (causal blocks skipped; backward counted as 2.5 × forward, as the
+  /// FlashAttention papers count it because it recomputes QKᵀ).
+  double flash_fwd_efficiency = 0.6;
+  double flash_bwd_efficiency = 0.5;
+  /// Query/key block of the attention kernel: causal masking skips the blocks above
+  /// the diagonal, n(n−1)/2 of n² blocks for n = ceil(s / block).
+  int attention_block = 128;
+  /// Achieved / datasheet HBM bandwidth of a streaming (memory-bound) kernel.
+  double hbm_fraction = 0.88;
+  /// GPU time between two dependent kernels (launch, ramp-up and drain): paid once per kernel.
+  double launch_overhead_s = 4e-6;
+};
+
+/// a100-40gb, a100-80gb, h100-sxm, h200, b200 (the GPU preset names). nullopt otherwise.
+std::optional<ComputeProfile> compute_profile_preset(std::string_view gpu_name);
+std::vector<std::string> compute_profile_preset_names();
+
+/// One calibratable constant: a name to address it by, what it means, its physical
+/// bounds, and typed access to the profile field. `integer` constants (SM count, tile
+/// and block sizes) are discrete: set() rounds, and a continuous fitter should skip them.
+struct ProfileConstant {
+  std::string_view name;
+  std::string_view unit;
+  std::string_view doc;
+  double lower = 0;
+  double upper = 0;
+  bool integer = false;
+  double (*get)(const ComputeProfile&) = nullptr;
+  void (*set)(ComputeProfile&, double) = nullptr;
+};
+
+/// Every constant of ComputeProfile, in declaration order. O(1).
+std::span<const ProfileConstant> profile_constants();
+/// The constant called `name`, or nullptr. O(constants).
+const ProfileConstant* find_profile_constant(std::string_view name);
+/// One message per constant outside its bounds ("name = value outside [lo, hi]"); empty when all fit.
+std::vector<std::string> profile_bound_violations(const ComputeProfile& profile);
+
+}  // namespace ls::wl
