@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/resolve.hpp"
 #include "workloads/result.hpp"
 #include "workloads/spec.hpp"
 
@@ -39,12 +40,12 @@ struct PlanSummary {
   std::vector<Warning> warnings;
 };
 
-/// Throws std::invalid_argument if the scenario fails validation (the loader
-/// validates first, so this only happens for hand-built scenarios).
-PlanSummary plan(const Scenario& s);
+/// The plan of a resolved (hence valid) scenario: resolve() has checked every rule,
+/// so nothing here re-validates.
+PlanSummary plan(const ResolvedScenario& s);
 
 /// Runs the simulation. Throws std::runtime_error on a deadlocked schedule, with a
 /// message naming the waiting ranks and what each waits on.
-Result simulate(const Scenario& s, const SimOptions& opts = {});
+Result simulate(const ResolvedScenario& s, const SimOptions& opts = {});
 
 }  // namespace ls::wl
