@@ -28,6 +28,7 @@
 #include "tools/sweep.hpp"
 #include "tools/trace.hpp"
 #include "tools/trace_check.hpp"
+#include "workloads/scenario_keys.hpp"
 #include "workloads/simulate.hpp"
 
 #ifndef LAYOUTSIM_VERSION
@@ -119,6 +120,18 @@ int cmd_check_trace(const std::string& path) {
   if (rep.violations.size() > show) fmt::print(stderr, "{}: ... and {} more\n", path, rep.violations.size() - show);
   fmt::print(stderr, "{}: {} violation{}\n", path, rep.violations.size(), rep.violations.size() == 1 ? "" : "s");
   return kExitInvalid;
+}
+
+// ---------------------------------------------------------------- keys
+int cmd_keys(bool markdown) {
+  if (markdown) {
+    const std::string md = wl::scenario_keys_markdown();
+    std::fwrite(md.data(), 1, md.size(), stdout);
+    return kExitOk;
+  }
+  for (const auto& k : wl::scenario_keys())
+    fmt::print("{:<42} {}\n", k.path, k.default_text.empty() ? "-" : k.default_text);
+  return kExitOk;
 }
 
 // ---------------------------------------------------------------- sweep
@@ -262,6 +275,10 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Parse and validate a scenario, print the plan and memory budget (no simulation)");
   check->add_option("scenario", check_path, "Scenario YAML file")->required();
 
+  bool keys_markdown = false;
+  auto* keys = app.add_subcommand("keys", "List every scenario key with its default (the key table)");
+  keys->add_flag("--markdown", keys_markdown, "Print the README's scenario reference tables");
+
   std::string trace_path;
   auto* check_trace = app.add_subcommand("check-trace", "Check a Chrome trace (.json or .json.gz) against Perfetto's import rules");
   check_trace->add_option("trace", trace_path, "Trace file")->required();
@@ -283,6 +300,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(ra);
     if (*check) return cmd_check(check_path);
     if (*check_trace) return cmd_check_trace(trace_path);
+    if (*keys) return cmd_keys(keys_markdown);
     if (*sweep) {
       // Axes in command-line order, interleaving --microbatches and --set as given.
       // A malformed list is a usage error (2), not an invalid scenario (1).

@@ -19,7 +19,7 @@ public:
 
   wl::Scenario convert(const YNode& root) {
     s_.source = source_;
-    if (!r_.map(root, "", {"name", "cluster", "model", "layout", "precision", "perturbations", "simulation"}))
+    if (!r_.map(root, "", keys("")))
       return s_;
     if (const YEntry* e = root.find("name")) assign(s_.name, r_.string(e->value, "name"));
     const std::size_t errors_before_cluster = d_.errors.size();
@@ -33,7 +33,7 @@ public:
     if (const YEntry* e = root.find("precision")) precision(e->value, "precision");
     if (const YEntry* e = root.find("perturbations")) perturbations(e->value, "perturbations");
     if (const YEntry* e = root.find("simulation")) {
-      if (r_.map(e->value, "simulation", {"steps"}))
+      if (r_.map(e->value, "simulation", keys("simulation")))
         if (const YEntry* st = e->value.find("steps"))
           assign(s_.simulation.steps, r_.count(st->value, "simulation.steps", 1, kMaxSteps));
     }
@@ -51,9 +51,7 @@ private:
       shorthand.entries.push_back(YEntry{"preset", given.loc, given});
     }
     const YNode& n = given.kind == YNode::Kind::scalar ? shorthand : given;
-    const std::vector<std::string> keys{"preset", "name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                                        "vocab", "seq_len", "activation", "tied_embeddings", "moe"};
-    if (!r_.map(n, path, keys)) return;
+    if (!r_.map(n, path, keys("model"))) return;
     wl::ModelSpec m;
     m.name = "custom";
     bool have_preset = false;
@@ -87,7 +85,7 @@ private:
       else if (e.key == "vocab") assign(m.vocab, r_.integer(v, p, 1, kMaxDim));
       else if (e.key == "seq_len") assign(m.seq_len, r_.integer(v, p, 1, kMaxDim));
       else if (e.key == "activation") {
-        if (auto a = r_.choice(v, p, {"gelu", "swiglu"})) m.activation = *a == "swiglu" ? wl::Activation::swiglu : wl::Activation::gelu;
+        if (auto a = r_.choice(v, p, values("model.activation"))) m.activation = *a == "swiglu" ? wl::Activation::swiglu : wl::Activation::gelu;
       } else if (e.key == "tied_embeddings") assign(m.tied_embeddings, r_.boolean(v, p));
       else if (e.key == "moe") moe(v, p, m);
     }
@@ -104,8 +102,7 @@ private:
   }
 
   void moe(const YNode& n, const std::string& path, wl::ModelSpec& m) {
-    if (!r_.map(n, path, {"experts", "top_k", "expert_ffn_hidden", "every_n_layers", "shared_experts",
-                          "capacity_factor", "routing"}))
+    if (!r_.map(n, path, keys("model.moe")))
       return;
     auto& x = m.moe;
     for (const auto& e : n.entries) {
@@ -127,10 +124,10 @@ private:
 
   void routing(const YNode& n, const std::string& path, wl::MoeSpec& x) {
     if (n.kind == YNode::Kind::scalar) {
-      if (r_.choice(n, path, {"balanced"})) x.routing = wl::RoutingKind::balanced;
+      if (r_.choice(n, path, values("model.moe.routing"))) x.routing = wl::RoutingKind::balanced;
       return;
     }
-    if (!r_.map(n, path, {"skew", "alpha", "seed", "load"})) return;
+    if (!r_.map(n, path, keys("model.moe.routing"))) return;
     if (const YEntry* l = n.find("load")) {
       for (const char* k : {"skew", "alpha", "seed"})
         if (const YEntry* o = n.find(k))
@@ -162,7 +159,7 @@ private:
       d_.error(n.loc, path + ".skew", "missing required key", "routing: balanced | {skew: zipf, alpha, seed} | {load: [...]}");
       return;
     }
-    if (!r_.choice(sk->value, path + ".skew", {"zipf"})) return;
+    if (!r_.choice(sk->value, path + ".skew", values("model.moe.routing.skew"))) return;
     x.routing = wl::RoutingKind::zipf;
     if (const YEntry* a = n.find("alpha")) assign(x.zipf_alpha, r_.number(a->value, path + ".alpha", 0, 100, true));
     if (const YEntry* s = n.find("seed"))
@@ -177,9 +174,7 @@ private:
     if (le) {
       const std::string path = "layout";
       const YNode& n = le->value;
-      if (!r_.map(n, path, {"dp", "tp", "pp", "ep", "zero", "sequence_parallel", "recompute", "microbatch_size",
-                            "microbatches", "global_batch", "schedule", "virtual_stages", "stage_layers", "placement",
-                            "dp_bucket", "embedding_free"}))
+      if (!r_.map(n, path, keys("layout")))
         return;
       for (const auto& e : n.entries) {
         const std::string p = join_key(path, e.key);
@@ -194,13 +189,13 @@ private:
         else if (e.key == "zero") assign(l.zero, r_.count(v, p, 0, 3));
         else if (e.key == "sequence_parallel") assign(l.sequence_parallel, r_.boolean(v, p));
         else if (e.key == "recompute") {
-          if (auto c = r_.choice(v, p, {"none", "selective", "full"}))
+          if (auto c = r_.choice(v, p, values("layout.recompute")))
             l.recompute = *c == "full" ? wl::Recompute::full : *c == "selective" ? wl::Recompute::selective : wl::Recompute::none;
         } else if (e.key == "microbatch_size") assign(l.microbatch_size, r_.count(v, p));
         else if (e.key == "microbatches") { mb = &e; assign(l.microbatches, r_.count(v, p)); }
         else if (e.key == "global_batch") gb = &e;
         else if (e.key == "schedule") {
-          if (auto c = r_.choice(v, p, {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}))
+          if (auto c = r_.choice(v, p, values("layout.schedule")))
             l.schedule = *c == "gpipe" ? wl::Schedule::gpipe
                          : *c == "1f1b" ? wl::Schedule::one_f_one_b
                          : *c == "interleaved-1f1b" ? wl::Schedule::interleaved_1f1b
@@ -232,7 +227,7 @@ private:
   void stage_layers(const YNode& v, const std::string& p) {
     auto& l = s_.layout;
     if (v.kind == YNode::Kind::scalar) {
-      if (auto c = r_.choice(v, p, {"auto", "balanced"})) {
+      if (auto c = r_.choice(v, p, values("layout.stage_layers"))) {
         l.stage_layers_mode = *c == "auto" ? wl::StageLayersMode::auto_even : wl::StageLayersMode::balanced;
         l.stage_layers.clear();
       }
@@ -260,7 +255,7 @@ private:
     if (!r_.seq(v, p, "mesh axes (a permutation of tp, dp, pp)")) return;
     std::vector<std::string> axes;
     for (std::size_t i = 0; i < v.items.size(); ++i) {
-      auto a = r_.choice(v.items[i], join_index(p, i), {"tp", "dp", "pp"});
+      auto a = r_.choice(v.items[i], join_index(p, i), values("layout.placement"));
       if (!a) return;
       axes.push_back(*a);
     }
@@ -276,7 +271,7 @@ private:
 
   // ── precision ──
   void precision(const YNode& n, const std::string& path) {
-    if (!r_.map(n, path, {"weights", "gradients", "master", "optimizer", "activations"})) return;
+    if (!r_.map(n, path, keys("precision"))) return;
     auto& pr = s_.precision;
     const auto dtype_bytes = [](const std::string& t) { return t == "fp32" ? 4 : t == "fp8" ? 1 : 2; };
     bool master_given = false;
@@ -284,17 +279,17 @@ private:
       const std::string p = join_key(path, e.key);
       const YNode& v = e.value;
       if (e.key == "weights") {
-        if (auto t = r_.choice(v, p, {"fp8", "bf16", "fp16", "fp32"})) pr.weights = dtype_bytes(*t);
+        if (auto t = r_.choice(v, p, values("precision.weights"))) pr.weights = dtype_bytes(*t);
       } else if (e.key == "gradients") {
-        if (auto t = r_.choice(v, p, {"bf16", "fp16", "fp32"})) pr.gradients = dtype_bytes(*t);
+        if (auto t = r_.choice(v, p, values("precision.gradients"))) pr.gradients = dtype_bytes(*t);
       } else if (e.key == "master") {
         master_given = true;
-        if (auto t = r_.choice(v, p, {"fp32", "none"})) pr.master = *t == "fp32" ? 4 : 0;
+        if (auto t = r_.choice(v, p, values("precision.master"))) pr.master = *t == "fp32" ? 4 : 0;
       } else if (e.key == "optimizer") {
-        if (auto t = r_.choice(v, p, {"adam-fp32", "adam-bf16", "adamw-fp32", "adamw-bf16", "sgd", "sgd-momentum"}))
+        if (auto t = r_.choice(v, p, values("precision.optimizer")))
           pr.optimizer = (*t == "adam-fp32" || *t == "adamw-fp32") ? 8 : *t == "sgd" ? 0 : 4;
       } else if (e.key == "activations") {
-        if (auto t = r_.choice(v, p, {"fp8", "bf16", "fp16", "fp32"})) pr.activations = dtype_bytes(*t);
+        if (auto t = r_.choice(v, p, values("precision.activations"))) pr.activations = dtype_bytes(*t);
       }
     }
     // fp32 weights are their own master copy.
@@ -303,14 +298,14 @@ private:
 
   // ── perturbations ──
   void perturbations(const YNode& n, const std::string& path) {
-    if (!r_.map(n, path, {"devices", "links", "jitter"})) return;
+    if (!r_.map(n, path, keys("perturbations"))) return;
     auto& pt = s_.perturbations;
     if (const YEntry* de = n.find("devices"); de && r_.seq(de->value, path + ".devices", "{device, compute_slowdown} maps")) {
       std::map<std::string, std::size_t> seen;
       for (std::size_t i = 0; i < de->value.items.size(); ++i) {
         const YNode& v = de->value.items[i];
         const std::string p = join_index(path + ".devices", i);
-        if (!r_.map(v, p, {"device", "compute_slowdown"})) continue;
+        if (!r_.map(v, p, keys("perturbations.devices[]"))) continue;
         wl::DeviceSlowdown ds;
         const YEntry* dev = v.find("device");
         if (!dev) {
@@ -344,7 +339,7 @@ private:
       for (std::size_t i = 0; i < le->value.items.size(); ++i) {
         const YNode& v = le->value.items[i];
         const std::string p = join_index(path + ".links", i);
-        if (!r_.map(v, p, {"link", "bandwidth_factor"})) continue;
+        if (!r_.map(v, p, keys("perturbations.links[]"))) continue;
         wl::LinkFactor lf;
         const YEntry* l = v.find("link");
         if (!l) {
@@ -361,7 +356,7 @@ private:
     }
     if (const YEntry* je = n.find("jitter")) {
       const std::string p = path + ".jitter";
-      if (r_.map(je->value, p, {"compute_cv", "comm_cv", "seed"})) {
+      if (r_.map(je->value, p, keys("perturbations.jitter"))) {
         if (const YEntry* e = je->value.find("compute_cv"))
           assign(pt.jitter.compute_cv, r_.number(e->value, p + ".compute_cv", 0, 10, false));
         if (const YEntry* e = je->value.find("comm_cv"))

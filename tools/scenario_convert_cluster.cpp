@@ -17,7 +17,7 @@ public:
   void cluster(const YEntry* ce) {
     if (ce) {
       const YNode& c = ce->value;
-      if (!r_.map(c, "cluster", {"gpu", "nodes", "gpus_per_node", "intra_node", "inter_node", "graph", "network"})) return;
+      if (!r_.map(c, "cluster", keys("cluster"))) return;
       if (const YEntry* g = c.find("gpu")) gpu(g->value, "cluster.gpu");
       if (const YEntry* e = c.find("nodes")) assign(s_.cluster.nodes, r_.count(e->value, "cluster.nodes", 1, kMaxDevices));
       if (const YEntry* e = c.find("gpus_per_node"))
@@ -25,7 +25,7 @@ public:
       if (const YEntry* e = c.find("intra_node")) intra(e->value, "cluster.intra_node");
       if (const YEntry* e = c.find("inter_node")) inter(e->value, "cluster.inter_node");
       if (const YEntry* e = c.find("network")) {
-        if (auto v = r_.choice(e->value, "cluster.network", {"real", "ideal"})) s_.cluster.ideal_network = *v == "ideal";
+        if (auto v = r_.choice(e->value, "cluster.network", values("cluster.network"))) s_.cluster.ideal_network = *v == "ideal";
       }
       if (const YEntry* e = c.find("graph")) {
         for (const char* k : {"nodes", "gpus_per_node", "intra_node", "inter_node"})
@@ -66,8 +66,7 @@ public:
                fmt::format("presets: {}", fmt::join(wl::gpu_preset_names(), ", ")));
       return;
     }
-    if (!r_.map(*n, path, {"preset", "name", "peak_tflops", "memory", "hbm_bandwidth", "matmul_efficiency",
-                           "nvlink_bandwidth", "nic_bandwidth", "saturation_rows", "kernel_overhead"}))
+    if (!r_.map(*n, path, keys("cluster.gpu")))
       return;
     wl::GpuSpec g;
     g.name = "custom";
@@ -111,26 +110,25 @@ public:
   }
 
   void intra(const YNode& n, const std::string& path) {
-    if (!r_.map(n, path, {"kind", "bandwidth", "latency"})) return;
+    if (!r_.map(n, path, keys("cluster.intra_node"))) return;
     auto& l = s_.cluster.intra;
-    if (const YEntry* e = n.find("kind")) assign(l.kind, r_.choice(e->value, path + ".kind", {"nvswitch", "nvlink", "pcie"}));
+    if (const YEntry* e = n.find("kind")) assign(l.kind, r_.choice(e->value, path + ".kind", values("cluster.intra_node.kind")));
     if (const YEntry* e = n.find("latency")) assign(l.latency, r_.time(e->value, path + ".latency"));
     if (const YEntry* e = n.find("bandwidth")) assign(l.bandwidth_Bps, r_.bandwidth(e->value, path + ".bandwidth"));
   }
 
   void inter(const YNode& n, const std::string& path) {
-    if (!r_.map(n, path, {"kind", "bandwidth", "latency", "nics_per_node", "fabric", "oversubscription",
-                          "nodes_per_leaf", "spines", "pcie_bandwidth"}))
+    if (!r_.map(n, path, keys("cluster.inter_node")))
       return;
     auto& l = s_.cluster.inter;
     for (const auto& e : n.entries) {
       const std::string p = join_key(path, e.key);
       const YNode& v = e.value;
-      if (e.key == "kind") assign(l.kind, r_.choice(v, p, {"infiniband", "ethernet"}));
+      if (e.key == "kind") assign(l.kind, r_.choice(v, p, values("cluster.inter_node.kind")));
       else if (e.key == "bandwidth") assign(l.bandwidth_Bps, r_.bandwidth(v, p));
       else if (e.key == "latency") assign(l.latency, r_.time(v, p));
       else if (e.key == "nics_per_node") assign(l.nics_per_node, r_.count(v, p, 0, 1024));
-      else if (e.key == "fabric") assign(l.fabric, r_.choice(v, p, {"rail-optimized", "fat-tree"}));
+      else if (e.key == "fabric") assign(l.fabric, r_.choice(v, p, values("cluster.inter_node.fabric")));
       else if (e.key == "oversubscription") assign(l.oversubscription, r_.number(v, p, 0, 1024, true));
       else if (e.key == "nodes_per_leaf") assign(l.nodes_per_leaf, r_.count(v, p, 1, kMaxDevices));
       else if (e.key == "spines") assign(l.spines, r_.count(v, p, 0, kMaxDevices));
@@ -139,7 +137,7 @@ public:
   }
 
   void graph(const YNode& n, const std::string& path) {
-    if (!r_.map(n, path, {"vertices", "links"})) return;
+    if (!r_.map(n, path, keys("cluster.graph"))) return;
     topo::ExplicitGraphSpec gs;
     std::set<std::string> names;
     long max_node = -1, max_gpu = -1;
@@ -149,7 +147,7 @@ public:
       for (std::size_t i = 0; i < ve->value.items.size(); ++i) {
         const YNode& v = ve->value.items[i];
         const std::string p = join_index(path + ".vertices", i);
-        if (!r_.map(v, p, {"name", "kind"})) continue;
+        if (!r_.map(v, p, keys("cluster.graph.vertices[]"))) continue;
         topo::GraphVertexSpec vs;
         const YEntry* ne = v.find("name");
         const YEntry* ke = v.find("kind");
@@ -158,7 +156,7 @@ public:
           continue;
         }
         assign(vs.name, r_.string(ne->value, p + ".name"));
-        assign(vs.kind, r_.choice(ke->value, p + ".kind", {"gpu", "nvswitch", "pcie-switch", "nic", "switch"}));
+        assign(vs.kind, r_.choice(ke->value, p + ".kind", values("cluster.graph.vertices[].kind")));
         if (vs.name.empty() || vs.kind.empty()) continue;
         if (!names.insert(vs.name).second) {
           d_.error(ne->value.loc, p + ".name", fmt::format("duplicate vertex name \"{}\"", vs.name));
@@ -183,7 +181,7 @@ public:
       for (std::size_t i = 0; i < le->value.items.size(); ++i) {
         const YNode& v = le->value.items[i];
         const std::string p = join_index(path + ".links", i);
-        if (!r_.map(v, p, {"from", "to", "kind", "bandwidth", "latency", "duplex"})) continue;
+        if (!r_.map(v, p, keys("cluster.graph.links[]"))) continue;
         topo::GraphLinkSpec ls;
         bool ok = true;
         for (const char* k : {"from", "to", "kind", "bandwidth"})
@@ -204,7 +202,7 @@ public:
           }
           (std::string_view(k) == "from" ? ls.from : ls.to) = *name;
         }
-        assign(ls.kind, r_.choice(v.find("kind")->value, p + ".kind", {"nvlink", "pcie", "infiniband", "ethernet"}));
+        assign(ls.kind, r_.choice(v.find("kind")->value, p + ".kind", values("cluster.graph.links[].kind")));
         assign(ls.bandwidth_Bps, r_.bandwidth(v.find("bandwidth")->value, p + ".bandwidth"));
         ls.latency = (ls.kind == "nvlink" || ls.kind == "pcie") ? sim::us(1) : sim::us(3);
         if (const YEntry* e = v.find("latency")) assign(ls.latency, r_.time(e->value, p + ".latency"));

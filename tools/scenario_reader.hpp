@@ -21,6 +21,7 @@
 #include "tools/units.hpp"
 #include "tools/yaml_tree.hpp"
 #include "workloads/did_you_mean.hpp"
+#include "workloads/scenario_keys.hpp"
 
 namespace ls::tools {
 
@@ -29,6 +30,11 @@ constexpr std::int64_t kMaxDevices = 131072;          // beyond the largest clus
 constexpr std::int64_t kMaxCount = 1 << 20;           // layers, heads, degrees, micro-batches
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;  // hidden, ffn, vocab, seq_len
 constexpr std::int64_t kMaxSteps = 10000;
+
+/// The valid keys directly under `parent` and the allowed values of the choice at
+/// `path`, from the key table (workloads/scenario_keys.cpp), in its order.
+inline std::vector<std::string> keys(std::string_view parent) { return wl::scenario_key_names(parent); }
+inline std::vector<std::string> values(std::string_view path) { return wl::scenario_key_values(path); }
 
 inline std::string lower(std::string_view s) {
   std::string r(s);
