@@ -245,6 +245,7 @@ TEST_CASE("an explicit graph replaces the generator keys") {
       "    links:\n"
       "      - {from: node0.gpu0, to: sw, kind: nvlink, bandwidth: 100 GB/s}\n"
       "      - {from: node0.gpu1, to: sw, kind: nvlink, bandwidth: 100 GB/s, latency: 2 us, duplex: false}\n"
+      "      - {from: sw, to: node0.gpu1, kind: nvlink, bandwidth: 100 GB/s, duplex: false}\n"  // gpu0 must reach gpu1
       "  network: ideal\n"
       "model: {preset: llama3-8b}\n"
       "layout: {tp: 2}\n"
@@ -252,7 +253,7 @@ TEST_CASE("an explicit graph replaces the generator keys") {
       "graph.yaml");
   REQUIRE(s.cluster.graph.has_value());
   CHECK(s.cluster.graph->vertices.size() == 3);
-  REQUIRE(s.cluster.graph->links.size() == 2);
+  REQUIRE(s.cluster.graph->links.size() == 3);
   CHECK(s.cluster.graph->links[0].latency == sim::us(1));  // nvlink default
   CHECK(s.cluster.graph->links[1].latency == sim::us(2));
   CHECK(!s.cluster.graph->links[1].duplex);
@@ -407,4 +408,19 @@ TEST_CASE("bad scenarios: compiler-style message with file, line and key path") 
     if (!b.key.empty()) CHECK(msg.find(" " + b.key + ": ") != std::string::npos);
     if (!b.snippet.empty()) CHECK(msg.find(b.snippet) != std::string::npos);
   }
+}
+
+TEST_CASE("a graph that cannot be built is a located error at load time") {
+  // gpu1 -> sw only: nothing reaches gpu1. Found by wl::resolve (which builds the
+  // topology), so it is an invalid scenario (exit 1), never an internal error later.
+  const std::string err = error_of(
+      "cluster:\n"
+      "  graph:\n"
+      "    vertices: [{name: node0.gpu0, kind: gpu}, {name: node0.gpu1, kind: gpu}, {name: sw, kind: nvswitch}]\n"
+      "    links:\n"
+      "      - {from: node0.gpu0, to: sw, kind: nvlink, bandwidth: 100 GB/s}\n"
+      "      - {from: node0.gpu1, to: sw, kind: nvlink, bandwidth: 100 GB/s, duplex: false}\n"
+      "model: {preset: llama3-8b}\n"
+      "layout: {tp: 2}\n");
+  CHECK(err.rfind("bad.yaml:1:1: error: cluster: cluster.graph: GPU node0.gpu0 cannot reach GPU node0.gpu1", 0) == 0);
 }

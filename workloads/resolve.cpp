@@ -95,17 +95,23 @@ void derive_layout(Scenario& s, std::vector<ScenarioIssue>& issues) {
   }
 }
 
-/// Link names exist only once the topology is built: build it (cheap: O(links)) and
-/// check every perturbed link, with the nearest real names as the hint; then check
-/// that the links taken down (factor 0) leave every GPU reachable.
-void check_links(const Scenario& s, std::vector<ScenarioIssue>& issues) {
-  if (s.perturbations.links.empty()) return;
+/// The topology exists only once built: build it (O(links)) so that a cluster that
+/// cannot be built is a user error here, not a failure inside simulate(); then check
+/// every perturbed device and link name against it, with the nearest real names as
+/// the hint, and that the links taken down (factor 0) leave every GPU reachable.
+void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
   std::optional<topo::Cluster> cluster;
   try {
     cluster.emplace(topo::Cluster::build(s.cluster));
   } catch (const std::exception& e) {
     issues.push_back({"cluster", e.what(), "", "", false});
     return;
+  }
+  for (std::size_t i = 0; i < s.perturbations.devices.size(); ++i) {
+    const std::string& name = s.perturbations.devices[i].device;
+    if (cluster->gpu_index(name) < 0)
+      issues.push_back({fmt::format("perturbations.devices[{}].device", i), fmt::format("no device \"{}\" in this cluster", name),
+                        fmt::format("devices are named like '{}'", cluster->gpu_name(0)), "", false});
   }
   std::vector<std::string> names;
   for (std::size_t i = 0; i < s.perturbations.links.size(); ++i) {
@@ -134,7 +140,7 @@ void check_links(const Scenario& s, std::vector<ScenarioIssue>& issues) {
 }  // namespace
 
 InvalidScenario::InvalidScenario(std::vector<ScenarioIssue> issues)
-    : std::invalid_argument(issues_text(issues)), issues_(std::move(issues)) {}
+    : std::runtime_error(issues_text(issues)), issues_(std::move(issues)) {}
 
 double DerivedDefaults::idle_intra_bandwidth_Bps() { return topo::ClusterSpec{}.intra.bandwidth_Bps; }
 double DerivedDefaults::idle_inter_bandwidth_Bps() { return topo::ClusterSpec{}.inter.bandwidth_Bps; }
@@ -151,7 +157,7 @@ ResolvedScenario resolve(Scenario s) {
   for (auto& e : validate(s)) issues.push_back({std::move(e.key_path), std::move(e.message), std::move(e.hint), "", false});
   throw_if_any(issues);
 
-  check_links(s, issues);
+  check_topology(s, issues);
   throw_if_any(issues);
   return ResolvedScenario(std::move(s));
 }

@@ -10,9 +10,9 @@
 // Errors: a user error (a rule the scenario breaks) throws InvalidScenario, which
 // carries every issue found, each with its key path, message and hint (the loader
 // turns them into file:line:col messages). Checks run in three stages — deriving
-// the unset fields, wl::validate's layout rules, the perturbed link names against
-// the built topology — and a later stage runs only when the earlier ones pass (its
-// checks would read values that are not there). A broken internal precondition
+// the unset fields, wl::validate's layout rules, building the topology and checking
+// the perturbed device and link names against it — and a later stage runs only when
+// the earlier ones pass (its checks would read values that are not there). A broken internal precondition
 // further down is a bug, not a user error: those throw std::logic_error.
 #pragma once
 
@@ -36,7 +36,8 @@ struct ScenarioIssue {
 };
 
 /// A scenario that breaks rules. what(): one "KEY: message (hint)" line per issue.
-class InvalidScenario : public std::invalid_argument {
+/// A runtime_error, not a logic_error: the input is wrong, not the program.
+class InvalidScenario : public std::runtime_error {
 public:
   explicit InvalidScenario(std::vector<ScenarioIssue> issues);
   const std::vector<ScenarioIssue>& issues() const { return issues_; }
@@ -47,8 +48,8 @@ private:
 class ResolvedScenario;
 
 /// Fills every unset field of `partial` and checks every rule. Throws
-/// InvalidScenario. O(layers + links of the cluster) (it builds the topology when
-/// links are perturbed, to check their names).
+/// InvalidScenario. O(layers + links of the cluster): it builds the topology once
+/// (twice when links are taken down).
 ResolvedScenario resolve(Scenario partial);
 
 /// A complete, valid scenario: made only by resolve(), read-only afterwards.
