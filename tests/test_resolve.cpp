@@ -143,3 +143,12 @@ TEST_CASE("perturbed link names are checked against the built topology") {
     CHECK(e.issues()[0].hint == "did you mean 'node0.gpu0->node0.nvswitch'?");
   }
 }
+
+TEST_CASE("fp32 weights are their own master copy, by hand as from YAML") {
+  Scenario s = hand_built();
+  s.precision.weights = 4;
+  CHECK(resolve(s)->precision.master == 0);
+  CHECK(resolve(hand_built())->precision.master == 4);
+  const ResolvedScenario y = tools::load_scenario_string(kSameAsYaml, "p.yaml", {"precision.weights=fp32"});
+  CHECK(y->precision.master == 0);
+}

@@ -274,7 +274,6 @@ private:
     if (!r_.map(n, path, keys("precision"))) return;
     auto& pr = s_.precision;
     const auto dtype_bytes = [](const std::string& t) { return t == "fp32" ? 4 : t == "fp8" ? 1 : 2; };
-    bool master_given = false;
     for (const auto& e : n.entries) {
       const std::string p = join_key(path, e.key);
       const YNode& v = e.value;
@@ -283,7 +282,6 @@ private:
       } else if (e.key == "gradients") {
         if (auto t = r_.choice(v, p, values("precision.gradients"))) pr.gradients = dtype_bytes(*t);
       } else if (e.key == "master") {
-        master_given = true;
         if (auto t = r_.choice(v, p, values("precision.master"))) pr.master = *t == "fp32" ? 4 : 0;
       } else if (e.key == "optimizer") {
         if (auto t = r_.choice(v, p, values("precision.optimizer")))
@@ -292,8 +290,6 @@ private:
         if (auto t = r_.choice(v, p, values("precision.activations"))) pr.activations = dtype_bytes(*t);
       }
     }
-    // fp32 weights are their own master copy.
-    if (!master_given && pr.weights == 4) pr.master = 0;
   }
 
   // ── perturbations ──

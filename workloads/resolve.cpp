@@ -151,6 +151,8 @@ ResolvedScenario resolve(Scenario s) {
   if (gpu_unset(s.gpu)) s.gpu = *gpu_preset(DerivedDefaults::gpu_preset);
   derive_links(s, issues);
   derive_model(s.model);
+  // fp32 weights are their own master copy.
+  if (s.precision.master < 0) s.precision.master = s.precision.weights == 4 ? 0 : 4;
   derive_layout(s, issues);
   throw_if_any(issues);
 

@@ -1,8 +1,8 @@
 // workloads/resolve.hpp — a partial scenario in, a complete and valid one out.
 //
 // A Scenario may leave fields unset (spec.hpp marks them): the GPU, the link rates,
-// dp, kv_heads, ffn_hidden, expert_ffn_hidden, the name, and microbatches when a
-// global batch is given. resolve() fills them — the same way for a hand-built C++
+// dp, kv_heads, ffn_hidden, expert_ffn_hidden, the master-weight bytes, the name,
+// and microbatches when a global batch is given. resolve() fills them — the same way for a hand-built C++
 // Scenario and for one read from YAML, so both give the same numbers — and then
 // checks every rule once. The result is a ResolvedScenario, the only thing plan()
 // and simulate() accept, so nothing downstream re-validates.

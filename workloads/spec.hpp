@@ -89,7 +89,7 @@ struct LayoutSpec {
 struct PrecisionSpec {
   int weights = 2;      // bf16
   int gradients = 4;    // fp32
-  int master = 4;       // fp32 master copy (0 when weights are already fp32)
+  int master = -1;      // -1: unset, resolve() sets 4 (fp32 master copy), or 0 when weights are fp32
   int optimizer = 8;    // Adam: two fp32 moments
   int activations = 2;  // bf16 activations (Korthikanti's 16-bit formulas)
 };
