@@ -1,5 +1,5 @@
-// tools/yaml_tree.cpp — YAML text → located tree (yaml-cpp is used here and in
-// nowhere else), the loader's diagnostics, and key path → location.
+// tools/yaml_tree.cpp — YAML text → located tree (the only file that includes
+// yaml-cpp), the loader's diagnostics, and key path → location.
 #include "tools/yaml_tree.hpp"
 
 #include <algorithm>
