@@ -95,7 +95,7 @@ std::vector<RunRow> synthetic_rows(const wl::GpuSpec& truth) {
     measured.gpu = truth;
     wl::SimOptions opt;
     opt.what_if = false;
-    row.measured_step_s = wl::simulate(measured, opt).step_time_s;
+    row.measured_step_s = wl::simulate(wl::resolve(measured), opt).step_time_s;
     rows.push_back(std::move(row));
   }
   return rows;
@@ -132,9 +132,9 @@ TEST_CASE("calibrate: recovers the constants the measurements were made with") {
 TEST_CASE("calibrate: refuses mixed GPUs and empty input") {
   wl::GpuSpec truth = *wl::gpu_preset("h100-sxm");
   auto rows = synthetic_rows(truth);
-  CHECK_THROWS_AS(calibrate({}, gpu_constants(), {}), std::invalid_argument);
+  CHECK_THROWS_AS(calibrate({}, gpu_constants(), {}), RunsFileError);
   rows[1].scenario.gpu = *wl::gpu_preset("a100-80gb");
-  CHECK_THROWS_AS(calibrate(rows, gpu_constants(), {}), std::invalid_argument);
+  CHECK_THROWS_AS(calibrate(rows, gpu_constants(), {}), RunsFileError);
 }
 
 TEST_CASE("profile file: round trip, apply, and errors") {

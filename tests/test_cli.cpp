@@ -300,3 +300,14 @@ TEST_CASE("bad scenarios exit 1 and never crash") {
   CHECK(sw.rc == 1);
   CHECK(sw.err.find("layout.tp=3") != std::string::npos);
 }
+
+TEST_CASE("keys lists every scenario key; --markdown prints the README's tables") {
+  const auto plain = layoutsim("keys");
+  CHECK(plain.rc == 0);
+  CHECK(plain.out.find("layout.global_batch") != std::string::npos);
+  const auto md = layoutsim("keys --markdown");
+  CHECK(md.rc == 0);
+  CHECK(md.out.rfind("### `name`", 0) == 0);
+  CHECK(md.out.find("| `cluster.inter_node.bandwidth` | bandwidth, per NIC per direction | the GPU's `nic_bandwidth` |") !=
+        std::string::npos);
+}

@@ -41,8 +41,8 @@ TEST_CASE("one device 1.5x slower in a uniform 1f1b pipeline") {
   const double f = 1.5;
   Scenario s = uniform_pipeline(p, m);
   s.perturbations.devices.push_back({"node0.gpu3", f});
-  const Result r = simulate(s);
-  const BuiltProgram bp = build_program(s);
+  const Result r = simulate(resolve(s));
+  const BuiltProgram bp = build_program(resolve(s));
   double F = 0, B = 0;
   for (const auto& op : bp.program.stages[0].streams[0]) {
     if (op.microbatch != 0 || op.kind != sim::OpKind::compute) continue;
@@ -66,10 +66,10 @@ TEST_CASE("jitter: same seed same result, different seed different, p99 >= p50")
   s.perturbations.jitter.compute_cv = 0.05;
   s.perturbations.jitter.seed = 7;
   s.simulation.steps = 8;
-  const Result a = simulate(s), b = simulate(s);
+  const Result a = simulate(resolve(s)), b = simulate(resolve(s));
   CHECK(a.step_stats.step_s == b.step_stats.step_s);
   s.perturbations.jitter.seed = 8;
-  const Result c = simulate(s);
+  const Result c = simulate(resolve(s));
   CHECK(a.step_stats.step_s != c.step_stats.step_s);
   CHECK(a.step_stats.p99_s >= a.step_stats.p50_s);
   CHECK(a.step_stats.max_s >= a.step_stats.p99_s);
@@ -107,19 +107,19 @@ TEST_CASE("TP 16 over two 8-GPU nodes: reported, and slower by what the IB rail 
   const double S = 1024.0 * 1024 * 2, Bnv = 300e9, Bib = 25e9, anv = 1e-6, aib = 3e-6;
   const double flat = 2 * 15.0 / 16 * S / Bnv + 30 * anv;
   const double hier = 2 * (7.0 / 8 * S / Bnv + 7 * anv) + (S / 8) / Bib + 2 * aib;
-  const Result one = simulate(tp_scenario(1, 16, 16, 1));
-  const Result two = simulate(tp_scenario(2, 8, 16, 1));
+  const Result one = simulate(resolve(tp_scenario(1, 16, 16, 1)));
+  const Result two = simulate(resolve(tp_scenario(2, 8, 16, 1)));
   const double n_ar = 4.0 * 16 * 4;
   CHECK(two.step_time_s - one.step_time_s == doctest::Approx(n_ar * (hier - flat)).epsilon(0.01));
   CHECK(find(two, "tp-crosses-nodes") != nullptr);
   CHECK(find(one, "tp-crosses-nodes") == nullptr);
   // TP 8 with dp 2 on the same two nodes stays inside each node.
-  CHECK(find(simulate(tp_scenario(2, 8, 8, 2)), "tp-crosses-nodes") == nullptr);
+  CHECK(find(simulate(resolve(tp_scenario(2, 8, 8, 2))), "tp-crosses-nodes") == nullptr);
   // Placing dp fastest splits TP 8 groups across nodes: reported and priced by the
   // what-if with placement [tp, dp, pp].
   Scenario bad = tp_scenario(2, 8, 8, 2);
   bad.layout.placement = {"dp", "tp", "pp"};
-  const Result rb = simulate(bad);
+  const Result rb = simulate(resolve(bad));
   const Warning* w = find(rb, "tp-crosses-nodes");
   REQUIRE(w != nullptr);
   CHECK(w->message.find("placement [tp, dp, pp]") != std::string::npos);
@@ -140,7 +140,7 @@ TEST_CASE("embedding/LM-head imbalance: warned on GPT-3 175B pp 8, fixed by bala
   g.layout.microbatches = 16;
   g.layout.sequence_parallel = true;
   g.layout.recompute = Recompute::selective;
-  const Result r = simulate(g);
+  const Result r = simulate(resolve(g));
   const Warning* w = find(r, "stage-imbalance");
   REQUIRE(w != nullptr);
   CHECK(w->message.find("stage 7") != std::string::npos);
@@ -148,7 +148,7 @@ TEST_CASE("embedding/LM-head imbalance: warned on GPT-3 175B pp 8, fixed by bala
   // No integer move helps GPT-3 here (moving one layer makes some stage 13 layers
   // long); balanced keeps 12 per stage and never does worse.
   g.layout.stage_layers_mode = StageLayersMode::balanced;
-  CHECK(simulate(g).step_time_s <= r.step_time_s * (1 + 1e-12));
+  CHECK(simulate(resolve(g)).step_time_s <= r.step_time_s * (1 + 1e-12));
 
   // Llama-3 8B: V = 128256 makes the head ≈ 1.7 layers, so with pp 4 the last stage
   // is 21 % slower; balanced moves 3 layers off it and the step gets ≥ 5 % faster.
@@ -157,10 +157,10 @@ TEST_CASE("embedding/LM-head imbalance: warned on GPT-3 175B pp 8, fixed by bala
   l.model = *model_preset("llama3-8b");
   l.layout.pp = 4;
   l.layout.stage_layers_mode = StageLayersMode::auto_even;
-  const Result ra = simulate(l);
+  const Result ra = simulate(resolve(l));
   REQUIRE(find(ra, "stage-imbalance") != nullptr);
   l.layout.stage_layers_mode = StageLayersMode::balanced;
-  const Result rbal = simulate(l);
+  const Result rbal = simulate(resolve(l));
   CHECK(rbal.per_stage[3].layers < ra.per_stage[3].layers);
   CHECK(rbal.step_time_s < 0.95 * ra.step_time_s);
 }
@@ -189,11 +189,11 @@ TEST_CASE("halving one spine link slows a DP all-reduce that uses it, not one th
   }
   REQUIRE(!used.empty());
   REQUIRE(!unused.empty());
-  const Result base = simulate(s);
+  const Result base = simulate(resolve(s));
   Scenario slow = s, other = s;
   slow.perturbations.links.push_back({used, 0.5});
   other.perturbations.links.push_back({unused, 0.5});
-  const Result rs = simulate(slow), ro = simulate(other);
+  const Result rs = simulate(resolve(slow)), ro = simulate(resolve(other));
   CHECK(rs.comm[static_cast<int>(sim::Axis::dp)].exposed_s > base.comm[static_cast<int>(sim::Axis::dp)].exposed_s * 1.01);
   CHECK(rs.step_time_s > base.step_time_s);
   CHECK(ro.step_time_s == base.step_time_s);
@@ -236,12 +236,12 @@ TEST_CASE("a down spine uplink (bandwidth_factor 0): the DP all-reduce takes ano
     }
     CHECK(other_uplinks == 1);  // the hop still leaves leaf0, through another spine
   }
-  const Result base = simulate(s);
+  const Result base = simulate(resolve(s));
   Scenario dead = s;
   dead.perturbations.links.push_back({used, 0.0});
-  const Result rd = simulate(dead);
+  const Result rd = simulate(resolve(dead));
   CHECK(rd.step_time_s >= base.step_time_s * (1 - 1e-12));
   CHECK(rd.step_time_s < 2 * base.step_time_s);  // finite: the hop found equal capacity
   for (const auto& l : rd.busiest_links) CHECK(l.name != used);  // nothing crosses it
-  CHECK_NOTHROW((void)plan(dead));
+  CHECK_NOTHROW((void)plan(resolve(dead)));
 }

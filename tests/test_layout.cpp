@@ -26,6 +26,7 @@ Scenario good() {
   s.layout.tp = 8;
   s.layout.pp = 4;
   s.layout.microbatches = 8;
+  s.precision.master = 4;  // unset by default; wl::resolve derives it, validate() reads it as set
   return s;
 }
 

@@ -49,11 +49,11 @@ Scenario moe_preset(const char* preset, int layers) {
 
 /// `check` and `run` report the same FLOPs and memory: both are sums over the ops.
 void check_agrees_with_run(const Scenario& s) {
-  REQUIRE(validate(s).empty());
-  const PlanSummary p = plan(s);
+  const ResolvedScenario resolved = resolve(s);
+  const PlanSummary p = plan(resolved);
   SimOptions o;
   o.what_if = false;
-  const Result r = simulate(s, o);
+  const Result r = simulate(resolved, o);
   // Same terms, added in a different order (per stage, then per rank): 1e-12 covers the rounding.
   CHECK(p.model_flops_per_step == doctest::Approx(r.model_flops_per_step).epsilon(1e-12));
   CHECK(p.hardware_flops_per_step == doctest::Approx(r.hardware_flops_per_step).epsilon(1e-12));
@@ -107,7 +107,7 @@ TEST_CASE("MoE model FLOPs per step: 3 x forward x global batch, experts at top_
     CAPTURE(preset);
     const Scenario s = moe_preset(preset, 4);
     const double global_batch = 1.0 * s.layout.microbatches * s.layout.microbatch_size * s.layout.dp;
-    CHECK(plan(s).model_flops_per_step == doctest::Approx(model_step_flops(s.model, global_batch)).epsilon(1e-9));
+    CHECK(plan(resolve(s)).model_flops_per_step == doctest::Approx(model_step_flops(s.model, global_batch)).epsilon(1e-9));
   }
 }
 
@@ -117,7 +117,7 @@ TEST_CASE("no 0-byte gradient all-reduce when the bucket size divides the gradie
   Scenario s = dense(1, 8, 1, 1, 2);
   s.layout.embedding_free = true;
   s.layout.dp_bucket_bytes = layer_params(s.model) * s.precision.gradients;
-  const BuiltProgram bp = build_program(s);
+  const BuiltProgram bp = build_program(resolve(s));
   int syncs = 0;
   for (const auto& op : bp.program.stages[0].streams[static_cast<std::size_t>(ls::sim::Stream::dp)]) {
     CHECK(op.bytes > 0);

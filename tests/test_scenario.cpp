@@ -18,6 +18,7 @@
 #include "tools/scenario.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
+#include "workloads/scenario_keys.hpp"
 
 using namespace ls;
 using namespace ls::tools;
@@ -245,6 +246,7 @@ TEST_CASE("an explicit graph replaces the generator keys") {
       "    links:\n"
       "      - {from: node0.gpu0, to: sw, kind: nvlink, bandwidth: 100 GB/s}\n"
       "      - {from: node0.gpu1, to: sw, kind: nvlink, bandwidth: 100 GB/s, latency: 2 us, duplex: false}\n"
+      "      - {from: sw, to: node0.gpu1, kind: nvlink, bandwidth: 100 GB/s, duplex: false}\n"  // gpu0 must reach gpu1
       "  network: ideal\n"
       "model: {preset: llama3-8b}\n"
       "layout: {tp: 2}\n"
@@ -252,7 +254,7 @@ TEST_CASE("an explicit graph replaces the generator keys") {
       "graph.yaml");
   REQUIRE(s.cluster.graph.has_value());
   CHECK(s.cluster.graph->vertices.size() == 3);
-  REQUIRE(s.cluster.graph->links.size() == 2);
+  REQUIRE(s.cluster.graph->links.size() == 3);
   CHECK(s.cluster.graph->links[0].latency == sim::us(1));  // nvlink default
   CHECK(s.cluster.graph->links[1].latency == sim::us(2));
   CHECK(!s.cluster.graph->links[1].duplex);
@@ -406,5 +408,69 @@ TEST_CASE("bad scenarios: compiler-style message with file, line and key path") 
     CHECK(msg.find(": error: ") != std::string::npos);
     if (!b.key.empty()) CHECK(msg.find(" " + b.key + ": ") != std::string::npos);
     if (!b.snippet.empty()) CHECK(msg.find(b.snippet) != std::string::npos);
+  }
+}
+
+TEST_CASE("a graph that cannot be built is a located error at load time") {
+  // gpu1 -> sw only: nothing reaches gpu1. Found by wl::resolve (which builds the
+  // topology), so it is an invalid scenario (exit 1), never an internal error later.
+  const std::string err = error_of(
+      "cluster:\n"
+      "  graph:\n"
+      "    vertices: [{name: node0.gpu0, kind: gpu}, {name: node0.gpu1, kind: gpu}, {name: sw, kind: nvswitch}]\n"
+      "    links:\n"
+      "      - {from: node0.gpu0, to: sw, kind: nvlink, bandwidth: 100 GB/s}\n"
+      "      - {from: node0.gpu1, to: sw, kind: nvlink, bandwidth: 100 GB/s, duplex: false}\n"
+      "model: {preset: llama3-8b}\n"
+      "layout: {tp: 2}\n");
+  CHECK(err.rfind("bad.yaml:1:1: error: cluster: cluster.graph: GPU node0.gpu0 cannot reach GPU node0.gpu1", 0) == 0);
+}
+
+TEST_CASE("every key of the key table is read by the loader (none is silently ignored)") {
+  // Give each key a value no key accepts ([[1]]): the loader must report it under
+  // the key's own path (or its first entry's, for a list). List entries start from a valid entry; keys whose siblings
+  // are required get those siblings first.
+  struct Entry { std::string list, valid; };
+  const std::vector<std::pair<std::string, Entry>> lists{
+      {"cluster.graph.vertices[]", {"cluster.graph.vertices", "name: node0.gpu0, kind: gpu"}},
+      {"cluster.graph.links[]", {"cluster.graph.links", "from: node0.gpu0, to: node0.gpu0, kind: nvlink, bandwidth: 1 GB/s"}},
+      {"perturbations.devices[]", {"perturbations.devices", "device: node0.gpu0"}},
+      {"perturbations.links[]", {"perturbations.links", "link: x"}},
+  };
+  for (const auto& k : wl::scenario_keys()) {
+    const std::string path(k.path);
+    CAPTURE(path);
+    std::vector<std::string> sets;
+    std::string shown = path;
+    if (const auto b = path.find("[]."); b != std::string::npos) {
+      const std::string parent = path.substr(0, b + 2), leaf = path.substr(b + 3);
+      const auto it = std::find_if(lists.begin(), lists.end(), [&](const auto& l) { return l.first == parent; });
+      REQUIRE(it != lists.end());
+      std::string entry;
+      for (const std::string field : {"name", "kind", "from", "to", "bandwidth", "device", "link"}) {
+        const auto at = it->second.valid.find(field + ": ");
+        if (at == std::string::npos || field == leaf) continue;
+        const auto end = it->second.valid.find(',', at);
+        entry += (entry.empty() ? "" : ", ") + it->second.valid.substr(at, end == std::string::npos ? end : end - at);
+      }
+      entry += (entry.empty() ? "" : ", ") + leaf + ": [[1]]";
+      if (parent == "cluster.graph.links[]") sets.push_back("cluster.graph.vertices=[{name: node0.gpu0, kind: gpu}]");
+      sets.push_back(fmt::format("{}=[{{{}}}]", it->second.list, entry));
+      shown = fmt::format("{}[0].{}", it->second.list, leaf);
+    } else {
+      if (path.rfind("model.moe.routing.", 0) == 0)
+        sets = {"model.moe.experts=8", "model.moe.top_k=2", "model.moe.routing.skew=zipf"};
+      if (path == "model.moe.routing.skew" || path == "model.moe.routing.load") sets.resize(2);  // no skew
+      sets.push_back(path + "=[[1]]");
+    }
+    std::string err = "<no error>";
+    try {
+      load_scenario_string("model: {preset: llama3-8b}\n", "keys.yaml", sets);
+    } catch (const ScenarioError& e) {
+      err = e.what();
+    }
+    CAPTURE(err);
+    // A list's own entries carry the error when the list is given one.
+    CHECK((err.find(shown + ": ") != std::string::npos || err.find(shown + "[0]: ") != std::string::npos));
   }
 }

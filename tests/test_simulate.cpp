@@ -35,7 +35,7 @@ TEST_CASE("bubble of gpipe and 1f1b equals (p-1)/(m+p-1) on every stage") {
       CAPTURE(p);
       CAPTURE(m);
       CAPTURE(static_cast<int>(sch));
-      const Result r = simulate(uniform_pipeline(p, m, sch));
+      const Result r = simulate(resolve(uniform_pipeline(p, m, sch)));
       const double expect = double(p - 1) / double(m + p - 1);
       CHECK(r.bubble_fraction_analytic == doctest::Approx(expect).epsilon(1e-12));
       REQUIRE(r.per_stage.size() == static_cast<std::size_t>(p));
@@ -52,7 +52,7 @@ TEST_CASE("interleaved 1f1b bubble equals (p-1)/(v*m+p-1)") {
     CAPTURE(p);
     CAPTURE(m);
     CAPTURE(v);
-    const Result r = simulate(uniform_pipeline(p, m, Schedule::interleaved_1f1b, v));
+    const Result r = simulate(resolve(uniform_pipeline(p, m, Schedule::interleaved_1f1b, v)));
     const double expect = double(p - 1) / double(v * m + p - 1);
     for (const auto& st : r.per_stage) CHECK(std::fabs(st.bubble_fraction - expect) < 1e-6);
   }
@@ -63,8 +63,8 @@ TEST_CASE("step time of a uniform 1f1b pipeline is (m+p-1)(F+B) plus the optimiz
   // (m+p-1) slots of one micro-batch's F+B, then it runs its optimizer step.
   const int p = 4, m = 8;
   Scenario s = uniform_pipeline(p, m, Schedule::one_f_one_b);
-  const Result r = simulate(s);
-  const BuiltProgram bp = build_program(s);
+  const Result r = simulate(resolve(s));
+  const BuiltProgram bp = build_program(resolve(s));
   // F+B of one micro-batch on stage 0: its compute ops for micro-batch 0.
   double fb = 0;
   for (const auto& op : bp.program.stages[0].streams[0])
@@ -78,7 +78,7 @@ TEST_CASE("same scenario twice gives identical results") {
   s.cluster.ideal_network = false;
   SimOptions o;
   o.trace = true;
-  const Result a = simulate(s, o), b = simulate(s, o);
+  const Result a = simulate(resolve(s), o), b = simulate(resolve(s), o);
   CHECK(a.step_time_s == b.step_time_s);
   CHECK(a.events == b.events);
   REQUIRE(a.spans.size() == b.spans.size());
@@ -91,7 +91,7 @@ TEST_CASE("same scenario twice gives identical results") {
 TEST_CASE("critical-path shares sum to one") {
   Scenario s = uniform_pipeline(4, 8, Schedule::one_f_one_b);
   s.cluster.ideal_network = false;
-  const Result r = simulate(s);
+  const Result r = simulate(resolve(s));
   const auto& c = r.critical_path;
   // Every picosecond of the step is attributed to exactly one bucket.
   CHECK(std::fabs(c.share_compute + c.share_comm + c.share_wait - 1.0) < 1e-9);
@@ -128,7 +128,7 @@ TEST_CASE("TP bytes per device per layer are 4 ring all-reduces of b*s*h element
     CAPTURE(t);
     Scenario s = cluster_scenario(1, 8 / t, t, 1, 4);
     s.layout.embedding_free = true;
-    const Result r = simulate(s);
+    const Result r = simulate(resolve(s));
     const double S = 1.0 * 1024 * 1024 * 2;  // b=1, s=1024, h=1024, bf16
     const double per_layer = r.comm[static_cast<int>(sim::Axis::tp)].bytes_per_device / (16.0 * 4);
     CHECK(per_layer == doctest::Approx(4 * 2.0 * (t - 1) / t * S).epsilon(1e-12));
@@ -144,7 +144,7 @@ TEST_CASE("hardware FLOPs are conserved across layouts of the same model and bat
     CAPTURE(l[0]);
     CAPTURE(l[1]);
     CAPTURE(l[2]);
-    const Result r = simulate(cluster_scenario(1, l[0], l[1], l[2], l[3]));
+    const Result r = simulate(resolve(cluster_scenario(1, l[0], l[1], l[2], l[3])));
     if (ref == 0) ref = r.hardware_flops_per_step;
     CHECK(r.hardware_flops_per_step == doctest::Approx(ref).epsilon(1e-9));
     CHECK(r.model_flops_per_step <= r.hardware_flops_per_step * (1 + 1e-12));
@@ -157,7 +157,7 @@ TEST_CASE("seed example: 70B, 18 B/param, 64 GPUs, full sharding -> 19.7 GB of s
     Scenario s = cluster_scenario(8, dp, tp, pp, 8);
     s.model = *model_preset("seed-70b");
     s.layout.zero = 3;
-    const BuiltProgram bp = build_program(s);
+    const BuiltProgram bp = build_program(resolve(s));
     double state = 0;
     for (const auto& mt : bp.static_memory) state += mt.weights + mt.gradients + mt.master + mt.optimizer;
     state /= pp;  // mean over stages = mean over devices (every stage has tp·dp devices)
@@ -171,7 +171,7 @@ TEST_CASE("seed example: 70B, 18 B/param, 64 GPUs, full sharding -> 19.7 GB of s
   s.model = *model_preset("seed-70b");
   s.layout.zero = 3;
   s.precision.gradients = 2;
-  const BuiltProgram bp = build_program(s);
+  const BuiltProgram bp = build_program(resolve(s));
   double state = 0;
   for (const auto& mt : bp.static_memory) state += mt.weights + mt.gradients + mt.master + mt.optimizer;
   state /= 8;
@@ -182,8 +182,8 @@ TEST_CASE("1f1b holds p-stage micro-batches of activations, gpipe holds m") {
   const int p = 4, m = 8;
   for (Schedule sch : {Schedule::one_f_one_b, Schedule::gpipe}) {
     Scenario s = uniform_pipeline(p, m, sch);
-    const Result r = simulate(s);
-    const BuiltProgram bp = build_program(s);
+    const Result r = simulate(resolve(s));
+    const BuiltProgram bp = build_program(resolve(s));
     for (int st = 0; st < p; ++st) {
       CAPTURE(st);
       const double per_mb = bp.activation_bytes_per_microbatch[static_cast<std::size_t>(st)];
@@ -199,15 +199,15 @@ TEST_CASE("ZeRO-3 adds the per-layer parameter all-gathers in forward and backwa
   Scenario s = cluster_scenario(1, 4, 2, 1, 4);
   s.layout.embedding_free = true;
   s.layout.zero = 1;
-  const Result z1 = simulate(s);
+  const Result z1 = simulate(resolve(s));
   s.layout.zero = 3;
-  const Result z3 = simulate(s);
+  const Result z3 = simulate(resolve(s));
   const double W = layer_params(s.model) / 2 * 2;  // per device (tp 2), bf16
   const double gathers = 2.0 * 4 * 16 * 3.0 / 4 * W;
   // ZeRO-1 gathers all of the device's weights (embedding and head included) once
   // after the optimizer; ZeRO-3 does not.
   s.layout.zero = 1;
-  const double z1_gather = 3.0 / 4 * build_program(s).static_memory[0].weights;
+  const double z1_gather = 3.0 / 4 * build_program(resolve(s)).static_memory[0].weights;
   const double dp_delta = z3.comm[static_cast<int>(sim::Axis::dp)].bytes_per_device -
                           z1.comm[static_cast<int>(sim::Axis::dp)].bytes_per_device;
   // Both stages reduce-scatter the same gradients; the difference is the gathers.
@@ -245,7 +245,7 @@ TEST_CASE("balanced routing: all-to-all bytes per device = tokens*top_k*h*bytes*
     CAPTURE(ep);
     SimOptions o;
     o.trace = true;
-    const Result r = simulate(moe_scenario(8, ep), o);
+    const Result r = simulate(resolve(moe_scenario(8, ep)), o);
     const double per_a2a = 1024.0 * 2 * 1024 * 2 * (ep - 1) / ep;
     CHECK(r.comm[static_cast<int>(sim::Axis::ep)].bytes_per_device == doctest::Approx(4 * per_a2a).epsilon(1e-9));
     // Expert compute equal on every device: every device's compute spans sum alike.
@@ -268,8 +268,8 @@ TEST_CASE("skewed routing: the MoE layer waits for the most loaded device's expe
   s.model.moe.load = {4, 1, 1, 2};
   SimOptions o;
   o.trace = true;
-  const Result r = simulate(s, o);
-  const BuiltProgram bp = build_program(s);
+  const Result r = simulate(resolve(s), o);
+  const BuiltProgram bp = build_program(resolve(s));
   CHECK(r.moe.device_factor[0] == doctest::Approx(2.0));
   sim::Time xf;
   for (const auto& op : bp.program.stages[0].streams[0])
@@ -299,7 +299,7 @@ TEST_CASE("MoE FLOPs are conserved across ep in {1, 2, 4, 8}") {
   double ref = 0;
   for (int ep : {1, 2, 4, 8}) {
     CAPTURE(ep);
-    const Result r = simulate(moe_scenario(8, ep));
+    const Result r = simulate(resolve(moe_scenario(8, ep)));
     if (ref == 0) ref = r.hardware_flops_per_step;
     CHECK(r.hardware_flops_per_step == doctest::Approx(ref).epsilon(1e-9));
   }
@@ -312,11 +312,11 @@ TEST_CASE("an all-to-all across an oversubscribed fabric is slower by the ratio 
   // 1.5·S/B_ib + α, α the 3.2 us spine route. Balanced routing: the four
   // all-to-alls of a layer are fully exposed and equal.
   const double S = 1024.0 * 2 * 1024 * 2;
-  const Result in = simulate(moe_scenario(8, 8, 1, 8));
+  const Result in = simulate(resolve(moe_scenario(8, 8, 1, 8)));
   Scenario x = moe_scenario(8, 8, 8, 1);
   x.cluster.inter.nodes_per_leaf = 2;
   x.cluster.inter.oversubscription = 2;
-  const Result across = simulate(x);
+  const Result across = simulate(resolve(x));
   const double t_in = 7 * S / 8 / 300e9 + 1e-6;
   const double t_x = 1.5 * S / 25e9 + 3.2e-6;
   const double e_in = in.comm[static_cast<int>(sim::Axis::ep)].exposed_s;
@@ -330,8 +330,8 @@ TEST_CASE("zb-h1 fills the 1f1b bubble with weight-gradient work") {
   // Qi et al. 2023: with F = B = W the ZB-H1 bubble is (p−1)/(3m+p−1). Here W is only
   // the linear layers' weight gradients (W < B), so the measured bubble lies between
   // that bound and 1F1B's (p−1)/(m+p−1), and the step is shorter than 1F1B's.
-  const Result one = simulate(uniform_pipeline(4, 8, Schedule::one_f_one_b));
-  const Result zb = simulate(uniform_pipeline(4, 8, Schedule::zb_h1));
+  const Result one = simulate(resolve(uniform_pipeline(4, 8, Schedule::one_f_one_b)));
+  const Result zb = simulate(resolve(uniform_pipeline(4, 8, Schedule::zb_h1)));
   CHECK(zb.bubble_fraction < one.bubble_fraction - 0.05);
   CHECK(zb.bubble_fraction >= zb.bubble_fraction_analytic - 1e-9);
   CHECK(zb.step_time_s < one.step_time_s);
@@ -345,7 +345,7 @@ TEST_CASE("critical-path segments tile the step, in order, without overlap") {
   s.cluster.ideal_network = false;
   SimOptions o;
   o.trace = true;
-  const Result r = simulate(s, o);
+  const Result r = simulate(resolve(s), o);
   REQUIRE(!r.critical_segments.empty());
   CHECK(r.critical_segments.front().start == sim::Time::zero());
   CHECK(r.critical_segments.back().end == sim::Time::from_seconds(r.step_time_s));

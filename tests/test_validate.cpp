@@ -148,7 +148,7 @@ TEST_CASE("evaluate_runs: one simulation per row, the same as simulate()") {
   opt.what_if = false;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     CHECK(out[i].failure.empty());
-    CHECK(out[i].predicted_s == wl::simulate(rows[i].scenario, opt).step_time_s);
+    CHECK(out[i].predicted_s == wl::simulate(wl::resolve(rows[i].scenario), opt).step_time_s);
     CHECK(out[i].error == doctest::Approx((out[i].predicted_s - out[i].measured_s) / out[i].measured_s));
   }
 }
@@ -159,7 +159,7 @@ TEST_CASE("the shipped validation set: every row loads and plans (as `layoutsim 
     const auto rows = read_runs_file(std::string(VALIDATION_DIR) + "/" + f);
     for (const auto& row : rows) {
       CHECK_MESSAGE(row.measured_step_s > 0, row.name);
-      CHECK_NOTHROW(wl::plan(row.scenario));
+      CHECK_NOTHROW(wl::plan(wl::resolve(row.scenario)));
     }
     total += rows.size();
   }

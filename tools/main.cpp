@@ -1,10 +1,12 @@
 // tools/main.cpp — the `layoutsim` command (shared/CONTRACT.md, "Command line").
 //
 // Exit codes: 0 success (a layout that does not fit is still a success, with a
-// warning); 1 invalid scenario or impossible layout (ScenarioError, or
-// std::invalid_argument from plan/simulate), also an invalid trace for check-trace;
-// 2 usage error (CLI11 parse error); 3 internal error (anything else, e.g. a
-// deadlocked schedule). Errors go to stderr; stdout carries only results.
+// warning); 1 invalid scenario or impossible layout (the loader's located
+// ScenarioError, or wl::InvalidScenario), also an invalid trace for check-trace;
+// 2 usage error (CLI11 parse error); 3 internal error (anything else: a broken
+// internal precondition, a deadlocked schedule). A scenario is resolved — every
+// user error found — before plan() or simulate() runs, so an exception from them
+// is a bug, never "invalid scenario". Errors go to stderr; stdout carries only results.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -29,6 +31,7 @@
 #include "tools/calibrate.hpp"
 #include "tools/profile.hpp"
 #include "tools/validate.hpp"
+#include "workloads/scenario_keys.hpp"
 #include "workloads/simulate.hpp"
 
 #ifndef LAYOUTSIM_VERSION
@@ -54,7 +57,7 @@ void write_out(const std::string& path, const std::string& text) {
   }
 }
 
-wl::Scenario load(const std::string& path, const std::vector<std::string>& sets) {
+wl::ResolvedScenario load(const std::string& path, const std::vector<std::string>& sets) {
   return path.empty() ? tools::load_default_scenario(sets) : tools::load_scenario_file(path, sets);
 }
 
@@ -73,7 +76,7 @@ struct RunArgs {
 };
 
 int cmd_run(const RunArgs& a) {
-  const wl::Scenario sc = load(a.scenario, a.sets);
+  const wl::ResolvedScenario sc = load(a.scenario, a.sets);
   wl::SimOptions opt;
   opt.trace = !a.trace.empty();
   const auto t0 = std::chrono::steady_clock::now();
@@ -101,9 +104,9 @@ int cmd_run(const RunArgs& a) {
 
 // ---------------------------------------------------------------- check
 int cmd_check(const std::string& path) {
-  const wl::Scenario sc = load(path, {});
+  const wl::ResolvedScenario sc = load(path, {});
   const wl::PlanSummary p = wl::plan(sc);
-  const std::string s = tools::format_plan(sc, p);
+  const std::string s = tools::format_plan(sc.scenario(), p);
   std::fwrite(s.data(), 1, s.size(), stdout);
   return kExitOk;
 }
@@ -120,6 +123,18 @@ int cmd_check_trace(const std::string& path) {
   if (rep.violations.size() > show) fmt::print(stderr, "{}: ... and {} more\n", path, rep.violations.size() - show);
   fmt::print(stderr, "{}: {} violation{}\n", path, rep.violations.size(), rep.violations.size() == 1 ? "" : "s");
   return kExitInvalid;
+}
+
+// ---------------------------------------------------------------- keys
+int cmd_keys(bool markdown) {
+  if (markdown) {
+    const std::string md = wl::scenario_keys_markdown();
+    std::fwrite(md.data(), 1, md.size(), stdout);
+    return kExitOk;
+  }
+  for (const auto& k : wl::scenario_keys())
+    fmt::print("{:<42} {}\n", k.path, k.default_text.empty() ? "-" : k.default_text);
+  return kExitOk;
 }
 
 // ---------------------------------------------------------------- sweep
@@ -150,7 +165,7 @@ int cmd_sweep(const SweepArgs& a) {
   auto outcomes = tools::run_sweep(
       points,
       [&](const tools::SweepPoint& p) {
-        const wl::Scenario sc = tools::load_scenario_file(a.scenario, tools::point_sets(p));
+        const wl::ResolvedScenario sc = tools::load_scenario_file(a.scenario, tools::point_sets(p));
         return wl::simulate(sc);
       },
       a.jobs, progress);
@@ -215,7 +230,7 @@ int cmd_sweep(const SweepArgs& a) {
       std::rethrow_exception(o.error);
     } catch (const tools::ScenarioError&) {
       code = kExitInvalid;
-    } catch (const std::invalid_argument&) {
+    } catch (const wl::InvalidScenario&) {
       code = kExitInvalid;
     } catch (...) {
     }
@@ -337,6 +352,10 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Parse and validate a scenario, print the plan and memory budget (no simulation)");
   check->add_option("scenario", check_path, "Scenario YAML file")->required();
 
+  bool keys_markdown = false;
+  auto* keys = app.add_subcommand("keys", "List every scenario key with its default (the key table)");
+  keys->add_flag("--markdown", keys_markdown, "Print the README's scenario reference tables");
+
   std::string trace_path;
   auto* check_trace = app.add_subcommand("check-trace", "Check a Chrome trace (.json or .json.gz) against Perfetto's import rules");
   check_trace->add_option("trace", trace_path, "Trace file")->required();
@@ -378,6 +397,7 @@ int main(int argc, char** argv) {
     if (*check_trace) return cmd_check_trace(trace_path);
     if (*validate) return cmd_validate(va);
     if (*calibrate) return cmd_calibrate(ca);
+    if (*keys) return cmd_keys(keys_markdown);
     if (*sweep) {
       // Axes in command-line order, interleaving --microbatches and --set as given.
       // A malformed list is a usage error (2), not an invalid scenario (1).
@@ -411,8 +431,10 @@ int main(int argc, char** argv) {
     if (!msg.empty() && msg.back() != '\n') msg.push_back('\n');
     std::fputs(msg.c_str(), stderr);
     return kExitInvalid;
-  } catch (const std::invalid_argument& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
+  } catch (const wl::InvalidScenario& e) {
+    for (const auto& issue : e.issues())
+      fmt::print(stderr, "error: {}{}{}\n", issue.key_path.empty() ? "" : issue.key_path + ": ", issue.message,
+                 issue.hint.empty() ? "" : " (" + issue.hint + ")");
     return kExitInvalid;
   } catch (const std::exception& e) {
     fmt::print(stderr, "internal error: {}\n", e.what());

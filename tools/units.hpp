@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim/time.hpp"
+#include "workloads/did_you_mean.hpp"
 
 namespace ls::tools {
 
@@ -46,11 +47,8 @@ sim::Time parse_time(std::string_view text);
 /// "312 TFLOP/s" → 312e12 FLOP/s. Throws UnitError.
 double parse_flops(std::string_view text);
 
-/// Levenshtein distance (insert, delete, substitute; unit costs). O(|a|·|b|).
-std::size_t edit_distance(std::string_view a, std::string_view b);
-/// The candidate closest to `word` if its edit distance is ≤ max_distance (ties: the
-/// first in order), else "". Used for "did you mean" hints on keys, presets, units.
-std::string closest_match(std::string_view word, const std::vector<std::string>& candidates,
-                          std::size_t max_distance = 2);
+/// The one nearest-name helper (workloads/did_you_mean.hpp), used here for unit hints.
+using wl::closest_match;
+using wl::edit_distance;
 
 }  // namespace ls::tools

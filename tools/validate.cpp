@@ -200,7 +200,7 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
         if (adjust) adjust(sc.gpu);
         wl::SimOptions opt;
         opt.what_if = false;  // the predicted step is all validation needs
-        return wl::simulate(sc, opt);
+        return wl::simulate(wl::resolve(std::move(sc)), opt);
       },
       jobs);
   std::vector<RowOutcome> out(rows.size());

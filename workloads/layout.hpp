@@ -22,7 +22,9 @@ struct LayoutError {
 /// (auto) or stage_layers sums to layers; ep divides dp and experts; microbatches
 /// ≥ 1; interleaved needs v > 1 and m a multiple of pp; zero in 0..3.
 /// sequence_parallel with tp == 1 is accepted and means nothing (no error).
-/// O(layers + devices of an explicit graph).
+/// O(layers + devices of an explicit graph). Reads the derived fields (dp, kv_heads,
+/// link rates, ...) as set: wl::resolve calls it once, after deriving them, and
+/// nothing downstream of a ResolvedScenario needs to call it again.
 std::vector<LayoutError> validate(const Scenario& s);
 
 /// Number of GPUs the cluster spec describes (nodes·gpus_per_node, or the graph's

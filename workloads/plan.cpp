@@ -56,9 +56,8 @@ topo::ClusterSpec effective_cluster(const Scenario& sc) {
   return spec;
 }
 
-PlanSummary plan(const Scenario& sc) {
-  if (auto errs = validate(sc); !errs.empty())
-    throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
+PlanSummary plan(const ResolvedScenario& resolved) {
+  const Scenario& sc = resolved.scenario();
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
   const BuiltProgram bp = build_program(sc);
   const ProgramTotals totals = program_totals(bp.program);

@@ -11,6 +11,7 @@
 
 #include "sim/program.hpp"
 #include "topology/spec.hpp"
+#include "workloads/resolve.hpp"
 #include "workloads/result.hpp"
 #include "workloads/spec.hpp"
 
@@ -52,8 +53,8 @@ ProgramTotals program_totals(const sim::Program& prog);
 /// under which its flows would never finish. Other factors keep scaling capacity.
 topo::ClusterSpec effective_cluster(const Scenario& s);
 
-/// Throws std::invalid_argument if the scenario fails validation (the loader
-/// validates first, so this only happens for hand-built scenarios).
-PlanSummary plan(const Scenario& s);
+/// The plan of a resolved (hence valid) scenario: resolve() has checked every rule,
+/// so nothing here re-validates.
+PlanSummary plan(const ResolvedScenario& s);
 
 }  // namespace ls::wl

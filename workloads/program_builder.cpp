@@ -18,8 +18,6 @@
 namespace ls::wl {
 
 BuiltProgram build_program(const Scenario& sc) {
-  if (auto errs = validate(sc); !errs.empty())
-    throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
   const auto& m = sc.model;
   const auto& L = sc.layout;
   const int p = L.pp, v = std::max(1, L.virtual_stages), M = L.microbatches;

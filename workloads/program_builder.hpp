@@ -29,7 +29,7 @@ struct BuiltProgram {
   Routing routing;                                      // MoE models: expert loads and drops
 };
 
-/// Precondition: validate(s) is empty. Throws std::invalid_argument otherwise.
+/// Precondition: `s` is resolved (resolve() validated it); nothing here re-validates.
 BuiltProgram build_program(const Scenario& s);
 
 }  // namespace ls::wl

@@ -255,7 +255,8 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts);
 void price_warnings(const Scenario& sc, Result& res);
 }  // namespace
 
-Result simulate(const Scenario& sc, const SimOptions& opts) {
+Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
+  const Scenario& sc = resolved.scenario();
   Result res = simulate_once(sc, opts);
   if (opts.what_if) price_warnings(sc, res);
   return res;
@@ -265,8 +266,6 @@ namespace {
 
 Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
-  if (auto errs = validate(sc); !errs.empty())
-    throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
   topo::Planner planner(cluster, sc.cluster.ideal_network);
   sim::FlowNetwork net(cluster.link_bandwidths());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "workloads/plan.hpp"  // plan(): `layoutsim check`
+#include "workloads/resolve.hpp"
 #include "workloads/result.hpp"
 #include "workloads/spec.hpp"
 
@@ -22,6 +23,6 @@ struct SimOptions {
 
 /// Runs the simulation. Throws std::runtime_error on a deadlocked schedule, with a
 /// message naming the waiting ranks and what each waits on.
-Result simulate(const Scenario& s, const SimOptions& opts = {});
+Result simulate(const ResolvedScenario& s, const SimOptions& opts = {});
 
 }  // namespace ls::wl

@@ -1,7 +1,8 @@
 // workloads/spec.hpp — a scenario as plain data: hardware, model, layout, precision,
 // perturbations, simulation settings. Filled by the scenario loader (the only
-// yaml-cpp user), validated by workloads::validate (layout.hpp), consumed by the
-// program builder. Units: bytes, bytes/s, FLOP/s, sim::Time; counts are integers.
+// yaml-cpp user) or by hand, then completed and validated by wl::resolve
+// (resolve.hpp), which derives every field marked "unset" below the same way for
+// both. Units: bytes, bytes/s, FLOP/s, sim::Time; counts are integers.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 namespace ls::wl {
 
 /// One GPU model. Presets in hardware.hpp cite their datasheets.
+/// Unset (no name, no peak_flops): resolve() uses the h100-sxm preset.
 struct GpuSpec {
   std::string name;
   double peak_flops = 0;            // dense bf16, FLOP/s
@@ -35,7 +37,7 @@ enum class RoutingKind { balanced, zipf, load };
 struct MoeSpec {
   int experts = 0;                  // 0: dense model
   int top_k = 0;
-  std::int64_t expert_ffn_hidden = 0;
+  std::int64_t expert_ffn_hidden = 0;  // 0: unset, resolve() sets the model's ffn_hidden
   int every_n_layers = 1;           // MoE layer every n layers (1: all)
   int shared_experts = 0;
   double capacity_factor = 0;       // 0: no token dropping
@@ -50,8 +52,8 @@ struct ModelSpec {
   int layers = 0;
   std::int64_t hidden = 0;
   int heads = 0;
-  int kv_heads = 0;                 // GQA; == heads for MHA
-  std::int64_t ffn_hidden = 0;
+  int kv_heads = 0;                 // GQA; == heads for MHA; 0: unset, resolve() sets heads
+  std::int64_t ffn_hidden = 0;      // 0: unset, resolve() sets 4·hidden
   std::int64_t vocab = 0;
   std::int64_t seq_len = 0;
   Activation activation = Activation::gelu;
@@ -64,12 +66,16 @@ enum class Recompute { none, selective, full };
 enum class StageLayersMode { auto_even, balanced, explicit_list };
 
 struct LayoutSpec {
-  int dp = 1, tp = 1, pp = 1, ep = 1;
+  int dp = 0;                             // 0: unset, resolve() sets devices / (tp·pp) (1 if that does not divide)
+  int tp = 1, pp = 1, ep = 1;
   int zero = 0;                           // 0..3
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
   int microbatch_size = 1;                // sequences per micro-batch (b)
   int microbatches = 1;                   // per step per pipeline (m)
+  /// 0: unset. Else sequences per step, and resolve() sets microbatches =
+  /// global_batch / (microbatch_size·dp) (it must divide).
+  std::int64_t global_batch = 0;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;                 // v (interleaved-1f1b)
   StageLayersMode stage_layers_mode = StageLayersMode::auto_even;
@@ -83,7 +89,7 @@ struct LayoutSpec {
 struct PrecisionSpec {
   int weights = 2;      // bf16
   int gradients = 4;    // fp32
-  int master = 4;       // fp32 master copy (0 when weights are already fp32)
+  int master = -1;      // -1: unset, resolve() sets 4 (fp32 master copy), or 0 when weights are fp32
   int optimizer = 8;    // Adam: two fp32 moments
   int activations = 2;  // bf16 activations (Korthikanti's 16-bit formulas)
 };
@@ -102,10 +108,19 @@ struct SimulationSpec {
   int steps = 1;
 };
 
+/// topo::ClusterSpec's defaults with both link bandwidths unset (0): resolve() sets
+/// them from the GPU (nvlink_bandwidth per GPU inside a node, nic_bandwidth per NIC).
+inline topo::ClusterSpec cluster_with_unset_link_rates() {
+  topo::ClusterSpec c;
+  c.intra.bandwidth_Bps = 0;
+  c.inter.bandwidth_Bps = 0;
+  return c;
+}
+
 struct Scenario {
-  std::string name;
+  std::string name;       // empty: unset, resolve() derives it from source
   std::string source;     // file name (for messages), "<default>" for the built-in one
-  topo::ClusterSpec cluster;
+  topo::ClusterSpec cluster = cluster_with_unset_link_rates();
   GpuSpec gpu;
   ModelSpec model;
   LayoutSpec layout;

@@ -66,7 +66,8 @@ Scenario llama405_16k() {
 
 /// One simulated step, warnings' what-if re-simulations off (those are separate
 /// simulations of modified scenarios, run only when a warning fires).
-void run(benchmark::State& state, const Scenario& s) {
+void run(benchmark::State& state, const Scenario& partial) {
+  const ResolvedScenario s = resolve(partial);
   double events = 0, step = 0;
   SimOptions opts;
   opts.what_if = false;

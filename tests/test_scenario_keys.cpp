@@ -1,0 +1,64 @@
+// tests/test_scenario_keys.cpp — workloads/scenario_keys.hpp: the key table is well
+// formed, and the README's scenario reference is exactly what it prints.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "workloads/scenario_keys.hpp"
+
+#ifndef README_PATH
+#error "README_PATH must be defined (path of README.md)"
+#endif
+
+using namespace ls::wl;
+
+TEST_CASE("every key is listed once, under a parent that is itself a key") {
+  std::set<std::string> seen;
+  for (const auto& k : scenario_keys()) {
+    CAPTURE(k.path);
+    CHECK(seen.insert(std::string(k.path)).second);
+    const auto dot = k.path.find_last_of('.');
+    if (dot == std::string_view::npos) continue;
+    std::string parent(k.path.substr(0, dot));
+    if (parent.size() > 2 && parent.substr(parent.size() - 2) == "[]") parent.resize(parent.size() - 2);
+    CHECK(seen.count(parent) == 1);  // parents come first
+    CHECK((!k.type.empty() || !k.values.empty()));
+  }
+}
+
+TEST_CASE("names and values come in table order") {
+  CHECK(scenario_key_names("") ==
+        std::vector<std::string>{"name", "cluster", "model", "layout", "precision", "perturbations", "simulation"});
+  CHECK(scenario_key_names("cluster.graph.links[]") ==
+        std::vector<std::string>{"from", "to", "kind", "bandwidth", "latency", "duplex"});
+  CHECK(scenario_key_values("layout.schedule") == std::vector<std::string>{"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"});
+  CHECK_THROWS_AS(scenario_key_values("layout.tp"), std::logic_error);  // not a choice
+}
+
+TEST_CASE("the README's scenario reference is the table's markdown") {
+  std::ifstream in(README_PATH);
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::string begin = "<!-- keys:begin -->\n", end = "<!-- keys:end -->";
+  const auto b = text.find(begin);
+  const auto e = text.find(end);
+  REQUIRE(b != std::string::npos);
+  REQUIRE(e != std::string::npos);
+  REQUIRE(e > b);
+  const std::string section = text.substr(b + begin.size(), e - b - begin.size());
+  const bool up_to_date = section == scenario_keys_markdown();
+  if (!up_to_date)
+    FAIL_CHECK("README.md's scenario reference is out of date with workloads/scenario_keys.cpp; regenerate it with "
+               "`cmake --build build --target update-readme-keys` (or paste `layoutsim keys --markdown` between "
+               "<!-- keys:begin --> and <!-- keys:end -->)");
+  // Every key appears in the README.
+  for (const auto& k : scenario_keys()) {
+    CAPTURE(k.path);
+    CHECK(section.find("`" + std::string(k.path) + "`") != std::string::npos);
+  }
+}

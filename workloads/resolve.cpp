@@ -1,0 +1,167 @@
+// workloads/resolve.cpp — derive the unset fields, then validate once.
+#include "workloads/resolve.hpp"
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "topology/cluster.hpp"
+#include "workloads/did_you_mean.hpp"
+#include "workloads/hardware.hpp"
+#include "workloads/layout.hpp"
+
+namespace ls::wl {
+namespace {
+
+std::string issues_text(const std::vector<ScenarioIssue>& issues) {
+  std::string all;
+  for (const auto& i : issues) {
+    if (!all.empty()) all += '\n';
+    all += i.key_path.empty() ? i.message : fmt::format("{}: {}", i.key_path, i.message);
+    if (!i.hint.empty()) all += fmt::format(" ({})", i.hint);
+  }
+  return all;
+}
+
+void throw_if_any(std::vector<ScenarioIssue>& issues) {
+  if (!issues.empty()) throw InvalidScenario(std::move(issues));
+}
+
+/// "dir/llama.yaml" → "llama"; the built-in scenario is "default".
+std::string name_from_source(const std::string& source) {
+  if (source == "<default>") return "default";
+  std::string n = source;
+  if (auto p = n.find_last_of('/'); p != std::string::npos) n = n.substr(p + 1);
+  if (auto p = n.find_last_of('.'); p != std::string::npos && p > 0) n = n.substr(0, p);
+  return n.empty() ? "scenario" : n;
+}
+
+bool gpu_unset(const GpuSpec& g) { return g.name.empty() && g.peak_flops == 0; }
+
+void derive_links(Scenario& s, std::vector<ScenarioIssue>& issues) {
+  auto& c = s.cluster;
+  // An explicit graph carries its own rates; the generator's are then never read.
+  if (c.graph) {
+    if (!(c.intra.bandwidth_Bps > 0)) c.intra.bandwidth_Bps = DerivedDefaults::idle_intra_bandwidth_Bps();
+    if (!(c.inter.bandwidth_Bps > 0)) c.inter.bandwidth_Bps = DerivedDefaults::idle_inter_bandwidth_Bps();
+    return;
+  }
+  // Link rates follow the GPU (H100: NVLink 4 450 GB/s per direction, one 400 Gb/s
+  // NIC per GPU — per the preset's datasheet citations in hardware.cpp).
+  if (!(c.intra.bandwidth_Bps > 0)) {
+    if (s.gpu.nvlink_bandwidth_Bps > 0) c.intra.bandwidth_Bps = s.gpu.nvlink_bandwidth_Bps;
+    else if (c.gpus_per_node > 1)
+      issues.push_back({"cluster.intra_node.bandwidth", "missing: the GPU has no nvlink_bandwidth to default from",
+                        "give cluster.intra_node.bandwidth or cluster.gpu.nvlink_bandwidth", "cluster", false});
+    else c.intra.bandwidth_Bps = DerivedDefaults::idle_intra_bandwidth_Bps();
+  }
+  if (!(c.inter.bandwidth_Bps > 0)) {
+    if (s.gpu.nic_bandwidth_Bps > 0) c.inter.bandwidth_Bps = s.gpu.nic_bandwidth_Bps;
+    else if (c.nodes > 1)
+      issues.push_back({"cluster.inter_node.bandwidth", "missing: the GPU has no nic_bandwidth to default from",
+                        "give cluster.inter_node.bandwidth or cluster.gpu.nic_bandwidth", "cluster", false});
+    else c.inter.bandwidth_Bps = DerivedDefaults::idle_inter_bandwidth_Bps();
+  }
+}
+
+void derive_model(ModelSpec& m) {
+  if (m.kv_heads == 0) m.kv_heads = m.heads;
+  if (m.ffn_hidden == 0) m.ffn_hidden = DerivedDefaults::ffn_hidden_per_hidden * m.hidden;
+  if (m.moe.experts > 0 && m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = m.ffn_hidden;
+}
+
+void derive_layout(Scenario& s, std::vector<ScenarioIssue>& issues) {
+  auto& l = s.layout;
+  // dp is whatever the other degrees leave of the cluster.
+  if (l.dp == 0) {
+    const std::int64_t rest = std::int64_t{l.tp} * l.pp;
+    const int n = device_count(s.cluster);
+    l.dp = (rest > 0 && n > 0 && n % rest == 0) ? static_cast<int>(n / rest) : 1;
+  }
+  if (l.global_batch > 0 && l.microbatch_size >= 1 && l.dp >= 1) {
+    const std::int64_t per = std::int64_t{l.microbatch_size} * l.dp;
+    const std::int64_t gb = l.global_batch;
+    if (gb % per != 0) {
+      const std::int64_t lo = gb / per * per;
+      issues.push_back({"layout.global_batch",
+                        fmt::format("{} is not a multiple of microbatch_size·dp = {}·{} = {}", gb, l.microbatch_size, l.dp, per),
+                        lo > 0 ? fmt::format("try {} or {}", lo, lo + per) : fmt::format("try {}", per), "", true});
+    } else if (gb / per > kMaxMicrobatches) {
+      issues.push_back({"layout.global_batch", fmt::format("gives {} micro-batches, at most {}", gb / per, kMaxMicrobatches), "",
+                        "", true});
+    } else {
+      l.microbatches = static_cast<int>(gb / per);
+    }
+  }
+}
+
+/// The topology exists only once built: build it (O(links)) so that a cluster that
+/// cannot be built is a user error here, not a failure inside simulate(); then check
+/// every perturbed device and link name against it, with the nearest real names as
+/// the hint, and that the links taken down (factor 0) leave every GPU reachable.
+void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
+  std::optional<topo::Cluster> cluster;
+  try {
+    cluster.emplace(topo::Cluster::build(s.cluster));
+  } catch (const std::exception& e) {
+    issues.push_back({"cluster", e.what(), "", "", false});
+    return;
+  }
+  for (std::size_t i = 0; i < s.perturbations.devices.size(); ++i) {
+    const std::string& name = s.perturbations.devices[i].device;
+    if (cluster->gpu_index(name) < 0)
+      issues.push_back({fmt::format("perturbations.devices[{}].device", i), fmt::format("no device \"{}\" in this cluster", name),
+                        fmt::format("devices are named like '{}'", cluster->gpu_name(0)), "", false});
+  }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < s.perturbations.links.size(); ++i) {
+    const std::string& name = s.perturbations.links[i].link;
+    if (!cluster->find_links(name).empty()) continue;
+    if (names.empty())
+      for (std::size_t l = 0; l < cluster->link_count(); ++l) names.push_back(cluster->link(static_cast<sim::LinkId>(l)).name);
+    const std::string near = closest_match(name, names, 4);
+    issues.push_back({fmt::format("perturbations.links[{}].link", i), fmt::format("no link named '{}' in this cluster", name),
+                      near.empty() ? fmt::format("links are named FROM->TO, e.g. '{}'", names.front())
+                                   : fmt::format("did you mean '{}'?", near),
+                      "", false});
+  }
+  if (!issues.empty()) return;
+  topo::ClusterSpec down = s.cluster;
+  for (const auto& lf : s.perturbations.links)
+    if (lf.bandwidth_factor == 0) down.down_links.push_back(lf.link);
+  if (down.down_links.empty()) return;
+  try {
+    (void)topo::Cluster::build(down);
+  } catch (const std::exception& e) {
+    issues.push_back({"perturbations.links", e.what(), "", "", false});
+  }
+}
+
+}  // namespace
+
+InvalidScenario::InvalidScenario(std::vector<ScenarioIssue> issues)
+    : std::runtime_error(issues_text(issues)), issues_(std::move(issues)) {}
+
+double DerivedDefaults::idle_intra_bandwidth_Bps() { return topo::ClusterSpec{}.intra.bandwidth_Bps; }
+double DerivedDefaults::idle_inter_bandwidth_Bps() { return topo::ClusterSpec{}.inter.bandwidth_Bps; }
+
+ResolvedScenario resolve(Scenario s) {
+  std::vector<ScenarioIssue> issues;
+  if (s.name.empty()) s.name = name_from_source(s.source);
+  if (gpu_unset(s.gpu)) s.gpu = *gpu_preset(DerivedDefaults::gpu_preset);
+  derive_links(s, issues);
+  derive_model(s.model);
+  // fp32 weights are their own master copy.
+  if (s.precision.master < 0) s.precision.master = s.precision.weights == 4 ? 0 : 4;
+  derive_layout(s, issues);
+  throw_if_any(issues);
+
+  for (auto& e : validate(s)) issues.push_back({std::move(e.key_path), std::move(e.message), std::move(e.hint), "", false});
+  throw_if_any(issues);
+
+  check_topology(s, issues);
+  throw_if_any(issues);
+  return ResolvedScenario(std::move(s));
+}
+
+}  // namespace ls::wl

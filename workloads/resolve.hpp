@@ -1,0 +1,84 @@
+// workloads/resolve.hpp — a partial scenario in, a complete and valid one out.
+//
+// A Scenario may leave fields unset (spec.hpp marks them): the GPU, the link rates,
+// dp, kv_heads, ffn_hidden, expert_ffn_hidden, the master-weight bytes, the name,
+// and microbatches when a global batch is given. resolve() fills them — the same way for a hand-built C++
+// Scenario and for one read from YAML, so both give the same numbers — and then
+// checks every rule once. The result is a ResolvedScenario, the only thing plan()
+// and simulate() accept, so nothing downstream re-validates.
+//
+// Errors: a user error (a rule the scenario breaks) throws InvalidScenario, which
+// carries every issue found, each with its key path, message and hint (the loader
+// turns them into file:line:col messages). Checks run in three stages — deriving
+// the unset fields, wl::validate's layout rules, building the topology and checking
+// the perturbed device and link names against it — and a later stage runs only when
+// the earlier ones pass (its checks would read values that are not there). A broken internal precondition
+// further down is a bug, not a user error: those throw std::logic_error.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "workloads/spec.hpp"
+
+namespace ls::wl {
+
+/// One problem with a scenario.
+struct ScenarioIssue {
+  std::string key_path;  // the key to blame, e.g. "layout.tp" or "perturbations.links[2].link"
+  std::string message;   // the rule and the numbers
+  std::string hint;      // optional: how to fix it
+  /// Where a file-aware caller should point when it is not key_path itself (e.g.
+  /// "cluster" for a bandwidth derived from the GPU); empty: key_path.
+  std::string blame_path;
+  bool at_value = false;  // point at the value rather than the key
+};
+
+/// A scenario that breaks rules. what(): one "KEY: message (hint)" line per issue.
+/// A runtime_error, not a logic_error: the input is wrong, not the program.
+class InvalidScenario : public std::runtime_error {
+public:
+  explicit InvalidScenario(std::vector<ScenarioIssue> issues);
+  const std::vector<ScenarioIssue>& issues() const { return issues_; }
+private:
+  std::vector<ScenarioIssue> issues_;
+};
+
+class ResolvedScenario;
+
+/// Fills every unset field of `partial` and checks every rule. Throws
+/// InvalidScenario. O(layers + links of the cluster): it builds the topology once
+/// (twice when links are taken down).
+ResolvedScenario resolve(Scenario partial);
+
+/// A complete, valid scenario: made only by resolve(), read-only afterwards.
+class ResolvedScenario {
+public:
+  const Scenario& scenario() const { return scenario_; }
+  const Scenario& operator*() const { return scenario_; }
+  const Scenario* operator->() const { return &scenario_; }
+  /// Read-only: a resolved scenario can be read wherever a Scenario is.
+  operator const Scenario&() const { return scenario_; }  // NOLINT(google-explicit-constructor)
+private:
+  explicit ResolvedScenario(Scenario s) : scenario_(std::move(s)) {}
+  friend ResolvedScenario resolve(Scenario partial);
+  Scenario scenario_;
+};
+
+/// The defaults resolve() derives, in one place (the key table in scenario_keys.cpp
+/// documents them for the README).
+struct DerivedDefaults {
+  static constexpr const char* gpu_preset = "h100-sxm";  // when no GPU is given
+  static constexpr int ffn_hidden_per_hidden = 4;         // ffn_hidden = 4·hidden (GPT)
+  /// Link rates for a link class that carries nothing (one GPU per node, one node)
+  /// when the GPU gives no rate to derive from: topo::ClusterSpec's own defaults.
+  static double idle_intra_bandwidth_Bps();
+  static double idle_inter_bandwidth_Bps();
+};
+
+/// The most micro-batches a global batch may give (every count is bounded so that
+/// nothing downstream overflows or runs for hours).
+constexpr std::int64_t kMaxMicrobatches = std::int64_t{1} << 20;
+
+}  // namespace ls::wl
