@@ -110,10 +110,6 @@ E heap_pop(std::vector<E>& h) {
   return top;
 }
 
-// Above this many seconds a drain time is reported as never (Time::max()): int64
-// picoseconds overflow at ~1.06e8 s; a step never lasts anywhere near that.
-constexpr double kMaxDrainSeconds = 1e7;
-
 // Relative slack of the "can this link saturate?" test (see the file comment).
 constexpr double kConstrainSlack = 1e-9;
 
@@ -401,7 +397,10 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
       fin = Time::max();
     } else {
       const double s = f.remaining / f.rate;
-      fin = s < kMaxDrainSeconds ? now + Time::from_seconds_ceil(s) : Time::max();
+      // A drain time beyond int64 picoseconds (~9.2e6 s) throws TimeRangeError (exit 1
+      // "outside the representable range"): reporting it as "never" made the engine
+      // report a deadlock instead.
+      fin = now + Time::from_seconds_ceil(s);
     }
     if (fin != f.finish) {
       f.finish = fin;

@@ -3,27 +3,54 @@
 // Time is a strong type over int64 picoseconds (as in htsim): integer time makes
 // every run bit-for-bit deterministic and totally ordered. Rates and sizes are
 // doubles; they are converted to Time exactly once, by from_seconds() (rounded to
-// the nearest picosecond). int64 picoseconds span ±106 days, far beyond a step.
+// the nearest picosecond). int64 picoseconds span ±106 days, far beyond a real step;
+// a scenario that leaves this range (absurd rates such as 1 b/s) must be an error,
+// never a wrapped negative time, so every conversion and every arithmetic operation
+// is checked and throws TimeRangeError (the command reports it as exit 1).
 #pragma once
 
 #include <cmath>
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
 namespace ls::sim {
 
+/// A duration or instant outside int64 picoseconds (about ±106 days), or not finite.
+struct TimeRangeError : std::range_error {
+  using range_error::range_error;
+};
+
+/// Largest representable time in seconds (2^63 ps = 9,223,372 s, about 106.75 days),
+/// rounded down so that a conversion of any smaller double cannot overflow.
+inline constexpr double kMaxTimeSeconds = 9.2e6;
+
+[[noreturn]] inline void throw_time_range(double seconds) {
+  throw TimeRangeError(fmt::format(
+      "a simulated time of {:.4g} s is outside the representable range (int64 picoseconds, about 106 days): the step "
+      "would exceed it; check rates such as peak_tflops, hbm_bandwidth, link bandwidths and bandwidth_factor, and sizes "
+      "such as seq_len",
+      seconds));
+}
+
 class Time {
 public:
   constexpr Time() = default;
   static constexpr Time from_ps(std::int64_t ps) { return Time(ps); }
-  /// Rounds to the nearest picosecond. Precondition: finite and |s| < 9.2e6.
-  static Time from_seconds(double s) { return Time(static_cast<std::int64_t>(std::llround(s * 1e12))); }
+  /// Rounds to the nearest picosecond. Throws TimeRangeError unless finite and |s| < kMaxTimeSeconds.
+  static Time from_seconds(double s) {
+    if (!(std::fabs(s) < kMaxTimeSeconds)) throw_time_range(s);
+    return Time(static_cast<std::int64_t>(std::llround(s * 1e12)));
+  }
   /// Rounds up: a duration that must not end early (flow drain times).
-  static Time from_seconds_ceil(double s) { return Time(static_cast<std::int64_t>(std::ceil(s * 1e12))); }
+  static Time from_seconds_ceil(double s) {
+    if (!(std::fabs(s) < kMaxTimeSeconds)) throw_time_range(s);
+    return Time(static_cast<std::int64_t>(std::ceil(s * 1e12)));
+  }
   static constexpr Time zero() { return Time(0); }
   static constexpr Time max() { return Time(std::numeric_limits<std::int64_t>::max()); }
 
@@ -32,11 +59,23 @@ public:
   constexpr double us() const { return static_cast<double>(ps_) * 1e-6; }
 
   constexpr auto operator<=>(const Time&) const = default;
-  constexpr Time operator+(Time o) const { return Time(ps_ + o.ps_); }
-  constexpr Time operator-(Time o) const { return Time(ps_ - o.ps_); }
-  constexpr Time& operator+=(Time o) { ps_ += o.ps_; return *this; }
-  constexpr Time& operator-=(Time o) { ps_ -= o.ps_; return *this; }
-  constexpr Time operator*(std::int64_t k) const { return Time(ps_ * k); }
+  constexpr Time operator+(Time o) const {
+    std::int64_t v = 0;
+    if (__builtin_add_overflow(ps_, o.ps_, &v)) throw_time_range(seconds() + o.seconds());
+    return Time(v);
+  }
+  constexpr Time operator-(Time o) const {
+    std::int64_t v = 0;
+    if (__builtin_sub_overflow(ps_, o.ps_, &v)) throw_time_range(seconds() - o.seconds());
+    return Time(v);
+  }
+  constexpr Time& operator+=(Time o) { return *this = *this + o; }
+  constexpr Time& operator-=(Time o) { return *this = *this - o; }
+  constexpr Time operator*(std::int64_t k) const {
+    std::int64_t v = 0;
+    if (__builtin_mul_overflow(ps_, k, &v)) throw_time_range(seconds() * static_cast<double>(k));
+    return Time(v);
+  }
 
 private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}

@@ -2,8 +2,10 @@
 //
 // Exit codes: 0 success (a layout that does not fit is still a success, with a
 // warning); 1 invalid scenario or impossible layout (the loader's located
-// ScenarioError, or wl::InvalidScenario), also an invalid trace for check-trace;
-// 2 usage error (CLI11 parse error); 3 internal error (anything else: a broken
+// ScenarioError, or wl::InvalidScenario), a step outside the representable time
+// range (sim::TimeRangeError), a user I/O error (tools::IoError: cannot read or write
+// a file, full or closed stdout), also an invalid trace for check-trace;
+// 2 usage error (CLI11 parse error, an empty path, two outputs on stdout); 3 internal error (anything else: a broken
 // internal precondition, a deadlocked schedule). A scenario is resolved — every
 // user error found — before plan() or simulate() runs, so an exception from them
 // is a bug, never "invalid scenario". Errors go to stderr; stdout carries only results.
@@ -21,6 +23,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/atomic_file.hpp"
+#include "tools/output_check.hpp"
 #include "tools/plot.hpp"
 #include "tools/report_json.hpp"
 #include "tools/scenario.hpp"
@@ -48,13 +52,19 @@ struct UsageError : std::runtime_error {
   using runtime_error::runtime_error;
 };
 
-void write_out(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-  } else {
-    tools::write_text_file(path, text);
-  }
+// Every output file (and "-" = stdout) goes through the atomic writer: a failure is
+// an IoError (exit 1) and never damages an older file.
+void write_out(const std::string& path, const std::string& text) { tools::write_output(path, text); }
+
+// At most one output may go to stdout, or the two would interleave.
+void one_stdout(std::initializer_list<std::pair<const char*, const std::string*>> outputs) {
+  std::string dashes;
+  int n = 0;
+  for (const auto& [flag, path] : outputs)
+    if (*path == "-") {
+      dashes += (n++ ? " and " : "") + std::string(flag);
+    }
+  if (n > 1) throw UsageError(fmt::format("{} both write to stdout ('-'): give a file name to all but one", dashes));
 }
 
 wl::ResolvedScenario load(const std::string& path, const std::vector<std::string>& sets) {
@@ -76,6 +86,7 @@ struct RunArgs {
 };
 
 int cmd_run(const RunArgs& a) {
+  one_stdout({{"--json", &a.json}, {"--trace", &a.trace}});
   const wl::ResolvedScenario sc = load(a.scenario, a.sets);
   wl::SimOptions opt;
   opt.trace = !a.trace.empty();
@@ -84,9 +95,13 @@ int cmd_run(const RunArgs& a) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.wall_s <= 0) r.wall_s = wall;
 
+  // Post-condition: no summary number may be negative, NaN, infinite or a fraction
+  // above 1 (tools/output_check.hpp); a violation is a bug (exit 3), found before
+  // anything is written.
+  tools::check_summary_numbers(tools::to_json(r, {.include_wall_time = a.profile}));
   if (!a.json.empty()) write_out(a.json, tools::to_json_string(r, {.include_wall_time = a.profile}));
-  if (!a.trace.empty()) tools::write_chrome_trace(r, a.trace);
-  const bool table = !a.quiet && a.json != "-";
+  if (!a.trace.empty()) write_out(a.trace, tools::chrome_trace_json(r));
+  const bool table = !a.quiet && a.json != "-" && a.trace != "-";
   if (table) {
     const std::string s = tools::format_summary(r);
     std::fwrite(s.data(), 1, s.size(), stdout);
@@ -157,6 +172,7 @@ std::string point_label(const tools::SweepPoint& p, const std::vector<tools::Swe
 
 int cmd_sweep(const SweepArgs& a) {
   if (a.axes.empty()) throw UsageError("sweep: give at least one --microbatches LIST or --set KEY=V1,V2,...");
+  one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--plot", &a.plot}});
   const auto points = tools::expand_sweep(a.axes);
   const bool tty = isatty(2) != 0;
   auto progress = [&](std::size_t done, std::size_t total) {
@@ -262,6 +278,7 @@ std::vector<tools::RunRow> read_runs(const std::vector<std::string>& files) {
 }
 
 int cmd_validate(const ValidateArgs& a) {
+  one_stdout({{"--json", &a.json}, {"--plot", &a.plot}});
   std::vector<std::string> files = a.sets;
   if (files.empty()) files = {LAYOUTSIM_VALIDATION_DIR "/llm_foundry.yaml", LAYOUTSIM_VALIDATION_DIR "/megatron_bridge.yaml"};
   auto rows = read_runs(files);
@@ -291,6 +308,7 @@ struct CalibrateArgs {
 };
 
 int cmd_calibrate(const CalibrateArgs& a) {
+  one_stdout({{"--json", &a.json}, {"--out", &a.out}});
   auto rows = read_runs({a.runs});
   if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
   if (rows.empty()) throw std::invalid_argument(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
@@ -317,6 +335,11 @@ int cmd_calibrate(const CalibrateArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // An empty path is a usage error: '' must not silently mean "the default scenario"
+  // or "write nothing".
+  const CLI::Validator kNonEmptyPath(
+      [](std::string& v) { return v.empty() ? std::string("an empty string is not a file name ('-' = stdout/stdin)") : std::string(); },
+      "", "non-empty path");
   CLI::App app{"layoutsim — discrete-event simulator of LLM training parallelism layouts on GPU clusters"};
   app.set_version_flag("--version", "layoutsim " LAYOUTSIM_VERSION);
   app.require_subcommand(1);
@@ -324,33 +347,33 @@ int main(int argc, char** argv) {
 
   RunArgs ra;
   auto* run = app.add_subcommand("run", "Simulate a scenario (the built-in default when none is given) and print a summary");
-  run->add_option("scenario", ra.scenario, "Scenario YAML file (default: the built-in scenario)");
+  run->add_option("scenario", ra.scenario, "Scenario YAML file (default: the built-in scenario)")->check(kNonEmptyPath);
   run->add_option("--set", ra.sets, "Override one key, YAML value: --set layout.tp=4 (repeatable)")
       ->allow_extra_args(false)
       ->type_name("KEY=VALUE");
-  run->add_option("--json", ra.json, "Write the JSON summary to FILE ('-' = stdout, replaces the table)")->type_name("FILE");
-  run->add_option("--trace", ra.trace, "Write a Chrome trace (gzip when FILE ends in .gz)")->type_name("FILE");
+  run->add_option("--json", ra.json, "Write the JSON summary to FILE ('-' = stdout, replaces the table)")->type_name("FILE")->check(kNonEmptyPath);
+  run->add_option("--trace", ra.trace, "Write a Chrome trace (gzip when FILE ends in .gz; '-' = stdout, replaces the table)")->type_name("FILE")->check(kNonEmptyPath);
   run->add_flag("--quiet,-q", ra.quiet, "Print no summary table");
   run->add_flag("--profile", ra.profile, "Print engine events, events/s, wall time and peak RSS to stderr");
 
   SweepArgs sa;
   std::vector<std::string> sweep_sets, sweep_mbs;
   auto* sweep = app.add_subcommand("sweep", "Run the cartesian product of value lists in parallel");
-  sweep->add_option("scenario", sa.scenario, "Scenario YAML file")->required();
+  sweep->add_option("scenario", sa.scenario, "Scenario YAML file")->required()->check(kNonEmptyPath);
   auto* mb_opt = sweep->add_option("--microbatches", sweep_mbs, "Micro-batch counts, e.g. 1,2,4,8 (= --set layout.microbatches=LIST)")
                      ->allow_extra_args(false)
                      ->type_name("LIST");
   auto* set_opt = sweep->add_option("--set", sweep_sets, "KEY=V1,V2,...: one swept key (repeatable; lists form a product)")
                       ->allow_extra_args(false)
                       ->type_name("KEY=LIST");
-  sweep->add_option("--csv", sa.csv, "Write one CSV row per point ('-' = stdout)")->type_name("FILE");
-  sweep->add_option("--json", sa.json, "Write [{set, summary}] JSON ('-' = stdout)")->type_name("FILE");
-  sweep->add_option("--plot", sa.plot, "Write an SVG plot of step time and bubble fraction")->type_name("FILE.svg");
+  sweep->add_option("--csv", sa.csv, "Write one CSV row per point ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
+  sweep->add_option("--json", sa.json, "Write [{set, summary}] JSON ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
+  sweep->add_option("--plot", sa.plot, "Write an SVG plot of step time and bubble fraction ('-' = stdout)")->type_name("FILE.svg")->check(kNonEmptyPath);
   sweep->add_option("--jobs,-j", sa.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
 
   std::string check_path;
   auto* check = app.add_subcommand("check", "Parse and validate a scenario, print the plan and memory budget (no simulation)");
-  check->add_option("scenario", check_path, "Scenario YAML file")->required();
+  check->add_option("scenario", check_path, "Scenario YAML file")->required()->check(kNonEmptyPath);
 
   bool keys_markdown = false;
   auto* keys = app.add_subcommand("keys", "List every scenario key with its default (the key table)");
@@ -358,23 +381,23 @@ int main(int argc, char** argv) {
 
   std::string trace_path;
   auto* check_trace = app.add_subcommand("check-trace", "Check a Chrome trace (.json or .json.gz) against Perfetto's import rules");
-  check_trace->add_option("trace", trace_path, "Trace file")->required();
+  check_trace->add_option("trace", trace_path, "Trace file ('-' = stdin)")->required()->check(kNonEmptyPath);
 
   ValidateArgs va;
   auto* validate = app.add_subcommand("validate", "Simulate published measurements (runs files; default: the shipped validation set) and report the errors");
-  validate->add_option("runs", va.sets, "Runs YAML files (default: " LAYOUTSIM_VALIDATION_DIR "/llm_foundry.yaml and megatron_bridge.yaml)");
-  validate->add_option("--json", va.json, "Write {rows, mean_abs_error, max_abs_error, groups} JSON ('-' = stdout)")->type_name("FILE");
-  validate->add_option("--plot", va.plot, "Write an SVG of predicted vs measured step time (log-log)")->type_name("FILE.svg");
-  validate->add_option("--profile", va.profile, "Apply a GPU profile (from calibrate --out) to the runs on its GPU")->type_name("PROFILE.yaml");
+  validate->add_option("runs", va.sets, "Runs YAML files (default: " LAYOUTSIM_VALIDATION_DIR "/llm_foundry.yaml and megatron_bridge.yaml)")->check(kNonEmptyPath);
+  validate->add_option("--json", va.json, "Write {rows, mean_abs_error, max_abs_error, groups} JSON ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
+  validate->add_option("--plot", va.plot, "Write an SVG of predicted vs measured step time (log-log; '-' = stdout)")->type_name("FILE.svg")->check(kNonEmptyPath);
+  validate->add_option("--profile", va.profile, "Apply a GPU profile (from calibrate --out) to the runs on its GPU")->type_name("PROFILE.yaml")->check(kNonEmptyPath);
   validate->add_option("--jobs,-j", va.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
 
   CalibrateArgs ca;
   auto* calibrate = app.add_subcommand("calibrate", "Fit a GPU's efficiency constants to the measured step times of a runs file");
-  calibrate->add_option("runs", ca.runs, "Runs YAML file")->required();
+  calibrate->add_option("runs", ca.runs, "Runs YAML file")->required()->check(kNonEmptyPath);
   calibrate->add_option("--gpu", ca.gpu, "Fit only the runs on this GPU (required when the file mixes GPUs)")->type_name("NAME");
   calibrate->add_option("--fit", ca.fit, "Constants to fit, comma-separated (default: all)")->type_name("LIST");
-  calibrate->add_option("--out", ca.out, "Write the fitted profile YAML ('-' = stdout)")->type_name("PROFILE.yaml");
-  calibrate->add_option("--json", ca.json, "Write {gpu, constants, fit, leave_one_out} JSON ('-' = stdout)")->type_name("FILE");
+  calibrate->add_option("--out", ca.out, "Write the fitted profile YAML ('-' = stdout)")->type_name("PROFILE.yaml")->check(kNonEmptyPath);
+  calibrate->add_option("--json", ca.json, "Write {gpu, constants, fit, leave_one_out} JSON ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
   calibrate->add_option("--iterations", ca.iterations, "Most Levenberg-Marquardt iterations")->check(CLI::PositiveNumber);
   calibrate->add_option("--jobs,-j", ca.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
 
@@ -391,13 +414,19 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  // Runs the chosen command, then flushes stdout: a closed or full stdout is an I/O
+  // error (exit 1), not a silent success.
+  auto finish = [](int rc) {
+    tools::flush_stdout();
+    return rc;
+  };
   try {
-    if (*run) return cmd_run(ra);
-    if (*check) return cmd_check(check_path);
-    if (*check_trace) return cmd_check_trace(trace_path);
-    if (*validate) return cmd_validate(va);
-    if (*calibrate) return cmd_calibrate(ca);
-    if (*keys) return cmd_keys(keys_markdown);
+    if (*run) return finish(cmd_run(ra));
+    if (*check) return finish(cmd_check(check_path));
+    if (*check_trace) return finish(cmd_check_trace(trace_path));
+    if (*validate) return finish(cmd_validate(va));
+    if (*calibrate) return finish(cmd_calibrate(ca));
+    if (*keys) return finish(cmd_keys(keys_markdown));
     if (*sweep) {
       // Axes in command-line order, interleaving --microbatches and --set as given.
       // A malformed list is a usage error (2), not an invalid scenario (1).
@@ -413,7 +442,7 @@ int main(int argc, char** argv) {
       } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
       }
-      return cmd_sweep(sa);
+      return finish(cmd_sweep(sa));
     }
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\nRun with --help for more information.\n", e.what());
@@ -436,6 +465,15 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "error: {}{}{}\n", issue.key_path.empty() ? "" : issue.key_path + ": ", issue.message,
                  issue.hint.empty() ? "" : " (" + issue.hint + ")");
     return kExitInvalid;
+  } catch (const tools::IoError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitInvalid;
+  } catch (const sim::TimeRangeError& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kExitInvalid;
+  } catch (const tools::OutputInvariantError& e) {
+    fmt::print(stderr, "internal error: {}\n", e.what());
+    return kExitInternal;
   } catch (const std::exception& e) {
     fmt::print(stderr, "internal error: {}\n", e.what());
     return kExitInternal;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tools/atomic_file.hpp"
 #include "tools/trace.hpp"
 
 namespace ls::tools {
@@ -294,6 +295,10 @@ TraceCheckReport check_trace_text(std::string_view text) {
   return rep;
 }
 
-TraceCheckReport check_trace_file(const std::string& path) { return check_trace_text(read_text_file(path)); }
+TraceCheckReport check_trace_file(const std::string& path) {
+  // The document is held in memory (about 10x its text once parsed), so the text is
+  // bounded: a gzip bomb or /dev/zero is a located I/O error, not an abort.
+  return check_trace_text(read_input(path, kMaxTraceTextBytes));
+}
 
 }  // namespace ls::tools

@@ -41,8 +41,12 @@ struct TraceCheckReport {
 /// Checks trace JSON text. Never throws on bad input: a parse error is a violation.
 TraceCheckReport check_trace_text(std::string_view json_text);
 
-/// Reads `path` (plain or gzip) and checks it. Throws std::runtime_error only if the
-/// file cannot be read.
+/// Largest trace text (after gzip decompression) check_trace_file() accepts: the
+/// checker holds the parsed document, about 10x the text, in memory.
+inline constexpr std::size_t kMaxTraceTextBytes = std::size_t{1} << 30;
+
+/// Reads `path` (plain or gzip; "-" = stdin) and checks it. Throws IoError
+/// (tools/atomic_file.hpp) if it cannot be read or exceeds kMaxTraceTextBytes.
 TraceCheckReport check_trace_file(const std::string& path);
 
 }  // namespace ls::tools

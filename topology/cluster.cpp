@@ -67,7 +67,7 @@ LinkId Cluster::Impl::add_link(int from, int to, LinkKind kind, double bw_Bps, s
   links.push_back(LinkInfo{std::move(name), kind, std::string(kind_name), bw_Bps, latency, from, to});
   if (layout.on && !keep_edges) return id;  // generated: routes are structural, g keeps the vertices only
   index_links();
-  boost::add_edge(static_cast<Vertex>(from), static_cast<Vertex>(to), EdgeProps{id, latency.ps() * kHopScale + 1}, g);
+  boost::add_edge(static_cast<Vertex>(from), static_cast<Vertex>(to), EdgeProps{id, route_weight(latency)}, g);
   return id;
 }
 

@@ -31,7 +31,9 @@
 //     split so that a leaf-only GPU→GPU path across nodes costs exactly inter.latency
 //     and a path through a spine a little more (two short switch hops).
 //
-// Routing: shortest path by total latency, then by hop count; GPUs do not forward
+// Routing: fewest hops, then lowest total latency (latency only breaks ties, so the
+// GPUs of one node always talk over their switch, whatever latencies a scenario sets,
+// as NCCL routes by hierarchy; see route_weight in cluster_impl.hpp); GPUs do not forward
 // traffic of others (a GPU is only a path's first or last vertex; the one exception
 // is the PXN-style fallback under "Down links" below, for GPU pairs that have no
 // other path) and a NIC only forwards between its host side (GPU, NVSwitch, PCIe

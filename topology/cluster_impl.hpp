@@ -32,13 +32,19 @@ struct VertexProps {
 
 struct EdgeProps {
   LinkId id = 0;
-  // Lexicographic (latency, hops) folded into one integer so that Boost's Dijkstra
-  // minimises latency first and hop count second: weight = latency_ps·kHopScale + 1.
-  // kHopScale exceeds any path's hop count; 1 s of latency · 4096 ≈ 4e15 < 2^63.
+  // Lexicographic (hops, latency) folded into one integer (route_weight()).
   std::int64_t weight = 1;
 };
 
-constexpr std::int64_t kHopScale = 4096;
+// Routing follows the hierarchy, as NCCL does, not the latencies: a path with fewer
+// hops always wins (GPUs of one node talk over their NVSwitch, 2 hops, never over
+// NIC and leaf, 4 or more, whatever latencies a scenario sets), and latency only
+// breaks ties among paths of equal hop count. Weight = kHopWeight + latency_ps per
+// link: a link's latency is below 1 s = 1e12 ps (checked when it is added), so any
+// path of under 281 hops has a total latency below kHopWeight = 2^48 ps ≈ 281 s and
+// one hop more always costs more; distances stay in int64 up to 2^15 hops.
+constexpr std::int64_t kHopWeight = std::int64_t{1} << 48;
+inline std::int64_t route_weight(sim::Time latency) { return kHopWeight + latency.ps(); }
 
 using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexProps, EdgeProps>;
 using Vertex = boost::graph_traits<Graph>::vertex_descriptor;

@@ -184,10 +184,10 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
 //   B  gpu→nic→leaf→nic'→gpu                           NICs under one leaf, 4 hops
 //   C  gpu→nic→leaf→spine_k→leaf'→nic'→gpu, k = any    6 hops
 // where nic / nic' are the NICs of the two GPUs (g % nics). Any other walk adds
-// hops without removing one, so it is never shorter by (latency, hops). We compare
-// A with the network path (B or C) by the search's own weight, Σ(latency·kHopScale
-// + 1) — they can never tie: their hop counts differ by 2 or 4 and kHopScale does
-// not divide that. C's equal-cost paths are the `spines` choices of k (all
+// hops without removing one, so it is never shorter by (hops, latency). We compare
+// A with the network path (B or C) by the search's own weight, Σ route_weight(latency)
+// (cluster_impl.hpp): fewer hops always win, so A, 2 hops, beats B and C whatever the
+// latencies; B and C never meet (one leaf or two). C's equal-cost paths are the `spines` choices of k (all
 // leaf↔spine links have the same latency by construction), and the search sorts
 // them by link ids, i.e. by k (leaf→spine_k ids grow with k), so path i is spine
 // i. tests/test_cluster.cpp checks all of this against the graph search on the
@@ -195,7 +195,7 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
 std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64_t index, StructPath* out) const {
   const Layout& L = layout;
   const auto s = static_cast<std::size_t>(src_gpu), d = static_cast<std::size_t>(dst_gpu);
-  auto w = [&](LinkId id) { return links[id].latency.ps() * kHopScale + 1; };
+  auto w = [&](LinkId id) { return route_weight(links[id].latency); };
   auto emit = [&](std::initializer_list<LinkId> ids) {
     if (!out) return;
     out->len = static_cast<std::uint8_t>(ids.size());

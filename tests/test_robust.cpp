@@ -1,0 +1,213 @@
+// tests/test_robust.cpp — issue 12's guarantees, end to end on the built command
+// (LAYOUTSIM_BIN): honest exit codes and I/O (atomic outputs, '-' = stdout, empty
+// paths, full or closed stdout, unreadable inputs), the exact time range (a step past
+// int64 picoseconds is exit 1, never a deadlock or a nonsense number), the summary's
+// post-condition, and routing that keeps a node's traffic on its switch whatever the
+// latencies.
+#include <doctest/doctest.h>
+
+#include "run_binary.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/time.hpp"
+#include "tools/atomic_file.hpp"
+#include "tools/output_check.hpp"
+
+#ifndef LAYOUTSIM_BIN
+#error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ls::test::run_layoutsim;
+using ls::test::slurp;
+using ls::test::tmp;
+
+namespace {
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+// Files in `dir` other than the given names: a leftover temporary file shows up here.
+int count_files(const std::string& dir) {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n;
+  return n;
+}
+
+// Exit status of `layoutsim ARGS` run by the shell with ARGS's own redirections
+// (stderr discarded).
+int shell_rc(const std::string& args) {
+  const std::string cmd = "'" LAYOUTSIM_BIN "' " + args + " 2>/dev/null";
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+}  // namespace
+
+TEST_CASE("write_output: atomic replace, the target's mode kept, no temporary left behind") {
+  const std::string dir = tmp("atomic");
+  fs::create_directories(dir);
+  const std::string path = dir + "/out.json";
+  ls::tools::write_output(path, "first\n");
+  CHECK(slurp(path) == "first\n");
+  ::chmod(path.c_str(), 0640);
+  ls::tools::write_output(path, "second\n");
+  CHECK(slurp(path) == "second\n");
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0640);
+  CHECK(count_files(dir) == 1);
+  // A missing directory: an IoError naming the path and the OS reason.
+  try {
+    ls::tools::write_output(dir + "/missing/out.json", "x");
+    FAIL("no IoError");
+  } catch (const ls::tools::IoError& e) {
+    CHECK(std::string(e.what()).find("missing/out.json") != std::string::npos);
+    CHECK(std::string(e.what()).find("No such file or directory") != std::string::npos);
+  }
+  // A special file is written in place, not replaced.
+  ls::tools::write_output("/dev/null", "discarded");
+}
+
+TEST_CASE("read_input: size limit, missing file, gzip round trip") {
+  const std::string path = tmp("input.json.gz");
+  ls::tools::write_output(path, std::string(1000, 'a'));
+  CHECK(ls::tools::read_input(path, 1000) == std::string(1000, 'a'));
+  CHECK_THROWS_AS(ls::tools::read_input(path, 999), ls::tools::IoError);
+  CHECK_THROWS_AS(ls::tools::read_input(tmp("no-such-file"), 10), ls::tools::IoError);
+}
+
+TEST_CASE("I/O errors exit 1 with the path and the reason, never 'internal error'") {
+  for (const std::string flag : {"--json", "--trace"}) {
+    const auto r = run_layoutsim("run -q " + flag + " /nonexistent-dir/out.json");
+    CHECK(r.rc == 1);
+    CHECK(r.err.find("cannot write '/nonexistent-dir/out.json'") != std::string::npos);
+    CHECK(r.err.find("No such file or directory") != std::string::npos);
+    CHECK(r.err.find("internal error") == std::string::npos);
+  }
+  const auto missing = run_layoutsim("check-trace /nonexistent-dir/trace.json");
+  CHECK(missing.rc == 1);
+  CHECK(missing.err.find("cannot read '/nonexistent-dir/trace.json'") != std::string::npos);
+}
+
+TEST_CASE("a full or closed stdout is an error (exit 1), not a silent success") {
+  CHECK(shell_rc("run --json - >/dev/full") == 1);
+  CHECK(shell_rc("run >/dev/full") == 1);
+  CHECK(shell_rc("keys >&-") == 1);
+}
+
+TEST_CASE("an empty path is a usage error (exit 2); two outputs on stdout too") {
+  for (const std::string args : {"run ''", "check ''", "run --json ''", "run --trace ''", "check-trace ''",
+                                 "sweep '' --microbatches 1,2", "run --json - --trace -"}) {
+    CAPTURE(args);
+    CHECK(run_layoutsim(args).rc == 2);
+  }
+}
+
+TEST_CASE("'-' means stdout for --trace as for --json") {
+  const auto r = run_layoutsim("run -q --trace -");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.rfind("{\"traceEvents\":[", 0) == 0);
+}
+
+TEST_CASE("a write that fails part-way leaves the older file intact and no temporary") {
+  const std::string dir = tmp("fsize");
+  fs::create_directories(dir);
+  const std::string path = dir + "/trace.json";
+  write_file(path, "older, good content\n");
+  // A 64 KiB file-size limit (SIGXFSZ ignored, so write() fails with EFBIG): the trace
+  // (megabytes) cannot be written.
+  const std::string cmd = "sh -c \"trap '' XFSZ; ulimit -f 64; exec '" LAYOUTSIM_BIN "' run -q --trace '" + path + "'\" 2>/dev/null";
+  const int st = std::system(cmd.c_str());
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 1);
+  CHECK(slurp(path) == "older, good content\n");
+  CHECK(count_files(dir) == 1);
+}
+
+TEST_CASE("a step beyond int64 picoseconds is a clear error (exit 1), never a deadlock or a wrong number") {
+  for (const std::string set : {"cluster.gpu.peak_tflops=1e-4", "'cluster.inter_node.bandwidth=1 Kb/s'", "model.seq_len=67108864",
+                                "cluster.gpu.peak_tflops=1e-9", "'cluster.gpu.hbm_bandwidth=1 b/s'"}) {
+    CAPTURE(set);
+    const auto r = run_layoutsim("run -q --set " + set);
+    CHECK(r.rc == 1);
+    CHECK(r.err.find("outside the representable range") != std::string::npos);
+    CHECK(r.err.find("deadlock") == std::string::npos);
+  }
+  const std::string degraded = std::string(SCENARIOS_DIR) + "/degraded-link.yaml";
+  const auto bomb = run_layoutsim("run -q " + degraded + " --set 'perturbations.links[0].bandwidth_factor=1e-12'");
+  CHECK(bomb.rc == 1);
+  CHECK(bomb.err.find("outside the representable range") != std::string::npos);
+  // 1e-8 still fits (about 9.0e6 s of a 9.2e6 s range): a correct result, every
+  // utilisation at most 1.
+  const auto slow = run_layoutsim("run " + degraded + " --json - --set 'perturbations.links[0].bandwidth_factor=1e-8'");
+  REQUIRE(slow.rc == 0);
+  const json j = json::parse(slow.out);
+  CHECK(j["step_time_s"].get<double>() < ls::sim::kMaxTimeSeconds);
+  for (const auto& [kind, k] : j["links"]["by_kind"].items()) CHECK(k["max_utilization"].get<double>() <= 1.0);
+}
+
+TEST_CASE("Time: conversions and arithmetic outside int64 picoseconds throw TimeRangeError") {
+  using ls::sim::Time;
+  CHECK_THROWS_AS(Time::from_seconds(1e7), ls::sim::TimeRangeError);
+  CHECK_THROWS_AS(Time::from_seconds_ceil(std::numeric_limits<double>::quiet_NaN()), ls::sim::TimeRangeError);
+  CHECK_THROWS_AS(Time::from_seconds(5e6) + Time::from_seconds(5e6), ls::sim::TimeRangeError);
+  CHECK_THROWS_AS(Time::from_seconds(-5e6) - Time::from_seconds(5e6), ls::sim::TimeRangeError);
+  CHECK_THROWS_AS(Time::from_seconds(5e6) * 2, ls::sim::TimeRangeError);
+  CHECK((Time::from_seconds(4e6) + Time::from_seconds(5e6)).seconds() == doctest::Approx(9e6));
+}
+
+TEST_CASE("summary post-condition: negative, non-finite and fractions above 1 name their field") {
+  json ok = {{"mfu", 0.5}, {"pipeline", {{"per_stage", {{{"idle_fraction", 1.0}}}}}}, {"step_time_s", 3.0}};
+  CHECK_NOTHROW(ls::tools::check_summary_numbers(ok));
+  auto expect = [](const json& j, const std::string& field) {
+    try {
+      ls::tools::check_summary_numbers(j);
+      FAIL("no violation for " << field);
+    } catch (const ls::tools::OutputInvariantError& e) {
+      CHECK(std::string(e.what()).find(field) != std::string::npos);
+    }
+  };
+  json frac = ok;
+  frac["pipeline"]["per_stage"][0]["idle_fraction"] = 4998342.0;
+  expect(frac, "pipeline.per_stage[0].idle_fraction");
+  json neg = ok;
+  neg["step_time_s"] = -1.0;
+  expect(neg, "step_time_s");
+  json nan = ok;
+  nan["mfu"] = nullptr;  // report_json writes NaN and infinity as null
+  expect(nan, "mfu");
+  json mfu = ok;
+  mfu["mfu"] = 14659410432039.0;
+  expect(mfu, "mfu");
+}
+
+TEST_CASE("routing follows the hierarchy: a node's traffic stays on NVLink whatever the latencies") {
+  auto bytes_by_kind = [](const std::string& set) {
+    const auto r = run_layoutsim("run --json - --set " + set);
+    REQUIRE(r.rc == 0);
+    return json::parse(r.out)["links"]["by_kind"];
+  };
+  const json base = bytes_by_kind("layout.tp=8");
+  // Zero inter-node latency made gpu->nic->leaf->nic->gpu (4 hops, 0 + 0 + ...) beat
+  // the NVSwitch (2 hops at 1 us each): NVLink carried 0 bytes.
+  for (const std::string set : {"'cluster.inter_node.latency=0 s'", "'cluster.intra_node.latency=10 us'"}) {
+    CAPTURE(set);
+    const json k = bytes_by_kind(set);
+    CHECK(k["nvlink"]["bytes"].get<double>() == base["nvlink"]["bytes"].get<double>());
+    CHECK(k["infiniband"]["bytes"].get<double>() == base["infiniband"]["bytes"].get<double>());
+  }
+}
