@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/time.hpp"
+#include "topology/cluster.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/output_check.hpp"
 
@@ -209,5 +210,50 @@ TEST_CASE("routing follows the hierarchy: a node's traffic stays on NVLink whate
     const json k = bytes_by_kind(set);
     CHECK(k["nvlink"]["bytes"].get<double>() == base["nvlink"]["bytes"].get<double>());
     CHECK(k["infiniband"]["bytes"].get<double>() == base["infiniband"]["bytes"].get<double>());
+  }
+}
+
+TEST_CASE("routing: same-node pairs take the switch even when its latency is above the network's") {
+  ls::topo::ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 4;
+  s.intra.latency = ls::sim::us(5);
+  s.inter.latency = ls::sim::Time::zero();
+  const ls::topo::Cluster c = ls::topo::Cluster::build(s);
+  for (int b = 1; b < 4; ++b) {
+    CAPTURE(b);
+    CHECK(c.route_latency(0, b) == ls::sim::us(5));  // the NVSwitch's two halves: 5 us
+    const auto path = c.route(0, b);
+    REQUIRE(path.size() == 2);
+    for (const auto l : path) CHECK(c.link(l).type == ls::topo::LinkKind::nvlink);
+  }
+}
+
+TEST_CASE("nics_per_node above gpus_per_node and fabrics above the link limit are errors before building") {
+  ls::topo::ClusterSpec s;
+  s.nodes = 2;
+  s.gpus_per_node = 8;
+  s.inter.nics_per_node = 1024;
+  CHECK_THROWS_WITH_AS(ls::topo::Cluster::build(s), doctest::Contains("nics_per_node"), std::invalid_argument);
+  s.inter.nics_per_node = 0;
+  s.nodes = 64;
+  s.inter.fabric = "fat-tree";
+  s.inter.nodes_per_leaf = 1;
+  s.inter.spines = 131072;
+  CHECK_THROWS_WITH_AS(ls::topo::Cluster::build(s), doctest::Contains("above the limit"), std::invalid_argument);
+}
+
+TEST_CASE("bounded work: counts that would exhaust memory are located errors before anything is allocated") {
+  struct Case {
+    std::string set, key;
+  };
+  for (const Case& c : {Case{"layout.microbatches=1048576", "layout.microbatches"}, Case{"model.layers=1048576", "model.layers"},
+                        Case{"layout.microbatches=65536", "layout.microbatches"},
+                        Case{"cluster.inter_node.nics_per_node=1024", "nics_per_node"}}) {
+    CAPTURE(c.set);
+    const auto r = run_layoutsim("run -q --set " + c.set);
+    CHECK(r.rc == 1);
+    CHECK(r.err.find(c.key) != std::string::npos);
+    CHECK(r.err.find("--set:1:") != std::string::npos);  // located
   }
 }

@@ -186,6 +186,10 @@ public:
   /// At most this many equal-cost paths are enumerated per GPU pair (in link-id
   /// order); enough for one path per spine in any realistic two-tier fabric.
   static constexpr std::size_t kMaxEcmpPaths = 256;
+  /// The most links a generated topology may have (checked before anything is
+  /// built): 4 M links, about 1 GB with their names; 131,072 GPUs on rails need
+  /// about 1.8 M.
+  static constexpr std::size_t kMaxGeneratedLinks = std::size_t{1} << 22;
 
 private:
   struct Impl;

@@ -63,6 +63,12 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
     if (in.nics_per_node < 0 || in.spines < 0)
       throw std::invalid_argument("cluster.inter_node.nics_per_node and spines must be >= 0");
     if (in.latency < sim::Time::zero()) throw std::invalid_argument("cluster.inter_node.latency must be >= 0");
+    // More NICs than GPUs would leave NICs with no GPU behind them (and once built
+    // 32,768 InfiniBand links for nics_per_node: 1024 on 8-GPU nodes): an error.
+    if (in.nics_per_node > G)
+      throw std::invalid_argument(fmt::format(
+          "cluster.inter_node.nics_per_node: {} NICs per node is more than the {} GPUs per node (each NIC serves GPUs g with g % nics = its index)",
+          in.nics_per_node, G));
     nics = in.nics_per_node > 0 ? in.nics_per_node : G;
     npl = in.nodes_per_leaf;
     groups = (N + npl - 1) / npl;
@@ -83,6 +89,16 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
   {
     const auto n = static_cast<std::size_t>(N), gpn = static_cast<std::size_t>(G), r = static_cast<std::size_t>(nics);
     const auto leaves = static_cast<std::size_t>(leaf_count), sp = static_cast<std::size_t>(spines);
+    // Bounded work: the link count is known before anything is allocated (leaves ×
+    // spines is what explodes: nodes_per_leaf: 1 with spines: 131072).
+    const double link_total = 2.0 * (static_cast<double>(n) * static_cast<double>(gpn) * (r ? 2 : 1) +
+                                     static_cast<double>(n) * static_cast<double>(r) +
+                                     static_cast<double>(leaves) * static_cast<double>(sp));
+    if (link_total > static_cast<double>(kMaxGeneratedLinks))
+      throw std::invalid_argument(fmt::format(
+          "cluster.inter_node: the fabric would have {:.4g} links ({} leaves × {} spines, {} nodes × {} GPUs, {} NICs per "
+          "node), above the limit of {}; use fewer spines or more nodes_per_leaf",
+          link_total, leaves, sp, n, gpn, r, kMaxGeneratedLinks));
     reserve(n * (1 + gpn + r) + leaves + sp,                      // switches, GPUs, NICs, leaves, spines
             2 * (n * gpn + n * r + (r ? n * gpn : 0) + leaves * sp));  // duplex: intra, nic-leaf, gpu-nic, leaf-spine
   }

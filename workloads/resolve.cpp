@@ -1,6 +1,7 @@
 // workloads/resolve.cpp — derive the unset fields, then validate once.
 #include "workloads/resolve.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -95,6 +96,30 @@ void derive_layout(Scenario& s, std::vector<ScenarioIssue>& issues) {
   }
 }
 
+/// Bounded work for bounded input: the size of the step's programs, estimated from
+/// the counts alone, against kMaxLayerPasses (resolve.hpp), blaming the larger of
+/// micro-batches and layers per stage.
+void check_work(const Scenario& s, std::vector<ScenarioIssue>& issues) {
+  const auto& l = s.layout;
+  const std::int64_t devices = device_count(s.cluster);
+  const std::int64_t pp = std::max(1, l.pp), micro = std::max(1, l.microbatches);
+  const std::int64_t per_stage = (std::int64_t{s.model.layers} + pp - 1) / pp + 1;
+  if (devices <= 0) return;
+  // Overflow-safe: each factor is below 2^31, so compare by division.
+  if (micro > kMaxLayerPasses / devices || per_stage > kMaxLayerPasses / (devices * micro)) {
+    const bool blame_micro = micro >= per_stage;
+    issues.push_back({blame_micro ? "layout.microbatches" : "model.layers",
+                      fmt::format("the step would hold {} devices × {} micro-batches × {} layers per stage (+1) = {:.3g} layer "
+                                  "passes, above the limit of {} (about 2.5 GB and a minute of simulation)",
+                                  devices, micro, per_stage - 1,
+                                  static_cast<double>(devices) * static_cast<double>(micro) * static_cast<double>(per_stage),
+                                  kMaxLayerPasses),
+                      blame_micro ? "use fewer micro-batches (a larger microbatch_size) or a smaller cluster"
+                                  : "use fewer layers, more pipeline stages or a smaller cluster",
+                      "", false});
+  }
+}
+
 /// The topology exists only once built: build it (O(links)) so that a cluster that
 /// cannot be built is a user error here, not a failure inside simulate(); then check
 /// every perturbed device and link name against it, with the nearest real names as
@@ -157,6 +182,9 @@ ResolvedScenario resolve(Scenario s) {
   throw_if_any(issues);
 
   for (auto& e : validate(s)) issues.push_back({std::move(e.key_path), std::move(e.message), std::move(e.hint), "", false});
+  throw_if_any(issues);
+
+  check_work(s, issues);
   throw_if_any(issues);
 
   check_topology(s, issues);

@@ -50,11 +50,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"cluster.inter_node.kind", "", {"infiniband", "ethernet"}, "`infiniband`", ""},
       {"cluster.inter_node.bandwidth", "bandwidth", {}, "the GPU's `nic_bandwidth`", "per NIC per direction"},
       {"cluster.inter_node.latency", "time", {}, "3 us", ""},
-      {"cluster.inter_node.nics_per_node", "int", {}, "0", "0 = one NIC per GPU (rails)"},
+      {"cluster.inter_node.nics_per_node", "int", {}, "0", "0 = one NIC per GPU (rails); at most gpus_per_node"},
       {"cluster.inter_node.fabric", "", {"rail-optimized", "fat-tree"}, "`rail-optimized`", ""},
       {"cluster.inter_node.oversubscription", "number", {}, "1", "> 0 (leaf downlink : uplink capacity)"},
       {"cluster.inter_node.nodes_per_leaf", "int", {}, "16", ""},
-      {"cluster.inter_node.spines", "int", {}, "0", "0 = derived from the uplinks needed"},
+      {"cluster.inter_node.spines", "int", {}, "0", "0 = derived from the uplinks needed; the fabric may have at most 4,194,304 links"},
       {"cluster.inter_node.pcie_bandwidth", "bandwidth", {}, "64 GB/s (PCIe Gen5 x16)", "GPU ↔ NIC"},
 
       {"cluster.graph.vertices", "list of maps", {}, "", "*required*; GPU names unique, ≥ 1 GPU"},
@@ -103,7 +103,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"layout.sequence_parallel", "bool", {}, "false", ""},
       {"layout.recompute", "", {"none", "selective", "full"}, "`none`", ""},
       {"layout.microbatch_size", "int", {}, "1", "sequences per micro-batch"},
-      {"layout.microbatches", "int", {}, "1", "per step per pipeline"},
+      {"layout.microbatches", "int", {}, "1", "per step per pipeline; devices × microbatches × (layers per stage + 1) ≤ 16,777,216 (bounded memory and time)"},
       {"layout.global_batch", "int", {}, "",
        "instead of `microbatches`: a multiple of microbatch_size·dp; microbatches = global_batch / (microbatch_size·dp). "
        "Both in one file is an error; a `--set` of one replaces the other"},
