@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -23,6 +24,7 @@
 #include "topology/cluster.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/output_check.hpp"
+#include "tools/scenario.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
@@ -214,7 +216,7 @@ TEST_CASE("routing follows the hierarchy: a node's traffic stays on NVLink whate
 }
 
 TEST_CASE("routing: same-node pairs take the switch even when its latency is above the network's") {
-  ls::topo::ClusterSpec s;
+  ls::topo::ClusterSpec s{};
   s.nodes = 2;
   s.gpus_per_node = 4;
   s.intra.latency = ls::sim::us(5);
@@ -230,7 +232,7 @@ TEST_CASE("routing: same-node pairs take the switch even when its latency is abo
 }
 
 TEST_CASE("nics_per_node above gpus_per_node and fabrics above the link limit are errors before building") {
-  ls::topo::ClusterSpec s;
+  ls::topo::ClusterSpec s{};
   s.nodes = 2;
   s.gpus_per_node = 8;
   s.inter.nics_per_node = 1024;
@@ -256,4 +258,53 @@ TEST_CASE("bounded work: counts that would exhaust memory are located errors bef
     CHECK(r.err.find(c.key) != std::string::npos);
     CHECK(r.err.find("--set:1:") != std::string::npos);  // located
   }
+}
+
+namespace {
+// The loader's message for `yaml`, or "" when it loads.
+std::string load_error(const std::string& yaml) {
+  try {
+    (void)ls::tools::load_scenario_string(yaml, "s.yaml", {});
+  } catch (const ls::tools::ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("odd input gets a message that says what is wrong, where") {
+  CHECK(load_error("name: x\r  model: llama3-8b\r").find("CR only") != std::string::npos);
+  CHECK(load_error(std::string("name: x\0\nmodel: llama3-8b\n", 27)).find("NUL byte") != std::string::npos);
+  const std::string quote = load_error("name: \"x\nmodel: llama3-8b\n");
+  CHECK(quote.find("s.yaml:1:7:") != std::string::npos);
+  CHECK(quote.find("unterminated quote") != std::string::npos);
+  CHECK(load_error("name: \"x\n  y\"\nmodel: llama3-8b\n").empty());  // a real multi-line string is fine
+  const std::string deep = load_error("model: llama3-8b\nname: " + std::string(600, '[') + std::string(600, ']') + "\n");
+  CHECK(deep.find("nested deeper than") != std::string::npos);
+  const std::string a100 = load_error("model: llama3-8b\ncluster:\n  gpu: a100\n");
+  CHECK(a100.find("did you mean 'a100-40gb' or 'a100-80gb'?") != std::string::npos);
+}
+
+TEST_CASE("100,000 bad keys: linear checks, 20 errors shown, then a count") {
+  std::string dups = "model: llama3-8b\n", unknown = "model: llama3-8b\n";
+  for (int i = 0; i < 100000; ++i) {
+    dups += "k: 1\n";
+    unknown += 'k';  // appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "lit" + to_string()
+    unknown += std::to_string(i);
+    unknown += ": 1\n";
+  }
+  for (const std::string* yaml : {&dups, &unknown}) {
+    const std::string err = load_error(*yaml);
+    CHECK(std::count(err.begin(), err.end(), '\n') == 20);  // 20 errors + the count line
+    CHECK(err.find("more errors") != std::string::npos);
+  }
+}
+
+TEST_CASE("a link perturbed twice is an error, also through a<->b") {
+  const std::string base = std::string(SCENARIOS_DIR) + "/degraded-link.yaml";
+  const auto r = run_layoutsim("run -q " + base + " --set 'perturbations.links=[{link: node2.nic5->leaf5, bandwidth_factor: 0.5}, "
+                               "{link: node2.nic5<->leaf5, bandwidth_factor: 0.25}]'");
+  CHECK(r.rc == 1);
+  CHECK(r.err.find("perturbations.links[1].link") != std::string::npos);
+  CHECK(r.err.find("already perturbed by perturbations.links[0]") != std::string::npos);
 }

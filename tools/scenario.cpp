@@ -5,6 +5,8 @@
 // table (workloads/scenario_keys.cpp), printed into the README by `layoutsim keys`.
 #include "tools/scenario.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -48,7 +50,10 @@ wl::ResolvedScenario load_scenario_file(const std::string& path, const std::vect
   if (std::filesystem::is_directory(path, ec))
     throw ScenarioError(fmt::format("{}:1:1: error: is a directory, not a scenario file", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError(fmt::format("{}:1:1: error: cannot open the scenario file", path));
+  if (!in) {
+    const int err = errno;
+    throw ScenarioError(fmt::format("{}:1:1: error: cannot open the scenario file: {}", path, std::strerror(err)));
+  }
   std::string text;
   char buf[65536];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {

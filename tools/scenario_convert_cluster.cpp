@@ -47,10 +47,16 @@ public:
     if (!name) return std::nullopt;
     if (auto g = wl::gpu_preset(*name)) return g;
     const auto names = wl::gpu_preset_names();
-    const std::string near = closest_match(lower(*name), names, 3);
+    // A family name ("a100") is a prefix of its presets: suggest them all, before an
+    // edit-distance match (which would offer "h200").
+    std::vector<std::string> family;
+    for (const auto& p : names)
+      if (!name->empty() && p.rfind(lower(*name), 0) == 0) family.push_back("'" + p + "'");
+    const std::string near =
+        family.empty() ? closest_match(lower(*name), names, 3) : fmt::format("{}", fmt::join(family, " or "));
     d_.error(n.loc, path, fmt::format("unknown GPU preset \"{}\"; presets: {}", *name, fmt::join(names, ", ")),
              near.empty() ? "or give a map with peak_tflops, memory, hbm_bandwidth, ..."
-                          : fmt::format("did you mean '{}'?", near));
+                          : (family.empty() ? fmt::format("did you mean '{}'?", near) : fmt::format("did you mean {}?", near)));
     return std::nullopt;
   }
 

@@ -47,6 +47,8 @@ std::string join_index(const std::string& path, std::size_t i);
 
 /// Every error found so far, one compiler-style line each.
 struct Diag {
+  /// throw_if_any() shows at most this many errors, then a count of the rest.
+  static constexpr std::size_t kMaxShownErrors = 20;
   std::vector<std::string> errors;
 
   /// Adds "SOURCE:LINE:COL: error: PATH: WHAT (HINT)".

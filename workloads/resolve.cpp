@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,8 @@
 
 namespace ls::wl {
 namespace {
+
+constexpr std::size_t kMaxHintedNames = 20;  // unknown link names that get a did-you-mean
 
 std::string issues_text(const std::vector<ScenarioIssue>& issues) {
   std::string all;
@@ -139,12 +142,30 @@ void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
                         fmt::format("devices are named like '{}'", cluster->gpu_name(0)), "", false});
   }
   std::vector<std::string> names;
+  // Each link may be perturbed once ("a<->b" covers "a->b"): a second entry would
+  // silently win. Link id → the entry that perturbs it.
+  std::unordered_map<sim::LinkId, std::size_t> perturbed_by;
+  std::size_t unknown = 0;
   for (std::size_t i = 0; i < s.perturbations.links.size(); ++i) {
     const std::string& name = s.perturbations.links[i].link;
-    if (!cluster->find_links(name).empty()) continue;
+    const auto found = cluster->find_links(name);
+    if (!found.empty()) {
+      for (const sim::LinkId id : found) {
+        const auto [it, fresh] = perturbed_by.emplace(id, i);
+        if (fresh) continue;
+        issues.push_back({fmt::format("perturbations.links[{}].link", i),
+                          fmt::format("link '{}' is already perturbed by perturbations.links[{}] ('{}')",
+                                      cluster->link(id).name, it->second, s.perturbations.links[it->second].link),
+                          "give each link one entry", "", true});
+        break;
+      }
+      continue;
+    }
     if (names.empty())
       for (std::size_t l = 0; l < cluster->link_count(); ++l) names.push_back(cluster->link(static_cast<sim::LinkId>(l)).name);
-    const std::string near = closest_match(name, names, 4);
+    // Did-you-mean scans every link name: only for the first few unknown names, so
+    // 100,000 of them stay linear (only the first 20 errors are shown anyway).
+    const std::string near = ++unknown <= kMaxHintedNames ? closest_match(name, names, 4) : std::string();
     issues.push_back({fmt::format("perturbations.links[{}].link", i), fmt::format("no link named '{}' in this cluster", name),
                       near.empty() ? fmt::format("links are named FROM->TO, e.g. '{}'", names.front())
                                    : fmt::format("did you mean '{}'?", near),
