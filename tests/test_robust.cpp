@@ -308,3 +308,12 @@ TEST_CASE("a link perturbed twice is an error, also through a<->b") {
   CHECK(r.err.find("perturbations.links[1].link") != std::string::npos);
   CHECK(r.err.find("already perturbed by perturbations.links[0]") != std::string::npos);
 }
+
+TEST_CASE("errors found while building the topology are located at their key, with the value as given") {
+  const auto r = run_layoutsim("run -q --set 'cluster.intra_node.latency=2 s'");
+  CHECK(r.rc == 1);
+  CHECK(r.err.find("--set:1:") != std::string::npos);
+  CHECK(r.err.find("cluster.intra_node.latency: 2 s is above 1 s") != std::string::npos);
+  const auto nics = run_layoutsim("run -q --set cluster.inter_node.nics_per_node=1024");
+  CHECK(nics.err.find("error: cluster.inter_node.nics_per_node: 1024 NICs") != std::string::npos);
+}

@@ -423,7 +423,7 @@ TEST_CASE("a graph that cannot be built is a located error at load time") {
       "      - {from: node0.gpu1, to: sw, kind: nvlink, bandwidth: 100 GB/s, duplex: false}\n"
       "model: {preset: llama3-8b}\n"
       "layout: {tp: 2}\n");
-  CHECK(err.rfind("bad.yaml:1:1: error: cluster: cluster.graph: GPU node0.gpu0 cannot reach GPU node0.gpu1", 0) == 0);
+  CHECK(err.rfind("bad.yaml:2:3: error: cluster.graph: GPU node0.gpu0 cannot reach GPU node0.gpu1", 0) == 0);
 }
 
 TEST_CASE("every key of the key table is read by the loader (none is silently ignored)") {

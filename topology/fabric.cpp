@@ -35,6 +35,12 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
     throw std::invalid_argument(fmt::format("cluster.intra_node.bandwidth must be > 0 (got {} B/s)", spec.intra.bandwidth_Bps));
   if (spec.intra.latency < sim::Time::zero())
     throw std::invalid_argument("cluster.intra_node.latency must be >= 0");
+  // Checked here, as given: the links below each get a part of it, and the per-link
+  // check would state that part, not the value in the scenario.
+  for (const auto& [key, lat] : {std::pair{"cluster.intra_node.latency", spec.intra.latency},
+                                 std::pair{"cluster.inter_node.latency", spec.inter.latency}})
+    if (lat.ps() >= std::int64_t{1'000'000'000'000})
+      throw std::invalid_argument(fmt::format("{}: {} is above 1 s", key, lat));
 
   // Inter-node fabric keys, checked (and the shape derived) before anything is built
   // so that the storage can be sized exactly (see reserve()).

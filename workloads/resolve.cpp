@@ -132,7 +132,14 @@ void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
   try {
     cluster.emplace(topo::Cluster::build(s.cluster));
   } catch (const std::exception& e) {
-    issues.push_back({"cluster", e.what(), "", "", false});
+    // The builder names the key it rejects first ("cluster.inter_node.spines: ..."):
+    // point there when it is one, else at the cluster.
+    const std::string what = e.what();
+    const auto end = what.find_first_of(": ");
+    const std::string key = what.substr(0, end);
+    const bool named = what.rfind("cluster.", 0) == 0 && end != std::string::npos && key.find('[') == std::string::npos;
+    const std::string rest = named ? what.substr(what.find_first_not_of(": ", end)) : what;
+    issues.push_back({named ? key : "cluster", rest, "", "", false});
     return;
   }
   for (std::size_t i = 0; i < s.perturbations.devices.size(); ++i) {
