@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build g++
+  cmake ninja-build g++ clang
   libboost-graph-dev libyaml-cpp-dev libeigen3-dev
   doctest-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libbenchmark-dev zlib1g-dev
