@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <new>
 #include <string>
 #include <tuple>
 
@@ -298,7 +299,13 @@ TraceCheckReport check_trace_text(std::string_view text) {
 TraceCheckReport check_trace_file(const std::string& path) {
   // The document is held in memory (about 10x its text once parsed), so the text is
   // bounded: a gzip bomb or /dev/zero is a located I/O error, not an abort.
-  return check_trace_text(read_input(path, kMaxTraceTextBytes));
+  const std::string text = read_input(path, kMaxTraceTextBytes);
+  try {
+    return check_trace_text(text);
+  } catch (const std::bad_alloc&) {
+    throw IoError(fmt::format("cannot check '{}': not enough memory for its {} bytes (the checker holds the parsed trace)", path,
+                              text.size()));
+  }
 }
 
 }  // namespace ls::tools
