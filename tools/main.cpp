@@ -182,7 +182,9 @@ int cmd_sweep(const SweepArgs& a) {
       points,
       [&](const tools::SweepPoint& p) {
         const wl::ResolvedScenario sc = tools::load_scenario_file(a.scenario, tools::point_sets(p));
-        return wl::simulate(sc);
+        wl::Result r = wl::simulate(sc);
+        tools::check_summary_numbers(tools::to_json(r));  // the post-condition of `run`, per point
+        return r;
       },
       a.jobs, progress);
 
@@ -247,6 +249,8 @@ int cmd_sweep(const SweepArgs& a) {
     } catch (const tools::ScenarioError&) {
       code = kExitInvalid;
     } catch (const wl::InvalidScenario&) {
+      code = kExitInvalid;
+    } catch (const sim::TimeRangeError&) {
       code = kExitInvalid;
     } catch (...) {
     }
