@@ -82,7 +82,44 @@ public:
       d_.error(n.loc, path, "expected a non-empty string");
       return std::nullopt;
     }
+    // Names end up in the JSON summary and the Chrome trace, which must be UTF-8.
+    if (s && !valid_utf8(*s)) {
+      d_.error(n.loc, path, "is not valid UTF-8", "save the file as UTF-8");
+      return std::nullopt;
+    }
     return s;
+  }
+
+  /// Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF).
+  static bool valid_utf8(std::string_view s) {
+    std::size_t i = 0;
+    while (i < s.size()) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      int extra = 0;
+      std::uint32_t cp = 0;
+      if (c < 0x80) {
+        ++i;
+        continue;
+      } else if ((c & 0xE0) == 0xC0) {
+        extra = 1, cp = c & 0x1F;
+      } else if ((c & 0xF0) == 0xE0) {
+        extra = 2, cp = c & 0x0F;
+      } else if ((c & 0xF8) == 0xF0) {
+        extra = 3, cp = c & 0x07;
+      } else {
+        return false;
+      }
+      if (i + static_cast<std::size_t>(extra) >= s.size()) return false;  // truncated sequence
+      for (int k = 1; k <= extra; ++k) {
+        const auto cc = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+        if ((cc & 0xC0) != 0x80) return false;
+        cp = (cp << 6) | (cc & 0x3F);
+      }
+      static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+      if (cp < kMin[extra] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+      i += static_cast<std::size_t>(extra) + 1;
+    }
+    return true;
   }
 
   std::optional<std::int64_t> integer(const YNode& n, const std::string& path, std::int64_t lo, std::int64_t hi) {
