@@ -137,7 +137,7 @@ void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
     const std::string what = e.what();
     const auto end = what.find_first_of(": ");
     const std::string key = what.substr(0, end);
-    const bool named = what.rfind("cluster.", 0) == 0 && end != std::string::npos && key.find('[') == std::string::npos;
+    const bool named = what.rfind("cluster.", 0) == 0 && end != std::string::npos && key != "cluster.down_links";
     const std::string rest = named ? what.substr(what.find_first_not_of(": ", end)) : what;
     issues.push_back({named ? key : "cluster", rest, "", "", false});
     return;
