@@ -83,6 +83,14 @@ TEST_CASE("write_output: atomic replace, the target's mode kept, no temporary le
   }
   // A special file is written in place, not replaced.
   ls::tools::write_output("/dev/null", "discarded");
+  // A symbolic link is followed: its target is replaced, the link stays a link.
+  fs::create_symlink(path, dir + "/link.json");
+  ls::tools::write_output(dir + "/link.json", "third\n");
+  CHECK(fs::is_symlink(dir + "/link.json"));
+  CHECK(slurp(path) == "third\n");
+  // A directory is not a file.
+  CHECK_THROWS_AS(ls::tools::write_output(dir, "x"), ls::tools::IoError);
+  CHECK(count_files(dir) == 2);
 }
 
 TEST_CASE("read_input: size limit, missing file, gzip round trip") {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -87,13 +88,22 @@ void write_output(const std::string& path, std::string_view text) {
     return;
   }
 
+  // A symbolic link is followed: the file it points to is replaced, not the link.
+  std::string target = path;
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      target = real;
+      std::free(real);
+    }
+  }
   // A device, FIFO or other special target (/dev/null, /dev/stdout, a pipe) cannot be
   // replaced by rename: write to it directly.
   struct stat st {};
-  const bool exists = ::stat(path.c_str(), &st) == 0;
+  const bool exists = ::stat(target.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) fail_write(path, os_reason(EISDIR));
   if (exists && !S_ISREG(st.st_mode)) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) fail_write(path, os_reason(errno));
     if (ends_with_gz(path)) {
       const std::string reason = write_gzip(fd, text);
@@ -106,7 +116,7 @@ void write_output(const std::string& path, std::string_view text) {
     return;
   }
 
-  std::vector<char> tmpl(path.begin(), path.end());
+  std::vector<char> tmpl(target.begin(), target.end());
   const std::string suffix = ".tmp.XXXXXX";
   tmpl.insert(tmpl.end(), suffix.begin(), suffix.end());
   tmpl.push_back('\0');
@@ -152,7 +162,7 @@ void write_output(const std::string& path, std::string_view text) {
     if (::close(fd) != 0 && !err) err = errno;
     if (err) discard(os_reason(err));
   }
-  if (::rename(tmp_path.c_str(), path.c_str()) != 0) discard(os_reason(errno));
+  if (::rename(tmp_path.c_str(), target.c_str()) != 0) discard(os_reason(errno));
 }
 
 std::string read_input(const std::string& path, std::size_t max_bytes) {
