@@ -400,6 +400,12 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
       // A drain time beyond int64 picoseconds (~9.2e6 s) throws TimeRangeError (exit 1
       // "outside the representable range"): reporting it as "never" made the engine
       // report a deadlock instead.
+      if (!(s < kMaxTimeSeconds - now.seconds()))
+        throw TimeRangeError(fmt::format(
+            "a transfer of {:.4g} bytes at {:.4g} B/s would end {:.4g} s into the run, outside the representable range "
+            "of time (int64 picoseconds, about 106 days): the step would exceed it; check link bandwidths, bandwidth_factor and "
+            "message sizes",
+            f.remaining, f.rate, now.seconds() + s));
       fin = now + Time::from_seconds_ceil(s);
     }
     if (fin != f.finish) {
