@@ -181,10 +181,10 @@ TEST_CASE("span names follow the contract") {
   s.microbatch = -1;
   CHECK(tools::span_name(s) == "opt");
   s.kind = sim::OpKind::collective;
-  s.track = 1;
+  s.track = wl::track::tp;
   s.coll = sim::CollOp::all_reduce;
   CHECK(tools::span_name(s) == "AR tp");
-  s.track = 3;
+  s.track = wl::track::dp;
   s.coll = sim::CollOp::reduce_scatter;
   CHECK(tools::span_name(s) == "RS dp");
   s.kind = sim::OpKind::send;

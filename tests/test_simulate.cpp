@@ -279,7 +279,7 @@ TEST_CASE("skewed routing: the MoE layer waits for the most loaded device's expe
     sim::Time first = sim::Time::max(), last;
     int seen = 0;
     for (const auto& sp : r.spans)
-      if (sp.device == dev && sp.kind == sim::OpKind::collective && sp.track == 4 && sp.work == sim::Work::forward) {
+      if (sp.device == dev && sp.kind == sim::OpKind::collective && sp.track == wl::track::ep && sp.work == sim::Work::forward) {
         first = std::min(first, sp.start);
         last = std::max(last, sp.end);
         ++seen;

@@ -82,15 +82,15 @@ const char* coll_abbrev(sim::CollOp c) {
   return "coll";
 }
 
-// Tracks 1..4 are the communication axes in Axis order minus `none`.
+// The axis a track's collectives run over (slice names "AR tp", "AG dp", ...).
 const char* track_axis(int track) {
   switch (track) {
-    case 1: return "tp";
-    case 2: return "pp";
-    case 3: return "dp";
-    case 4: return "ep";
-    case 5: return "dp";  // prefetch: ZeRO-3 parameter gathers run over dp
-    case 6: return "pp";  // pipeline receives (waits) drawn beside compute
+    case wl::track::tp: return "tp";
+    case wl::track::pp_send: return "pp";
+    case wl::track::dp: return "dp";
+    case wl::track::ep: return "ep";
+    case wl::track::prefetch: return "dp";
+    case wl::track::pp_recv: return "pp";
     default: return "";
   }
 }
@@ -115,13 +115,13 @@ std::string node_of_name(const std::string& device_name) {
 
 std::string track_name(int track) {
   switch (track) {
-    case 0: return "compute";
-    case 1: return "tp";
-    case 2: return "pp";
-    case 3: return "dp";
-    case 4: return "ep";
-    case 5: return "prefetch";
-    case 6: return "pp recv";
+    case wl::track::compute: return "compute";
+    case wl::track::tp: return "tp";
+    case wl::track::pp_send: return "pp";
+    case wl::track::dp: return "dp";
+    case wl::track::ep: return "ep";
+    case wl::track::prefetch: return "prefetch";
+    case wl::track::pp_recv: return "pp recv";
     default: return fmt::format("track{}", track);
   }
 }

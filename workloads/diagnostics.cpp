@@ -133,7 +133,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   if (r.moe.present && !r.moe.device_factor.empty()) {
     const auto mx = std::max_element(r.moe.device_factor.begin(), r.moe.device_factor.end());
     if (*mx > 1.05) {
-      // Priced afterwards by simulating balanced routing (simulate.cpp, price_warnings).
+      // Priced afterwards by simulating balanced routing (what_if.cpp, price_warnings).
       out.push_back({"moe-imbalance",
                      fmt::format("routing is skewed: ep rank {} processes {:.2f}x its balanced share of expert tokens and every MoE layer "
                                  "(expert compute and all-to-all) waits for it{}",

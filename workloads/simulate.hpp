@@ -19,25 +19,7 @@ struct SimOptions {
   bool what_if = true;
 };
 
-/// What `layoutsim check` prints: the resolved layout and the analytic budget.
-struct GroupInfo {
-  std::string axis;                      // "tp", "dp", "pp", "ep"
-  std::vector<std::string> devices;      // GPU names, ring order
-  bool crosses_nodes = false;
-  std::vector<std::string> link_kinds;   // kinds of link the group's traffic uses
-};
-
-struct PlanSummary {
-  int devices = 0;
-  std::vector<int> stage_layers;         // per stage
-  std::vector<GroupInfo> groups;         // one representative group per axis, plus every node-crossing TP group
-  double bubble_fraction_analytic = 0;
-  std::vector<MemoryTerms> memory_per_stage;  // analytic budget
-  double memory_capacity_bytes = 0;
-  double params_total = 0;
-  double model_flops_per_step = 0;
-  std::vector<Warning> warnings;
-};
+/// PlanSummary and GroupInfo (what `layoutsim check` prints) are in result.hpp.
 
 /// Throws std::invalid_argument if the scenario fails validation (the loader
 /// validates first, so this only happens for hand-built scenarios).
