@@ -56,7 +56,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   j["pipeline"] = std::move(pipe);
 
   ordered_json comm;
-  for (sim::Axis a : wl::kReportedAxes) {
+  for (wl::Axis a : wl::kReportedAxes) {
     const auto& c = r.comm[static_cast<int>(a)];
     comm[wl::axis_name(a)] = ordered_json{{"bytes_per_device", num(c.bytes_per_device)}, {"exposed_s", num(c.exposed_s)}};
   }

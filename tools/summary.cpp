@@ -137,7 +137,7 @@ std::string format_summary(const wl::Result& r) {
 
   out += "\nCommunication per device per step\n";
   out += fmt::format("  {:>4}  {:>10}  {:>10}\n", "axis", "bytes", "exposed");
-  for (sim::Axis a : wl::kReportedAxes) {
+  for (wl::Axis a : wl::kReportedAxes) {
     const auto& c = r.comm[static_cast<int>(a)];
     out += fmt::format("  {:>4}  {:>10}  {:>10}\n", wl::axis_name(a), human_bytes(c.bytes_per_device), human_seconds(c.exposed_s));
   }

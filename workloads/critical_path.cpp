@@ -5,7 +5,6 @@
 
 namespace ls::wl {
 
-using sim::Axis;
 using sim::Time;
 
 void CriticalWalk::attribute(CriticalSegment::Kind kind, Axis axis, std::int32_t device, const sim::Op* op, Time from, Time to) {
@@ -20,7 +19,7 @@ void CriticalWalk::attribute(CriticalSegment::Kind kind, Axis axis, std::int32_t
   seg.start = from;
   seg.end = to;
   if (op) {
-    seg.work = op->work;
+    seg.work = work_of(*op);
     seg.microbatch = op->microbatch;
     seg.layer_begin = op->layer_begin;
     seg.layer_end = op->layer_end;
@@ -71,7 +70,7 @@ CriticalWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog
         from = released;  // before that this rank only waited for the last member
         jump = t.peer;
       }
-      w.attribute(CriticalSegment::Kind::comm, op.axis, dev, &op, from, cursor);
+      w.attribute(CriticalSegment::Kind::comm, axis_of(op), dev, &op, from, cursor);
     } else if (op.kind == sim::OpKind::send) {
       w.attribute(CriticalSegment::Kind::comm, Axis::pp, dev, &op, from, cursor);
     } else {  // recv

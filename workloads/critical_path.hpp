@@ -22,13 +22,13 @@ namespace ls::wl {
 /// The walk's buckets, the device where the path ends, the global op ids on the path
 /// (to flag trace spans) and the segments in time order.
 struct CriticalWalk {
-  sim::Time compute, wait, comm[sim::kAxisCount];
+  sim::Time compute, wait, comm[kAxisCount];
   int device = 0;
   std::unordered_set<std::int64_t> ops;
   std::vector<CriticalSegment> segments;  // latest first while walking; reversed at the end
 
   /// Puts [from, to) of `device`'s time in one bucket and records the segment.
-  void attribute(CriticalSegment::Kind kind, sim::Axis axis, std::int32_t device, const sim::Op* op, sim::Time from,
+  void attribute(CriticalSegment::Kind kind, Axis axis, std::int32_t device, const sim::Op* op, sim::Time from,
                  sim::Time to);
 };
 

@@ -92,7 +92,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   if (r.tp_groups_crossing_nodes > 0) {
     std::string kinds;
     for (const auto& k : r.tp_crossing_link_kinds) kinds += (kinds.empty() ? "" : ", ") + k;
-    const double tp_s = r.comm[static_cast<int>(sim::Axis::tp)].exposed_s;
+    const double tp_s = r.comm[static_cast<int>(Axis::tp)].exposed_s;
     out.push_back({"tp-crosses-nodes",
                    fmt::format("{} TP group(s) span nodes, e.g. {}..{} ({} GPUs), whose all-reduces use {} links; "
                                "exposed TP time {:.4g} s per step ({:.1f}% of the step)",

@@ -12,7 +12,6 @@
 
 namespace ls::wl {
 
-using sim::Axis;
 using sim::Time;
 
 double percentile(std::vector<double> v, double q) {
@@ -56,8 +55,8 @@ void fold_pipeline(Result& res, const Scenario& sc, const BuiltProgram& bp, cons
   res.bubble_fraction_analytic = analytic_bubble(L.schedule, L.pp, L.microbatches, res.virtual_stages);
   Time win_start = Time::max(), win_end = Time::zero();
   for (const auto& st : stats) {
-    win_start = std::min(win_start, st.first_mb_start);
-    win_end = std::max(win_end, st.last_mb_end);
+    win_start = std::min(win_start, st.busy_from);
+    win_end = std::max(win_end, st.busy_until);
   }
   const double window = (win_end - win_start).seconds();
   std::vector<int> per_stage_count(static_cast<std::size_t>(L.pp), 0);
@@ -74,7 +73,7 @@ void fold_pipeline(Result& res, const Scenario& sc, const BuiltProgram& bp, cons
     auto& sr = res.per_stage[static_cast<std::size_t>(s)];
     ++per_stage_count[static_cast<std::size_t>(s)];
     sr.compute_s += st.compute_busy.seconds();
-    sr.bubble_fraction += window > 0 ? 1.0 - st.mb_busy.seconds() / window : 0.0;
+    sr.bubble_fraction += window > 0 ? 1.0 - st.busy_time.seconds() / window : 0.0;
     sr.idle_fraction += 1.0 - st.compute_busy.seconds() / step0;
   }
   for (int st = 0; st < L.pp; ++st) {
@@ -90,7 +89,7 @@ void fold_pipeline(Result& res, const Scenario& sc, const BuiltProgram& bp, cons
 void fold_comm(Result& res, const Scenario& sc, const sim::Program& prog, const std::vector<sim::RankStats>& stats) {
   const auto& L = sc.layout;
   const int D = static_cast<int>(stats.size());
-  for (int ax = 1; ax < sim::kAxisCount; ++ax) {
+  for (int ax = 1; ax < kAxisCount; ++ax) {
     if (ax == static_cast<int>(Axis::edp)) continue;
     const bool is_dp = ax == static_cast<int>(Axis::dp);
     double bytes = 0, exposed = 0;
@@ -191,7 +190,7 @@ void fold_critical_path(Result& res, const CriticalWalk& crit, double step0) {
   cp.comm_dp_s = crit.comm[static_cast<int>(Axis::dp)].seconds();
   cp.comm_ep_s = crit.comm[static_cast<int>(Axis::ep)].seconds();
   Time comm;
-  for (int ax = 0; ax < sim::kAxisCount; ++ax) comm += crit.comm[ax];
+  for (int ax = 0; ax < kAxisCount; ++ax) comm += crit.comm[ax];
   cp.share_compute = crit.compute.seconds() / tot;
   cp.share_comm = comm.seconds() / tot;
   cp.share_wait = crit.wait.seconds() / tot;
@@ -199,7 +198,7 @@ void fold_critical_path(Result& res, const CriticalWalk& crit, double step0) {
 
 void fold_tp_crossing(Result& res, const topo::Cluster& cluster, const sim::Program& prog) {
   for (const auto& grp : prog.groups) {
-    if (grp.axis != Axis::tp) continue;
+    if (axis_of(grp) != Axis::tp) continue;
     std::vector<std::int32_t> devs;
     for (auto r : grp.ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
     if (!cluster.crosses_nodes(devs)) continue;

@@ -17,16 +17,15 @@
 #include "workloads/model.hpp"
 #include "workloads/moe.hpp"
 #include "workloads/schedule.hpp"
+#include "workloads/vocabulary.hpp"
 
 namespace ls::wl {
 
 namespace {
 
-using sim::Axis;
 using sim::CollOp;
 using sim::Op;
 using sim::OpKind;
-using sim::Work;
 
 constexpr int kCompute = static_cast<int>(sim::Stream::compute);
 constexpr int kPpSend = static_cast<int>(sim::Stream::pp_send);
@@ -152,8 +151,8 @@ struct StageBuilder {
 Op base_op(OpKind kind, Work w, int mb, int chunk, int lb, int le) {
   Op op;
   op.kind = kind;
-  op.work = w;
-  op.microbatch_work = mb >= 0;
+  op.tag = tag(w);
+  op.counts_as_busy = mb >= 0;
   op.microbatch = mb;
   op.chunk = chunk;
   op.layer_begin = lb;
@@ -172,7 +171,7 @@ Op compute_op(Work w, int mb, int chunk, int lb, int le, sim::Time dur, double h
 
 Op coll_op(Axis axis, CollOp coll, Work w, int mb, int chunk, int lb, int le, double bytes, int repeat) {
   Op op = base_op(OpKind::collective, w, mb, chunk, lb, le);
-  op.axis = axis;
+  op.group_slot = slot(axis);
   op.coll = coll;
   op.bytes = bytes;
   op.repeat = static_cast<std::uint8_t>(repeat);
@@ -183,8 +182,8 @@ Op coll_op(Axis axis, CollOp coll, Work w, int mb, int chunk, int lb, int le, do
 Op pp_op(OpKind kind, Work w, int mb, int chunk, double bytes, int peer_stage) {
   Op op;
   op.kind = kind;
-  op.axis = Axis::pp;
-  op.work = w;
+  op.group_slot = slot(Axis::pp);
+  op.tag = tag(w);
   op.microbatch = mb;
   op.chunk = chunk;
   op.bytes = bytes;
@@ -256,7 +255,7 @@ BuiltProgram build_program(const Scenario& sc) {
   if (m.moe.experts > 0) {
     routing = route_tokens(m.moe, L.ep);
     out.routing = *routing;
-    if (L.ep > 1) out.program.ep_share = routing->device_share;
+    if (L.ep > 1) out.program.all_to_all_weight = routing->device_share;
   }
 
   // ---- ranks and groups ----
@@ -272,7 +271,7 @@ BuiltProgram build_program(const Scenario& sc) {
     auto it = gid.find(key);
     if (it != gid.end()) return it->second;
     const int id = static_cast<int>(prog.groups.size());
-    prog.groups.push_back(sim::Group{ax, {}});
+    prog.groups.push_back(sim::Group{slot(ax), {}});
     gid.emplace(key, id);
     return id;
   };
@@ -292,7 +291,7 @@ BuiltProgram build_program(const Scenario& sc) {
     if (m.moe.experts > 0 && d / L.ep > 1)
       ri.group[static_cast<int>(Axis::edp)] = group_of(Axis::edp, co.tp, co.pp * L.ep + co.dp % L.ep);
     ri.ep = co.dp % L.ep;
-    if (routing) ri.expert_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
+    if (routing) ri.work_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
     for (int st = 0; st < p; ++st)
       prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] =
           mesh.rank(Coord{co.dp, co.tp, st});
@@ -300,7 +299,7 @@ BuiltProgram build_program(const Scenario& sc) {
   // Members in axis-coordinate order (ring order follows the placement's neighbours).
   for (int r = 0; r < D; ++r) {
     const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
-    for (int ax = 0; ax < sim::kAxisCount; ++ax)
+    for (int ax = 0; ax < kAxisCount; ++ax)
       if (ri.group[static_cast<std::size_t>(ax)] >= 0)
         prog.groups[static_cast<std::size_t>(ri.group[static_cast<std::size_t>(ax)])].ranks.push_back(r);
   }
@@ -427,7 +426,7 @@ BuiltProgram build_program(const Scenario& sc) {
     };
     auto expert_op = [&](Work w, int mb, int ch, int l, sim::Time dur, double hw, double mf) {
       Op x = compute_op(w, mb, ch, l, l + 1, dur, hw, mf, 0);
-      x.expert_work = true;
+      x.scaled_by_rank = true;
       return B.add(kCompute, x);
     };
     auto edp_grad = [&](int l, int ch) {

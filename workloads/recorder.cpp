@@ -9,7 +9,6 @@ namespace ls::wl {
 
 namespace {
 
-using sim::Axis;
 using sim::Time;
 
 std::uint8_t track_of(const sim::Op& op, int stream) {
@@ -20,7 +19,7 @@ std::uint8_t track_of(const sim::Op& op, int stream) {
     case sim::Stream::compute: break;
   }
   if (op.kind == sim::OpKind::collective)
-    return op.axis == Axis::ep ? track::ep : (op.axis == Axis::dp ? track::prefetch : track::tp);
+    return axis_of(op) == Axis::ep ? track::ep : (axis_of(op) == Axis::dp ? track::prefetch : track::tp);
   if (op.kind == sim::OpKind::recv) return track::pp_recv;
   return track::compute;
 }
@@ -69,7 +68,7 @@ void Recorder::on_op(const sim::OpRecord& rec) {
   Span s;
   s.device = rec.rank;
   s.track = track_of(*rec.op, rec.stream);
-  s.work = rec.op->work;
+  s.work = work_of(*rec.op);
   s.kind = rec.op->kind;
   s.coll = rec.op->coll;
   s.microbatch = rec.op->microbatch;

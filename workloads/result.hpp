@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/program.hpp"
+#include "workloads/vocabulary.hpp"
 #include "sim/time.hpp"
 
 namespace ls::wl {
@@ -77,7 +78,7 @@ inline constexpr int kCount = 8;             // tracks per device in the tid spa
 struct Span {
   std::int32_t device = 0;
   std::uint8_t track = track::compute;  // one of wl::track
-  sim::Work work = sim::Work::other;
+  Work work = Work::other;
   sim::OpKind kind = sim::OpKind::compute;
   sim::CollOp coll = sim::CollOp::all_reduce;  // collectives: which one (trace names "AR tp", "RS dp", ...)
   std::int32_t microbatch = -1;
@@ -95,9 +96,9 @@ struct Span {
 struct CriticalSegment {
   enum class Kind : std::uint8_t { compute, comm, wait };
   Kind kind = Kind::wait;
-  sim::Axis axis = sim::Axis::none;   // comm: which axis
+  Axis axis = Axis::none;   // comm: which axis
   std::int32_t device = -1;           // -1: step start, before any op
-  sim::Work work = sim::Work::other;
+  Work work = Work::other;
   std::int32_t microbatch = -1;
   std::int32_t layer_begin = -1, layer_end = -1;
   sim::Time start, end;
@@ -150,7 +151,7 @@ struct Result {
   double bubble_fraction = 0;
   std::vector<StageResult> per_stage;
 
-  AxisComm comm[sim::kAxisCount];  // indexed by sim::Axis
+  AxisComm comm[kAxisCount];  // indexed by Axis
 
   std::vector<LinkKindStats> links_by_kind;
   std::vector<LinkStat> busiest_links;  // top 10

@@ -29,7 +29,6 @@ namespace ls::wl {
 
 namespace {
 
-using sim::Axis;
 using sim::Time;
 
 /// The scenario's cluster with every link perturbed to bandwidth_factor 0 moved into
@@ -71,19 +70,19 @@ PlanSummary plan(const Scenario& sc) {
   }
   // One representative group per axis, and every TP group that leaves its node.
   const auto& prog = bp.program;
-  std::vector<bool> shown(static_cast<std::size_t>(sim::kAxisCount), false);
+  std::vector<bool> shown(static_cast<std::size_t>(kAxisCount), false);
   for (std::size_t g = 0; g < prog.groups.size(); ++g) {
     const auto& grp = prog.groups[g];
     std::vector<std::int32_t> devs;
     for (auto r : grp.ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
     const bool crosses = cluster.crosses_nodes(devs);
-    const int ax = static_cast<int>(grp.axis);
-    if (shown[static_cast<std::size_t>(ax)] && !(grp.axis == Axis::tp && crosses)) continue;
+    const int ax = static_cast<int>(axis_of(grp));
+    if (shown[static_cast<std::size_t>(ax)] && !(axis_of(grp) == Axis::tp && crosses)) continue;
     shown[static_cast<std::size_t>(ax)] = true;
-    GroupInfo gi{std::string(grp.axis == Axis::tp    ? "tp"
-                             : grp.axis == Axis::dp  ? "dp"
-                             : grp.axis == Axis::ep  ? "ep"
-                             : grp.axis == Axis::edp ? "expert-dp"
+    GroupInfo gi{std::string(axis_of(grp) == Axis::tp    ? "tp"
+                             : axis_of(grp) == Axis::dp  ? "dp"
+                             : axis_of(grp) == Axis::ep  ? "ep"
+                             : axis_of(grp) == Axis::edp ? "expert-dp"
                                                      : "pp"),
                  {}, false, {}};
     for (auto dv : devs) gi.devices.push_back(cluster.gpu_name(dv));
@@ -146,6 +145,8 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   cfg.compute_cv = sc.perturbations.jitter.compute_cv;
   cfg.comm_cv = sc.perturbations.jitter.comm_cv;
   cfg.seed = sc.perturbations.jitter.seed;
+  for (int ax = 0; ax < kAxisCount; ++ax)
+    cfg.group_slot_names[slot(static_cast<Axis>(ax))] = axis_name(static_cast<Axis>(ax));
   std::size_t total_ops = 0;
   for (std::size_t r = 0; r < prog.ranks.size(); ++r)
     for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[r].stage)].streams) total_ops += s.size();

@@ -1,28 +1,50 @@
-// workloads/vocabulary.hpp — the names of the LLM-training vocabulary, one table each.
+// workloads/vocabulary.hpp — the LLM-training vocabulary on top of the generic kernel.
 //
-// The parallelism axes and the kinds of work are what workloads/ builds programs
-// from; the summary, the JSON report, the trace and the engine's deadlock message
-// all print them through these tables so a spelling changes in one place.
+// sim/ knows group slots, opaque op tags and labels. Here they get their meaning:
+// a parallelism axis is a group slot, a kind of work is a tag. The names are one
+// table each; the summary, the JSON report, the trace and the engine's deadlock
+// message (through EngineConfig::group_slot_names) all print them from here.
 #pragma once
+
+#include <cstdint>
 
 #include "sim/program.hpp"
 
 namespace ls::wl {
 
+/// Parallelism axes; each is the group slot of the same value. edp: the
+/// expert-data-parallel group (ranks holding the same experts), reported under dp.
+enum class Axis : sim::GroupSlot { none = sim::kNoGroup, tp, pp, dp, ep, edp };
+inline constexpr int kAxisCount = 6;
+static_assert(kAxisCount <= sim::kGroupSlots, "every axis needs a group slot");
+
+constexpr sim::GroupSlot slot(Axis a) { return static_cast<sim::GroupSlot>(a); }
+constexpr Axis axis_of(const sim::Op& op) { return static_cast<Axis>(op.group_slot); }
+constexpr Axis axis_of(const sim::Group& g) { return static_cast<Axis>(g.slot); }
+/// The axis a report files traffic under: expert-dp counts as dp.
+constexpr Axis reported_axis(Axis a) { return a == Axis::edp ? Axis::dp : a; }
+
+/// What an op is for (sim::Op::tag): naming, accounting (bubble, critical path) and
+/// the trace. `other` is 0, the tag of an op nobody labelled.
+enum class Work : std::uint8_t { other, forward, backward, backward_input, backward_weight, recompute, optimizer, grad_sync, param_gather };
+
+constexpr std::uint8_t tag(Work w) { return static_cast<std::uint8_t>(w); }
+constexpr Work work_of(const sim::Op& op) { return static_cast<Work>(op.tag); }
+
 /// "tp", "pp", "dp", "ep", "expert-dp" ("none" for Axis::none).
-constexpr const char* axis_name(sim::Axis a) {
+constexpr const char* axis_name(Axis a) {
   switch (a) {
-    case sim::Axis::tp: return "tp";
-    case sim::Axis::pp: return "pp";
-    case sim::Axis::dp: return "dp";
-    case sim::Axis::ep: return "ep";
-    case sim::Axis::edp: return "expert-dp";
-    case sim::Axis::none: break;
+    case Axis::tp: return "tp";
+    case Axis::pp: return "pp";
+    case Axis::dp: return "dp";
+    case Axis::ep: return "ep";
+    case Axis::edp: return "expert-dp";
+    case Axis::none: break;
   }
   return "none";
 }
 
 /// The axes the reports list, in report order (expert-dp traffic is folded into dp).
-inline constexpr sim::Axis kReportedAxes[] = {sim::Axis::tp, sim::Axis::pp, sim::Axis::dp, sim::Axis::ep};
+inline constexpr Axis kReportedAxes[] = {Axis::tp, Axis::pp, Axis::dp, Axis::ep};
 
 }  // namespace ls::wl
