@@ -529,6 +529,13 @@ std::string Engine::slot_name(GroupSlot slot) const {
   return name.empty() ? fmt::format("slot{}", slot) : name;
 }
 
+std::string Engine::labels_text(const Op& op) const {
+  std::string out;
+  for (std::size_t i = 0; i < op.labels.size(); ++i)
+    if (!cfg_.label_names[i].empty()) out += fmt::format(" {}{}", cfg_.label_names[i], op.labels[i]);
+  return out;
+}
+
 std::int32_t Engine::sender_stage(std::int32_t stage, std::uint32_t recv_index) const {
   // Error path only: scan the send streams for the op that targets this recv.
   for (std::size_t s = 0; s < program_.stages.size(); ++s)
@@ -563,8 +570,7 @@ std::string Engine::describe_deadlock() const {
           }
         }
       } else if (op.kind == OpKind::recv) {
-        what = fmt::format("waits to receive micro-batch {} (chunk {}) from stage {}", op.microbatch, op.chunk,
-                           sender_stage(info.stage, ss.pos));
+        what = fmt::format("waits to receive{} from stage {}", labels_text(op), sender_stage(info.stage, ss.pos));
       } else if (op.kind == OpKind::collective) {
         const std::int32_t g = info.group[op.group_slot];
         const auto& gs = groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(s)];
@@ -573,8 +579,8 @@ std::string Engine::describe_deadlock() const {
       } else {
         what = fmt::format("is running a {}", kind_name(op));
       }
-      msg += fmt::format("\n  rank {} (stage {}) {} stream at op #{} ({} mb{} chunk{}): {}", r, info.stage,
-                         stream_names[s], ss.pos, kind_name(op), op.microbatch, op.chunk, what);
+      msg += fmt::format("\n  rank {} (stage {}) {} stream at op #{} ({}{}): {}", r, info.stage, stream_names[s], ss.pos,
+                         kind_name(op), labels_text(op), what);
     }
   }
   if (total > shown) msg += fmt::format("\n  … and {} more waiting streams", total - shown);

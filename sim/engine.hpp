@@ -77,8 +77,10 @@ struct EngineConfig {
   std::uint64_t seed = 0;
   std::vector<std::uint8_t> traced;     // per rank; empty = none
   bool record_ops = false;              // fill op traces for the critical path
-  /// Names of the group slots for the deadlock message (empty: "slot<N>").
+  /// Names of the group slots and op labels for the deadlock message (empty:
+  /// "slot<N>"; an unnamed label is not printed).
   std::array<std::string, kGroupSlots> group_slot_names;
+  std::array<std::string, kOpLabels> label_names;
 };
 
 class Engine {
@@ -146,6 +148,8 @@ private:
   double jitter(double cv, std::uint64_t a, std::uint64_t b) const;
   std::string describe_deadlock() const;
   std::string slot_name(GroupSlot slot) const;
+  /// " mb3 chunk0": the named labels, each with a leading space ("" when none is named).
+  std::string labels_text(const Op& op) const;
   /// The stage whose send delivers stage `stage`'s recv at compute-stream index (-1: none).
   std::int32_t sender_stage(std::int32_t stage, std::uint32_t recv_index) const;
   const Op& op_at(std::int32_t rank, int stream, std::uint32_t idx) const {

@@ -44,6 +44,7 @@ enum class CollOp : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_t
 using GroupSlot = std::uint8_t;
 inline constexpr int kGroupSlots = 6;
 inline constexpr GroupSlot kNoGroup = 0;
+inline constexpr int kOpLabels = 4;   // Op::labels
 
 /// Streams of one rank. TP and EP collectives sit on `compute` because they block
 /// it (Megatron); the trace still draws them on their own track.
@@ -61,12 +62,9 @@ struct Op {
   CollOp coll = CollOp::all_reduce;   // collectives
   std::uint8_t tag = 0;               // opaque to the engine: what the op is for (wl::Work)
   bool counts_as_busy = false;        // inside the busy window (RankStats::busy_*): the bubble's complement
-  // Labels carried for the recorder and the deadlock message; the engine never reads
-  // them otherwise (workloads: micro-batch, model chunk, [begin, end) layers; -1 none).
-  std::int32_t microbatch = -1;
-  std::int32_t chunk = 0;
-  std::int32_t layer_begin = -1;
-  std::int32_t layer_end = -1;
+  // Opaque labels carried for the recorder and the deadlock message; the engine never
+  // reads them otherwise (workloads/vocabulary.hpp names them). -1: unset.
+  std::array<std::int32_t, kOpLabels> labels{-1, -1, -1, -1};
   Time duration;                      // compute: nominal time, before perturbations
   double hw_flops = 0;                // compute: hardware FLOPs (recompute included)
   double model_flops = 0;             // compute: model FLOPs (MFU)

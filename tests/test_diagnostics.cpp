@@ -45,7 +45,7 @@ TEST_CASE("one device 1.5x slower in a uniform 1f1b pipeline") {
   const BuiltProgram bp = build_program(s);
   double F = 0, B = 0;
   for (const auto& op : bp.program.stages[0].streams[0]) {
-    if (op.microbatch != 0 || op.kind != sim::OpKind::compute) continue;
+    if (op.labels[wl::label::microbatch] != 0 || op.kind != sim::OpKind::compute) continue;
     (wl::work_of(op) == wl::Work::forward ? F : B) += op.duration.seconds();
   }
   const double opt = bp.program.stages[0].streams[0].back().duration.seconds();

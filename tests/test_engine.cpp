@@ -45,7 +45,7 @@ Op compute(Time d, int mb = 0) {
   Op o;
   o.kind = OpKind::compute;
   o.duration = d;
-  o.microbatch = mb;
+  o.labels[0] = mb;
   o.counts_as_busy = true;
   return o;
 }
@@ -163,7 +163,7 @@ TEST_CASE("a wrong ordering is reported as a deadlock naming the waiting ranks")
     Op r;
     r.kind = OpKind::recv;
     r.group_slot = kPp;
-    r.microbatch = 0;
+    r.labels[0] = 0;
     Op snd;
     snd.kind = OpKind::send;
     snd.group_slot = kPp;
@@ -189,6 +189,9 @@ TEST_CASE("a wrong ordering is reported as a deadlock naming the waiting ranks")
   CHECK(msg.find("rank 0") != std::string::npos);
   CHECK(msg.find("rank 1") != std::string::npos);
   CHECK(msg.find("waits to receive") != std::string::npos);
+  // The sender is found from the send that targets the recv, not guessed.
+  CHECK(msg.find("rank 0 (stage 0) compute stream at op #0 (recv): waits to receive from stage 1") != std::string::npos);
+  CHECK(msg.find("rank 1 (stage 1) compute stream at op #0 (recv): waits to receive from stage 0") != std::string::npos);
 }
 
 TEST_CASE("jitter is deterministic per seed and changes with it") {

@@ -20,9 +20,9 @@ void CriticalWalk::attribute(CriticalSegment::Kind kind, Axis axis, std::int32_t
   seg.end = to;
   if (op) {
     seg.work = work_of(*op);
-    seg.microbatch = op->microbatch;
-    seg.layer_begin = op->layer_begin;
-    seg.layer_end = op->layer_end;
+    seg.microbatch = op->labels[label::microbatch];
+    seg.layer_begin = op->labels[label::layer_begin];
+    seg.layer_end = op->labels[label::layer_end];
   }
   segments.push_back(seg);
 }

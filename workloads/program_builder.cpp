@@ -153,10 +153,10 @@ Op base_op(OpKind kind, Work w, int mb, int chunk, int lb, int le) {
   op.kind = kind;
   op.tag = tag(w);
   op.counts_as_busy = mb >= 0;
-  op.microbatch = mb;
-  op.chunk = chunk;
-  op.layer_begin = lb;
-  op.layer_end = le;
+  op.labels[label::microbatch] = mb;
+  op.labels[label::chunk] = chunk;
+  op.labels[label::layer_begin] = lb;
+  op.labels[label::layer_end] = le;
   return op;
 }
 
@@ -184,8 +184,8 @@ Op pp_op(OpKind kind, Work w, int mb, int chunk, double bytes, int peer_stage) {
   op.kind = kind;
   op.group_slot = slot(Axis::pp);
   op.tag = tag(w);
-  op.microbatch = mb;
-  op.chunk = chunk;
+  op.labels[label::microbatch] = mb;
+  op.labels[label::chunk] = chunk;
   op.bytes = bytes;
   op.peer_stage = peer_stage;
   return op;
@@ -373,7 +373,7 @@ BuiltProgram build_program(const Scenario& sc) {
       // One-layer prefetch: gather k may start once the layer that used gather k−2
       // has finished, so at most two gathered layers are resident.
       Op g = coll_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, ch, layer, layer + 1, gather_w_bytes(layer), 1);
-      g.microbatch = mb;
+      g.labels[label::microbatch] = mb;
       std::uint32_t idx;
       if (prefetch_seq >= 2)
         idx = B.add(kPrefetch, g, {sim::OpRef{static_cast<std::uint8_t>(kCompute), gather_users[prefetch_seq - 2]}});

@@ -71,10 +71,10 @@ void Recorder::on_op(const sim::OpRecord& rec) {
   s.work = work_of(*rec.op);
   s.kind = rec.op->kind;
   s.coll = rec.op->coll;
-  s.microbatch = rec.op->microbatch;
-  s.chunk = rec.op->chunk;
-  s.layer_begin = rec.op->layer_begin;
-  s.layer_end = rec.op->layer_end;
+  s.microbatch = rec.op->labels[label::microbatch];
+  s.chunk = rec.op->labels[label::chunk];
+  s.layer_begin = rec.op->labels[label::layer_begin];
+  s.layer_end = rec.op->labels[label::layer_end];
   s.start = rec.start;
   s.end = rec.end;
   s.flow_id = rec.flow_id;

@@ -79,12 +79,7 @@ PlanSummary plan(const Scenario& sc) {
     const int ax = static_cast<int>(axis_of(grp));
     if (shown[static_cast<std::size_t>(ax)] && !(axis_of(grp) == Axis::tp && crosses)) continue;
     shown[static_cast<std::size_t>(ax)] = true;
-    GroupInfo gi{std::string(axis_of(grp) == Axis::tp    ? "tp"
-                             : axis_of(grp) == Axis::dp  ? "dp"
-                             : axis_of(grp) == Axis::ep  ? "ep"
-                             : axis_of(grp) == Axis::edp ? "expert-dp"
-                                                     : "pp"),
-                 {}, false, {}};
+    GroupInfo gi{std::string(axis_name(axis_of(grp))), {}, false, {}};
     for (auto dv : devs) gi.devices.push_back(cluster.gpu_name(dv));
     gi.crosses_nodes = crosses;
     std::vector<std::string> kinds;
@@ -147,6 +142,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   cfg.seed = sc.perturbations.jitter.seed;
   for (int ax = 0; ax < kAxisCount; ++ax)
     cfg.group_slot_names[slot(static_cast<Axis>(ax))] = axis_name(static_cast<Axis>(ax));
+  for (int l = 0; l < sim::kOpLabels; ++l) cfg.label_names[static_cast<std::size_t>(l)] = kLabelNames[l];
   std::size_t total_ops = 0;
   for (std::size_t r = 0; r < prog.ranks.size(); ++r)
     for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[r].stage)].streams) total_ops += s.size();

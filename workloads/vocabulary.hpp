@@ -6,6 +6,7 @@
 // message (through EngineConfig::group_slot_names) all print them from here.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "sim/program.hpp"
@@ -30,6 +31,15 @@ enum class Work : std::uint8_t { other, forward, backward, backward_input, backw
 
 constexpr std::uint8_t tag(Work w) { return static_cast<std::uint8_t>(w); }
 constexpr Work work_of(const sim::Op& op) { return static_cast<Work>(op.tag); }
+
+/// What sim::Op::labels hold: the micro-batch (-1: none), the model chunk (virtual
+/// stage) on the rank and the [begin, end) global layers (-1: none; naming only).
+namespace label {
+inline constexpr std::size_t microbatch = 0, chunk = 1, layer_begin = 2, layer_end = 3;
+}  // namespace label
+static_assert(sim::kOpLabels == 4, "one sim::Op label per workloads label");
+/// Label names for the engine's deadlock message ("mb3 chunk0").
+inline constexpr const char* kLabelNames[sim::kOpLabels] = {"mb", "chunk", "", ""};
 
 /// "tp", "pp", "dp", "ep", "expert-dp" ("none" for Axis::none).
 constexpr const char* axis_name(Axis a) {
