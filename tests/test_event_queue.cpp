@@ -1,5 +1,5 @@
 // tests/test_event_queue.cpp — EventQueue: total order (time, class, sequence),
-// bulk random order, determinism.
+// bulk random order, determinism; the shared 4-ary heap (sim/quad_heap.hpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/event_queue.hpp"
+#include "sim/quad_heap.hpp"
 
 using namespace ls::sim;
 
@@ -110,4 +111,18 @@ TEST_CASE("deterministic: the same operations replay identically") {
   const auto a = run(99), b = run(99);
   CHECK(a.size() > 1000);
   CHECK(a == b);
+}
+
+TEST_CASE("quad_heap: make, push and pop give sorted order, duplicates included") {
+  std::mt19937_64 rng(7);
+  std::vector<int> values(1000);
+  for (auto& v : values) v = static_cast<int>(rng() % 50);  // many duplicates
+  const auto less = [](int x, int y) { return x < y; };
+  std::vector<int> heap(values.begin(), values.begin() + 500);
+  quad_heap::make(heap, less);
+  for (std::size_t i = 500; i < values.size(); ++i) quad_heap::push(heap, values[i], less);
+  std::vector<int> out;
+  while (!heap.empty()) out.push_back(quad_heap::pop(heap, less));
+  std::sort(values.begin(), values.end());
+  CHECK(out == values);
 }
