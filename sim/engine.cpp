@@ -447,10 +447,10 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
   }
   // Point-to-point transfer: finish the send, mark the data as arrived at the peer.
   const std::int32_t rank = c.rank;
-  const Op& op = op_at(rank, static_cast<int>(Stream::pp_send), c.op_index);
+  const Op& op = op_at(rank, static_cast<int>(Stream::send), c.op_index);
   stats_[static_cast<std::size_t>(rank)].bytes_sent[op.group_slot] += c.plan->bytes_per_member * c.scale;
   const std::int64_t send_gid = cfg_.record_ops ? op_base(rank, 1) + c.op_index : -1;
-  complete_op(rank, static_cast<int>(Stream::pp_send), now);
+  complete_op(rank, static_cast<int>(Stream::send), now);
   const std::int32_t peer =
       program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
   const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
@@ -529,6 +529,12 @@ std::string Engine::slot_name(GroupSlot slot) const {
   return name.empty() ? fmt::format("slot{}", slot) : name;
 }
 
+std::string Engine::stream_name(int stream) const {
+  static constexpr const char* kGeneric[kStreamCount] = {"main", "send", "side0", "side1"};
+  const std::string& name = cfg_.stream_names[static_cast<std::size_t>(stream)];
+  return name.empty() ? kGeneric[stream] : name;
+}
+
 std::string Engine::labels_text(const Op& op) const {
   std::string out;
   for (std::size_t i = 0; i < op.labels.size(); ++i)
@@ -539,7 +545,7 @@ std::string Engine::labels_text(const Op& op) const {
 std::int32_t Engine::sender_stage(std::int32_t stage, std::uint32_t recv_index) const {
   // Error path only: scan the send streams for the op that targets this recv.
   for (std::size_t s = 0; s < program_.stages.size(); ++s)
-    for (const Op& op : program_.stages[s].streams[static_cast<std::size_t>(Stream::pp_send)])
+    for (const Op& op : program_.stages[s].streams[static_cast<std::size_t>(Stream::send)])
       if (op.kind == OpKind::send && op.peer_stage == stage && op.peer_op == recv_index) return static_cast<std::int32_t>(s);
   return -1;
 }
@@ -558,14 +564,13 @@ std::string Engine::describe_deadlock() const {
       if (shown >= 12) continue;
       ++shown;
       const Op& op = ops[ss.pos];
-      static const char* stream_names[] = {"compute", "pp_send", "dp", "prefetch"};
       std::string what;
       if (!ss.running) {
         what = "blocked on a dependency of its own rank";
         for (std::uint32_t d = 0; d < op.dep_count; ++d) {
           const OpRef& ref = sp.deps[op.dep_begin + d];
           if (ranks_[r].streams[ref.stream].pos <= ref.index) {
-            what = fmt::format("waits for its {} stream op #{}", stream_names[ref.stream], ref.index);
+            what = fmt::format("waits for its {} stream op #{}", stream_name(ref.stream), ref.index);
             break;
           }
         }
@@ -579,7 +584,7 @@ std::string Engine::describe_deadlock() const {
       } else {
         what = fmt::format("is running a {}", kind_name(op));
       }
-      msg += fmt::format("\n  rank {} (stage {}) {} stream at op #{} ({}{}): {}", r, info.stage, stream_names[s], ss.pos,
+      msg += fmt::format("\n  rank {} (stage {}) {} stream at op #{} ({}{}): {}", r, info.stage, stream_name(s), ss.pos,
                          kind_name(op), labels_text(op), what);
     }
   }

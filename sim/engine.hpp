@@ -77,9 +77,10 @@ struct EngineConfig {
   std::uint64_t seed = 0;
   std::vector<std::uint8_t> traced;     // per rank; empty = none
   bool record_ops = false;              // fill op traces for the critical path
-  /// Names of the group slots and op labels for the deadlock message (empty:
-  /// "slot<N>"; an unnamed label is not printed).
+  /// Names of the group slots, streams and op labels for the deadlock message
+  /// (empty: "slot<N>", the generic stream name; an unnamed label is not printed).
   std::array<std::string, kGroupSlots> group_slot_names;
+  std::array<std::string, kStreamCount> stream_names;
   std::array<std::string, kOpLabels> label_names;
 };
 
@@ -148,6 +149,7 @@ private:
   double jitter(double cv, std::uint64_t a, std::uint64_t b) const;
   std::string describe_deadlock() const;
   std::string slot_name(GroupSlot slot) const;
+  std::string stream_name(int stream) const;
   /// " mb3 chunk0": the named labels, each with a leading space ("" when none is named).
   std::string labels_text(const Op& op) const;
   /// The stage whose send delivers stage `stage`'s recv at compute-stream index (-1: none).

@@ -46,9 +46,11 @@ inline constexpr int kGroupSlots = 6;
 inline constexpr GroupSlot kNoGroup = 0;
 inline constexpr int kOpLabels = 4;   // Op::labels
 
-/// Streams of one rank. TP and EP collectives sit on `compute` because they block
-/// it (Megatron); the trace still draws them on their own track.
-enum class Stream : std::uint8_t { compute = 0, pp_send = 1, dp = 2, prefetch = 3 };
+/// Streams of one rank. `main` is the one whose waits count as exposed time and
+/// whose counts_as_busy ops form the busy window; recvs live on it. Sends live on
+/// `send`. `side0` and `side1` run beside main (what for is the workload's choice:
+/// workloads/vocabulary.hpp).
+enum class Stream : std::uint8_t { main = 0, send = 1, side0 = 2, side1 = 3 };
 inline constexpr int kStreamCount = 4;
 
 struct OpRef {

@@ -27,10 +27,10 @@ using sim::CollOp;
 using sim::Op;
 using sim::OpKind;
 
-constexpr int kCompute = static_cast<int>(sim::Stream::compute);
-constexpr int kPpSend = static_cast<int>(sim::Stream::pp_send);
-constexpr int kDp = static_cast<int>(sim::Stream::dp);
-constexpr int kPrefetch = static_cast<int>(sim::Stream::prefetch);
+constexpr int kCompute = static_cast<int>(stream::compute);
+constexpr int kPpSend = static_cast<int>(stream::pp_send);
+constexpr int kDp = static_cast<int>(stream::dp);
+constexpr int kPrefetch = static_cast<int>(stream::prefetch);
 
 /// Per-device compute costs, shared by every layer of the dense model.
 struct Costs {

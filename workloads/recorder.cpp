@@ -11,13 +11,11 @@ namespace {
 
 using sim::Time;
 
-std::uint8_t track_of(const sim::Op& op, int stream) {
-  switch (static_cast<sim::Stream>(stream)) {
-    case sim::Stream::pp_send: return track::pp_send;
-    case sim::Stream::dp: return track::dp;
-    case sim::Stream::prefetch: return track::prefetch;
-    case sim::Stream::compute: break;
-  }
+std::uint8_t track_of(const sim::Op& op, int stream_index) {
+  const auto on = static_cast<sim::Stream>(stream_index);
+  if (on == stream::pp_send) return track::pp_send;
+  if (on == stream::dp) return track::dp;
+  if (on == stream::prefetch) return track::prefetch;
   if (op.kind == sim::OpKind::collective)
     return axis_of(op) == Axis::ep ? track::ep : (axis_of(op) == Axis::dp ? track::prefetch : track::tp);
   if (op.kind == sim::OpKind::recv) return track::pp_recv;

@@ -142,6 +142,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   cfg.seed = sc.perturbations.jitter.seed;
   for (int ax = 0; ax < kAxisCount; ++ax)
     cfg.group_slot_names[slot(static_cast<Axis>(ax))] = axis_name(static_cast<Axis>(ax));
+  for (int s = 0; s < sim::kStreamCount; ++s) cfg.stream_names[static_cast<std::size_t>(s)] = kStreamNames[s];
   for (int l = 0; l < sim::kOpLabels; ++l) cfg.label_names[static_cast<std::size_t>(l)] = kLabelNames[l];
   std::size_t total_ops = 0;
   for (std::size_t r = 0; r < prog.ranks.size(); ++r)

@@ -32,6 +32,17 @@ enum class Work : std::uint8_t { other, forward, backward, backward_input, backw
 constexpr std::uint8_t tag(Work w) { return static_cast<std::uint8_t>(w); }
 constexpr Work work_of(const sim::Op& op) { return static_cast<Work>(op.tag); }
 
+/// What each stream of a rank carries. TP and EP collectives sit on compute because
+/// they block it (Megatron); the trace still draws them on their own track.
+namespace stream {
+inline constexpr sim::Stream compute = sim::Stream::main;
+inline constexpr sim::Stream pp_send = sim::Stream::send;
+inline constexpr sim::Stream dp = sim::Stream::side0;        // gradient reduction
+inline constexpr sim::Stream prefetch = sim::Stream::side1;  // ZeRO-3 parameter gathers
+}  // namespace stream
+/// Stream names for the engine's deadlock message, by sim::Stream value.
+inline constexpr const char* kStreamNames[sim::kStreamCount] = {"compute", "pp_send", "dp", "prefetch"};
+
 /// What sim::Op::labels hold: the micro-batch (-1: none), the model chunk (virtual
 /// stage) on the rank and the [begin, end) global layers (-1: none; naming only).
 namespace label {
