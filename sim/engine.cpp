@@ -42,7 +42,7 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
   groups_.resize(program_.groups.size() * kStreamCount);
   group_plans_.resize(program_.groups.size());
 
-  // Recv slots: each compute-stream recv of a stage gets a dense slot number so a
+  // Recv slots: each main-stream recv of a stage gets a dense slot number so a
   // rank's arrival state is a small array rather than a map.
   recv_slot_.resize(program_.stages.size());
   recv_count_.assign(program_.stages.size(), 0);

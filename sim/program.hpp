@@ -76,7 +76,7 @@ struct Op {
   std::uint8_t variant = 0;           // weighted all-to-all: 0 member i sends S·w[j] to j, 1 sends S·w[i]
   bool scaled_by_rank = false;        // compute: duration and FLOPs times RankInfo::work_scale
   std::int32_t peer_stage = -1;       // send: destination stage
-  std::uint32_t peer_op = 0;          // send: index of the matching recv on the compute stream there
+  std::uint32_t peer_op = 0;          // send: index of the matching recv on the main stream there
   std::int64_t mem_delta_bytes = 0;   // applied at completion
   std::uint32_t dep_begin = 0;        // into StageProgram::deps
   std::uint32_t dep_count = 0;
