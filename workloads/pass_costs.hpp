@@ -6,7 +6,7 @@
 //
 // MoE layers are split in two parts: the dense part (attention, router, shared
 // experts) and the routed experts, so that only the latter scales with a device's
-// expert load (sim::RankInfo::expert_scale).
+// expert load (sim::RankInfo::work_scale).
 // Cost: O(1) per query; construction O(1) (two layer_costs calls for MoE models).
 #pragma once
 

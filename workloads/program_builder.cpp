@@ -1,4 +1,5 @@
 // workloads/program_builder.cpp — see program_builder.hpp.
+#include "workloads/vocabulary.hpp"
 #include "workloads/program_builder.hpp"
 
 #include <algorithm>
@@ -31,7 +32,7 @@ BuiltProgram build_program(const Scenario& sc) {
   if (m.moe.experts > 0) {
     routing = route_tokens(m.moe, L.ep);
     out.routing = *routing;
-    if (L.ep > 1) prog.ep_share = routing->device_share;
+    if (L.ep > 1) prog.all_to_all_weight = routing->device_share;
   }
   assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
 
@@ -58,7 +59,7 @@ BuiltProgram build_program(const Scenario& sc) {
   // Every recv exists now: point each send at its peer's recv.
   for (int st = 0; st < p; ++st) prog.stages[static_cast<std::size_t>(st)] = emitters[static_cast<std::size_t>(st)].take();
   for (int st = 0; st < p; ++st) {
-    auto& sends = prog.stages[static_cast<std::size_t>(st)].streams[static_cast<std::size_t>(sim::Stream::pp_send)];
+    auto& sends = prog.stages[static_cast<std::size_t>(st)].streams[static_cast<std::size_t>(stream::pp_send)];
     for (const auto& s : emitters[static_cast<std::size_t>(st)].sends())
       sends[s.op].peer_op = emitters[static_cast<std::size_t>(s.peer_stage)].recv_index(s.gradient, s.microbatch, s.peer_chunk);
   }
