@@ -97,8 +97,7 @@ struct Totals {
 };
 
 /// Checks one rank's file against its stage template.
-void check_rank(const sim::Program& prog, int rank, const DecodedFile& f, const std::string& scenario_name,
-                const nlohmann::json& groups, Totals& t) {
+void check_rank(const sim::Program& prog, int rank, const DecodedFile& f, const nlohmann::json& groups, Totals& t) {
   CAPTURE(rank);
   const auto& info = prog.ranks[static_cast<std::size_t>(rank)];
   const auto& stage = prog.stages[static_cast<std::size_t>(info.stage)];
@@ -214,7 +213,6 @@ void check_rank(const sim::Program& prog, int rank, const DecodedFile& f, const 
   // The rank's hardware FLOPs survive, up to ½ FLOP of rounding per compute node.
   CHECK(std::fabs(flops_file - flops_program) <= 0.5 * compute_nodes);
   CHECK(flops_program > 0);
-  (void)scenario_name;
 }
 
 /// Exports `s`'s program and checks every rank; returns the totals for case-specific checks.
@@ -232,7 +230,7 @@ Totals export_and_check(const wl::Scenario& s) {
   for (int r = 0; r < static_cast<int>(prog.ranks.size()); ++r) {
     const std::string path = tools::chakra_trace_path(dir, s.name, r);
     CHECK(fs::path(path).filename().string() == s.name + "." + std::to_string(r) + ".et");
-    check_rank(prog, r, decode(path), s.name, groups, t);
+    check_rank(prog, r, decode(path), groups, t);
   }
   CHECK(summary.nodes == t.nodes);
   // Every send has exactly one recv with the same (src, dst, tag, bytes) and vice versa.

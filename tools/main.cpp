@@ -84,7 +84,7 @@ int cmd_run(const RunArgs& a) {
   if (!a.json.empty()) write_out(a.json, tools::to_json_string(r, {.include_wall_time = a.profile}));
   if (!a.trace.empty()) tools::write_chrome_trace(r, a.trace);
   tools::ChakraExportSummary chakra;
-  if (!a.chakra.empty()) {  // the program just simulated, as Chakra ETs; an unwritable DIR is the user's
+  if (!a.chakra.empty()) {  // the program just simulated, as Chakra ETs; a DIR we cannot write is a user error
     try {
       chakra = tools::write_chakra_traces(wl::build_program(sc).program, sc.name, a.chakra);
     } catch (const tools::ChakraWriteError& e) {
