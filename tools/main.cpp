@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "tools/chakra_export.hpp"
 #include "tools/plot.hpp"
 #include "tools/report_json.hpp"
 #include "tools/scenario.hpp"
@@ -32,6 +33,7 @@
 #include "tools/profile.hpp"
 #include "tools/validate.hpp"
 #include "workloads/scenario_keys.hpp"
+#include "workloads/program_builder.hpp"
 #include "workloads/simulate.hpp"
 
 #ifndef LAYOUTSIM_VERSION
@@ -72,6 +74,7 @@ struct RunArgs {
   std::string scenario;
   std::vector<std::string> sets;
   std::string json, trace;
+  std::string chakra;  // --chakra DIR
   bool quiet = false, profile = false;
 };
 
@@ -86,11 +89,23 @@ int cmd_run(const RunArgs& a) {
 
   if (!a.json.empty()) write_out(a.json, tools::to_json_string(r, {.include_wall_time = a.profile}));
   if (!a.trace.empty()) tools::write_chrome_trace(r, a.trace);
+  tools::ChakraExportSummary chakra;
+  if (!a.chakra.empty()) {  // the program just simulated, as Chakra ETs; a DIR we cannot write is a user error
+    try {
+      chakra = tools::write_chakra_traces(wl::build_program(sc).program, sc->name, a.chakra);
+    } catch (const tools::ChakraWriteError& e) {
+      fmt::print(stderr, "error: --chakra {}: {}\n", a.chakra, e.what());
+      return kExitInvalid;
+    }
+  }
   const bool table = !a.quiet && a.json != "-";
   if (table) {
     const std::string s = tools::format_summary(r);
     std::fwrite(s.data(), 1, s.size(), stdout);
     if (!a.trace.empty()) fmt::print("\nTrace written to {} (open it at https://ui.perfetto.dev)\n", a.trace);
+    if (!a.chakra.empty())
+      fmt::print("\nChakra traces written to {} ({} files, {} nodes; ASTRA-sim workload prefix {}/{})\n", a.chakra, chakra.files,
+                 chakra.nodes, a.chakra, tools::chakra_file_stem(sc->name));
   } else if (!a.quiet) {
     for (const auto& w : r.warnings) fmt::print(stderr, "warning [{}]: {}\n", w.code, w.message);
   }
@@ -330,6 +345,7 @@ int main(int argc, char** argv) {
       ->type_name("KEY=VALUE");
   run->add_option("--json", ra.json, "Write the JSON summary to FILE ('-' = stdout, replaces the table)")->type_name("FILE");
   run->add_option("--trace", ra.trace, "Write a Chrome trace (gzip when FILE ends in .gz)")->type_name("FILE");
+  run->add_option("--chakra", ra.chakra, "Write Chakra execution traces (DIR/<name>.<rank>.et, DIR/<name>.comm_groups.json)")->type_name("DIR");
   run->add_flag("--quiet,-q", ra.quiet, "Print no summary table");
   run->add_flag("--profile", ra.profile, "Print engine events, events/s, wall time and peak RSS to stderr");
 

@@ -56,21 +56,6 @@ std::string number(double v) {
   return fmt::format("{}", v);
 }
 
-const char* work_name(wl::Work w) {
-  switch (w) {
-    case wl::Work::forward: return "forward";
-    case wl::Work::backward: return "backward";
-    case wl::Work::backward_input: return "backward_input";
-    case wl::Work::backward_weight: return "backward_weight";
-    case wl::Work::recompute: return "recompute";
-    case wl::Work::optimizer: return "optimizer";
-    case wl::Work::grad_sync: return "grad_sync";
-    case wl::Work::param_gather: return "param_gather";
-    case wl::Work::other: break;
-  }
-  return "other";
-}
-
 const char* coll_abbrev(sim::CollOp c) {
   switch (c) {
     case sim::CollOp::all_reduce: return "AR";
@@ -152,7 +137,7 @@ std::string span_name(const wl::Span& s) {
       return fmt::format("{}{}{}", work_letter(s.work), mb, layers);
     case wl::Work::backward_weight: return fmt::format("W{}{}", mb, layers);
     case wl::Work::optimizer: return "opt";
-    default: return std::string(work_name(s.work)) + mb;
+    default: return std::string(wl::work_name(s.work)) + mb;
   }
 }
 

@@ -66,6 +66,21 @@ constexpr const char* axis_name(Axis a) {
 }
 
 /// The axes the reports list, in report order (expert-dp traffic is folded into dp).
+constexpr const char* work_name(Work w) {
+  switch (w) {
+    case Work::forward: return "forward";
+    case Work::backward: return "backward";
+    case Work::backward_input: return "backward_input";
+    case Work::backward_weight: return "backward_weight";
+    case Work::recompute: return "recompute";
+    case Work::optimizer: return "optimizer";
+    case Work::grad_sync: return "grad_sync";
+    case Work::param_gather: return "param_gather";
+    case Work::other: break;
+  }
+  return "other";
+}
+
 inline constexpr Axis kReportedAxes[] = {Axis::tp, Axis::pp, Axis::dp, Axis::ep};
 
 }  // namespace ls::wl
