@@ -9,6 +9,7 @@ PACKAGES=(
   libboost-graph-dev libyaml-cpp-dev libeigen3-dev
   doctest-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libbenchmark-dev zlib1g-dev
+  pybind11-dev python3-dev python3-pytest
 )
 
 missing=()
