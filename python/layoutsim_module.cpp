@@ -17,6 +17,10 @@
 
 namespace py = pybind11;
 
+#ifndef LAYOUTSIM_VERSION
+#define LAYOUTSIM_VERSION "unknown"
+#endif
+
 namespace {
 
 using ls::api::Overrides;
@@ -57,6 +61,7 @@ std::string sweep(const std::string& kind, std::string yaml, std::string name, c
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "layoutsim's native module; use the `layoutsim` package, which wraps it.";
+  m.attr("__version__") = LAYOUTSIM_VERSION;
 
   // ScenarioError carries the loader's located messages (FILE:LINE:COL: error: ...).
   static py::exception<ls::api::ScenarioError> scenario_error(m, "ScenarioError", PyExc_ValueError);

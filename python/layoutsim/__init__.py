@@ -18,10 +18,10 @@ import json
 import os
 from collections.abc import Mapping
 
-from ._core import ScenarioError
+from ._core import ScenarioError, __version__
 from . import _core
 
-__all__ = ["ScenarioError", "run", "check", "sweep", "default_scenario_yaml"]
+__all__ = ["__version__", "ScenarioError", "run", "check", "sweep", "default_scenario_yaml"]
 
 
 def _yaml_value(value):

@@ -26,6 +26,11 @@ def cli_json(*args):
     return json.loads(out.stdout)
 
 
+def test_version_is_the_commands():
+    out = subprocess.run([BIN, "--version"], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["layoutsim", layoutsim.__version__]
+
+
 def test_default_scenario_equals_cli():
     summary = layoutsim.run(None, overrides={})
     assert summary == cli_json()
@@ -62,7 +67,15 @@ def test_overrides_match_cli_set():
     assert layoutsim.run(path, overrides={"layout.microbatches": "8"}) == overridden
 
 
-def test_bad_scenario_raises_located_error():
+def test_bad_scenario_raises_located_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model:\n  preset: llama3-8b\nlayout:\n  tp: many\n")
+    with pytest.raises(layoutsim.ScenarioError) as err:
+        layoutsim.run(str(bad))
+    assert f"{bad}:4:7: error: layout.tp" in str(err.value)
+    cli = subprocess.run([BIN, "run", str(bad)], capture_output=True, text=True)
+    assert cli.returncode == 1 and str(err.value).strip() == cli.stderr.strip()  # the command's message
+
     with pytest.raises(layoutsim.ScenarioError) as err:
         layoutsim.run(None, overrides={"layout.tp": 3})
     assert re.search(r"--set:1:\d+: error: layout\.tp", str(err.value))
