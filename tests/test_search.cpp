@@ -252,3 +252,34 @@ TEST_CASE("exit codes: 2 for usage, 1 for an invalid scenario or when nothing su
   CHECK(test::run_layoutsim("search '" + test::tmp("missing.yaml") + "'").rc == 1);
   CHECK(test::run_layoutsim("search '" + p + "' --fix tp=8").rc == 1);  // 8 does not divide 4 KV heads
 }
+
+TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quotes") {
+  // The comment rounds to 4 significant figures (step time) or 3 (MFU, memory);
+  // 0.1 % relative covers that rounding.
+  const std::string file = std::string(SCENARIOS_DIR) + "/search-llama3-70b-64xh100.yaml";
+  const auto r = test::run_layoutsim("search '" + file + "' --jobs 2 --json -");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json j = json::parse(r.out);
+  const auto& n = j["counts"];
+  CHECK(n["evaluated"] == 20808);
+  long structural = 0;
+  for (const char* why : {"tp-indivisible", "ep-indivisible", "too-few-layers", "layers-indivisible", "batch-indivisible",
+                          "interleaved-microbatches"})
+    structural += n["rejected"].value(why, 0L);
+  CHECK(structural == 5382);
+  CHECK(n["rejected"]["memory"] == 13080);
+  CHECK(n["kept"] == 2346);
+  CHECK(n["simulated"] == 64);
+  const auto& best = j["candidates"][0];
+  CHECK(best["compact"] == "t4·p1·d16 z3 sp sel mbs1 1f1b");
+  CHECK(best["step_time_s"].get<double>() == doctest::Approx(13.14).epsilon(1e-3));
+  CHECK(best["mfu"].get<double>() == doctest::Approx(0.607).epsilon(1e-3));
+  CHECK(best["peak_memory_bytes"].get<double>() == doctest::Approx(67.5e9).epsilon(1e-3));
+
+  const auto run = test::run_layoutsim("run '" + file + "' --json -");
+  REQUIRE(run.rc == 0);
+  const json hand = json::parse(run.out);
+  CHECK(hand["step_time_s"].get<double>() == doctest::Approx(15.85).epsilon(1e-3));
+  CHECK(hand["mfu"].get<double>() == doctest::Approx(0.503).epsilon(1e-3));
+}

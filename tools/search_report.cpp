@@ -83,21 +83,27 @@ std::string format_search(const SearchReport& r, int top) {
   s += fmt::format("layoutsim search {}: {} GPUs, global batch {} × {} tokens, objective {}{}\n\n", r.scenario, r.devices,
                    r.global_batch, r.seq_len, objective_name(r.objective),
                    r.shard_count > 1 ? fmt::format(", shard {}/{}", r.shard_index, r.shard_count) : "");
-  const std::string head = fmt::format("{:>4}  {:<40} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}  {:<30} {}\n", "#", "layout",
-                                       "step time", "tokens/s", "MFU", "peak mem", "headroom", "bubble",
-                                       "exposed comm tp/pp/dp/ep", "");
-  s += head;
   const std::size_t rows = std::min(r.ranked.size(), static_cast<std::size_t>(std::max(0, top)));
+  // The layout column fits its longest entry (compact strings hold multi-byte '·').
+  auto width_of = [](const std::string& t) {
+    return static_cast<std::size_t>(std::count_if(t.begin(), t.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+  };
+  std::size_t w = 24;
+  for (std::size_t i = 0; i < rows; ++i) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
+  for (std::size_t i : pareto_front(r)) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
+  auto pad = [&](const std::string& t) { return t + std::string(w - std::min(w, width_of(t)), ' '); };
+  s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}  {}\n", "#", pad("layout"), "step time", "tokens/s", "MFU",
+                   "peak mem", "headroom", "bubble", "exposed comm tp / pp / dp / ep");
   for (std::size_t i = 0; i < rows; ++i) {
     const auto& c = r.ranked[i];
     const std::string exposed =
         c.simulated ? fmt::format("{} / {} / {} / {}", human_seconds(c.exposed.tp), human_seconds(c.exposed.pp),
                                   human_seconds(c.exposed.dp), human_seconds(c.exposed.ep))
                     : "-";
-    s += fmt::format("{:>4}  {:<40} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}  {:<30} {}\n", i + 1, compact_layout(c.layout),
+    s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}  {}\n", i + 1, pad(compact_layout(c.layout)),
                      human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu), human_bytes(c.peak_memory_bytes),
                      c.fits ? human_bytes(r.memory_capacity_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
-                     exposed, c.simulated ? "" : "(estimate)");
+                     c.simulated ? exposed : "(estimate, not simulated)");
   }
   if (r.ranked.size() > rows) s += fmt::format("      ... {} more (--top K shows more; --csv/--json hold all)\n", r.ranked.size() - rows);
 
@@ -106,7 +112,7 @@ std::string format_search(const SearchReport& r, int top) {
     s += "\nPareto front, step time vs peak memory (simulated candidates):\n";
     for (std::size_t i : front) {
       const auto& c = r.ranked[i];
-      s += fmt::format("      {:<40} {:>10} {:>10}\n", compact_layout(c.layout), human_seconds(c.step_time_s),
+      s += fmt::format("      {} {:>10} {:>10}\n", pad(compact_layout(c.layout)), human_seconds(c.step_time_s),
                        human_bytes(c.peak_memory_bytes));
     }
   }
