@@ -119,7 +119,7 @@ TEST_CASE("compact layout string") {
   tools::SearchLayout l;
   l.tp = 8, l.pp = 16, l.dp = 16, l.zero = 1, l.sequence_parallel = true, l.recompute = wl::Recompute::selective;
   l.schedule = wl::Schedule::interleaved_1f1b, l.virtual_stages = 2;
-  CHECK(tools::compact_layout(l) == "t8·p16(v2)·d16 z1 sp sel mbs1 i1f1b");
+  CHECK(tools::compact_layout(l) == "t8·p16(v2)·d16 z1 sp sel mbs1 1f1b");
   l.schedule = wl::Schedule::one_f_one_b, l.virtual_stages = 1, l.stage_layers = wl::StageLayersMode::balanced;
   l.placement = {"tp", "pp", "dp"};
   CHECK(tools::compact_layout(l) == "t8·p16(bal)·d16 z1 sp sel mbs1 1f1b [tp,pp,dp]");

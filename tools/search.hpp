@@ -55,8 +55,8 @@ struct SearchLayout {
 
 /// "t8·p16(v2)·d16 z1 sp sel mbs1 1f1b": degrees (ep as ·e4 when > 1; "bal" inside
 /// the pp parentheses for balanced stage layers), ZeRO stage, "sp" when on, "sel" or
-/// "full" recompute, micro-batch size, schedule, and the placement when it is not
-/// the default [tp, dp, pp].
+/// "full" recompute, micro-batch size, schedule ("1f1b" for interleaved-1f1b too: the
+/// "(vN)" says it is interleaved), and the placement when it is not [tp, dp, pp].
 std::string compact_layout(const SearchLayout& l);
 const char* recompute_name(wl::Recompute r);
 const char* stage_layers_name(wl::StageLayersMode m);

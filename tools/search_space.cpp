@@ -30,7 +30,7 @@ const char* schedule_short(wl::Schedule s) {
   switch (s) {
     case wl::Schedule::gpipe: return "gpipe";
     case wl::Schedule::one_f_one_b: return "1f1b";
-    case wl::Schedule::interleaved_1f1b: return "i1f1b";
+    case wl::Schedule::interleaved_1f1b: return "1f1b";  // the "(vN)" after pN says it is interleaved
     case wl::Schedule::zb_h1: return "zb-h1";
   }
   return "?";
