@@ -283,3 +283,37 @@ TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quo
   CHECK(hand["step_time_s"].get<double>() == doctest::Approx(15.85).epsilon(1e-3));
   CHECK(hand["mfu"].get<double>() == doctest::Approx(0.503).epsilon(1e-3));
 }
+
+TEST_CASE("CSV shards concatenate: sorted by (tier, step_time_s, index) they are the single run's CSV") {
+  // With --simulate-top 0 nothing depends on which shard a candidate fell in, so the
+  // merge is byte-identical (the README's `sort -t, -k1,1n -k2,2g -k3,3n` does this).
+  const std::string p = tiny_path();
+  auto rows_of = [](const std::string& csv) {
+    std::vector<std::string> rows;
+    std::size_t start = csv.find('\n') + 1;
+    while (start < csv.size()) {
+      const std::size_t end = csv.find('\n', start);
+      rows.push_back(csv.substr(start, end - start));
+      start = end + 1;
+    }
+    return rows;
+  };
+  const auto all = test::run_layoutsim("search '" + p + "' --simulate-top 0 --csv -");
+  REQUIRE(all.rc == 0);
+  std::vector<std::string> merged;
+  std::string header;
+  for (int i = 0; i < 3; ++i) {
+    const auto part = test::run_layoutsim("search '" + p + "' --simulate-top 0 --csv - --shard " + std::to_string(i) + "/3");
+    REQUIRE(part.rc == 0);
+    header = part.out.substr(0, part.out.find('\n'));
+    for (auto& r : rows_of(part.out)) merged.push_back(r);
+  }
+  auto key = [](const std::string& row) {
+    const std::size_t c1 = row.find(','), c2 = row.find(',', c1 + 1), c3 = row.find(',', c2 + 1);
+    const std::string step = row.substr(c1 + 1, c2 - c1 - 1);
+    return std::make_tuple(std::stoi(row.substr(0, c1)), step.empty() ? 0.0 : std::stod(step), std::stol(row.substr(c2 + 1, c3 - c2 - 1)));
+  };
+  std::stable_sort(merged.begin(), merged.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  CHECK(header == all.out.substr(0, all.out.find('\n')));
+  CHECK(merged == rows_of(all.out));
+}

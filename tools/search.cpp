@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <tuple>
@@ -33,19 +34,20 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-/// Calls fn(i) for i in [0, n) on `threads` threads. fn must not throw (the callers
+/// Calls fn(i, worker) for i in [0, n) on `threads` threads, worker ∈ [0, threads)
+/// naming the calling thread (for per-thread state). fn must not throw (the callers
 /// catch per item) and writes only its own slot, so the outcome is independent of
 /// the thread count and of the order the items finish in.
 template <class Fn>
 void parallel_for(std::size_t n, int threads, Fn fn) {
   std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < n; i = next++) fn(i);
+  auto worker = [&](std::size_t w) {
+    for (std::size_t i = next++; i < n; i = next++) fn(i, w);
   };
   const auto count = static_cast<std::size_t>(std::max(1, threads));
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < std::min(count, n); ++t) pool.emplace_back(worker);
-  worker();
+  for (std::size_t t = 1; t < std::min(count, n); ++t) pool.emplace_back(worker, t);
+  worker(0);
   for (auto& t : pool) t.join();
 }
 
@@ -223,15 +225,18 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   rep.evaluated = mine.size();
 
   // Stage 2: the analytic estimate of every candidate the rules left.
-  const auto cluster = topo::Cluster::build(wl::effective_cluster(base));
+  // One cluster per thread: a Cluster's route cache is not thread-safe (cluster.hpp).
+  std::vector<std::optional<topo::Cluster>> clusters(static_cast<std::size_t>(rep.threads));
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < mine.size(); ++i)
     if (mine[i].rejected.empty()) todo.push_back(i);
   std::vector<Estimate> est(todo.size());
-  parallel_for(todo.size(), rep.threads, [&](std::size_t k) {
+  parallel_for(todo.size(), rep.threads, [&](std::size_t k, std::size_t worker) {
     try {
-      est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), cluster);
-    } catch (const std::exception& ex) {
+      auto& cluster = clusters[worker];
+      if (!cluster) cluster.emplace(topo::Cluster::build(wl::effective_cluster(base)));
+      est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), *cluster);
+    } catch (const std::exception&) {
       est[k].rejected = "analytic-error";
     }
   });
@@ -262,7 +267,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   const auto t1 = Clock::now();
   const std::size_t top = std::min(kept.size(), static_cast<std::size_t>(std::max(0, opts.simulate_top)));
   std::vector<std::string> failed(top);
-  parallel_for(top, rep.threads, [&](std::size_t k) {
+  parallel_for(top, rep.threads, [&](std::size_t k, std::size_t) {
     CandidateOutcome& o = kept[k];
     try {
       const wl::ResolvedScenario sc = wl::resolve(candidate_scenario(base, rep.global_batch, o.layout));
@@ -278,7 +283,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
       o.bubble_fraction = r.bubble_fraction;
       o.exposed = {r.comm[static_cast<int>(wl::Axis::tp)].exposed_s, r.comm[static_cast<int>(wl::Axis::pp)].exposed_s,
                    r.comm[static_cast<int>(wl::Axis::dp)].exposed_s, r.comm[static_cast<int>(wl::Axis::ep)].exposed_s};
-    } catch (const std::exception& ex) {
+    } catch (const std::exception&) {
       failed[k] = "simulation-error";
     }
   });
