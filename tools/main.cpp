@@ -266,18 +266,10 @@ int cmd_search(const SearchArgs& a) {
   if (a.objective == "cost")
     throw UsageError("--objective cost needs a GPU-hour price, which scenarios cannot give yet (training.gpu_hour_price)");
   o.objective = a.objective == "tokens_per_s" ? tools::SearchObjective::tokens_per_s : tools::SearchObjective::step_time;
-  if (!a.shard.empty()) {
-    const auto slash = a.shard.find('/');
-    try {
-      std::size_t u1 = 0, u2 = 0;
-      o.shard_index = std::stoi(a.shard.substr(0, slash), &u1);
-      o.shard_count = std::stoi(a.shard.substr(slash + 1), &u2);
-      if (slash == std::string::npos || u1 != slash || u2 != a.shard.size() - slash - 1) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("--shard '{}': expected I/N, e.g. 0/4", a.shard));
-    }
-    if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
-      throw UsageError(fmt::format("--shard {}: need 0 <= I < N", a.shard));
+  try {
+    if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = tools::parse_shard(a.shard);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
   const tools::SearchReport rep = tools::run_search(base, o);
   if (!a.csv.empty()) write_out(a.csv, tools::search_csv(rep));

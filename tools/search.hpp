@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -91,6 +92,9 @@ std::vector<std::string> search_axis_keys();
 /// written "tp/dp/pp". Throws std::invalid_argument (a usage error) on an unknown key
 /// or a malformed value.
 void apply_axis_option(SearchAxes& axes, const std::string& text, bool fix);
+
+/// "I/N" → (I, N) with 0 ≤ I < N. Throws std::invalid_argument (a usage error).
+std::pair<int, int> parse_shard(const std::string& text);
 
 /// One enumerated point. `rejected` is the reason it was dropped ("" = kept so far).
 struct Candidate {

@@ -58,7 +58,7 @@ int parse_int(const std::string& key, const std::string& v, int lo, int hi) {
     used = 0;
   }
   if (used != v.size() || v.empty() || x < lo || x > hi)
-    throw std::invalid_argument(fmt::format("--vary/--fix {}: '{}' is not an integer in {}..{}", key, v, lo, hi));
+    throw std::invalid_argument(fmt::format("{}: '{}' is not an integer in {}..{}", key, v, lo, hi));
   return static_cast<int>(x);
 }
 
@@ -176,7 +176,7 @@ void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
   for (auto& v : ax.values) vals.push_back(strip(v));
   auto ints = [&](int lo, int hi) {
     std::vector<int> out;
-    for (const auto& v : vals) out.push_back(parse_int(key, v, lo, hi));
+    for (const auto& v : vals) out.push_back(parse_int("--vary/--fix " + key, v, lo, hi));
     return out;
   };
   constexpr int kMaxDegree = 1 << 20;
@@ -210,6 +210,15 @@ void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
     for (const auto& k : search_axis_keys()) known += (known.empty() ? "" : ", ") + k;
     throw std::invalid_argument(fmt::format("--vary/--fix: unknown axis '{}' (axes: {})", ax.key, known));
   }
+}
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) throw std::invalid_argument(fmt::format("--shard '{}': expected I/N, e.g. 0/4", text));
+  const int index = parse_int("--shard I", text.substr(0, slash), 0, 1 << 30);
+  const int count = parse_int("--shard N", text.substr(slash + 1), 1, 1 << 30);
+  if (index >= count) throw std::invalid_argument(fmt::format("--shard {}: need 0 <= I < N", text));
+  return {index, count};
 }
 
 std::int64_t base_global_batch(const wl::Scenario& base) {
