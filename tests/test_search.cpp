@@ -139,6 +139,12 @@ TEST_CASE("pruning counts add up: evaluated = rejected + kept; rejected candidat
   for (std::size_t i = 0; i < rep.ranked.size(); ++i) CHECK(rep.ranked[i].simulated == (i < 8));
   for (std::size_t i = 1; i < 8; ++i) CHECK(rep.ranked[i - 1].step_time_s <= rep.ranked[i].step_time_s);
   for (const auto& c : rep.ranked) CHECK(c.peak_memory_bytes <= rep.memory_capacity_bytes);
+  // The analytic stage applies the layout rules without wl::resolve: every kept
+  // candidate must resolve, and every "invalid-*" one must not.
+  for (const auto& c : rep.ranked) CHECK_NOTHROW(wl::resolve(tools::candidate_scenario(*base, 16, c.layout)));
+  for (const auto& c : rep.rejected)
+    if (c.rejected.rfind("invalid-", 0) == 0)
+      CHECK_THROWS_AS(wl::resolve(tools::candidate_scenario(*base, 16, c.layout)), wl::InvalidScenario);
 }
 
 TEST_CASE("the memory bound that prunes before building is below the plan's peak") {
@@ -170,6 +176,14 @@ TEST_CASE("--fix pins an axis, --vary replaces its list; bad options are usage e
     CHECK(c.layout.recompute == wl::Recompute::full);
     CHECK((c.layout.microbatch_size == 1 || c.layout.microbatch_size == 2));
   }
+  // v = 1 with interleaved-1f1b passes the structural rules; the loader's rule rejects it.
+  auto ov = options(*base);
+  tools::apply_axis_option(ov.axes, "v=1,2", false);
+  ov.simulate_top = 0;
+  const auto repv = tools::run_search(base, ov);
+  CHECK(repv.rejected_by_reason.count("invalid-virtual_stages") == 1);
+  for (const auto& c : repv.rejected)
+    if (c.rejected == "invalid-virtual_stages") CHECK(c.layout.virtual_stages == 1);
   CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "tp=2,4", true), std::invalid_argument);
   CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "nonsense=1", false), std::invalid_argument);
   CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "zero=4", false), std::invalid_argument);

@@ -19,6 +19,7 @@
 #include "topology/planner.hpp"
 #include "workloads/plan.hpp"
 #include "workloads/program_builder.hpp"
+#include "workloads/layout.hpp"
 #include "workloads/pass_costs.hpp"
 #include "workloads/schedule.hpp"
 #include "workloads/simulate.hpp"
@@ -137,19 +138,23 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
 
 /// Stage 2 for one candidate: the resolver's rules, the memory peak of the built
 /// program (the numbers `layoutsim check` prints), and the estimate.
-Estimate analyze(const wl::Scenario& candidate, const topo::Cluster& cluster) {
+///
+/// `candidate` is the resolved base with a complete layout (candidate_scenario), so
+/// of wl::resolve's three stages only the layout rules (wl::validate) can fail: the
+/// derived fields it sets (dp, micro-batches) are set, and the cluster and its
+/// perturbations are the base's, already checked. Skipping resolve's topology build
+/// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
+/// simulation stage resolves its candidates in full.
+Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
   Estimate e;
-  std::optional<wl::ResolvedScenario> resolved;
-  try {
-    resolved.emplace(wl::resolve(candidate));
-  } catch (const wl::InvalidScenario& ex) {
-    const auto& issues = ex.issues();
-    std::string key = issues.empty() ? std::string("scenario") : issues.front().key_path;
+  std::vector<wl::LayoutError> errors = wl::validate(sc);
+  if (sc.layout.microbatches > wl::kMaxMicrobatches) errors.push_back({"layout.global_batch", "too many micro-batches", ""});
+  if (!errors.empty()) {
+    std::string key = errors.front().key_path;
     if (key.rfind("layout.", 0) == 0) key = key.substr(7);
     e.rejected = "invalid-" + (key.empty() ? std::string("layout") : key);
     return e;
   }
-  const wl::Scenario& sc = resolved->scenario();
   // Most candidates that do not fit are caught here, without building the program.
   e.peak_bytes = memory_lower_bound(sc);
   if (e.peak_bytes > sc.gpu.memory_bytes) {

@@ -308,7 +308,8 @@ wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_ba
   L.recompute = l.recompute;
   L.microbatch_size = l.microbatch_size;
   L.global_batch = global_batch;
-  L.microbatches = static_cast<int>(std::max<std::int64_t>(1, l.microbatches));
+  // Clamped: a count past the limit stays past it (and is rejected) without overflowing int.
+  L.microbatches = static_cast<int>(std::clamp<std::int64_t>(l.microbatches, 1, wl::kMaxMicrobatches + 1));
   L.schedule = l.schedule;
   L.virtual_stages = l.virtual_stages;
   L.stage_layers_mode = l.stage_layers;
