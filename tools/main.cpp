@@ -25,6 +25,7 @@
 #include "tools/plot.hpp"
 #include "tools/report_json.hpp"
 #include "tools/scenario.hpp"
+#include "tools/search.hpp"
 #include "tools/summary.hpp"
 #include "tools/sweep.hpp"
 #include "tools/trace.hpp"
@@ -256,6 +257,51 @@ int cmd_sweep(const SweepArgs& a) {
 }
 
 
+// ---------------------------------------------------------------- search
+// The search itself: tools/search.hpp. Here: options, outputs, exit code (0 when a
+// candidate ran, 1 when none survived pruning).
+struct SearchArgs {
+  std::string scenario, csv, json, emit, objective = "step_time", shard;
+  std::vector<std::string> vary, fix;
+  int top = 20, simulate_top = 64, jobs = 0;
+};
+
+int cmd_search(const SearchArgs& a) {
+  const wl::ResolvedScenario base = load(a.scenario, {});
+  tools::SearchOptions o;
+  o.axes = tools::default_axes(base.scenario());
+  o.simulate_top = a.simulate_top;
+  o.jobs = a.jobs;
+  try {
+    for (const auto& v : a.vary) tools::apply_axis_option(o.axes, v, false);
+    for (const auto& f : a.fix) tools::apply_axis_option(o.axes, f, true);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (a.objective == "cost")
+    throw UsageError("--objective cost needs a GPU-hour price, which scenarios cannot give yet (training.gpu_hour_price)");
+  o.objective = a.objective == "tokens_per_s" ? tools::SearchObjective::tokens_per_s : tools::SearchObjective::step_time;
+  try {
+    if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = tools::parse_shard(a.shard);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const tools::SearchReport rep = tools::run_search(base, o);
+  if (!a.csv.empty()) write_out(a.csv, tools::search_csv(rep));
+  if (!a.json.empty()) write_out(a.json, tools::search_json(rep).dump(2) + "\n");
+  if (!a.emit.empty() && !rep.ranked.empty())
+    write_out(a.emit, tools::emit_scenario_yaml(tools::read_text_file(a.scenario), a.scenario, rep, rep.ranked.front()));
+  if (a.csv != "-" && a.json != "-" && a.emit != "-") {
+    const std::string s = tools::format_search(rep, a.top);
+    std::fwrite(s.data(), 1, s.size(), stdout);
+  }
+  if (rep.ranked.empty()) {
+    fmt::print(stderr, "search: no candidate survived pruning ({} evaluated; see the counts)\n", rep.evaluated);
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
 // ---------------------------------------------------------------- validate / calibrate
 // Runs files: tools/validate.hpp; the shipped set: validation/ (README.md there).
 #ifndef LAYOUTSIM_VALIDATION_DIR
@@ -364,6 +410,22 @@ int main(int argc, char** argv) {
   sweep->add_option("--plot", sa.plot, "Write an SVG plot of step time and bubble fraction")->type_name("FILE.svg");
   sweep->add_option("--jobs,-j", sa.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
 
+  SearchArgs sra;
+  auto* search = app.add_subcommand("search", "Search the layouts of a scenario's cluster, model and global batch for the fastest");
+  search->add_option("scenario", sra.scenario, "Scenario YAML file (cluster, model, global batch)")->required();
+  search->add_option("--vary", sra.vary, "KEY=V1,V2,...: the values of one axis (repeatable; keys: tp pp dp ep cp zero sp recompute mbs schedule v stage_layers placement)")
+      ->allow_extra_args(false)->type_name("KEY=LIST");
+  search->add_option("--fix", sra.fix, "KEY=V: pin one axis (repeatable)")->allow_extra_args(false)->type_name("KEY=VALUE");
+  search->add_option("--top", sra.top, "Rows of the printed table (default 20)")->check(CLI::NonNegativeNumber);
+  search->add_option("--simulate-top", sra.simulate_top, "Simulate the best K by the analytic estimate (default 64)")->check(CLI::NonNegativeNumber);
+  search->add_option("--objective", sra.objective, "Rank by step_time (default), tokens_per_s or cost")
+      ->check(CLI::IsMember({"step_time", "tokens_per_s", "cost"}));
+  search->add_option("--csv", sra.csv, "Write one CSV row per candidate ('-' = stdout)")->type_name("FILE");
+  search->add_option("--json", sra.json, "Write {candidates, pareto, counts, wall_s} JSON ('-' = stdout)")->type_name("FILE");
+  search->add_option("--emit", sra.emit, "Write the winner as a runnable scenario file")->type_name("BEST.yaml");
+  search->add_option("--jobs,-j", sra.jobs, "Parallel threads (default: hardware threads)")->check(CLI::NonNegativeNumber);
+  search->add_option("--shard", sra.shard, "Evaluate only candidates with index mod N == I (job arrays)")->type_name("I/N");
+
   std::string check_path;
   auto* check = app.add_subcommand("check", "Parse and validate a scenario, print the plan and memory budget (no simulation)");
   check->add_option("scenario", check_path, "Scenario YAML file")->required();
@@ -414,6 +476,7 @@ int main(int argc, char** argv) {
     if (*validate) return cmd_validate(va);
     if (*calibrate) return cmd_calibrate(ca);
     if (*keys) return cmd_keys(keys_markdown);
+    if (*search) return cmd_search(sra);
     if (*sweep) {
       // Axes in command-line order, interleaving --microbatches and --set as given.
       // A malformed list is a usage error (2), not an invalid scenario (1).
