@@ -44,7 +44,7 @@ const char* kRuns = R"(runs:
       cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
       model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
       layout: {dp: 8, zero: 3, microbatch_size: 2, microbatches: 3}
-    measured: {step_time: "8 ms"}
+    measured: {step_time: "11 ms"}
   - name: tiny-tokens
     scenario:
       cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 8}
@@ -61,7 +61,7 @@ TEST_CASE("runs file: inline scenarios, both measurement kinds, default gpu grou
   const auto rows = read_runs_file(path);
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].name == "tiny-step");
-  CHECK(rows[0].measured_step_s == doctest::Approx(0.008).epsilon(1e-12));
+  CHECK(rows[0].measured_step_s == doctest::Approx(0.011).epsilon(1e-12));
   CHECK(rows[0].groups.size() == 2);
   CHECK(rows[0].scenario.layout.zero == 3);
   // tokens/s → step time: 8 · 2 · 3 · 1024 = 49152 tokens per step at 2949120 tokens/s = 1/60 s.
@@ -192,9 +192,9 @@ TEST_CASE("layoutsim validate / calibrate: outputs, profile round trip, exit cod
   CHECK(j["rows"][0]["id"] == "tiny-step");
   CHECK(j["groups"].contains("parallelism:fsdp-full"));
 
-  // Calibrate the one H100 run's efficiency: one run, one constant, so the fit is exact.
+  // Calibrate the one H100 run's GEMM fraction: one run, one constant, so the fit is exact.
   const std::string prof = test::tmp("cli_profile.yaml");
-  r = test::run_layoutsim("calibrate '" + runs + "' --gpu h100-sxm --fit matmul_efficiency --out '" + prof + "' --json -");
+  r = test::run_layoutsim("calibrate '" + runs + "' --gpu h100-sxm --fit gemm_sustained_fraction --out '" + prof + "' --json -");
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   j = nlohmann::json::parse(r.out);
   CHECK(j["gpu"] == "h100-sxm");

@@ -280,8 +280,9 @@ int cmd_calibrate(const CalibrateArgs& a) {
   if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
   if (rows.empty()) throw std::invalid_argument(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
   std::vector<tools::TunableConstant> constants;
+  if (a.fit.empty()) constants = tools::default_fit_constants();
   for (const auto& tc : tools::gpu_constants())
-    if (a.fit.empty() || ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
+    if (!a.fit.empty() && ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
   if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", a.fit));
   const tools::Calibration c = tools::calibrate(rows, constants, {.jobs = a.jobs, .max_iterations = a.iterations});
   if (!a.json.empty()) write_out(a.json, tools::calibration_json(c).dump(2) + "\n");

@@ -268,7 +268,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   if (auto errs = validate(sc); !errs.empty())
     throw std::invalid_argument(fmt::format("{}: {}", errs.front().key_path, errs.front().message));
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
-  topo::Planner planner(cluster, sc.cluster.ideal_network);
+  topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
   sim::FlowNetwork net(cluster.link_bandwidths());
   for (const auto& lf : sc.perturbations.links) {
     if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)

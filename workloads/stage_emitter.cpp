@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
 
 namespace ls::wl {
@@ -43,16 +42,6 @@ Op base_op(OpKind kind, Work work, int microbatch, int chunk, int layer_begin, i
   return op;
 }
 
-Op compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
-              std::int64_t mem_delta) {
-  Op op = base_op(OpKind::compute, work, microbatch, chunk, layer_begin, layer_end);
-  op.duration = cost.time;
-  op.hw_flops = cost.hardware_flops;
-  op.model_flops = cost.model_flops;
-  op.mem_delta_bytes = mem_delta;
-  return op;
-}
-
 Op collective_op(Axis axis, CollOp coll, Work work, int microbatch, int chunk, int layer_begin, int layer_end, double bytes,
                  int repeat) {
   Op op = base_op(OpKind::collective, work, microbatch, chunk, layer_begin, layer_end);
@@ -77,6 +66,17 @@ Op pipeline_op(OpKind kind, Work work, int microbatch, int chunk, double bytes, 
 }
 
 }  // namespace
+
+Op StageEmitter::compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
+                             std::int64_t mem_delta) {
+  Op op = base_op(OpKind::compute, work, microbatch, chunk, layer_begin, layer_end);
+  op.duration = cost.time;
+  op.hw_flops = cost.hardware_flops;
+  op.model_flops = cost.model_flops;
+  op.mem_delta_bytes = mem_delta;
+  compute_breakdown_ += cost.breakdown;
+  return op;
+}
 
 StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayers>& chunks, int stage)
     : s_(*in.scenario),
@@ -142,8 +142,8 @@ void StageEmitter::emit_forward(const Site& at) {
         builder_.add(Stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
   if (mc == 0 && !L.embedding_free) {
-    builder_.add(Stream::compute,
-                 compute_op(Work::forward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::forward), 0));
+    builder_.add(Stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::forward),
+                                             static_cast<std::int64_t>(bytes_.embedding)));
     tp_all_reduce(Pass::forward, at, -1, 0, 1);  // vocab-parallel embedding all-reduce
   }
   for (int l = cl.begin; l < cl.end; ++l) {
@@ -190,7 +190,8 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
   if (mc == 0 && !L.embedding_free)
-    builder_.add(Stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward), 0));
+    builder_.add(Stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward),
+                                             -static_cast<std::int64_t>(bytes_.embedding)));
   if (last_gradient) reduce_chunk_gradients(at.chunk);
   if (mc > 0) {
     const int peer = (mc - 1) % p;
@@ -217,7 +218,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
   const auto& L = s_.layout;
   const bool moe = layer_is_moe(s_.model, l);
   const LayerKind kind = moe ? LayerKind::moe : LayerKind::dense;
-  const auto act = static_cast<std::int64_t>(bytes_.activation_per_layer);
+  const auto act = static_cast<std::int64_t>(layer_activation(s_, bytes_, l));
   auto compute = [&](const PassCost& cost, std::int64_t mem_delta) {
     add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1, cost, mem_delta), gather);
   };
@@ -236,7 +237,8 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
     case Pass::recompute: {
       // An MoE layer's recompute replays no TP or EP communication (as if the
       // dispatched tokens were kept): a simplification of the model.
-      const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(bytes_.activation_full_layer) : 0;
+      const double full = moe ? bytes_.activation_full_moe_layer : bytes_.activation_full_layer;
+      const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(full) : 0;
       compute(costs_.layer(kind, pass), held);
       if (!moe) tp_all_reduce(pass, at, l, l + 1, 2);
       else if (L.recompute == Recompute::full) expert_op_for(pass, at, l);
@@ -270,12 +272,8 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
 }
 
 void StageEmitter::emit_optimizer(const StageParams& stage_params) {
-  const auto& pr = s_.precision;
-  // Adam reads and writes master, both moments and the weights, and reads the grads.
-  const double opt_bytes = optimizer_params(s_, stage_params) * (2.0 * (pr.master + pr.optimizer + pr.weights) + pr.gradients);
-  // Adam's ~10 element-wise FLOP per parameter are not counted as hardware FLOPs
-  // (Megatron's HFU counts matmul work only), so FLOPs are conserved across layouts.
-  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, PassCost{compute_time(s_.gpu, 0, opt_bytes, 1e9), 0, 0}, 0);
+  // Gradient clipping and Adam on the shard this device updates (no counted FLOPs).
+  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, costs_.optimizer(optimizer_params(s_, stage_params)), 0);
   // Memory-bound, after every gradient is reduced.
   if (any_gradient_sync_) builder_.add(Stream::compute, opt, {builder_.last(Stream::dp)});
   else builder_.add(Stream::compute, opt);
