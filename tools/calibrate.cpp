@@ -164,13 +164,13 @@ std::vector<RowOutcome> predict_rows(const std::vector<RunRow>& rows, const std:
 }  // namespace
 
 Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants, const CalibrateOptions& opt) {
-  if (rows.empty()) throw RunsFileError("calibrate: no runs to fit");
-  if (constants.empty()) throw RunsFileError("calibrate: no constants to fit");
+  if (rows.empty()) throw std::invalid_argument("calibrate: no runs to fit");
+  if (constants.empty()) throw std::invalid_argument("calibrate: no constants to fit");
   Calibration c;
   c.gpu = rows.front().scenario.gpu.name;
   for (const auto& row : rows)
     if (row.scenario.gpu.name != c.gpu)
-      throw RunsFileError(fmt::format("calibrate: runs use GPU '{}' and '{}'; choose one with --gpu", c.gpu, row.scenario.gpu.name));
+      throw std::invalid_argument(fmt::format("calibrate: runs use GPU '{}' and '{}'; choose one with --gpu", c.gpu, row.scenario.gpu.name));
 
   const auto n = static_cast<Eigen::Index>(constants.size());
   Eigen::VectorXd start(n), lower(n), upper(n);
