@@ -90,6 +90,13 @@ std::vector<ComputeProfile> presets() {
 
 int round_to_int(double v) { return static_cast<int>(std::lround(v)); }
 
+// Bounds are the physical ranges a fit may use (calibrate pins a constant on a bound
+// rather than leave them): GEMM fraction 0.45–0.95 (the top: no library reaches the
+// dense peak, [MAMF] best 0.78–0.87 on these parts; the bottom: sustained clocks under a
+// training power cap below the boost clock the peak is quoted at, an assumption);
+// HBM fraction 0.6–0.95 ([A100BW] ~0.9 best; short eager kernels do not stream at full
+// rate, the bottom an assumption); launch overhead 1–20 us (a kernel launch is a few us;
+// 20 us: an eager framework's CPU dispatch per op, an assumption).
 // Captureless lambdas convert to the table's function pointers.
 const std::array<ProfileConstant, 10> kConstants{{
     {"sm_count", "SMs", "streaming multiprocessors: GEMM tiles that run at once (one wave)", 1, 1024, true,
@@ -101,7 +108,7 @@ const std::array<ProfileConstant, 10> kConstants{{
     {"tile_n", "elements", "columns of C per GEMM thread-block tile (tile quantisation)", 16, 512, true,
      [](const ComputeProfile& p) { return static_cast<double>(p.tile_n); },
      [](ComputeProfile& p, double v) { p.tile_n = round_to_int(v); }},
-    {"gemm_sustained_fraction", "fraction", "achieved/peak of an exactly tiled, deep-K GEMM", 0.3, 1.0, false,
+    {"gemm_sustained_fraction", "fraction", "achieved/peak of an exactly tiled, deep-K GEMM", 0.45, 0.95, false,
      [](const ComputeProfile& p) { return p.gemm_sustained_fraction; },
      [](ComputeProfile& p, double v) { p.gemm_sustained_fraction = v; }},
     {"gemm_min_k", "elements", "K depth a tile needs to hide its prologue and epilogue", 0, 4096, false,
@@ -115,9 +122,9 @@ const std::array<ProfileConstant, 10> kConstants{{
     {"attention_block", "tokens", "query/key block of the attention kernel (causal skip granularity)", 16, 256, true,
      [](const ComputeProfile& p) { return static_cast<double>(p.attention_block); },
      [](ComputeProfile& p, double v) { p.attention_block = round_to_int(v); }},
-    {"hbm_fraction", "fraction", "achieved/datasheet HBM bandwidth of a streaming kernel", 0.3, 1.0, false,
+    {"hbm_fraction", "fraction", "achieved/datasheet HBM bandwidth of a streaming kernel", 0.6, 0.95, false,
      [](const ComputeProfile& p) { return p.hbm_fraction; }, [](ComputeProfile& p, double v) { p.hbm_fraction = v; }},
-    {"launch_overhead", "s", "GPU time between two dependent kernels, paid once per kernel", 0, 50e-6, false,
+    {"launch_overhead", "s", "GPU time between two dependent kernels, paid once per kernel", 1e-6, 20e-6, false,
      [](const ComputeProfile& p) { return p.launch_overhead_s; },
      [](ComputeProfile& p, double v) { p.launch_overhead_s = v; }},
 }};

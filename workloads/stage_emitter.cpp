@@ -117,10 +117,18 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
                          : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
     if (grad) last_gradient_item[static_cast<std::size_t>(it.chunk)] = i;
   }
+  // ZeRO-2/3 (DeepSpeed stages 2 and 3, PyTorch FSDP SHARD_GRAD_OP / FULL_SHARD) keep
+  // only their gradient shard, so every micro-batch's backward reduce-scatters its
+  // gradients (accumulating unsharded gradients would cost the memory the sharding
+  // saves). ZeRO-0/1 accumulate locally and reduce once, after the last micro-batch.
+  const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp > 1;
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {
     const auto& it = items[static_cast<std::size_t>(i)];
     const Site at{it.microbatch, it.chunk};
-    const bool last_gradient = i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
+    const bool gradient_item = zb ? it.kind == ItemKind::backward_weight
+                                  : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
+    const bool last_gradient =
+        reduce_every_microbatch ? gradient_item : i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
     switch (it.kind) {
       case ItemKind::forward: emit_forward(at); break;
       case ItemKind::backward: emit_backward(at, Pass::backward, !zb && last_gradient); break;
