@@ -11,7 +11,7 @@
 //
 // What each op of the rank's stage template becomes:
 //  * compute → COMP_NODE: duration_micros = nominal duration × expert load
-//    (RankInfo::expert_scale for expert work, as the engine applies it), rounded to
+//    (RankInfo::work_scale for expert work, as the engine applies it), rounded to
 //    the nearest microsecond; attributes num_ops (hardware FLOPs, same scaling,
 //    rounded), duration_ps (the exact duration; Chakra has no finer field).
 //  * collective → COMM_COLL_NODE: comm_type, comm_size (per-rank buffer bytes S, the
@@ -36,7 +36,7 @@
 // JSON: {"<pg_name>": [ranks in ring order], ...}, one entry per Program::groups
 // entry; pg_name = group index + 1 (ASTRA-sim reads "0" and "" as "all ranks").
 //
-// Not representable: skewed MoE routing (Program::ep_share) — the all-to-all's
+// Not representable: skewed MoE routing (Program::all_to_all_weight) — the all-to-all's
 // comm_size is the uniform buffer S; the engine's perturbations (compute_cv, ...).
 //
 // Cost: O(stages · ops) to order the templates, then O(ranks · ops) nodes written.

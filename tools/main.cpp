@@ -347,7 +347,7 @@ int cmd_validate(const ValidateArgs& a) {
 }
 
 struct CalibrateArgs {
-  std::string runs, gpu, out, json, fit;
+  std::string runs, gpu, out, json, fit, leave_out;
   int jobs = 0, iterations = 30;
 };
 
@@ -356,10 +356,11 @@ int cmd_calibrate(const CalibrateArgs& a) {
   if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
   if (rows.empty()) throw std::invalid_argument(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
   std::vector<tools::TunableConstant> constants;
+  if (a.fit.empty()) constants = tools::default_fit_constants();
   for (const auto& tc : tools::gpu_constants())
-    if (a.fit.empty() || ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
+    if (!a.fit.empty() && ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
   if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", a.fit));
-  const tools::Calibration c = tools::calibrate(rows, constants, {.jobs = a.jobs, .max_iterations = a.iterations});
+  const tools::Calibration c = tools::calibrate(rows, constants, {.jobs = a.jobs, .max_iterations = a.iterations, .leave_out_model = a.leave_out == "model"});
   if (!a.json.empty()) write_out(a.json, tools::calibration_json(c).dump(2) + "\n");
   if (!a.out.empty()) {
     const std::string origin = fmt::format(
@@ -453,6 +454,10 @@ int main(int argc, char** argv) {
   calibrate->add_option("--fit", ca.fit, "Constants to fit, comma-separated (default: all)")->type_name("LIST");
   calibrate->add_option("--out", ca.out, "Write the fitted profile YAML ('-' = stdout)")->type_name("PROFILE.yaml");
   calibrate->add_option("--json", ca.json, "Write {gpu, constants, fit, leave_one_out} JSON ('-' = stdout)")->type_name("FILE");
+  calibrate->add_option("--leave-out", ca.leave_out,
+                        "'model': also refit without each model's rows and report that model's error (leave-one-model-out)")
+      ->type_name("model")
+      ->check(CLI::IsMember({"model"}));
   calibrate->add_option("--iterations", ca.iterations, "Most Levenberg-Marquardt iterations")->check(CLI::PositiveNumber);
   calibrate->add_option("--jobs,-j", ca.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
 

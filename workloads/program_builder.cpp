@@ -36,7 +36,7 @@ BuiltProgram build_program(const Scenario& sc) {
   }
   assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
 
-  const RooflinePassCosts costs(sc);
+  const KernelPassCosts costs(sc);
   const PassBytes bytes = pass_bytes(sc);
   const DeviceParams params(sc);
   const EmitterInputs inputs{&sc, &costs, &bytes, &params};
@@ -44,6 +44,7 @@ BuiltProgram build_program(const Scenario& sc) {
 
   out.static_memory.resize(static_cast<std::size_t>(p));
   out.activation_bytes_per_microbatch.assign(static_cast<std::size_t>(p), 0);
+  out.compute_breakdown.assign(static_cast<std::size_t>(p), ComputeBreakdown{});
   prog.stages.resize(static_cast<std::size_t>(p));
   std::vector<StageEmitter> emitters;
   emitters.reserve(static_cast<std::size_t>(p));
@@ -55,6 +56,7 @@ BuiltProgram build_program(const Scenario& sc) {
     out.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] = activation_bytes_per_microbatch(sc, bytes, chunks, st);
     emitters.emplace_back(inputs, chunks, st);
     emitters.back().emit(sched[static_cast<std::size_t>(st)], sp, mt);
+    out.compute_breakdown[static_cast<std::size_t>(st)] = emitters.back().compute_breakdown();
   }
   // Every recv exists now: point each send at its peer's recv.
   for (int st = 0; st < p; ++st) prog.stages[static_cast<std::size_t>(st)] = emitters[static_cast<std::size_t>(st)].take();

@@ -17,6 +17,7 @@
 #include "topology/planner.hpp"
 #include "workloads/critical_path.hpp"
 #include "workloads/diagnostics.hpp"
+#include "workloads/hardware.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/metrics.hpp"
 #include "workloads/plan.hpp"
@@ -35,7 +36,7 @@ namespace {
 Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
-  topo::Planner planner(cluster, sc.cluster.ideal_network);
+  topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
   sim::FlowNetwork net(cluster.link_bandwidths());
   for (const auto& lf : sc.perturbations.links) {
     if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)

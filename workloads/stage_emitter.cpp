@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
 
 namespace ls::wl {
@@ -42,16 +41,6 @@ Op base_op(OpKind kind, Work work, int microbatch, int chunk, int layer_begin, i
   return op;
 }
 
-Op compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
-              std::int64_t mem_delta) {
-  Op op = base_op(OpKind::compute, work, microbatch, chunk, layer_begin, layer_end);
-  op.duration = cost.time;
-  op.hw_flops = cost.hardware_flops;
-  op.model_flops = cost.model_flops;
-  op.mem_delta_bytes = mem_delta;
-  return op;
-}
-
 Op collective_op(Axis axis, CollOp coll, Work work, int microbatch, int chunk, int layer_begin, int layer_end, double bytes,
                  int repeat) {
   Op op = base_op(OpKind::collective, work, microbatch, chunk, layer_begin, layer_end);
@@ -76,6 +65,17 @@ Op pipeline_op(OpKind kind, Work work, int microbatch, int chunk, double bytes, 
 }
 
 }  // namespace
+
+Op StageEmitter::compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
+                             std::int64_t mem_delta) {
+  Op op = base_op(OpKind::compute, work, microbatch, chunk, layer_begin, layer_end);
+  op.duration = cost.time;
+  op.hw_flops = cost.hardware_flops;
+  op.model_flops = cost.model_flops;
+  op.mem_delta_bytes = mem_delta;
+  compute_breakdown_ += cost.breakdown;
+  return op;
+}
 
 StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayers>& chunks, int stage)
     : s_(*in.scenario),
@@ -116,10 +116,18 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
                          : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
     if (grad) last_gradient_item[static_cast<std::size_t>(it.chunk)] = i;
   }
+  // ZeRO-2/3 (DeepSpeed stages 2 and 3, PyTorch FSDP SHARD_GRAD_OP / FULL_SHARD) keep
+  // only their gradient shard, so every micro-batch's backward reduce-scatters its
+  // gradients (accumulating unsharded gradients would cost the memory the sharding
+  // saves). ZeRO-0/1 accumulate locally and reduce once, after the last micro-batch.
+  const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp > 1;
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {
     const auto& it = items[static_cast<std::size_t>(i)];
     const Site at{it.microbatch, it.chunk};
-    const bool last_gradient = i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
+    const bool gradient_item = zb ? it.kind == ItemKind::backward_weight
+                                  : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
+    const bool last_gradient =
+        reduce_every_microbatch ? gradient_item : i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
     switch (it.kind) {
       case ItemKind::forward: emit_forward(at); break;
       case ItemKind::backward: emit_backward(at, Pass::backward, !zb && last_gradient); break;
@@ -141,8 +149,8 @@ void StageEmitter::emit_forward(const Site& at) {
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
   if (mc == 0 && !L.embedding_free) {
-    builder_.add(stream::compute,
-                 compute_op(Work::forward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::forward), 0));
+    builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::forward),
+                                             static_cast<std::int64_t>(bytes_.embedding)));
     tp_all_reduce(Pass::forward, at, -1, 0, 1);  // vocab-parallel embedding all-reduce
   }
   for (int l = cl.begin; l < cl.end; ++l) {
@@ -189,7 +197,8 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
   if (mc == 0 && !L.embedding_free)
-    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward), 0));
+    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward),
+                                             -static_cast<std::int64_t>(bytes_.embedding)));
   if (last_gradient) reduce_chunk_gradients(at.chunk);
   if (mc > 0) {
     const int peer = (mc - 1) % p;
@@ -216,7 +225,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
   const auto& L = s_.layout;
   const bool moe = layer_is_moe(s_.model, l);
   const LayerKind kind = moe ? LayerKind::moe : LayerKind::dense;
-  const auto act = static_cast<std::int64_t>(bytes_.activation_per_layer);
+  const auto act = static_cast<std::int64_t>(layer_activation(s_, bytes_, l));
   auto compute = [&](const PassCost& cost, std::int64_t mem_delta) {
     add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1, cost, mem_delta), gather);
   };
@@ -235,7 +244,8 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
     case Pass::recompute: {
       // An MoE layer's recompute replays no TP or EP communication (as if the
       // dispatched tokens were kept): a simplification of the model.
-      const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(bytes_.activation_full_layer) : 0;
+      const double full = moe ? bytes_.activation_full_moe_layer : bytes_.activation_full_layer;
+      const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(full) : 0;
       compute(costs_.layer(kind, pass), held);
       if (!moe) tp_all_reduce(pass, at, l, l + 1, 2);
       else if (L.recompute == Recompute::full) expert_op_for(pass, at, l);
@@ -269,12 +279,8 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
 }
 
 void StageEmitter::emit_optimizer(const StageParams& stage_params) {
-  const auto& pr = s_.precision;
-  // Adam reads and writes master, both moments and the weights, and reads the grads.
-  const double opt_bytes = optimizer_params(s_, stage_params) * (2.0 * (pr.master + pr.optimizer + pr.weights) + pr.gradients);
-  // Adam's ~10 element-wise FLOP per parameter are not counted as hardware FLOPs
-  // (Megatron's HFU counts matmul work only), so FLOPs are conserved across layouts.
-  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, PassCost{compute_time(s_.gpu, 0, opt_bytes, 1e9), 0, 0}, 0);
+  // Gradient clipping and Adam on the shard this device updates (no counted FLOPs).
+  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, costs_.optimizer(optimizer_params(s_, stage_params)), 0);
   // Memory-bound, after every gradient is reduced.
   if (any_gradient_sync_) builder_.add(stream::compute, opt, {builder_.last(stream::dp)});
   else builder_.add(stream::compute, opt);
