@@ -20,17 +20,6 @@ constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 // order in which events happen to run.
 constexpr auto mix = splitmix64;
 
-const char* axis_name(Axis a) {
-  switch (a) {
-    case Axis::tp: return "tp";
-    case Axis::pp: return "pp";
-    case Axis::dp: return "dp";
-    case Axis::ep: return "ep";
-    case Axis::edp: return "expert-dp";
-    default: return "none";
-  }
-}
-
 const char* kind_name(const Op& op) {
   switch (op.kind) {
     case OpKind::compute: return "compute";
@@ -53,7 +42,7 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
   groups_.resize(program_.groups.size() * kStreamCount);
   group_plans_.resize(program_.groups.size());
 
-  // Recv slots: each compute-stream recv of a stage gets a dense slot number so a
+  // Recv slots: each main-stream recv of a stage gets a dense slot number so a
   // rank's arrival state is a small array rather than a map.
   recv_slot_.resize(program_.stages.size());
   recv_count_.assign(program_.stages.size(), 0);
@@ -238,7 +227,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
     if (other.pos <= ref.index) {
       if (ss.blocked_since == Time::max()) {
         ss.blocked_since = now_;
-        ss.blocked_axis = op_at(rank, ref.stream, ref.index).axis;
+        ss.blocked_slot = op_at(rank, ref.stream, ref.index).group_slot;
       }
       return false;
     }
@@ -250,16 +239,15 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   }
   RankStats& st = stats_[static_cast<std::size_t>(rank)];
   if (ss.blocked_since != Time::max()) {
-    if (stream == 0 && ss.blocked_axis != Axis::none)
-      st.exposed[static_cast<int>(ss.blocked_axis)] += now_ - ss.blocked_since;
+    if (stream == 0 && ss.blocked_slot != kNoGroup) st.exposed[ss.blocked_slot] += now_ - ss.blocked_since;
     // Waiting on the rank's own communication (a ZeRO weight gather, say) right
-    // before micro-batch work is part of that work, not pipeline bubble.
-    if (stream == 0 && op.microbatch_work) {
-      st.mb_busy += now_ - ss.blocked_since;
-      st.first_mb_start = std::min(st.first_mb_start, ss.blocked_since);
+    // before busy-window work is part of that work, not idle time.
+    if (stream == 0 && op.counts_as_busy) {
+      st.busy_time += now_ - ss.blocked_since;
+      st.busy_from = std::min(st.busy_from, ss.blocked_since);
     }
     ss.blocked_since = Time::max();
-    ss.blocked_axis = Axis::none;
+    ss.blocked_slot = kNoGroup;
   }
   if (rec) {
     const std::int64_t gid = op_base(rank, stream) + ss.pos;
@@ -278,7 +266,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   switch (op.kind) {
     case OpKind::compute: {
       double factor = cfg_.compute_factor[static_cast<std::size_t>(rank)];
-      if (op.expert_work) factor *= info.expert_scale;
+      if (op.scaled_by_rank) factor *= info.work_scale;
       if (cfg_.compute_cv > 0)
         factor *= jitter(cfg_.compute_cv, static_cast<std::uint64_t>(rank),
                          (static_cast<std::uint64_t>(stream) << 32) | ss.pos);
@@ -330,8 +318,8 @@ bool Engine::try_start(std::int32_t rank, int stream) {
     }
     case OpKind::collective: {
       ss.running = true;
-      const std::int32_t g = info.group[static_cast<std::size_t>(op.axis)];
-      if (g < 0) {  // degree-1 axis: nothing to do
+      const std::int32_t g = info.group[op.group_slot];
+      if (g < 0) {  // degree-1 group: nothing to do
         complete_op(rank, stream, now_);
         return true;
       }
@@ -381,12 +369,13 @@ const CommPlan* Engine::group_plan(std::int32_t g, const Op& op) {
     devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
   const CommPlan* plan = nullptr;
   const std::size_t n = devs.size();
-  if (op.coll == CollOp::all_to_all && op.axis == Axis::ep && program_.ep_share.size() == n) {
-    // Skewed routing: member j owns experts that receive share[j] of every member's tokens.
+  const auto& weight = program_.all_to_all_weight;
+  if (op.coll == CollOp::all_to_all && weight.size() == n) {
+    // Weighted all-to-all: member i sends S·w[j] to j (variant 0) or S·w[i] (variant 1).
     std::vector<double> m(n * n, 0.0);
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j)
-        if (i != j) m[i * n + j] = op.bytes * program_.ep_share[op.variant == 0 ? j : i];
+        if (i != j) m[i * n + j] = op.bytes * weight[op.variant == 0 ? j : i];
     plan = &planner_.all_to_all_matrix(devs, m);
   } else {
     plan = &planner_.collective(devs, op.coll, op.bytes);
@@ -450,7 +439,7 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
     const Op& op = op_at(c.rank, c.stream, c.op_index);
     const double bytes = c.plan->bytes_per_member * c.scale * op.repeat;
     for (std::int32_t m : g.ranks) {
-      stats_[static_cast<std::size_t>(m)].bytes_sent[static_cast<int>(op.axis)] += bytes;
+      stats_[static_cast<std::size_t>(m)].bytes_sent[op.group_slot] += bytes;
       complete_op(m, c.stream, now);
     }
     for (std::int32_t m : g.ranks) try_advance(m);
@@ -458,10 +447,10 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
   }
   // Point-to-point transfer: finish the send, mark the data as arrived at the peer.
   const std::int32_t rank = c.rank;
-  const Op& op = op_at(rank, static_cast<int>(Stream::pp_send), c.op_index);
-  stats_[static_cast<std::size_t>(rank)].bytes_sent[static_cast<int>(op.axis)] += c.plan->bytes_per_member * c.scale;
+  const Op& op = op_at(rank, static_cast<int>(Stream::send), c.op_index);
+  stats_[static_cast<std::size_t>(rank)].bytes_sent[op.group_slot] += c.plan->bytes_per_member * c.scale;
   const std::int64_t send_gid = cfg_.record_ops ? op_base(rank, 1) + c.op_index : -1;
-  complete_op(rank, static_cast<int>(Stream::pp_send), now);
+  complete_op(rank, static_cast<int>(Stream::send), now);
   const std::int32_t peer =
       program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
   const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
@@ -487,20 +476,20 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
   switch (op.kind) {
     case OpKind::compute: {
       st.compute_busy += dur;
-      // Expert work scales with the tokens this rank's experts actually received.
-      const double k = op.expert_work ? info.expert_scale : 1.0;
+      // Scaled work (workloads: expert compute) scales its FLOPs with its duration.
+      const double k = op.scaled_by_rank ? info.work_scale : 1.0;
       st.hw_flops += op.hw_flops * k;
       st.model_flops += op.model_flops * k;
       break;
     }
     case OpKind::collective:
-      if (stream == 0) st.exposed[static_cast<int>(op.axis)] += dur;
+      if (stream == 0) st.exposed[op.group_slot] += dur;
       break;
     case OpKind::recv: {
       const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
       const Time ts = Time::from_ps(transfer_start_[slot]);
       if (transfer_start_[slot] >= 0 && now > std::max(ss.started, ts))
-        st.exposed[static_cast<int>(Axis::pp)] += now - std::max(ss.started, ts);
+        st.exposed[op.group_slot] += now - std::max(ss.started, ts);
       if (cfg_.record_ops) {
         auto& t = op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)];
         t.peer = static_cast<std::int32_t>(arrival_src_[slot]);
@@ -515,10 +504,10 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
       break;
     }
   }
-  if (op.microbatch_work && stream == 0) {
-    st.mb_busy += dur;
-    st.first_mb_start = std::min(st.first_mb_start, ss.started);
-    st.last_mb_end = std::max(st.last_mb_end, now);
+  if (op.counts_as_busy && stream == 0) {
+    st.busy_time += dur;
+    st.busy_from = std::min(st.busy_from, ss.started);
+    st.busy_until = std::max(st.busy_until, now);
   }
   if (op.mem_delta_bytes != 0) {
     st.mem_now += op.mem_delta_bytes;
@@ -535,6 +524,32 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
   ss.running = false;
 }
 
+std::string Engine::slot_name(GroupSlot slot) const {
+  const std::string& name = cfg_.group_slot_names[slot];
+  return name.empty() ? fmt::format("slot{}", slot) : name;
+}
+
+std::string Engine::stream_name(int stream) const {
+  static constexpr const char* kGeneric[kStreamCount] = {"main", "send", "side0", "side1"};
+  const std::string& name = cfg_.stream_names[static_cast<std::size_t>(stream)];
+  return name.empty() ? kGeneric[stream] : name;
+}
+
+std::string Engine::labels_text(const Op& op) const {
+  std::string out;
+  for (std::size_t i = 0; i < op.labels.size(); ++i)
+    if (!cfg_.label_names[i].empty()) out += fmt::format(" {}{}", cfg_.label_names[i], op.labels[i]);
+  return out;
+}
+
+std::int32_t Engine::sender_stage(std::int32_t stage, std::uint32_t recv_index) const {
+  // Error path only: scan the send streams for the op that targets this recv.
+  for (std::size_t s = 0; s < program_.stages.size(); ++s)
+    for (const Op& op : program_.stages[s].streams[static_cast<std::size_t>(Stream::send)])
+      if (op.kind == OpKind::send && op.peer_stage == stage && op.peer_op == recv_index) return static_cast<std::int32_t>(s);
+  return -1;
+}
+
 std::string Engine::describe_deadlock() const {
   std::string msg = "deadlock: the schedule cannot make progress; waiting ranks:";
   int shown = 0, total = 0;
@@ -549,30 +564,28 @@ std::string Engine::describe_deadlock() const {
       if (shown >= 12) continue;
       ++shown;
       const Op& op = ops[ss.pos];
-      static const char* stream_names[] = {"compute", "pp_send", "dp", "prefetch"};
       std::string what;
       if (!ss.running) {
         what = "blocked on a dependency of its own rank";
         for (std::uint32_t d = 0; d < op.dep_count; ++d) {
           const OpRef& ref = sp.deps[op.dep_begin + d];
           if (ranks_[r].streams[ref.stream].pos <= ref.index) {
-            what = fmt::format("waits for its {} stream op #{}", stream_names[ref.stream], ref.index);
+            what = fmt::format("waits for its {} stream op #{}", stream_name(ref.stream), ref.index);
             break;
           }
         }
       } else if (op.kind == OpKind::recv) {
-        what = fmt::format("waits to receive micro-batch {} (chunk {}) from stage {}", op.microbatch, op.chunk,
-                           op.work == Work::forward ? info.stage - 1 : info.stage + 1);
+        what = fmt::format("waits to receive{} from stage {}", labels_text(op), sender_stage(info.stage, ss.pos));
       } else if (op.kind == OpKind::collective) {
-        const std::int32_t g = info.group[static_cast<std::size_t>(op.axis)];
+        const std::int32_t g = info.group[op.group_slot];
         const auto& gs = groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(s)];
-        what = fmt::format("waits in a {} collective ({}/{} members arrived)", axis_name(op.axis), gs.arrived,
+        what = fmt::format("waits in a {} collective ({}/{} members arrived)", slot_name(op.group_slot), gs.arrived,
                            program_.groups[static_cast<std::size_t>(g)].ranks.size());
       } else {
         what = fmt::format("is running a {}", kind_name(op));
       }
-      msg += fmt::format("\n  rank {} (stage {}) {} stream at op #{} ({} mb{} chunk{}): {}", r, info.stage,
-                         stream_names[s], ss.pos, kind_name(op), op.microbatch, op.chunk, what);
+      msg += fmt::format("\n  rank {} (stage {}) {} stream at op #{} ({}{}): {}", r, info.stage, stream_name(s), ss.pos,
+                         kind_name(op), labels_text(op), what);
     }
   }
   if (total > shown) msg += fmt::format("\n  … and {} more waiting streams", total - shown);

@@ -12,8 +12,8 @@
 // Cost: O(E log E) for E events; per-rank state is O(streams + recvs of its stage).
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,12 +29,14 @@ namespace ls::sim {
 /// Per-rank statistics accumulated while running (one step).
 struct RankStats {
   Time compute_busy;                 // compute ops (incl. optimizer)
-  Time mb_busy;                      // micro-batch work on the compute stream (compute + in-layer collectives)
-  Time first_mb_start = Time::max(); // first micro-batch work start
-  Time last_mb_end;                  // last micro-batch work end
+  // The busy window: main-stream ops with counts_as_busy (workloads: micro-batch
+  // work, compute and in-layer collectives); the bubble is the window minus this.
+  Time busy_time;
+  Time busy_from = Time::max();      // first such op's start
+  Time busy_until;                   // last such op's end
   Time end;                          // when the rank's last op of the step finished
-  Time exposed[kAxisCount];          // compute stream waiting on each axis
-  double bytes_sent[kAxisCount] = {};
+  Time exposed[kGroupSlots];         // main stream waiting on each group slot
+  double bytes_sent[kGroupSlots] = {};
   double hw_flops = 0, model_flops = 0;
   std::int64_t mem_now = 0, mem_peak = 0;      // dynamic memory (static excluded)
 };
@@ -75,6 +77,11 @@ struct EngineConfig {
   std::uint64_t seed = 0;
   std::vector<std::uint8_t> traced;     // per rank; empty = none
   bool record_ops = false;              // fill op traces for the critical path
+  /// Names of the group slots, streams and op labels for the deadlock message
+  /// (empty: "slot<N>", the generic stream name; an unnamed label is not printed).
+  std::array<std::string, kGroupSlots> group_slot_names;
+  std::array<std::string, kStreamCount> stream_names;
+  std::array<std::string, kOpLabels> label_names;
 };
 
 class Engine {
@@ -103,7 +110,7 @@ private:
     bool running = false;
     Time started;
     Time blocked_since = Time::max();
-    Axis blocked_axis = Axis::none;
+    GroupSlot blocked_slot = kNoGroup;
     std::int64_t blocked_by = -1;   // global op id of the dependency that blocked it
   };
   struct RankState {
@@ -125,7 +132,7 @@ private:
     std::int32_t group = -1;        // collective: group id; transfer: -1
     std::int32_t rank = -1;         // transfer: sender rank; collective: any member
     std::uint8_t stream = 0;        // collective: the stream it sits on
-    std::uint32_t op_index = 0;     // sender's op index (pp_send stream)
+    std::uint32_t op_index = 0;     // sender's op index (send stream)
     Time started;
     bool free = true;
   };
@@ -141,6 +148,12 @@ private:
   void schedule_resolve(Time now);
   double jitter(double cv, std::uint64_t a, std::uint64_t b) const;
   std::string describe_deadlock() const;
+  std::string slot_name(GroupSlot slot) const;
+  std::string stream_name(int stream) const;
+  /// " mb3 chunk0": the named labels, each with a leading space ("" when none is named).
+  std::string labels_text(const Op& op) const;
+  /// The stage whose send delivers stage `stage`'s recv at main-stream index (-1: none).
+  std::int32_t sender_stage(std::int32_t stage, std::uint32_t recv_index) const;
   const Op& op_at(std::int32_t rank, int stream, std::uint32_t idx) const {
     return program_.stages[static_cast<std::size_t>(program_.ranks[static_cast<std::size_t>(rank)].stage)]
         .streams[static_cast<std::size_t>(stream)][idx];
@@ -164,7 +177,7 @@ private:
   std::vector<std::int64_t> arrivals_;     // per recv slot: -1 not arrived; else arrival time ps
   std::vector<std::int64_t> arrival_src_;  // per recv slot: global op id of the send
   std::vector<std::int64_t> transfer_start_;  // per recv slot: when the transfer began (ps)
-  // per stage: recv slot of each compute-stream op (UINT32_MAX when not a recv)
+  // per stage: recv slot of each main-stream op (UINT32_MAX when not a recv)
   std::vector<std::vector<std::uint32_t>> recv_slot_;
   std::vector<std::uint32_t> recv_count_;
   struct GroupPlan { CollOp coll; double bytes; std::uint8_t variant; const CommPlan* plan; };

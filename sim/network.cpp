@@ -31,6 +31,7 @@
 // leans towards inclusion by a relative 1e-9 to absorb the drift of the
 // incrementally kept sum.
 #include "sim/network.hpp"
+#include "sim/quad_heap.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -55,60 +56,16 @@ std::uint64_t share_key(double share) {
 }
 double key_share(std::uint64_t key) { return std::bit_cast<double>(key); }
 
-// A 4-ary implicit min-heap on (key, id): half the depth of a binary heap, and a
-// node's four children share a cache line. The lazy progressive filling spends
-// most of its time here on large components. Complexity: push/pop O(log4 n),
-// heapify O(n).
+// The progressive filling pops (share, id) in increasing order from the shared
+// 4-ary heap (sim/quad_heap.hpp); it spends most of its time there on large components.
 template <class E>
 bool heap_less(const E& x, const E& y) {
   return x.key < y.key || (x.key == y.key && x.id < y.id);
 }
-
-template <class E>
-void heap_sift_down(std::vector<E>& h, std::size_t i) {
-  const std::size_t n = h.size();
-  const E e = h[i];
-  for (;;) {
-    const std::size_t c = 4 * i + 1;
-    if (c >= n) break;
-    std::size_t best = c;
-    const std::size_t end = std::min(c + 4, n);
-    for (std::size_t k = c + 1; k < end; ++k)
-      if (heap_less(h[k], h[best])) best = k;
-    if (!heap_less(h[best], e)) break;
-    h[i] = h[best];
-    i = best;
-  }
-  h[i] = e;
-}
-
-template <class E>
-void heap_make(std::vector<E>& h) {
-  if (h.size() < 2) return;
-  for (std::size_t i = (h.size() - 2) / 4 + 1; i-- > 0;) heap_sift_down(h, i);
-}
-
-template <class E>
-void heap_push(std::vector<E>& h, const E& e) {
-  std::size_t i = h.size();
-  h.push_back(e);
-  while (i > 0) {
-    const std::size_t p = (i - 1) / 4;
-    if (!heap_less(e, h[p])) break;
-    h[i] = h[p];
-    i = p;
-  }
-  h[i] = e;
-}
-
-template <class E>
-E heap_pop(std::vector<E>& h) {
-  const E top = h.front();
-  h.front() = h.back();
-  h.pop_back();
-  if (!h.empty()) heap_sift_down(h, 0);
-  return top;
-}
+struct HeapLess {
+  template <class E>
+  bool operator()(const E& x, const E& y) const { return heap_less(x, y); }
+};
 
 // Relative slack of the "can this link saturate?" test (see the file comment).
 constexpr double kConstrainSlack = 1e-9;
@@ -352,9 +309,9 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
   }
 
   // 2. Progressive filling over the constraining links and the flow bounds.
-  heap_make(heap_);
+  quad_heap::make(heap_, HeapLess{});
   while (!heap_.empty()) {
-    const HeapEntry e = heap_pop(heap_);
+    const HeapEntry e = quad_heap::pop(heap_, HeapLess{});
     if (e.id & kFlowBit) {
       Flow& f = flows_[e.id & ~kFlowBit];
       if (!f.fixed) freeze(f, key_share(e.key));
@@ -370,7 +327,7 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
       const HeapEntry cur{share_key(l.cap_left / l.weight_left), e.id, l.stamp};
       r = key_share(cur.key);
       if (!heap_.empty() && heap_less(heap_.front(), cur)) {
-        heap_push(heap_, cur);
+        quad_heap::push(heap_, cur, HeapLess{});
         continue;
       }
     }

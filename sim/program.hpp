@@ -1,5 +1,11 @@
 // sim/program.hpp — what the engine executes: per-stage op templates and the rank map.
 //
+// The kernel is workload-agnostic: an op names a group *slot* (an index into its
+// rank's group table), carries an opaque tag and labels for the recorder, and may
+// be scaled by a per-rank factor. What the slots, tags and labels mean (parallelism
+// axes, forward/backward, micro-batches, layers, MoE experts) is workloads/
+// vocabulary (workloads/vocabulary.hpp).
+//
 // Every rank (one per GPU) belongs to one pipeline stage and runs that stage's
 // template: an ordered list of ops per stream. Ranks of a stage share the template
 // (memory O(stages · ops), not O(ranks · ops)); what differs per rank — its device,
@@ -11,8 +17,8 @@
 //    every dependency (stream, index) of the same rank is done.
 //  * A collective op starts for the whole group when every member has reached it
 //    (rendezvous); it finishes for all members together.
-//  * A send op moves `bytes` to the rank `peer` (same tp/dp coordinates, stage
-//    `peer_stage`) and marks the receiver's op `peer_op` (a recv) as arrived.
+//  * A send op moves `bytes` to the rank Program::pp_peer gives for `peer_stage`
+//    and marks the receiver's op `peer_op` (a recv) as arrived.
 //    A recv op completes as soon as it has started and its data has arrived.
 //  * mem_delta_bytes is applied to the rank's memory counter when the op completes.
 //
@@ -32,16 +38,19 @@
 namespace ls::sim {
 
 enum class OpKind : std::uint8_t { compute, collective, send, recv };
-/// edp: the expert-data-parallel group (ranks holding the same experts), whose
-/// traffic is reported under dp.
-enum class Axis : std::uint8_t { none, tp, pp, dp, ep, edp };
-inline constexpr int kAxisCount = 6;
-/// What an op is for: naming, accounting (bubble, critical path) and the trace.
-enum class Work : std::uint8_t { forward, backward, backward_input, backward_weight, recompute, optimizer, grad_sync, param_gather, other };
 
-/// Streams of one rank. TP and EP collectives sit on `compute` because they block
-/// it (Megatron); the trace still draws them on their own track.
-enum class Stream : std::uint8_t { compute = 0, pp_send = 1, dp = 2, prefetch = 3 };
+/// Index into RankInfo::group. Statistics (exposed time, bytes sent) are kept per
+/// slot. Slot kNoGroup is reserved for ops that wait on no group (compute).
+using GroupSlot = std::uint8_t;
+inline constexpr int kGroupSlots = 6;
+inline constexpr GroupSlot kNoGroup = 0;
+inline constexpr int kOpLabels = 4;   // Op::labels
+
+/// Streams of one rank. `main` is the one whose waits count as exposed time and
+/// whose counts_as_busy ops form the busy window; recvs live on it. Sends live on
+/// `send`. `side0` and `side1` run beside main (what for is the workload's choice:
+/// workloads/vocabulary.hpp).
+enum class Stream : std::uint8_t { main = 0, send = 1, side0 = 2, side1 = 3 };
 inline constexpr int kStreamCount = 4;
 
 struct OpRef {
@@ -51,24 +60,23 @@ struct OpRef {
 
 struct Op {
   OpKind kind = OpKind::compute;
-  Axis axis = Axis::none;             // collectives, send/recv
+  GroupSlot group_slot = kNoGroup;    // collectives: the group; send/recv: statistics slot
   CollOp coll = CollOp::all_reduce;   // collectives
-  Work work = Work::other;
-  bool microbatch_work = false;       // counts as busy for the bubble definition
-  std::int32_t microbatch = -1;       // -1: not tied to a micro-batch
-  std::int32_t chunk = 0;             // model chunk (virtual stage) on this rank
-  std::int32_t layer_begin = -1;      // [begin, end) global layer indices, naming only
-  std::int32_t layer_end = -1;
+  std::uint8_t tag = 0;               // opaque to the engine: what the op is for (wl::Work)
+  bool counts_as_busy = false;        // inside the busy window (RankStats::busy_*): the bubble's complement
+  // Opaque labels carried for the recorder and the deadlock message; the engine never
+  // reads them otherwise (workloads/vocabulary.hpp names them). -1: unset.
+  std::array<std::int32_t, kOpLabels> labels{-1, -1, -1, -1};
   Time duration;                      // compute: nominal time, before perturbations
   double hw_flops = 0;                // compute: hardware FLOPs (recompute included)
   double model_flops = 0;             // compute: model FLOPs (MFU)
   double bytes = 0;                   // collective: per-rank buffer size S; send: message size
-  std::uint8_t repeat = 1;
-  std::uint8_t variant = 0;           // ep all-to-all: 0 dispatch (to expert owners), 1 combine (back)
-  bool expert_work = false;           // compute: scaled by the rank's expert load (RankInfo::expert_scale)            // collective: run the plan this many times back to back
+  std::uint8_t repeat = 1;            // collective: run the plan this many times back to back
                                       // (the 2 TP all-reduces of one layer pass: one op, half the events)
+  std::uint8_t variant = 0;           // weighted all-to-all: 0 member i sends S·w[j] to j, 1 sends S·w[i]
+  bool scaled_by_rank = false;        // compute: duration and FLOPs times RankInfo::work_scale
   std::int32_t peer_stage = -1;       // send: destination stage
-  std::uint32_t peer_op = 0;          // send: index of the matching recv on the compute stream there
+  std::uint32_t peer_op = 0;          // send: index of the matching recv on the main stream there
   std::int64_t mem_delta_bytes = 0;   // applied at completion
   std::uint32_t dep_begin = 0;        // into StageProgram::deps
   std::uint32_t dep_count = 0;
@@ -80,17 +88,18 @@ struct StageProgram {
   std::int64_t static_memory_bytes = 0;  // weights, grads, optimizer state, buffers
 };
 
-/// Where a rank sits. Group ids index Program::groups; -1 when the axis has degree 1.
+/// Where a rank sits. Group ids index Program::groups; -1 when the slot is unused
+/// (a degree-1 group: its collectives complete at once).
 struct RankInfo {
   std::int32_t device = 0;     // GPU index in the cluster (rank == device index here)
   std::int32_t stage = 0;
-  std::int32_t dp = 0, tp = 0, ep = 0;  // coordinates
-  std::array<std::int32_t, kAxisCount> group{-1, -1, -1, -1, -1, -1};  // by Axis
-  double expert_scale = 1.0;   // MoE: tokens this rank's experts process / the balanced share
+  std::int32_t dp = 0, tp = 0, ep = 0;  // coordinates (the builder's; the engine never reads them)
+  std::array<std::int32_t, kGroupSlots> group{-1, -1, -1, -1, -1, -1};  // by GroupSlot
+  double work_scale = 1.0;     // multiplies ops with scaled_by_rank (workloads: expert load)
 };
 
 struct Group {
-  Axis axis = Axis::none;
+  GroupSlot slot = kNoGroup;
   std::vector<std::int32_t> ranks;  // in ring order
 };
 
@@ -100,9 +109,9 @@ struct Program {
   std::vector<Group> groups;
   /// rank of the stage-`s` peer with the same (dp, tp) coordinates: peer[rank*stages + s]
   std::vector<std::int32_t> pp_peer;
-  /// MoE: share of the routed tokens processed by the expert owner of each ep index
-  /// (empty: uniform all-to-all). Dispatch sends S·share[j] from i to j, combine S·share[i].
-  std::vector<double> ep_share;
+  /// Weighted all-to-all: weight of each member index of a group of this size (empty:
+  /// uniform). With variant 0 member i sends S·w[j] to j, with variant 1 S·w[i].
+  std::vector<double> all_to_all_weight;
 };
 
 }  // namespace ls::sim

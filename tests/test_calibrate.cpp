@@ -74,13 +74,13 @@ TEST_CASE("leave_one_out_residuals: equals exact refits for a linear model") {
 
 namespace {
 
-// Small single-node scenarios (milliseconds each) that pull the three constants
-// apart: per-device matmul rows b·s of 256 and 512 (below any saturation tried:
-// efficiency·rows/saturation), 8192 and 16384 (above it: efficiency alone), and a
-// tiny model where the per-kernel overhead is a large share of the step.
+// Small single-node scenarios (milliseconds each) that pull three kernel constants
+// apart: wide layers at b·s of 8192 and 16384 tokens (GEMM-bound: the GEMM fraction),
+// long sequences (FlashAttention-bound), and tiny models at 256 tokens where the
+// per-kernel launch overhead is a large share of the step.
 std::vector<RunRow> synthetic_rows(const wl::GpuSpec& truth) {
   struct Shape { int hidden, layers, mbs, seq; };
-  const Shape shapes[] = {{512, 2, 1, 256}, {1024, 4, 1, 512}, {2048, 4, 4, 2048}, {2048, 4, 8, 2048}, {256, 2, 1, 256}, {1024, 2, 2, 4096}};
+  const Shape shapes[] = {{512, 2, 1, 256}, {1024, 4, 1, 512}, {2048, 4, 4, 2048}, {2048, 4, 8, 2048}, {256, 2, 1, 256}, {1024, 2, 2, 4096}, {512, 2, 1, 16384}};
   std::vector<RunRow> rows;
   for (const auto& s : shapes) {
     RunRow row;
@@ -104,17 +104,20 @@ std::vector<RunRow> synthetic_rows(const wl::GpuSpec& truth) {
 }  // namespace
 
 TEST_CASE("calibrate: recovers the constants the measurements were made with") {
-  wl::GpuSpec truth = *wl::gpu_preset("h100-sxm");  // preset: 0.70, 2048 rows, 4 us
-  truth.matmul_efficiency = 0.55;
-  truth.saturation_rows = 3000;
-  truth.kernel_overhead = sim::us(12);
+  wl::GpuSpec truth = *wl::gpu_preset("h100-sxm");  // preset: GEMM 0.803, flash fwd 0.60, launch 3 us
+  truth.compute.gemm_sustained_fraction = 0.6;
+  truth.compute.flash_fwd_efficiency = 0.45;
+  truth.compute.launch_overhead_s = 12e-6;
   const auto rows = synthetic_rows(truth);
-  const Calibration c = calibrate(rows, gpu_constants(), {.jobs = 2});
+  std::vector<TunableConstant> three;
+  for (const char* name : {"gemm_sustained_fraction", "flash_fwd_efficiency", "launch_overhead"})
+    three.push_back(*find_constant(gpu_constants(), name));
+  const Calibration c = calibrate(rows, three, {.jobs = 2});
   REQUIRE(c.fitted.size() == 3);
-  // Simulated times are rounded to picoseconds and the roofline has kinks, so the
-  // optimum is recovered to a fraction of a percent, not to machine precision.
-  CHECK(c.fitted[0].second == doctest::Approx(0.55).epsilon(5e-3));
-  CHECK(c.fitted[1].second == doctest::Approx(3000).epsilon(5e-3));
+  // Simulated times are rounded to picoseconds and the kernel model has kinks (memory
+  // bounds), so the optimum is recovered to a fraction of a percent, not to machine precision.
+  CHECK(c.fitted[0].second == doctest::Approx(0.6).epsilon(5e-3));
+  CHECK(c.fitted[1].second == doctest::Approx(0.45).epsilon(5e-3));
   CHECK(c.fitted[2].second == doctest::Approx(12e-6).epsilon(5e-3));
   CHECK(c.before.mean_abs_error > 0.05);  // the preset was measurably off
   CHECK(c.fit.max_abs_error < 1e-3);
@@ -122,11 +125,14 @@ TEST_CASE("calibrate: recovers the constants the measurements were made with") {
   CHECK(c.gpu == "h100-sxm");
 
   // A subset of the constants: the others stay at the starting GPU's values.
-  std::vector<TunableConstant> only_eff{*find_constant(gpu_constants(), "matmul_efficiency")};
-  const Calibration one = calibrate(rows, only_eff, {.jobs = 2});
+  std::vector<TunableConstant> only_gemm{*find_constant(gpu_constants(), "gemm_sustained_fraction")};
+  const Calibration one = calibrate(rows, only_gemm, {.jobs = 2});
   REQUIRE(one.fitted.size() == 1);
-  CHECK(one.fitted[0].second > 0.05);
-  CHECK(one.fitted[0].second < 0.70);
+  CHECK(one.fitted[0].second >= 0.45);
+  CHECK(one.fitted[0].second < 0.803);
+  // The default set: every continuous constant, no integer one.
+  for (const auto& tc : default_fit_constants()) CHECK_FALSE(tc.integer);
+  CHECK(find_constant(default_fit_constants(), "sm_count") == nullptr);
 }
 
 TEST_CASE("calibrate: refuses mixed GPUs and empty input") {
@@ -138,10 +144,10 @@ TEST_CASE("calibrate: refuses mixed GPUs and empty input") {
 }
 
 TEST_CASE("profile file: round trip, apply, and errors") {
-  GpuProfile p{"h100-sxm", {{"matmul_efficiency", 0.61}, {"saturation_rows", 1536}, {"kernel_overhead", 4.25e-6}}};
+  GpuProfile p{"h100-sxm", {{"gemm_sustained_fraction", 0.61}, {"attention_block", 64}, {"launch_overhead", 4.25e-6}}};
   const std::string text = profile_yaml(p, "fitted for a test\nsecond line");
   CHECK(text.rfind("# fitted for a test\n# second line\ngpu: h100-sxm\n", 0) == 0);
-  CHECK(text.find("kernel_overhead: 4.25 us") != std::string::npos);
+  CHECK(text.find("launch_overhead: 4.25 us") != std::string::npos);
   const GpuProfile back = parse_profile(text, "p.yaml");
   REQUIRE(back.constants.size() == 3);
   CHECK(back.constants[2].second == doctest::Approx(4.25e-6).epsilon(1e-12));
@@ -151,9 +157,10 @@ TEST_CASE("profile file: round trip, apply, and errors") {
   std::ofstream(path) << text;
   wl::GpuSpec gpu = *wl::gpu_preset("h100-sxm");
   apply_profile(gpu, path);
-  CHECK(gpu.matmul_efficiency == 0.61);
-  CHECK(gpu.saturation_rows == 1536);
-  CHECK(gpu.kernel_overhead == sim::ns(4250));
+  CHECK(gpu.compute.gemm_sustained_fraction == 0.61);
+  CHECK(gpu.compute.attention_block == 64);
+  CHECK(gpu.compute.launch_overhead_s == doctest::Approx(4.25e-6).epsilon(1e-12));
+  CHECK(gpu.compute.name == "h100-sxm");  // the other constants stay the preset's
   std::filesystem::remove(path);
   wl::GpuSpec other = *wl::gpu_preset("a100-80gb");
   CHECK_THROWS_AS(apply_profile(other, p), ProfileError);
@@ -166,9 +173,9 @@ TEST_CASE("profile file: round trip, apply, and errors") {
     }
     return std::string();
   };
-  CHECK(error_of("gpu: h100-sxm\nconstants: {matmul_eficiency: 0.5}\n").find("bad.yaml:2:13: error: constants.matmul_eficiency: unknown constant (did you mean 'matmul_efficiency'?)") != std::string::npos);
-  CHECK(error_of("gpu: h100-sxm\nconstants: {matmul_efficiency: 1.5}\n").find("outside [0.05, 1]") != std::string::npos);
-  CHECK(error_of("gpu: h100-sxm\nconstants: {kernel_overhead: 5}\n").find("constants.kernel_overhead:") != std::string::npos);
+  CHECK(error_of("gpu: h100-sxm\nconstants: {hbm_fracton: 0.5}\n").find("bad.yaml:2:13: error: constants.hbm_fracton: unknown constant (did you mean 'hbm_fraction'?)") != std::string::npos);
+  CHECK(error_of("gpu: h100-sxm\nconstants: {hbm_fraction: 1.5}\n").find("outside [0.6, 0.95]") != std::string::npos);
+  CHECK(error_of("gpu: h100-sxm\nconstants: {launch_overhead: 5}\n").find("constants.launch_overhead:") != std::string::npos);
   CHECK(error_of("constants: {}\n").find("missing key gpu") != std::string::npos);
   CHECK(error_of("gpu: x\nextra: 1\n").find("unknown key 'extra'") != std::string::npos);
 }

@@ -45,8 +45,8 @@ TEST_CASE("one device 1.5x slower in a uniform 1f1b pipeline") {
   const BuiltProgram bp = build_program(resolve(s));
   double F = 0, B = 0;
   for (const auto& op : bp.program.stages[0].streams[0]) {
-    if (op.microbatch != 0 || op.kind != sim::OpKind::compute) continue;
-    (op.work == sim::Work::forward ? F : B) += op.duration.seconds();
+    if (op.labels[wl::label::microbatch] != 0 || op.kind != sim::OpKind::compute) continue;
+    (wl::work_of(op) == wl::Work::forward ? F : B) += op.duration.seconds();
   }
   const double opt = bp.program.stages[0].streams[0].back().duration.seconds();
   const double expect = (p - 1) * (F + B) + m * f * (F + B) + opt;
@@ -194,7 +194,7 @@ TEST_CASE("halving one spine link slows a DP all-reduce that uses it, not one th
   slow.perturbations.links.push_back({used, 0.5});
   other.perturbations.links.push_back({unused, 0.5});
   const Result rs = simulate(resolve(slow)), ro = simulate(resolve(other));
-  CHECK(rs.comm[static_cast<int>(sim::Axis::dp)].exposed_s > base.comm[static_cast<int>(sim::Axis::dp)].exposed_s * 1.01);
+  CHECK(rs.comm[static_cast<int>(wl::Axis::dp)].exposed_s > base.comm[static_cast<int>(wl::Axis::dp)].exposed_s * 1.01);
   CHECK(rs.step_time_s > base.step_time_s);
   CHECK(ro.step_time_s == base.step_time_s);
 }

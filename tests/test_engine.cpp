@@ -11,6 +11,10 @@
 
 using namespace ls::sim;
 
+// Group slots for the hand-built programs: any distinct non-zero slots do; the
+// engine gives them no meaning (workloads/vocabulary.hpp maps its axes onto them).
+constexpr GroupSlot kTp = 1, kPp = 2, kDp = 3;
+
 namespace {
 
 /// Every collective or transfer is one flow of `bytes` over link 0 (1 GB/s) plus 1 us.
@@ -41,8 +45,8 @@ Op compute(Time d, int mb = 0) {
   Op o;
   o.kind = OpKind::compute;
   o.duration = d;
-  o.microbatch = mb;
-  o.microbatch_work = true;
+  o.labels[0] = mb;
+  o.counts_as_busy = true;
   return o;
 }
 
@@ -67,7 +71,7 @@ TEST_CASE("send/recv: the receiver waits for compute + transfer") {
   p.stages[0].streams[0].push_back(compute(us(10)));
   Op s;
   s.kind = OpKind::send;
-  s.axis = Axis::pp;
+  s.group_slot = kPp;
   s.bytes = 1e6;
   s.peer_stage = 1;
   s.peer_op = 0;
@@ -77,7 +81,7 @@ TEST_CASE("send/recv: the receiver waits for compute + transfer") {
   p.stages[0].streams[1].push_back(s);
   Op r;
   r.kind = OpKind::recv;
-  r.axis = Axis::pp;
+  r.group_slot = kPp;
   p.stages[1].streams[0].push_back(r);
   p.stages[1].streams[0].push_back(compute(us(5)));
   StubPlanner planner;
@@ -86,8 +90,8 @@ TEST_CASE("send/recv: the receiver waits for compute + transfer") {
   const Time end = eng.run_step(Time::zero(), 0);
   CHECK(end == us(1016));
   // Exposed PP time at the receiver: from the transfer's start (10 us) to its arrival (1011 us).
-  CHECK(eng.stats()[1].exposed[static_cast<int>(Axis::pp)] == us(1001));
-  CHECK(eng.stats()[0].bytes_sent[static_cast<int>(Axis::pp)] == doctest::Approx(1e6));
+  CHECK(eng.stats()[1].exposed[kPp] == us(1001));
+  CHECK(eng.stats()[0].bytes_sent[kPp] == doctest::Approx(1e6));
 }
 
 TEST_CASE("collective rendezvous: starts when the last member arrives") {
@@ -98,14 +102,14 @@ TEST_CASE("collective rendezvous: starts when the last member arrives") {
   p.stages.resize(1);
   p.ranks[0].device = 0;
   p.ranks[1].device = 1;
-  p.ranks[0].group[static_cast<int>(Axis::tp)] = 0;
-  p.ranks[1].group[static_cast<int>(Axis::tp)] = 0;
-  p.groups.push_back(Group{Axis::tp, {0, 1}});
+  p.ranks[0].group[kTp] = 0;
+  p.ranks[1].group[kTp] = 0;
+  p.groups.push_back(Group{kTp, {0, 1}});
   p.pp_peer = {0, 1};
   Op c = compute(us(100));
   Op ar;
   ar.kind = OpKind::collective;
-  ar.axis = Axis::tp;
+  ar.group_slot = kTp;
   ar.bytes = 1e6;
   p.stages[0].streams[0] = {c, ar};
   StubPlanner planner;
@@ -115,8 +119,8 @@ TEST_CASE("collective rendezvous: starts when the last member arrives") {
   Engine eng(p, planner, net, cfg);
   CHECK(eng.run_step(Time::zero(), 0) == us(1301));
   // Rank 0 waited 200 us for rank 1, then 1001 us of communication: all exposed TP.
-  CHECK(eng.stats()[0].exposed[static_cast<int>(Axis::tp)] == us(1201));
-  CHECK(eng.stats()[1].exposed[static_cast<int>(Axis::tp)] == us(1001));
+  CHECK(eng.stats()[0].exposed[kTp] == us(1201));
+  CHECK(eng.stats()[1].exposed[kTp] == us(1001));
 }
 
 TEST_CASE("cross-stream dependency: the compute stream waits for a dp op") {
@@ -127,15 +131,15 @@ TEST_CASE("cross-stream dependency: the compute stream waits for a dp op") {
   p.stages.resize(1);
   for (int r = 0; r < 2; ++r) {
     p.ranks[static_cast<std::size_t>(r)].device = r;
-    p.ranks[static_cast<std::size_t>(r)].group[static_cast<int>(Axis::dp)] = 0;
+    p.ranks[static_cast<std::size_t>(r)].group[kDp] = 0;
   }
-  p.groups.push_back(Group{Axis::dp, {0, 1}});
+  p.groups.push_back(Group{kDp, {0, 1}});
   p.pp_peer = {0, 1};
   auto& st = p.stages[0];
   st.deps = {OpRef{0, 0}, OpRef{2, 0}};
   Op ar;
   ar.kind = OpKind::collective;
-  ar.axis = Axis::dp;
+  ar.group_slot = kDp;
   ar.bytes = 2e6;  // 2 ms + 1 us
   ar.dep_begin = 0;
   ar.dep_count = 1;
@@ -149,7 +153,7 @@ TEST_CASE("cross-stream dependency: the compute stream waits for a dp op") {
   Engine eng(p, planner, net, EngineConfig{});
   // 10 us + 2001 us + 10 us.
   CHECK(eng.run_step(Time::zero(), 0) == us(2021));
-  CHECK(eng.stats()[0].exposed[static_cast<int>(Axis::dp)] == us(2001));
+  CHECK(eng.stats()[0].exposed[kDp] == us(2001));
 }
 
 TEST_CASE("a wrong ordering is reported as a deadlock naming the waiting ranks") {
@@ -158,12 +162,11 @@ TEST_CASE("a wrong ordering is reported as a deadlock naming the waiting ranks")
   for (int s = 0; s < 2; ++s) {
     Op r;
     r.kind = OpKind::recv;
-    r.axis = Axis::pp;
-    r.work = Work::backward;
-    r.microbatch = 0;
+    r.group_slot = kPp;
+    r.labels[0] = 0;
     Op snd;
     snd.kind = OpKind::send;
-    snd.axis = Axis::pp;
+    snd.group_slot = kPp;
     snd.bytes = 1;
     snd.peer_stage = 1 - s;
     snd.peer_op = 0;
@@ -186,6 +189,10 @@ TEST_CASE("a wrong ordering is reported as a deadlock naming the waiting ranks")
   CHECK(msg.find("rank 0") != std::string::npos);
   CHECK(msg.find("rank 1") != std::string::npos);
   CHECK(msg.find("waits to receive") != std::string::npos);
+  // Generic stream names (no EngineConfig names); the sender is found from the
+  // send that targets the recv, not guessed.
+  CHECK(msg.find("rank 0 (stage 0) main stream at op #0 (recv): waits to receive from stage 1") != std::string::npos);
+  CHECK(msg.find("rank 1 (stage 1) main stream at op #0 (recv): waits to receive from stage 0") != std::string::npos);
 }
 
 TEST_CASE("jitter is deterministic per seed and changes with it") {

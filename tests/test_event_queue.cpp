@@ -1,5 +1,5 @@
 // tests/test_event_queue.cpp — EventQueue: total order (time, class, sequence),
-// lazy cancellation, bulk random order, determinism.
+// bulk random order, determinism; the shared 4-ary heap (sim/quad_heap.hpp).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/event_queue.hpp"
+#include "sim/quad_heap.hpp"
 
 using namespace ls::sim;
 
@@ -55,29 +56,6 @@ TEST_CASE("payload, class and sequence are preserved") {
   CHECK(e.b == 456);
 }
 
-TEST_CASE("cancel skips events wherever they are in the heap") {
-  EventQueue q;
-  std::vector<EventId> ids;
-  for (std::uint32_t i = 0; i < 10; ++i) ids.push_back(q.push(ns(i), 0, i));
-  q.cancel(ids[0]);  // the top
-  q.cancel(ids[5]);  // the middle
-  q.cancel(ids[9]);  // the last
-  CHECK(q.top().a == 1);
-  CHECK(drain_a(q) == std::vector<std::uint32_t>{1, 2, 3, 4, 6, 7, 8});
-  CHECK(q.empty());
-  // Everything cancelled: empty.
-  EventQueue r;
-  r.cancel(r.push(ns(1), 0));
-  CHECK(r.empty());
-  // Cancelling an event that already ran is harmless (ids are never reused).
-  EventQueue s;
-  const EventId done = s.push(ns(1), 0, 1);
-  s.pop();
-  s.cancel(done);
-  s.push(ns(2), 0, 2);
-  CHECK(drain_a(s) == std::vector<std::uint32_t>{2});
-}
-
 TEST_CASE("1e5 random pushes pop in (time, class, seq) order") {
   std::mt19937_64 rng(7);
   EventQueue q;
@@ -108,27 +86,24 @@ TEST_CASE("1e5 random pushes pop in (time, class, seq) order") {
 }
 
 TEST_CASE("deterministic: the same operations replay identically") {
-  // Interleaved pushes, pops and cancels driven by a seeded generator; two queues
+  // Interleaved pushes and pops driven by a seeded generator; two queues
   // fed the same stream must pop the same (time, key, a) sequence.
   auto run = [](std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     EventQueue q;
-    std::vector<EventId> ids;
     std::vector<std::tuple<std::int64_t, std::uint64_t, std::uint32_t>> out;
     Time now;
     for (std::uint32_t i = 0; i < 20'000; ++i) {
       const auto op = rng() % 10;
-      if (op < 6) {
-        ids.push_back(q.push(now + ps(static_cast<std::int64_t>(rng() % 100)), static_cast<std::uint8_t>(rng() % 3), i));
-      } else if (op < 9) {
+      if (op < 7) {
+        q.push(now + ps(static_cast<std::int64_t>(rng() % 100)), static_cast<std::uint8_t>(rng() % 3), i);
+      } else {
         if (!q.empty()) {
           const Event e = q.pop();
           CHECK(e.time >= now);  // never goes back in time
           now = e.time;
           out.emplace_back(e.time.ps(), e.key, e.a);
         }
-      } else if (!ids.empty()) {
-        q.cancel(ids[rng() % ids.size()]);
       }
     }
     return out;
@@ -136,4 +111,18 @@ TEST_CASE("deterministic: the same operations replay identically") {
   const auto a = run(99), b = run(99);
   CHECK(a.size() > 1000);
   CHECK(a == b);
+}
+
+TEST_CASE("quad_heap: make, push and pop give sorted order, duplicates included") {
+  std::mt19937_64 rng(7);
+  std::vector<int> values(1000);
+  for (auto& v : values) v = static_cast<int>(rng() % 50);  // many duplicates
+  const auto less = [](int x, int y) { return x < y; };
+  std::vector<int> heap(values.begin(), values.begin() + 500);
+  quad_heap::make(heap, less);
+  for (std::size_t i = 500; i < values.size(); ++i) quad_heap::push(heap, values[i], less);
+  std::vector<int> out;
+  while (!heap.empty()) out.push_back(quad_heap::pop(heap, less));
+  std::sort(values.begin(), values.end());
+  CHECK(out == values);
 }

@@ -44,8 +44,8 @@ wl::Result sample_result() {
   r.bubble_fraction_analytic = 0.5;  // (p-1)/(m+p-1) = 1/2
   r.bubble_fraction = 0.5;
   r.per_stage = {{0, 6, 0.6, 0.5, 0.5, 0.6}, {1, 6, 0.6, 0.5, 0.5, 0.6}};
-  r.comm[static_cast<int>(sim::Axis::tp)] = {1e9, 0.01};
-  r.comm[static_cast<int>(sim::Axis::pp)] = {2e6, 0.002};
+  r.comm[static_cast<int>(wl::Axis::tp)] = {1e9, 0.01};
+  r.comm[static_cast<int>(wl::Axis::pp)] = {2e6, 0.002};
   r.links_by_kind = {{"nvlink", 4, 2e9, 0.1, 0.2}, {"infiniband", 2, 4e6, 0.01, 0.02}};
   r.busiest_links = {{"node0.gpu0->nvswitch0", "nvlink", 1e9, 0.2}};
   r.memory_capacity_bytes = 80e9;
@@ -66,7 +66,7 @@ wl::Result sample_result() {
   r.wall_s = 0.25;
   r.device_names = {"node0.gpu0", "node1.gpu0"};
 
-  auto span = [](int dev, int track, sim::Work w, sim::OpKind k, int mb, int lb, int le, std::int64_t a_ps, std::int64_t b_ps) {
+  auto span = [](int dev, int track, wl::Work w, sim::OpKind k, int mb, int lb, int le, std::int64_t a_ps, std::int64_t b_ps) {
     wl::Span s;
     s.device = dev;
     s.track = static_cast<std::uint8_t>(track);
@@ -80,19 +80,19 @@ wl::Result sample_result() {
     return s;
   };
   // stage 0: F mb0 L0-5 on [0, 100us), TP all-reduce nested inside on the tp track
-  r.spans.push_back(span(0, 0, sim::Work::forward, sim::OpKind::compute, 0, 0, 6, 0, 100'000'000));
-  r.spans.push_back(span(0, 1, sim::Work::forward, sim::OpKind::collective, 0, -1, -1, 40'000'000, 50'000'001));
-  auto send = span(0, 2, sim::Work::forward, sim::OpKind::send, 0, -1, -1, 100'000'000, 110'000'000);
+  r.spans.push_back(span(0, 0, wl::Work::forward, sim::OpKind::compute, 0, 0, 6, 0, 100'000'000));
+  r.spans.push_back(span(0, 1, wl::Work::forward, sim::OpKind::collective, 0, -1, -1, 40'000'000, 50'000'001));
+  auto send = span(0, 2, wl::Work::forward, sim::OpKind::send, 0, -1, -1, 100'000'000, 110'000'000);
   send.flow_id = 7;
   send.flow_out = true;
   r.spans.push_back(send);
-  auto recv = span(1, 2, sim::Work::forward, sim::OpKind::recv, 0, -1, -1, 0, 110'000'000);
+  auto recv = span(1, 2, wl::Work::forward, sim::OpKind::recv, 0, -1, -1, 0, 110'000'000);
   recv.flow_id = 7;
   r.spans.push_back(recv);
-  auto f1 = span(1, 0, sim::Work::forward, sim::OpKind::compute, 0, 6, 12, 110'000'000, 210'000'000);
+  auto f1 = span(1, 0, wl::Work::forward, sim::OpKind::compute, 0, 6, 12, 110'000'000, 210'000'000);
   f1.critical = true;
   r.spans.push_back(f1);
-  r.spans.push_back(span(1, 0, sim::Work::optimizer, sim::OpKind::compute, -1, -1, -1, 300'000'000, 300'000'123));
+  r.spans.push_back(span(1, 0, wl::Work::optimizer, sim::OpKind::compute, -1, -1, -1, 300'000'000, 300'000'123));
 
   wl::CounterTrack mem;
   mem.name = "mem node0.gpu0";
@@ -165,30 +165,30 @@ TEST_CASE("JSON summary is deterministic and NaN-safe") {
 
 TEST_CASE("span names follow the contract") {
   wl::Span s;
-  s.work = sim::Work::forward;
+  s.work = wl::Work::forward;
   s.microbatch = 3;
   s.layer_begin = 12;
   s.layer_end = 18;
   CHECK(tools::span_name(s) == "F mb3 L12-17");
-  s.work = sim::Work::backward;
+  s.work = wl::Work::backward;
   CHECK(tools::span_name(s) == "B mb3 L12-17");
-  s.work = sim::Work::recompute;
+  s.work = wl::Work::recompute;
   CHECK(tools::span_name(s) == "R mb3 L12-17");
-  s.work = sim::Work::backward_weight;
+  s.work = wl::Work::backward_weight;
   s.layer_begin = s.layer_end = -1;
   CHECK(tools::span_name(s) == "W mb3");
-  s.work = sim::Work::optimizer;
+  s.work = wl::Work::optimizer;
   s.microbatch = -1;
   CHECK(tools::span_name(s) == "opt");
   s.kind = sim::OpKind::collective;
-  s.track = 1;
+  s.track = wl::track::tp;
   s.coll = sim::CollOp::all_reduce;
   CHECK(tools::span_name(s) == "AR tp");
-  s.track = 3;
+  s.track = wl::track::dp;
   s.coll = sim::CollOp::reduce_scatter;
   CHECK(tools::span_name(s) == "RS dp");
   s.kind = sim::OpKind::send;
-  s.work = sim::Work::forward;
+  s.work = wl::Work::forward;
   s.microbatch = 2;
   CHECK(tools::span_name(s) == "send F mb2");
 }

@@ -2,8 +2,12 @@
 #include <doctest/doctest.h>
 
 #include "fixtures.hpp"
+#include "topology/collective_costs.hpp"
+#include "workloads/resolve.hpp"
+#include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
 #include "workloads/pass_costs.hpp"
+#include "workloads/program_builder.hpp"
 
 using namespace ls::wl;
 
@@ -48,4 +52,118 @@ TEST_CASE("an MoE layer is its dense part plus its routed experts") {
   CHECK(model == doctest::Approx(whole.model_flops_fwd).epsilon(1e-12));
   // The dense table entry stays the plain dense layer (no experts).
   CHECK(t.layer(LayerKind::dense, Pass::forward).hardware_flops < whole.forward.flops);
+}
+
+// ---- KernelPassCosts: the kernel model every scenario runs ---------------------------
+
+namespace {
+ls::sim::Time compute_op_time(const ls::sim::StageProgram& sp) {
+  ls::sim::Time t;
+  for (const auto& op : sp.streams[static_cast<std::size_t>(ls::wl::stream::compute)])
+    if (op.kind == ls::sim::OpKind::compute) t += op.duration;
+  return t;
+}
+}  // namespace
+
+TEST_CASE("kernel pass costs: each pass is its kernels, the breakdown adds up to its time exactly") {
+  Scenario s = one_gpu(ls::test::small_model(4));
+  s.layout.recompute = Recompute::selective;
+  const KernelPassCosts k(s);
+  const KernelOptions o = kernel_options(s);
+  for (Pass p : {Pass::forward, Pass::backward, Pass::backward_input, Pass::backward_weight, Pass::recompute}) {
+    CAPTURE(static_cast<int>(p));
+    const PassCost c = k.layer(LayerKind::dense, p);
+    CHECK(c.breakdown.total() == c.time);
+  }
+  // The forward is layer 0's forward kernels timed on the preset's profile.
+  auto fwd = layer_pass_kernels(s.model, 0, o, LayerPass::forward);
+  time_kernels(*compute_profile_preset("h100-sxm"), s.gpu, fwd, 2);
+  CHECK(k.layer(LayerKind::dense, Pass::forward).time == total_time(fwd));
+  // The backward is its two halves.
+  CHECK(k.layer(LayerKind::dense, Pass::backward).time ==
+        k.layer(LayerKind::dense, Pass::backward_input).time + k.layer(LayerKind::dense, Pass::backward_weight).time);
+  // FLOPs stay model.hpp's: the same as the roofline's bookkeeping.
+  const RooflinePassCosts r(s);
+  for (Pass p : {Pass::forward, Pass::backward, Pass::recompute}) {
+    CHECK(k.layer(LayerKind::dense, p).hardware_flops == r.layer(LayerKind::dense, p).hardware_flops);
+    CHECK(k.layer(LayerKind::dense, p).model_flops == r.layer(LayerKind::dense, p).model_flops);
+  }
+  // The optimizer: optimizer_kernels of the shard (fused: grad-norm read + one Adam pass).
+  auto opt = optimizer_kernels(1e9, s.precision, true);
+  time_kernels(*compute_profile_preset("h100-sxm"), s.gpu, opt, 2);
+  CHECK(k.optimizer(1e9).time == total_time(opt));
+  CHECK(k.optimizer(1e9).breakdown.optimizer + k.optimizer(1e9).breakdown.launch == k.optimizer(1e9).time);
+}
+
+TEST_CASE("kernel pass costs: an MoE layer's routed experts are split from its dense part") {
+  Scenario s = one_gpu(*model_preset("mixtral-8x7b"));
+  const KernelPassCosts k(s);
+  auto all = layer_pass_kernels(s.model, 0, kernel_options(s), LayerPass::forward);
+  time_kernels(*compute_profile_preset("h100-sxm"), s.gpu, all, 2);
+  CHECK(k.layer(LayerKind::moe, Pass::forward).time + k.experts(Pass::forward).time == total_time(all));
+  CHECK(k.experts(Pass::forward).breakdown.gemm > k.experts(Pass::forward).breakdown.elementwise);
+  CHECK(k.experts(Pass::forward).breakdown.attention == ls::sim::Time::zero());
+}
+
+TEST_CASE("kernel pass costs: a GPU given as a map (no preset) gets a fallback profile") {
+  Scenario s = one_gpu(ls::test::small_model(2));
+  GpuSpec custom;
+  custom.name = "custom";
+  custom.peak_flops = 500e12;
+  custom.hbm_bandwidth_Bps = 2e12;
+  custom.memory_bytes = 64e9;
+  custom.matmul_efficiency = 0.6;
+  s.gpu = custom;
+  const ComputeProfile p = compute_profile_of(s.gpu);
+  CHECK(p.gemm_sustained_fraction == 0.6);
+  CHECK(p.flash_fwd_efficiency == doctest::Approx(0.7 * 0.6));
+  CHECK(profile_bound_violations(p).empty());
+  const KernelPassCosts k(s);
+  CHECK(k.layer(LayerKind::dense, Pass::forward).time > ls::sim::Time::zero());
+  // A preset keeps its own profile.
+  CHECK(compute_profile_of(*gpu_preset("a100-80gb")).name == "a100-80gb");
+  // The collective profile follows the GPU type.
+  CHECK(collective_costs_of(*gpu_preset("a100-40gb"))[ls::topo::LinkKind::nvswitch].efficiency ==
+        ls::topo::dgx_a100_collective_costs()[ls::topo::LinkKind::nvswitch].efficiency);
+  CHECK(collective_costs_of(*gpu_preset("h200"))[ls::topo::LinkKind::nvswitch].efficiency ==
+        ls::topo::default_collective_costs()[ls::topo::LinkKind::nvswitch].efficiency);
+}
+
+TEST_CASE("activation bytes follow the kernel model (attention kind, dropout, recompute)") {
+  Scenario s = one_gpu(ls::test::small_model(4));
+  const PassBytes flash = pass_bytes(s);
+  CHECK(flash.activation_per_layer == layer_activation_bytes(s.model, 0, kernel_options(s)));
+  CHECK(flash.activation_full_layer == flash.activation_per_layer);  // no recompute
+  Scenario unfused = s;
+  unfused.implementation.attention = AttentionKind::unfused;
+  CHECK(pass_bytes(unfused).activation_per_layer > flash.activation_per_layer);  // the s×s scores
+  Scenario dropout = s;
+  dropout.model.dropout = 0.1;
+  CHECK(pass_bytes(dropout).activation_per_layer > flash.activation_per_layer);  // masks
+  Scenario full = s;
+  full.layout.recompute = Recompute::full;
+  const double bsh = static_cast<double>(s.model.seq_len) * static_cast<double>(s.model.hidden);
+  CHECK(pass_bytes(full).activation_per_layer == bsh * 2);  // only the layer input, bf16
+  CHECK(pass_bytes(full).activation_full_layer == flash.activation_per_layer);
+}
+
+TEST_CASE("compute_breakdown: per stage, exactly the stage's compute op time") {
+  for (int variant = 0; variant < 3; ++variant) {
+    CAPTURE(variant);
+    Scenario s = variant == 2 ? ls::test::uniform_pipeline(2, 4, Schedule::zb_h1) : ls::test::uniform_pipeline(2, 4);
+    s.layout.embedding_free = false;
+    if (variant == 1) s.layout.recompute = Recompute::selective;
+    const BuiltProgram bp = build_program(resolve(s));
+    REQUIRE(bp.compute_breakdown.size() == 2);
+    for (std::size_t st = 0; st < 2; ++st) {
+      const ComputeBreakdown& b = bp.compute_breakdown[st];
+      CHECK(b.total() == compute_op_time(bp.program.stages[st]));
+      CHECK(b.gemm > ls::sim::Time::zero());
+      CHECK(b.attention > ls::sim::Time::zero());
+      CHECK(b.optimizer > ls::sim::Time::zero());
+      CHECK(b.launch > ls::sim::Time::zero());
+    }
+    CHECK(bp.compute_breakdown[1].logits > ls::sim::Time::zero());  // the LM head lives on the last stage
+    CHECK(bp.compute_breakdown[0].logits == ls::sim::Time::zero());
+  }
 }

@@ -119,9 +119,9 @@ TEST_CASE("no 0-byte gradient all-reduce when the bucket size divides the gradie
   s.layout.dp_bucket_bytes = layer_params(s.model) * s.precision.gradients;
   const BuiltProgram bp = build_program(resolve(s));
   int syncs = 0;
-  for (const auto& op : bp.program.stages[0].streams[static_cast<std::size_t>(ls::sim::Stream::dp)]) {
+  for (const auto& op : bp.program.stages[0].streams[static_cast<std::size_t>(ls::wl::stream::dp)]) {
     CHECK(op.bytes > 0);
-    syncs += op.work == ls::sim::Work::grad_sync ? 1 : 0;
+    syncs += ls::wl::work_of(op) == ls::wl::Work::grad_sync ? 1 : 0;
   }
   CHECK(syncs == s.model.layers);
 }

@@ -117,6 +117,52 @@ Eigen::VectorXd leave_one_out_residuals(const Eigen::MatrixXd& jacobian, const E
   return loo;
 }
 
+std::string model_key(const wl::Scenario& s) {
+  const auto& m = s.model;
+  if (!m.name.empty()) return m.name;
+  return fmt::format("L{}-h{}-a{}-f{}-v{}", m.layers, m.hidden, m.heads, m.ffn_hidden, m.vocab);
+}
+
+namespace {
+
+/// One bounded fit of `constants` on `rows` from `start`; `last` receives the rows as
+/// predicted at the last evaluation.
+struct RowFit {
+  LmResult lm;
+  std::vector<RowOutcome> outcomes;
+};
+
+RowFit fit_rows(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants, const Eigen::VectorXd& start,
+                const Eigen::VectorXd& lower, const Eigen::VectorXd& upper, const CalibrateOptions& opt) {
+  const auto n = static_cast<Eigen::Index>(constants.size());
+  RowFit out;
+  auto evaluate = [&](const Eigen::VectorXd& x) {
+    out.outcomes = evaluate_runs(rows, opt.jobs, [&](wl::GpuSpec& gpu) {
+      for (Eigen::Index k = 0; k < n; ++k) constants[static_cast<std::size_t>(k)].set(gpu, x[k]);
+    });
+    Eigen::VectorXd r(static_cast<Eigen::Index>(out.outcomes.size()));
+    for (std::size_t i = 0; i < out.outcomes.size(); ++i) {
+      const auto& o = out.outcomes[i];
+      if (!o.failure.empty())
+        throw std::invalid_argument(fmt::format("calibrate: run '{}' failed to simulate: {}", o.name, o.failure));
+      r[static_cast<Eigen::Index>(i)] = std::log(o.predicted_s / o.measured_s);
+    }
+    return r;
+  };
+  out.lm = fit_bounded(evaluate, start, lower, upper, opt);
+  evaluate(out.lm.x);  // the rows as predicted with the fitted constants
+  return out;
+}
+
+std::vector<RowOutcome> predict_rows(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants,
+                                     const Eigen::VectorXd& x, int jobs) {
+  return evaluate_runs(rows, jobs, [&](wl::GpuSpec& gpu) {
+    for (std::size_t k = 0; k < constants.size(); ++k) constants[k].set(gpu, x[static_cast<Eigen::Index>(k)]);
+  });
+}
+
+}  // namespace
+
 Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants, const CalibrateOptions& opt) {
   if (rows.empty()) throw RunsFileError("calibrate: no runs to fit");
   if (constants.empty()) throw RunsFileError("calibrate: no constants to fit");
@@ -136,28 +182,13 @@ Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<Tunable
     c.start.emplace_back(tc.name, start[k]);
   }
 
-  std::vector<RowOutcome> last;
-  auto evaluate = [&](const Eigen::VectorXd& x) {
-    last = evaluate_runs(rows, opt.jobs, [&](wl::GpuSpec& gpu) {
-      for (Eigen::Index k = 0; k < n; ++k) constants[static_cast<std::size_t>(k)].set(gpu, x[k]);
-    });
-    Eigen::VectorXd r(static_cast<Eigen::Index>(last.size()));
-    for (std::size_t i = 0; i < last.size(); ++i) {
-      if (!last[i].failure.empty())
-        throw std::invalid_argument(fmt::format("calibrate: run '{}' failed to simulate: {}", last[i].name, last[i].failure));
-      r[static_cast<Eigen::Index>(i)] = std::log(last[i].predicted_s / last[i].measured_s);
-    }
-    return r;
-  };
-
   c.before = error_stats(evaluate_runs(rows, opt.jobs));
-  const LmResult lm = fit_bounded(evaluate, start, lower, upper, opt);
+  const RowFit full = fit_rows(rows, constants, start, lower, upper, opt);
+  const LmResult& lm = full.lm;
   c.iterations = lm.iterations;
-  c.evaluations = lm.evaluations + 1;
+  c.evaluations = lm.evaluations + 2;
   for (Eigen::Index k = 0; k < n; ++k) c.fitted.emplace_back(constants[static_cast<std::size_t>(k)].name, lm.x[k]);
-  evaluate(lm.x);  // the rows as predicted with the fitted constants
-  ++c.evaluations;
-  c.rows = last;
+  c.rows = full.outcomes;
   c.fit = error_stats(c.rows);
 
   const Eigen::VectorXd loo = leave_one_out_residuals(lm.jacobian, lm.residuals, lm.x, lower, upper);
@@ -165,6 +196,29 @@ Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<Tunable
     c.loo_mean_abs_error += abs_fraction(loo[i]) / static_cast<double>(loo.size());
     c.loo_max_abs_error = std::max(c.loo_max_abs_error, abs_fraction(loo[i]));
   }
+
+  if (!opt.leave_out_model) return c;
+  // Leave-one-model-out: a model's rows share its shape (FLOPs per token, kernel sizes),
+  // so holding all of them out asks whether the constants transfer to a model the fit
+  // never saw. Models in first-appearance order; one model alone cannot be held out.
+  std::vector<std::string> models;
+  for (const auto& row : rows)
+    if (std::find(models.begin(), models.end(), model_key(row.scenario)) == models.end()) models.push_back(model_key(row.scenario));
+  std::vector<RowOutcome> all_held;
+  for (const auto& model : models) {
+    if (models.size() < 2) break;
+    std::vector<RunRow> train, held;
+    for (const auto& row : rows) (model_key(row.scenario) == model ? held : train).push_back(row);
+    const RowFit fit = fit_rows(train, constants, lm.x, lower, upper, opt);
+    c.evaluations += fit.lm.evaluations + 1;
+    std::vector<RowOutcome> predicted = predict_rows(held, constants, fit.lm.x, opt.jobs);
+    ++c.evaluations;
+    Calibration::HeldOut h{model, error_stats(predicted), {}};
+    for (Eigen::Index k = 0; k < n; ++k) h.fitted.emplace_back(constants[static_cast<std::size_t>(k)].name, fit.lm.x[k]);
+    c.held_out.push_back(std::move(h));
+    all_held.insert(all_held.end(), predicted.begin(), predicted.end());
+  }
+  c.held_out_all = error_stats(all_held);
   return c;
 }
 
@@ -183,6 +237,12 @@ std::string format_calibration(const Calibration& c, const std::vector<TunableCo
   o += fmt::format("{:<26}  {:>9.1f}%  {:>9.1f}%  {:>+10.1f}%\n", "fit", 100 * c.fit.mean_abs_error, 100 * c.fit.max_abs_error,
                    100 * c.fit.mean_error);
   o += fmt::format("{:<26}  {:>9.1f}%  {:>9.1f}%\n", "leave-one-out (linearised)", 100 * c.loo_mean_abs_error, 100 * c.loo_max_abs_error);
+  if (c.held_out.empty()) return o;
+  o += fmt::format("{:<26}  {:>9.1f}%  {:>9.1f}%  {:>+10.1f}%\n", "leave-one-model-out", 100 * c.held_out_all.mean_abs_error,
+                   100 * c.held_out_all.max_abs_error, 100 * c.held_out_all.mean_error);
+  for (const auto& h : c.held_out)
+    o += fmt::format("  {:<24}  {:>9.1f}%  {:>9.1f}%  {:>+10.1f}%  ({} runs)\n", h.model, 100 * h.stats.mean_abs_error,
+                     100 * h.stats.max_abs_error, 100 * h.stats.mean_error, h.stats.count);
   return o;
 }
 
@@ -208,6 +268,15 @@ nlohmann::ordered_json calibration_json(const Calibration& c) {
   j["fit"] = stats(c.fit);
   j["before"] = stats(c.before);
   j["leave_one_out"] = {{"mean_abs_error", c.loo_mean_abs_error}, {"max_abs_error", c.loo_max_abs_error}};
+  if (!c.held_out.empty()) {
+    ordered_json models = ordered_json::object();
+    for (const auto& h : c.held_out) {
+      ordered_json m = stats(h.stats);
+      m["constants"] = values(h.fitted);
+      models[h.model] = m;
+    }
+    j["leave_one_model_out"] = {{"all", stats(c.held_out_all)}, {"models", models}};
+  }
   j["iterations"] = c.iterations;
   j["evaluations"] = c.evaluations;
   return j;

@@ -33,7 +33,14 @@ struct CalibrateOptions {
   int jobs = 0;               // threads for the simulations (≤ 0: hardware threads)
   int max_iterations = 30;
   double tolerance = 1e-5;    // stop when an iteration lowers the cost by less than this fraction
+  /// Leave-one-model-out: rows grouped by model (model_key); for each model, a true
+  /// re-fit on the other models' rows (from the full fit) and that model's rows predicted.
+  bool leave_out_model = false;
 };
+
+/// The model a run trains, for leave-one-model-out: the scenario's model name, or its
+/// shape ("L32-h4096-a32-f16384-v50368") when unnamed.
+std::string model_key(const wl::Scenario& s);
 
 /// Bounded Levenberg–Marquardt on residuals(x) (x in SI units, one per constant).
 /// Generic: knows nothing of GPUs. Returns the best x found; `jacobian` (if given)
@@ -62,6 +69,15 @@ struct Calibration {
   double loo_mean_abs_error = 0, loo_max_abs_error = 0;
   std::vector<RowOutcome> rows;                        // predictions with the fitted constants
   int iterations = 0, evaluations = 0;
+  /// Leave-one-model-out (CalibrateOptions::leave_out_model): per held-out model, its rows'
+  /// errors when fitted on the other models only; `held_out_all` over every held-out row.
+  struct HeldOut {
+    std::string model;
+    ErrorStats stats;
+    std::vector<std::pair<std::string, double>> fitted;  // the constants fitted without it
+  };
+  std::vector<HeldOut> held_out;
+  ErrorStats held_out_all;
 };
 
 /// Fits `constants` (a subset of gpu_constants(), in order) to `rows`, which must all
@@ -73,7 +89,8 @@ Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<Tunable
 std::string format_calibration(const Calibration& c, const std::vector<TunableConstant>& constants);
 /// {gpu, constants: {NAME: value (SI)}, start: {...}, fit: {count, mean_abs_error,
 ///  max_abs_error, mean_error}, before: {...}, leave_one_out: {mean_abs_error, max_abs_error},
-///  iterations, evaluations}.
+///  iterations, evaluations}; with leave-one-model-out also leave_one_model_out:
+///  {all: {...stats}, models: {MODEL: {...stats}}}.
 nlohmann::ordered_json calibration_json(const Calibration& c);
 /// The fitted profile as a GpuProfile.
 GpuProfile calibration_profile(const Calibration& c);

@@ -9,6 +9,8 @@ PACKAGES=(
   libboost-graph-dev libyaml-cpp-dev libeigen3-dev
   doctest-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libbenchmark-dev zlib1g-dev
+  libprotobuf-dev protobuf-compiler
+  pybind11-dev python3-dev python3-pytest
 )
 
 missing=()

@@ -24,10 +24,12 @@
 #include <fmt/format.h>
 
 #include "tools/atomic_file.hpp"
+#include "tools/chakra_export.hpp"
 #include "tools/output_check.hpp"
 #include "tools/plot.hpp"
 #include "tools/report_json.hpp"
 #include "tools/scenario.hpp"
+#include "tools/search.hpp"
 #include "tools/summary.hpp"
 #include "tools/sweep.hpp"
 #include "tools/trace.hpp"
@@ -36,6 +38,7 @@
 #include "tools/profile.hpp"
 #include "tools/validate.hpp"
 #include "workloads/scenario_keys.hpp"
+#include "workloads/program_builder.hpp"
 #include "workloads/simulate.hpp"
 
 #ifndef LAYOUTSIM_VERSION
@@ -82,6 +85,7 @@ struct RunArgs {
   std::string scenario;
   std::vector<std::string> sets;
   std::string json, trace;
+  std::string chakra;  // --chakra DIR
   bool quiet = false, profile = false;
 };
 
@@ -101,11 +105,23 @@ int cmd_run(const RunArgs& a) {
   tools::check_summary_numbers(tools::to_json(r, {.include_wall_time = a.profile}));
   if (!a.json.empty()) write_out(a.json, tools::to_json_string(r, {.include_wall_time = a.profile}));
   if (!a.trace.empty()) write_out(a.trace, tools::chrome_trace_json(r));
+  tools::ChakraExportSummary chakra;
+  if (!a.chakra.empty()) {  // the program just simulated, as Chakra ETs; a DIR we cannot write is a user error
+    try {
+      chakra = tools::write_chakra_traces(wl::build_program(sc).program, sc->name, a.chakra);
+    } catch (const tools::ChakraWriteError& e) {
+      fmt::print(stderr, "error: --chakra {}: {}\n", a.chakra, e.what());
+      return kExitInvalid;
+    }
+  }
   const bool table = !a.quiet && a.json != "-" && a.trace != "-";
   if (table) {
     const std::string s = tools::format_summary(r);
     std::fwrite(s.data(), 1, s.size(), stdout);
     if (!a.trace.empty()) fmt::print("\nTrace written to {} (open it at https://ui.perfetto.dev)\n", a.trace);
+    if (!a.chakra.empty())
+      fmt::print("\nChakra traces written to {} ({} files, {} nodes; ASTRA-sim workload prefix {}/{})\n", a.chakra, chakra.files,
+                 chakra.nodes, a.chakra, tools::chakra_file_stem(sc->name));
   } else if (!a.quiet) {
     for (const auto& w : r.warnings) fmt::print(stderr, "warning [{}]: {}\n", w.code, w.message);
   }
@@ -261,6 +277,52 @@ int cmd_sweep(const SweepArgs& a) {
 }
 
 
+// ---------------------------------------------------------------- search
+// The search itself: tools/search.hpp. Here: options, outputs, exit code (0 when a
+// candidate ran, 1 when none survived pruning).
+struct SearchArgs {
+  std::string scenario, csv, json, emit, objective = "step_time", shard;
+  std::vector<std::string> vary, fix;
+  int top = 20, simulate_top = 64, jobs = 0;
+};
+
+int cmd_search(const SearchArgs& a) {
+  one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}});
+  const wl::ResolvedScenario base = load(a.scenario, {});
+  tools::SearchOptions o;
+  o.axes = tools::default_axes(base.scenario());
+  o.simulate_top = a.simulate_top;
+  o.jobs = a.jobs;
+  try {
+    for (const auto& v : a.vary) tools::apply_axis_option(o.axes, v, false);
+    for (const auto& f : a.fix) tools::apply_axis_option(o.axes, f, true);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (a.objective == "cost")
+    throw UsageError("--objective cost needs a GPU-hour price, which scenarios cannot give yet (training.gpu_hour_price)");
+  o.objective = a.objective == "tokens_per_s" ? tools::SearchObjective::tokens_per_s : tools::SearchObjective::step_time;
+  try {
+    if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = tools::parse_shard(a.shard);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const tools::SearchReport rep = tools::run_search(base, o);
+  if (!a.csv.empty()) write_out(a.csv, tools::search_csv(rep));
+  if (!a.json.empty()) write_out(a.json, tools::search_json(rep).dump(2) + "\n");
+  if (!a.emit.empty() && !rep.ranked.empty())
+    write_out(a.emit, tools::emit_scenario_yaml(tools::read_text_file(a.scenario), a.scenario, rep, rep.ranked.front()));
+  if (a.csv != "-" && a.json != "-" && a.emit != "-") {
+    const std::string s = tools::format_search(rep, a.top);
+    std::fwrite(s.data(), 1, s.size(), stdout);
+  }
+  if (rep.ranked.empty()) {
+    fmt::print(stderr, "search: no candidate survived pruning ({} evaluated; see the counts)\n", rep.evaluated);
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
 // ---------------------------------------------------------------- validate / calibrate
 // Runs files: tools/validate.hpp; the shipped set: validation/ (README.md there).
 #ifndef LAYOUTSIM_VALIDATION_DIR
@@ -307,7 +369,7 @@ int cmd_validate(const ValidateArgs& a) {
 }
 
 struct CalibrateArgs {
-  std::string runs, gpu, out, json, fit;
+  std::string runs, gpu, out, json, fit, leave_out;
   int jobs = 0, iterations = 30;
 };
 
@@ -317,10 +379,11 @@ int cmd_calibrate(const CalibrateArgs& a) {
   if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
   if (rows.empty()) throw std::invalid_argument(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
   std::vector<tools::TunableConstant> constants;
+  if (a.fit.empty()) constants = tools::default_fit_constants();
   for (const auto& tc : tools::gpu_constants())
-    if (a.fit.empty() || ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
+    if (!a.fit.empty() && ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
   if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", a.fit));
-  const tools::Calibration c = tools::calibrate(rows, constants, {.jobs = a.jobs, .max_iterations = a.iterations});
+  const tools::Calibration c = tools::calibrate(rows, constants, {.jobs = a.jobs, .max_iterations = a.iterations, .leave_out_model = a.leave_out == "model"});
   if (!a.json.empty()) write_out(a.json, tools::calibration_json(c).dump(2) + "\n");
   if (!a.out.empty()) {
     const std::string origin = fmt::format(
@@ -357,6 +420,7 @@ int main(int argc, char** argv) {
       ->type_name("KEY=VALUE");
   run->add_option("--json", ra.json, "Write the JSON summary to FILE ('-' = stdout, replaces the table)")->type_name("FILE")->check(kNonEmptyPath);
   run->add_option("--trace", ra.trace, "Write a Chrome trace (gzip when FILE ends in .gz; '-' = stdout, replaces the table)")->type_name("FILE")->check(kNonEmptyPath);
+  run->add_option("--chakra", ra.chakra, "Write Chakra execution traces (DIR/<name>.<rank>.et, DIR/<name>.comm_groups.json)")->type_name("DIR")->check(kNonEmptyPath);
   run->add_flag("--quiet,-q", ra.quiet, "Print no summary table");
   run->add_flag("--profile", ra.profile, "Print engine events, events/s, wall time and peak RSS to stderr");
 
@@ -374,6 +438,22 @@ int main(int argc, char** argv) {
   sweep->add_option("--json", sa.json, "Write [{set, summary}] JSON ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
   sweep->add_option("--plot", sa.plot, "Write an SVG plot of step time and bubble fraction ('-' = stdout)")->type_name("FILE.svg")->check(kNonEmptyPath);
   sweep->add_option("--jobs,-j", sa.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
+
+  SearchArgs sra;
+  auto* search = app.add_subcommand("search", "Search the layouts of a scenario's cluster, model and global batch for the fastest");
+  search->add_option("scenario", sra.scenario, "Scenario YAML file (cluster, model, global batch)")->required()->check(kNonEmptyPath);
+  search->add_option("--vary", sra.vary, "KEY=V1,V2,...: the values of one axis (repeatable; keys: tp pp dp ep cp zero sp recompute mbs schedule v stage_layers placement)")
+      ->allow_extra_args(false)->type_name("KEY=LIST");
+  search->add_option("--fix", sra.fix, "KEY=V: pin one axis (repeatable)")->allow_extra_args(false)->type_name("KEY=VALUE");
+  search->add_option("--top", sra.top, "Rows of the printed table (default 20)")->check(CLI::NonNegativeNumber);
+  search->add_option("--simulate-top", sra.simulate_top, "Simulate the best K by the analytic estimate (default 64)")->check(CLI::NonNegativeNumber);
+  search->add_option("--objective", sra.objective, "Rank by step_time (default), tokens_per_s or cost")
+      ->check(CLI::IsMember({"step_time", "tokens_per_s", "cost"}));
+  search->add_option("--csv", sra.csv, "Write one CSV row per candidate ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
+  search->add_option("--json", sra.json, "Write {candidates, pareto, counts, wall_s} JSON ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
+  search->add_option("--emit", sra.emit, "Write the winner as a runnable scenario file")->type_name("BEST.yaml")->check(kNonEmptyPath);
+  search->add_option("--jobs,-j", sra.jobs, "Parallel threads (default: hardware threads)")->check(CLI::NonNegativeNumber);
+  search->add_option("--shard", sra.shard, "Evaluate only candidates with index mod N == I (job arrays)")->type_name("I/N");
 
   std::string check_path;
   auto* check = app.add_subcommand("check", "Parse and validate a scenario, print the plan and memory budget (no simulation)");
@@ -402,6 +482,10 @@ int main(int argc, char** argv) {
   calibrate->add_option("--fit", ca.fit, "Constants to fit, comma-separated (default: all)")->type_name("LIST");
   calibrate->add_option("--out", ca.out, "Write the fitted profile YAML ('-' = stdout)")->type_name("PROFILE.yaml")->check(kNonEmptyPath);
   calibrate->add_option("--json", ca.json, "Write {gpu, constants, fit, leave_one_out} JSON ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
+  calibrate->add_option("--leave-out", ca.leave_out,
+                        "'model': also refit without each model's rows and report that model's error (leave-one-model-out)")
+      ->type_name("model")
+      ->check(CLI::IsMember({"model"}));
   calibrate->add_option("--iterations", ca.iterations, "Most Levenberg-Marquardt iterations")->check(CLI::PositiveNumber);
   calibrate->add_option("--jobs,-j", ca.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
 
@@ -431,6 +515,7 @@ int main(int argc, char** argv) {
     if (*validate) return finish(cmd_validate(va));
     if (*calibrate) return finish(cmd_calibrate(ca));
     if (*keys) return finish(cmd_keys(keys_markdown));
+    if (*search) return finish(cmd_search(sra));
     if (*sweep) {
       // Axes in command-line order, interleaving --microbatches and --set as given.
       // A malformed list is a usage error (2), not an invalid scenario (1).

@@ -11,21 +11,36 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tools/units.hpp"
+#include "workloads/hardware.hpp"
 
 namespace ls::tools {
 
 const std::vector<TunableConstant>& gpu_constants() {
-  // Bounds: wide enough for any GPU we model, narrow enough that a fit cannot wander
-  // into meaningless values (an efficiency above 1, a negative launch cost).
-  static const std::vector<TunableConstant> table = {
-      {"matmul_efficiency", 0.05, 1.0, false, [](const wl::GpuSpec& g) { return g.matmul_efficiency; },
-       [](wl::GpuSpec& g, double v) { g.matmul_efficiency = v; }},
-      {"saturation_rows", 1.0, 65536.0, false, [](const wl::GpuSpec& g) { return g.saturation_rows; },
-       [](wl::GpuSpec& g, double v) { g.saturation_rows = v; }},
-      {"kernel_overhead", 0.0, 1e-4, true, [](const wl::GpuSpec& g) { return g.kernel_overhead.seconds(); },
-       [](wl::GpuSpec& g, double v) { g.kernel_overhead = sim::seconds(v); }},
-  };
+  // The kernel model's constants (workloads/compute_profile.hpp profile_constants()),
+  // with their physical bounds, over the GPU's ComputeProfile. A GPU given as a map
+  // without a preset starts from its fallback profile (hardware.hpp compute_profile_of).
+  static const std::vector<TunableConstant> table = [] {
+    std::vector<TunableConstant> out;
+    for (const wl::ProfileConstant& pc : wl::profile_constants()) {
+      const wl::ProfileConstant* c = &pc;  // the table is static: the pointer outlives the lambdas
+      out.push_back(TunableConstant{
+          std::string(c->name), c->lower, c->upper, c->unit == "s", c->integer,
+          [c](const wl::GpuSpec& g) { return c->get(wl::compute_profile_of(g)); },
+          [c](wl::GpuSpec& g, double v) {
+            g.compute = wl::compute_profile_of(g);
+            c->set(g.compute, v);
+          }});
+    }
+    return out;
+  }();
   return table;
+}
+
+std::vector<TunableConstant> default_fit_constants() {
+  std::vector<TunableConstant> out;
+  for (const auto& c : gpu_constants())
+    if (!c.integer) out.push_back(c);
+  return out;
 }
 
 const TunableConstant* find_constant(const std::vector<TunableConstant>& table, const std::string& name) {

@@ -2,16 +2,17 @@
 // that carries fitted values (`layoutsim calibrate --out PROFILE.yaml`).
 //
 // A constant is {name, lower, upper, get, set} over wl::GpuSpec, in SI units
-// (kernel_overhead in seconds). The calibrator only sees this list, so a richer
-// per-GPU kernel profile can replace the table without touching the fit.
+// (launch_overhead in seconds): the kernel model's ComputeProfile constants
+// (workloads/compute_profile.hpp profile_constants(), bounds from there). The
+// calibrator only sees this list.
 //
 // Profile file (YAML):
 //   # origin comment (what it was fitted to, when, the fit error)
-//   gpu: NAME                     the GpuSpec name it belongs to (e.g. h100-sxm)
+//   gpu: NAME                          the GpuSpec name it belongs to (e.g. h100-sxm)
 //   constants:
-//     matmul_efficiency: 0.68     a plain number
-//     saturation_rows: 1536       a plain number
-//     kernel_overhead: 4.2 us     a time with its unit
+//     gemm_sustained_fraction: 0.78    a plain number
+//     attention_block: 128             an integer constant (rounded when set)
+//     launch_overhead: 4.2 us          a time with its unit
 // Unknown keys and constants are errors; values outside [lower, upper] are errors.
 #pragma once
 
@@ -29,12 +30,16 @@ struct TunableConstant {
   std::string name;
   double lower = 0, upper = 0;     // inclusive bounds, SI units
   bool is_time = false;            // written with a time unit in profile files
+  bool integer = false;            // discrete (SM count, tile, block): set() rounds; not fitted by default
   std::function<double(const wl::GpuSpec&)> get;
   std::function<void(wl::GpuSpec&, double)> set;
 };
 
 /// The constants of wl::GpuSpec that calibration may fit, in a fixed order.
 const std::vector<TunableConstant>& gpu_constants();
+
+/// What `calibrate` fits when no --fit list is given: the continuous constants.
+std::vector<TunableConstant> default_fit_constants();
 
 /// Looks a constant up by name; nullptr when unknown.
 const TunableConstant* find_constant(const std::vector<TunableConstant>& table, const std::string& name);

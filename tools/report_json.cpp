@@ -2,6 +2,8 @@
 // reader can diff two summaries line by line.
 #include "tools/report_json.hpp"
 
+#include "workloads/vocabulary.hpp"
+
 #include <cmath>
 
 namespace ls::tools {
@@ -18,18 +20,6 @@ ordered_json num(double v) {
 }
 
 }  // namespace
-
-const char* axis_name(sim::Axis a) {
-  switch (a) {
-    case sim::Axis::tp: return "tp";
-    case sim::Axis::pp: return "pp";
-    case sim::Axis::dp: return "dp";
-    case sim::Axis::ep: return "ep";
-    case sim::Axis::edp: return "edp";  // reported under dp in the summary
-    case sim::Axis::none: break;
-  }
-  return "none";
-}
 
 ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   ordered_json j;
@@ -66,9 +56,9 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   j["pipeline"] = std::move(pipe);
 
   ordered_json comm;
-  for (sim::Axis a : {sim::Axis::tp, sim::Axis::pp, sim::Axis::dp, sim::Axis::ep}) {
+  for (wl::Axis a : wl::kReportedAxes) {
     const auto& c = r.comm[static_cast<int>(a)];
-    comm[axis_name(a)] = ordered_json{{"bytes_per_device", num(c.bytes_per_device)}, {"exposed_s", num(c.exposed_s)}};
+    comm[wl::axis_name(a)] = ordered_json{{"bytes_per_device", num(c.bytes_per_device)}, {"exposed_s", num(c.exposed_s)}};
   }
   j["comm"] = std::move(comm);
 

@@ -28,7 +28,4 @@ nlohmann::ordered_json to_json(const wl::Result& r, const JsonOptions& opts = {}
 /// to_json(r).dump(2) plus a trailing newline.
 std::string to_json_string(const wl::Result& r, const JsonOptions& opts = {});
 
-/// "tp", "pp", "dp", "ep" for the four communication axes (Axis::none → "none").
-const char* axis_name(sim::Axis a);
-
 }  // namespace ls::tools

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "tools/report_json.hpp"
+#include "workloads/schedule.hpp"
+#include "workloads/vocabulary.hpp"
 
 namespace ls::tools {
 
@@ -104,16 +106,6 @@ std::string percent(double fraction) {
   return fmt::format("{:.2f}%", fraction * 100);
 }
 
-std::string schedule_name(wl::Schedule s) {
-  switch (s) {
-    case wl::Schedule::gpipe: return "gpipe";
-    case wl::Schedule::one_f_one_b: return "1f1b";
-    case wl::Schedule::interleaved_1f1b: return "interleaved-1f1b";
-    case wl::Schedule::zb_h1: return "zb-h1";
-  }
-  return "?";
-}
-
 std::string format_summary(const wl::Result& r) {
   std::string out;
   out += fmt::format("layoutsim: {} — {} GPUs, {} step{}\n\n", r.scenario, r.devices, r.steps, r.steps == 1 ? "" : "s");
@@ -145,9 +137,9 @@ std::string format_summary(const wl::Result& r) {
 
   out += "\nCommunication per device per step\n";
   out += fmt::format("  {:>4}  {:>10}  {:>10}\n", "axis", "bytes", "exposed");
-  for (sim::Axis a : {sim::Axis::tp, sim::Axis::pp, sim::Axis::dp, sim::Axis::ep}) {
+  for (wl::Axis a : wl::kReportedAxes) {
     const auto& c = r.comm[static_cast<int>(a)];
-    out += fmt::format("  {:>4}  {:>10}  {:>10}\n", axis_name(a), human_bytes(c.bytes_per_device), human_seconds(c.exposed_s));
+    out += fmt::format("  {:>4}  {:>10}  {:>10}\n", wl::axis_name(a), human_bytes(c.bytes_per_device), human_seconds(c.exposed_s));
   }
 
   if (!r.links_by_kind.empty()) {
@@ -206,7 +198,7 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
                      human_count(p.params_total));
   out += fmt::format("  {:<20} dp={} tp={} pp={} ep={} zero={} sp={} recompute={}\n", "layout", L.dp, L.tp, L.pp, L.ep, L.zero,
                      L.sequence_parallel ? "on" : "off", recompute_name(L.recompute));
-  out += fmt::format("  {:<20} {}, {} micro-batches of {} sequence{}{}\n", "schedule", schedule_name(L.schedule), L.microbatches,
+  out += fmt::format("  {:<20} {}, {} micro-batches of {} sequence{}{}\n", "schedule", wl::schedule_name(L.schedule), L.microbatches,
                      L.microbatch_size, L.microbatch_size == 1 ? "" : "s",
                      L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());
   out += fmt::format("  {:<20} {}\n", "placement", fmt::join(L.placement, " > "));

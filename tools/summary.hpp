@@ -36,7 +36,4 @@ std::string format_summary(const wl::Result& r);
 /// analytic bubble, warnings. No simulation is involved.
 std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p);
 
-/// "gpipe", "1f1b", "interleaved-1f1b", "zb-h1" (the scenario spelling).
-std::string schedule_name(wl::Schedule s);
-
 }  // namespace ls::tools

@@ -56,21 +56,6 @@ std::string number(double v) {
   return fmt::format("{}", v);
 }
 
-const char* work_name(sim::Work w) {
-  switch (w) {
-    case sim::Work::forward: return "forward";
-    case sim::Work::backward: return "backward";
-    case sim::Work::backward_input: return "backward_input";
-    case sim::Work::backward_weight: return "backward_weight";
-    case sim::Work::recompute: return "recompute";
-    case sim::Work::optimizer: return "optimizer";
-    case sim::Work::grad_sync: return "grad_sync";
-    case sim::Work::param_gather: return "param_gather";
-    case sim::Work::other: break;
-  }
-  return "other";
-}
-
 const char* coll_abbrev(sim::CollOp c) {
   switch (c) {
     case sim::CollOp::all_reduce: return "AR";
@@ -82,26 +67,26 @@ const char* coll_abbrev(sim::CollOp c) {
   return "coll";
 }
 
-// Tracks 1..4 are the communication axes in Axis order minus `none`.
+// The axis a track's collectives run over (slice names "AR tp", "AG dp", ...).
 const char* track_axis(int track) {
   switch (track) {
-    case 1: return "tp";
-    case 2: return "pp";
-    case 3: return "dp";
-    case 4: return "ep";
-    case 5: return "dp";  // prefetch: ZeRO-3 parameter gathers run over dp
-    case 6: return "pp";  // pipeline receives (waits) drawn beside compute
+    case wl::track::tp: return "tp";
+    case wl::track::pp_send: return "pp";
+    case wl::track::dp: return "dp";
+    case wl::track::ep: return "ep";
+    case wl::track::prefetch: return "dp";
+    case wl::track::pp_recv: return "pp";
     default: return "";
   }
 }
 
-const char* work_letter(sim::Work w) {
+const char* work_letter(wl::Work w) {
   switch (w) {
-    case sim::Work::forward: return "F";
-    case sim::Work::backward:
-    case sim::Work::backward_input: return "B";
-    case sim::Work::backward_weight: return "W";
-    case sim::Work::recompute: return "R";
+    case wl::Work::forward: return "F";
+    case wl::Work::backward:
+    case wl::Work::backward_input: return "B";
+    case wl::Work::backward_weight: return "W";
+    case wl::Work::recompute: return "R";
     default: return "";
   }
 }
@@ -115,13 +100,13 @@ std::string node_of_name(const std::string& device_name) {
 
 std::string track_name(int track) {
   switch (track) {
-    case 0: return "compute";
-    case 1: return "tp";
-    case 2: return "pp";
-    case 3: return "dp";
-    case 4: return "ep";
-    case 5: return "prefetch";
-    case 6: return "pp recv";
+    case wl::track::compute: return "compute";
+    case wl::track::tp: return "tp";
+    case wl::track::pp_send: return "pp";
+    case wl::track::dp: return "dp";
+    case wl::track::ep: return "ep";
+    case wl::track::prefetch: return "prefetch";
+    case wl::track::pp_recv: return "pp recv";
     default: return fmt::format("track{}", track);
   }
 }
@@ -145,14 +130,14 @@ std::string span_name(const wl::Span& s) {
     case sim::OpKind::compute: break;
   }
   switch (s.work) {
-    case sim::Work::forward:
-    case sim::Work::backward:
-    case sim::Work::backward_input:
-    case sim::Work::recompute:
+    case wl::Work::forward:
+    case wl::Work::backward:
+    case wl::Work::backward_input:
+    case wl::Work::recompute:
       return fmt::format("{}{}{}", work_letter(s.work), mb, layers);
-    case sim::Work::backward_weight: return fmt::format("W{}{}", mb, layers);
-    case sim::Work::optimizer: return "opt";
-    default: return std::string(work_name(s.work)) + mb;
+    case wl::Work::backward_weight: return fmt::format("W{}{}", mb, layers);
+    case wl::Work::optimizer: return "opt";
+    default: return std::string(wl::work_name(s.work)) + mb;
   }
 }
 
@@ -260,11 +245,10 @@ std::string chrome_trace_json(const wl::Result& r) {
 
   for (const auto& seg : r.critical_segments) {
     if (seg.end <= seg.start) continue;
-    static constexpr const char* kAxis[] = {"", "tp", "pp", "dp", "ep", "dp"};
     std::string name;
     switch (seg.kind) {
       case wl::CriticalSegment::Kind::compute: name = "compute"; break;
-      case wl::CriticalSegment::Kind::comm: name = std::string("comm ") + kAxis[static_cast<int>(seg.axis)]; break;
+      case wl::CriticalSegment::Kind::comm: name = std::string("comm ") + (seg.axis == wl::Axis::none ? "" : wl::axis_name(wl::reported_axis(seg.axis))); break;
       case wl::CriticalSegment::Kind::wait: name = "wait"; break;
     }
     if (seg.device >= 0) name += " " + device_name(seg.device);

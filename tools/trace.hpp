@@ -3,9 +3,8 @@
 //
 // Layout of the trace:
 //  * one process per node: pid = node index (device / gpus_per_node);
-//  * one thread per (GPU, track): tid = device * 8 + track, tracks 0 compute, 1 tp,
-//    2 pp, 3 dp, 4 ep, 5 prefetch, 6 pp recv (Span::track); thread names
-//    "node0.gpu3 compute";
+//  * one thread per (GPU, track): tid = device * kTracksPerDevice + track, tracks
+//    as in wl::track (workloads/result.hpp); thread names "node0.gpu3 compute";
 //  * `X` slices named "F mb3 L12-17", "B mb3 L12-17", "W mb3", "R mb3", "AR tp",
 //    "RS dp", "send F mb3", "opt"; spans on the critical path get the category
 //    suffix ",critical" and the name suffix " [crit]" so they stand out (and can be
@@ -28,7 +27,7 @@
 
 namespace ls::tools {
 
-inline constexpr int kTracksPerDevice = 8;
+inline constexpr int kTracksPerDevice = wl::track::kCount;
 
 /// "compute", "tp", "pp", "dp", "ep", "prefetch", "pp recv" (others: "track<N>").
 std::string track_name(int track);

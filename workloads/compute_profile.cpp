@@ -76,20 +76,50 @@ ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double ge
 //    3.0–3.1 of 3.35 TB/s; [A100BW]'s ~90 % ceiling); B200 0.85: assumption; calibrate.
 //  * launch_overhead: the gap between dependent kernels of an eager framework, a few µs:
 //    4 µs on A100, 3 µs on Hopper and Blackwell (faster launch paths, CUDA graphs common).
-//    Calibration origin: the previous model's 5/4 µs per op (hardware.cpp); fit it on
-//    small-model rows.
+//
+// CALIBRATED (2026-11-30, `layoutsim calibrate validation/llm_foundry.yaml --gpu G
+// --leave-out model`, the kernel model of this commit, ZeRO-3/2 FSDP runs of MPT
+// 125m–70b, seq 512–65536, 8–512 GPUs, PyTorch eager with LLM Foundry's Triton attention
+// on most rows). Fitted: gemm_sustained_fraction, gemm_min_k, flash_bwd_efficiency,
+// hbm_fraction, launch_overhead (flash_fwd_efficiency too on H100); the forward attention
+// on A100 is held at the cited 0.62 (left free, it ran to its bound: forward and backward
+// attention are nearly collinear in step times). What the fit says, physically:
+//  * GEMM fraction 0.70–0.73 (A100) and 0.58 (H100) of the boost-clock peak: below
+//    [MAMF]'s best-shape, short-run figures, as sustained clocks under a training power
+//    cap are; inside the bounds.
+//  * flash_bwd 0.23–0.25 (A100), 0.13 (H100): the Triton attention backward most rows
+//    ran, well below FlashAttention-2/3's backward; H100 forward 0.59 matches [PTB].
+//  * hbm_fraction and launch_overhead end ON their bounds (0.6, 20 µs): the step times
+//    want more memory-bound and per-kernel time than a fused, graph-launched framework
+//    spends. Left: the eager framework's own costs (per-op CPU dispatch, FSDP hooks and
+//    casts, NCCL kernels sharing SMs and HBM with compute), which no constant here
+//    models; these two constants carry them for now.
+//  a100-40gb: 78 runs, fit mean |err| 4.9 %, max 25.8 %, leave-one-model-out mean 5.6 %
+//  (max 26.5 %, mpt-70b at 64 GPUs); a100-80gb: 61 runs, fit mean |err| 4.8 %,
+//  max 22.6 %, leave-one-model-out mean 5.2 % (max 23.7 %, mpt-760m); h100-sxm: 70 runs,
+//  fit mean 5.4 %, max 19.2 %, leave-one-model-out mean 5.6 % (max 19.1 %, mpt-30b).
+//  h200: no measured rows; the H100 fit carried over (same GH100 die and software).
+//  b200: no measured rows; the cited figures above, not calibrated.
 std::vector<ComputeProfile> presets() {
   return {
-      make("a100-40gb", 108, 256, 128, 0.869, 256, 0.62, 0.50, 0.88, 4),
-      make("a100-80gb", 108, 256, 128, 0.869, 256, 0.62, 0.50, 0.88, 4),
-      make("h100-sxm", 132, 128, 256, 0.803, 256, 0.60, 0.45, 0.90, 3),
-      make("h200", 132, 128, 256, 0.803, 256, 0.60, 0.45, 0.90, 3),
+      make("a100-40gb", 108, 256, 128, 0.6956, 256, 0.62, 0.2427, 0.60, 20),
+      make("a100-80gb", 108, 256, 128, 0.7304, 256, 0.62, 0.2502, 0.60, 20),
+      make("h100-sxm", 132, 128, 256, 0.5807, 256, 0.5896, 0.1273, 0.60, 20),
+      make("h200", 132, 128, 256, 0.5807, 256, 0.5896, 0.1273, 0.60, 20),
       make("b200", 148, 128, 256, 0.776, 256, 0.55, 0.45, 0.85, 3),
   };
 }
 
 int round_to_int(double v) { return static_cast<int>(std::lround(v)); }
 
+// Bounds are the physical ranges a fit may use (calibrate pins a constant on a bound
+// rather than leave them): GEMM fraction 0.45–0.95 (the top: no library reaches the
+// dense peak, [MAMF] best 0.78–0.87 on these parts; the bottom: sustained clocks under a
+// training power cap below the boost clock the peak is quoted at, an assumption);
+// HBM fraction 0.6–0.95 ([A100BW] ~0.9 best; short eager kernels do not stream at full
+// rate, the bottom an assumption); launch overhead 1–20 us (a kernel launch is a few us;
+// 20 us: an eager framework's CPU dispatch per op, an assumption); FlashAttention
+// 0.1–0.8 ([FA3]'s best, 0.75 of the H100's peak forward at long sequences, is the top).
 // Captureless lambdas convert to the table's function pointers.
 const std::array<ProfileConstant, 10> kConstants{{
     {"sm_count", "SMs", "streaming multiprocessors: GEMM tiles that run at once (one wave)", 1, 1024, true,
@@ -101,23 +131,23 @@ const std::array<ProfileConstant, 10> kConstants{{
     {"tile_n", "elements", "columns of C per GEMM thread-block tile (tile quantisation)", 16, 512, true,
      [](const ComputeProfile& p) { return static_cast<double>(p.tile_n); },
      [](ComputeProfile& p, double v) { p.tile_n = round_to_int(v); }},
-    {"gemm_sustained_fraction", "fraction", "achieved/peak of an exactly tiled, deep-K GEMM", 0.3, 1.0, false,
+    {"gemm_sustained_fraction", "fraction", "achieved/peak of an exactly tiled, deep-K GEMM", 0.45, 0.95, false,
      [](const ComputeProfile& p) { return p.gemm_sustained_fraction; },
      [](ComputeProfile& p, double v) { p.gemm_sustained_fraction = v; }},
     {"gemm_min_k", "elements", "K depth a tile needs to hide its prologue and epilogue", 0, 4096, false,
      [](const ComputeProfile& p) { return p.gemm_min_k; }, [](ComputeProfile& p, double v) { p.gemm_min_k = v; }},
-    {"flash_fwd_efficiency", "fraction", "achieved/peak of the FlashAttention forward on executed FLOPs", 0.1, 1.0,
+    {"flash_fwd_efficiency", "fraction", "achieved/peak of the FlashAttention forward on executed FLOPs", 0.1, 0.8,
      false, [](const ComputeProfile& p) { return p.flash_fwd_efficiency; },
      [](ComputeProfile& p, double v) { p.flash_fwd_efficiency = v; }},
     {"flash_bwd_efficiency", "fraction", "achieved/peak of the FlashAttention backward (2.5 x forward FLOPs)", 0.1,
-     1.0, false, [](const ComputeProfile& p) { return p.flash_bwd_efficiency; },
+     0.8, false, [](const ComputeProfile& p) { return p.flash_bwd_efficiency; },
      [](ComputeProfile& p, double v) { p.flash_bwd_efficiency = v; }},
     {"attention_block", "tokens", "query/key block of the attention kernel (causal skip granularity)", 16, 256, true,
      [](const ComputeProfile& p) { return static_cast<double>(p.attention_block); },
      [](ComputeProfile& p, double v) { p.attention_block = round_to_int(v); }},
-    {"hbm_fraction", "fraction", "achieved/datasheet HBM bandwidth of a streaming kernel", 0.3, 1.0, false,
+    {"hbm_fraction", "fraction", "achieved/datasheet HBM bandwidth of a streaming kernel", 0.6, 0.95, false,
      [](const ComputeProfile& p) { return p.hbm_fraction; }, [](ComputeProfile& p, double v) { p.hbm_fraction = v; }},
-    {"launch_overhead", "s", "GPU time between two dependent kernels, paid once per kernel", 0, 50e-6, false,
+    {"launch_overhead", "s", "GPU time between two dependent kernels, paid once per kernel", 1e-6, 20e-6, false,
      [](const ComputeProfile& p) { return p.launch_overhead_s; },
      [](ComputeProfile& p, double v) { p.launch_overhead_s = v; }},
 }};

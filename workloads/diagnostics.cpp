@@ -92,7 +92,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   if (r.tp_groups_crossing_nodes > 0) {
     std::string kinds;
     for (const auto& k : r.tp_crossing_link_kinds) kinds += (kinds.empty() ? "" : ", ") + k;
-    const double tp_s = r.comm[static_cast<int>(sim::Axis::tp)].exposed_s;
+    const double tp_s = r.comm[static_cast<int>(Axis::tp)].exposed_s;
     out.push_back({"tp-crosses-nodes",
                    fmt::format("{} TP group(s) span nodes, e.g. {}..{} ({} GPUs), whose all-reduces use {} links; "
                                "exposed TP time {:.4g} s per step ({:.1f}% of the step)",
@@ -133,7 +133,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   if (r.moe.present && !r.moe.device_factor.empty()) {
     const auto mx = std::max_element(r.moe.device_factor.begin(), r.moe.device_factor.end());
     if (*mx > 1.05) {
-      // Priced afterwards by simulating balanced routing (simulate.cpp, price_warnings).
+      // Priced afterwards by simulating balanced routing (what_if.cpp, price_warnings).
       out.push_back({"moe-imbalance",
                      fmt::format("routing is skewed: ep rank {} processes {:.2f}x its balanced share of expert tokens and every MoE layer "
                                  "(expert compute and all-to-all) waits for it{}",

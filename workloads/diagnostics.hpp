@@ -10,7 +10,6 @@
 
 #include "workloads/program_builder.hpp"
 #include "workloads/result.hpp"
-#include "workloads/simulate.hpp"
 #include "workloads/spec.hpp"
 
 namespace ls::wl {

@@ -29,6 +29,7 @@ GpuSpec make(std::string name, double peak_tflops, double memory_gb, double hbm_
   g.matmul_efficiency = efficiency;
   g.saturation_rows = saturation_rows;
   g.kernel_overhead = overhead;
+  if (auto profile = compute_profile_preset(g.name)) g.compute = *profile;
   return g;
 }
 
@@ -84,6 +85,25 @@ std::vector<std::string> gpu_preset_names() {
   std::vector<std::string> out;
   for (auto& g : presets()) out.push_back(g.name);
   return out;
+}
+
+ComputeProfile compute_profile_of(const GpuSpec& gpu) {
+  if (!gpu.compute.name.empty()) return gpu.compute;
+  ComputeProfile p;
+  p.name = gpu.name.empty() ? "fallback" : gpu.name + " (fallback)";
+  // Only the map's matmul_efficiency says how well this part runs kernels: the GEMM
+  // fraction takes it, FlashAttention the ratio the presets have to their GEMM fraction
+  // (0.60/0.80 and 0.50/0.87: about 0.7 forward, 0.58 backward).
+  p.gemm_sustained_fraction = std::clamp(gpu.matmul_efficiency, 0.3, 1.0);
+  p.flash_fwd_efficiency = 0.7 * p.gemm_sustained_fraction;
+  p.flash_bwd_efficiency = 0.58 * p.gemm_sustained_fraction;
+  return p;
+}
+
+topo::CollectiveCostModel collective_costs_of(const GpuSpec& gpu) {
+  const std::string& type = gpu.compute.name.empty() ? gpu.name : gpu.compute.name;
+  if (type.rfind("a100", 0) == 0) return topo::dgx_a100_collective_costs();
+  return topo::default_collective_costs();
 }
 
 double matmul_efficiency(const GpuSpec& gpu, double rows) {

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "sim/time.hpp"
+#include "topology/collective_costs.hpp"
+#include "workloads/compute_profile.hpp"
 #include "workloads/spec.hpp"
 
 namespace ls::wl {
@@ -20,6 +22,19 @@ namespace ls::wl {
 std::optional<GpuSpec> gpu_preset(std::string_view name);
 /// The preset names, in the order above.
 std::vector<std::string> gpu_preset_names();
+
+/// The kernel cost constants that price `gpu`'s compute: its own (a preset's, kept when a
+/// map names a preset) or, for a GPU given as a map with no preset (compute.name empty),
+/// a fallback: ComputeProfile's defaults (an A100-like SM count and tile) with the GEMM
+/// fraction set to the map's matmul_efficiency and the FlashAttention efficiencies scaled
+/// with it (the presets' flash/GEMM ratios, ~0.7 forward, ~0.58 backward). O(1).
+ComputeProfile compute_profile_of(const GpuSpec& gpu);
+
+/// The collective cost profile (topology/collective_costs.hpp) of the system a GPU type
+/// ships in: A100 parts -> DGX A100 (NVLink 3, HDR); everything else (Hopper, Blackwell,
+/// a GPU given as a map) -> DGX H100 (NVLink 4, NDR). The one place this choice is made;
+/// every Planner that prices a scenario's collectives is built with it. O(1).
+topo::CollectiveCostModel collective_costs_of(const GpuSpec& gpu);
 
 /// Achieved fraction of peak for a matmul whose M dimension is `rows`:
 /// matmul_efficiency · min(1, rows / saturation_rows).

@@ -55,6 +55,7 @@ struct Kernel {
   /// rebuilds (softmax output, dropout mask and output), so they are not kept then.
   bool saved_inside_core_attention = false;
   bool core_attention = false;  // part of the core-attention region (selective recompute reruns it)
+  bool routed_expert = false;   // routed-expert work of an MoE layer (scales with a device's expert load)
   sim::Time time;               // work, without the launch (time_kernels fills it)
   sim::Time launch;             // launch overhead (time_kernels fills it)
   sim::Time total() const { return time + launch; }

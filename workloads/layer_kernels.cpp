@@ -231,9 +231,11 @@ public:
     linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_ * ab_);
     steps.push_back({mem("router.softmax_topk", T_ * E * 4 * 2, T_ * E * 4), {mem("router.softmax_topk.bwd", T_ * E * 4 * 3)}, {}});
     steps.push_back({mem("moe.permute", 2 * pairs * h_ * ab_), {mem("moe.permute.bwd", (pairs + T_) * h_ * ab_)}, {}});
+    const std::size_t first_expert_step = steps.size();
     linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * width, h_, local}, pairs * h_ * ab_);
     activation(pairs, width);
     linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, width, local}, pairs * width * ab_);
+    for (std::size_t i = first_expert_step; i < steps.size(); ++i) mark_routed_expert(steps[i]);
     if (shared > 0) {
       linear("shared_expert.up", "shared_expert.up.dgrad", "shared_expert.up.wgrad", {T_, gate * width, h_, shared}, 0);
       activation(T_ * shared, width);
@@ -243,6 +245,12 @@ public:
     // Combine: weighted sum of each token's expert outputs (kept for the router-probability gradient).
     steps.push_back({mem("moe.unpermute", (pairs + T_) * h_ * ab_, pairs * h_ * ab_),
                      {mem("moe.unpermute.bwd", (T_ + 2 * pairs) * h_ * ab_)}, {}});
+  }
+
+  static void mark_routed_expert(Step& st) {
+    st.fwd.routed_expert = true;
+    for (auto& k : st.bwd_input) k.routed_expert = true;
+    for (auto& k : st.bwd_weight) k.routed_expert = true;
   }
 
   void layer(int index) {

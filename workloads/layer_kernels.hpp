@@ -25,7 +25,6 @@
 
 namespace ls::wl {
 
-enum class AttentionKind { flash, unfused };
 enum class LayerPass { forward, backward_input, backward_weight, recompute };
 
 struct KernelOptions {

@@ -5,7 +5,6 @@
 #include <cstddef>
 
 #include "workloads/hardware.hpp"
-#include "workloads/memory.hpp"
 
 namespace ls::wl {
 
@@ -47,57 +46,194 @@ constexpr Pass kPasses[] = {Pass::forward, Pass::backward, Pass::backward_input,
 }  // namespace
 
 PassCost operator+(const PassCost& a, const PassCost& b) {
-  return PassCost{a.time + b.time, a.hardware_flops + b.hardware_flops, a.model_flops + b.model_flops};
+  PassCost out{a.time + b.time, a.hardware_flops + b.hardware_flops, a.model_flops + b.model_flops, a.breakdown};
+  out.breakdown += b.breakdown;
+  return out;
 }
 
-PassCost RooflinePassCosts::priced(const GpuSpec& gpu, const LayerCosts& costs, Pass pass) {
-  const Cost& c = cost_of(costs, pass);
-  const double mult = model_multiplier(pass);
-  return PassCost{time_of(gpu, c), c.flops, mult == 0 ? 0.0 : mult * costs.model_flops_fwd};
-}
+namespace {
 
-RooflinePassCosts::RooflinePassCosts(const Scenario& sc) {
+/// model.hpp's FLOPs of one micro-batch, split as the PassCosts interface asks.
+struct FlopTables {
+  LayerCosts dense, moe_dense, experts, embedding, head;
+  int moe_layer = 0;  // the MoE layer they describe (-1: dense model)
+};
+
+FlopTables flop_tables(const Scenario& sc) {
   const auto& m = sc.model;
   const auto& L = sc.layout;
   const int ab = sc.precision.activations;
-  const auto& g = sc.gpu;
-  LayerCosts layer = layer_costs(m, L.microbatch_size, L.tp, L.sequence_parallel, L.recompute, ab);
-  LayerCosts embed = embedding_costs(m, L.microbatch_size, L.tp, ab);
-  LayerCosts head = lm_head_costs(m, L.microbatch_size, L.tp, ab);
-  if (L.embedding_free) {
-    embed = LayerCosts{};
-    head = LayerCosts{};
+  FlopTables t;
+  t.moe_layer = -1;
+  t.dense = layer_costs(m, L.microbatch_size, L.tp, L.sequence_parallel, L.recompute, ab);
+  if (!L.embedding_free) {
+    t.embedding = embedding_costs(m, L.microbatch_size, L.tp, ab);
+    t.head = lm_head_costs(m, L.microbatch_size, L.tp, ab);
   }
-  for (Pass p : kPasses) {
-    dense_[index(p)] = priced(g, layer, p);
-    embedding_[index(p)] = priced(g, embed, p);
-    head_[index(p)] = priced(g, head, p);
-  }
-  // The embedding's backward is a scatter-add of gradients into the table: no model FLOPs.
-  embedding_[index(Pass::backward)].model_flops = 0;
-  if (m.moe.experts <= 0) return;
+  if (m.moe.experts <= 0) return t;
   // Difference of two layer_costs calls: the full MoE layer minus the same layer
   // with no routed expert visits (top_k = 0) leaves exactly the routed-expert work.
-  const int l_moe = std::max(1, m.moe.every_n_layers) - 1;
-  const LayerCosts full = layer_costs(m, l_moe, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
+  t.moe_layer = std::max(1, m.moe.every_n_layers) - 1;
+  const LayerCosts full = layer_costs(m, t.moe_layer, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
   ModelSpec m0 = m;
   m0.moe.top_k = 0;
-  const LayerCosts dense = layer_costs(m0, l_moe, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
+  t.moe_dense = layer_costs(m0, t.moe_layer, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
   // Rows of one expert's matmul: the ep group's tokens × top_k spread over E experts.
   const double rows =
       static_cast<double>(L.ep) * L.microbatch_size * static_cast<double>(m.seq_len) * m.moe.top_k / m.moe.experts;
   auto diff = [&](const Cost& a, const Cost& b) { return Cost{a.flops - b.flops, a.bytes - b.bytes, rows}; };
-  LayerCosts experts;
-  experts.forward = diff(full.forward, dense.forward);
-  experts.backward = diff(full.backward, dense.backward);
-  experts.backward_input = diff(full.backward_input, dense.backward_input);
-  experts.backward_weight = diff(full.backward_weight, dense.backward_weight);
-  experts.recompute = diff(full.recompute, dense.recompute);
-  experts.model_flops_fwd = full.model_flops_fwd - dense.model_flops_fwd;
-  for (Pass p : kPasses) {
-    moe_dense_[index(p)] = priced(g, dense, p);
-    experts_[index(p)] = priced(g, experts, p);
+  t.experts.forward = diff(full.forward, t.moe_dense.forward);
+  t.experts.backward = diff(full.backward, t.moe_dense.backward);
+  t.experts.backward_input = diff(full.backward_input, t.moe_dense.backward_input);
+  t.experts.backward_weight = diff(full.backward_weight, t.moe_dense.backward_weight);
+  t.experts.recompute = diff(full.recompute, t.moe_dense.recompute);
+  t.experts.model_flops_fwd = full.model_flops_fwd - t.moe_dense.model_flops_fwd;
+  return t;
+}
+
+/// FLOPs of a pass from model.hpp, without a time.
+PassCost flops_of(const LayerCosts& costs, Pass pass) {
+  const Cost& c = cost_of(costs, pass);
+  const double mult = model_multiplier(pass);
+  PassCost out;
+  out.hardware_flops = c.flops;
+  out.model_flops = mult == 0 ? 0.0 : mult * costs.model_flops_fwd;
+  return out;
+}
+
+/// The kernels of one pass, as the layer_kernels functions list them; Pass::backward
+/// is the input-gradient kernels followed by the weight-gradient ones.
+template <class KernelsOf>
+std::vector<Kernel> kernels_of(KernelsOf&& kernels, Pass pass) {
+  switch (pass) {
+    case Pass::forward: return kernels(LayerPass::forward);
+    case Pass::backward_input: return kernels(LayerPass::backward_input);
+    case Pass::backward_weight: return kernels(LayerPass::backward_weight);
+    case Pass::recompute: return kernels(LayerPass::recompute);
+    case Pass::backward: {
+      auto out = kernels(LayerPass::backward_input);
+      auto weight = kernels(LayerPass::backward_weight);
+      out.insert(out.end(), weight.begin(), weight.end());
+      return out;
+    }
   }
+  return {};
+}
+
+/// Times `kernels` and books them into `cost` (time = breakdown total, exactly).
+void price(PassCost& cost, std::vector<Kernel> kernels, const ComputeProfile& profile, const GpuSpec& gpu,
+           int element_bytes) {
+  time_kernels(profile, gpu, kernels, element_bytes);
+  cost.breakdown = breakdown(kernels);
+  cost.time = cost.breakdown.total();
+}
+
+}  // namespace
+
+KernelOptions kernel_options(const Scenario& sc) {
+  const auto& L = sc.layout;
+  KernelOptions o;
+  o.microbatch_size = L.microbatch_size;
+  o.tp = L.tp;
+  o.ep = L.ep;
+  o.sequence_parallel = L.sequence_parallel && L.tp > 1;
+  o.attention = sc.implementation.attention;
+  o.fused_elementwise = sc.implementation.fused_elementwise;
+  o.dropout = sc.model.dropout;
+  o.causal = true;
+  o.recompute = L.recompute;
+  o.activation_bytes = sc.precision.activations;
+  return o;
+}
+
+namespace {
+/// The first layer of the kind asked for, or -1 when the model has none.
+int first_layer(const ModelSpec& m, bool moe) {
+  for (int l = 0; l < m.layers; ++l)
+    if (layer_is_moe(m, l) == moe) return l;
+  return -1;
+}
+}  // namespace
+
+KernelPassCosts::KernelPassCosts(const Scenario& sc) : s_(&sc), profile_(compute_profile_of(sc.gpu)) {
+  const auto& m = sc.model;
+  const auto& g = sc.gpu;
+  const KernelOptions o = kernel_options(sc);
+  const int ab = sc.precision.activations;
+  const FlopTables flops = flop_tables(sc);
+  const int dense_layer = first_layer(m, false), moe_layer = first_layer(m, true);
+  for (Pass p : kPasses) {
+    const std::size_t i = index(p);
+    dense_[i] = flops_of(flops.dense, p);
+    if (dense_layer >= 0)
+      price(dense_[i], kernels_of([&](LayerPass lp) { return layer_pass_kernels(m, dense_layer, o, lp); }, p), profile_, g, ab);
+    if (!sc.layout.embedding_free && (p == Pass::forward || p == Pass::backward)) {
+      embedding_[i] = flops_of(flops.embedding, p);
+      price(embedding_[i], kernels_of([&](LayerPass lp) { return embedding_pass_kernels(m, o, lp); }, p), profile_, g, ab);
+      head_[i] = flops_of(flops.head, p);
+      price(head_[i], kernels_of([&](LayerPass lp) { return lm_head_pass_kernels(m, o, lp); }, p), profile_, g, ab);
+    }
+    if (moe_layer < 0) continue;
+    // One MoE layer's kernels, split into the routed experts and the rest.
+    auto all = kernels_of([&](LayerPass lp) { return layer_pass_kernels(m, moe_layer, o, lp); }, p);
+    std::vector<Kernel> routed, rest;
+    for (auto& k : all) (k.routed_expert ? routed : rest).push_back(k);
+    moe_dense_[i] = flops_of(flops.moe_dense, p);
+    price(moe_dense_[i], std::move(rest), profile_, g, ab);
+    experts_[i] = flops_of(flops.experts, p);
+    price(experts_[i], std::move(routed), profile_, g, ab);
+  }
+  // The embedding's backward is a scatter-add of gradients into the table: no model FLOPs.
+  embedding_[index(Pass::backward)].model_flops = 0;
+}
+
+PassCost KernelPassCosts::layer(LayerKind kind, Pass pass) const {
+  return kind == LayerKind::moe ? moe_dense_[index(pass)] : dense_[index(pass)];
+}
+PassCost KernelPassCosts::experts(Pass pass) const { return experts_[index(pass)]; }
+PassCost KernelPassCosts::embedding(Pass pass) const { return embedding_[index(pass)]; }
+PassCost KernelPassCosts::head(Pass pass) const { return head_[index(pass)]; }
+
+PassCost KernelPassCosts::optimizer(double params) const {
+  // Adam's ~10 element-wise FLOP per parameter are not counted as hardware FLOPs
+  // (Megatron's HFU counts matmul work only), so FLOPs are conserved across layouts.
+  PassCost cost;
+  if (params <= 0) return cost;
+  price(cost, optimizer_kernels(params, s_->precision, s_->implementation.fused_elementwise), profile_, s_->gpu,
+        s_->precision.activations);
+  return cost;
+}
+
+PassCost RooflinePassCosts::priced(const GpuSpec& gpu, const LayerCosts& costs, Pass pass) {
+  PassCost out = flops_of(costs, pass);
+  out.time = time_of(gpu, cost_of(costs, pass));
+  out.breakdown.gemm = out.time;
+  return out;
+}
+
+RooflinePassCosts::RooflinePassCosts(const Scenario& sc) : gpu_(&sc.gpu), precision_(sc.precision) {
+  const FlopTables t = flop_tables(sc);
+  const auto& g = sc.gpu;
+  for (Pass p : kPasses) {
+    dense_[index(p)] = priced(g, t.dense, p);
+    embedding_[index(p)] = priced(g, t.embedding, p);
+    head_[index(p)] = priced(g, t.head, p);
+    if (t.moe_layer >= 0) {
+      moe_dense_[index(p)] = priced(g, t.moe_dense, p);
+      experts_[index(p)] = priced(g, t.experts, p);
+    }
+  }
+  embedding_[index(Pass::backward)].model_flops = 0;
+}
+
+PassCost RooflinePassCosts::optimizer(double params) const {
+  // Adam reads and writes master, both moments and the weights, and reads the grads.
+  const auto& pr = precision_;
+  const double bytes = params * (2.0 * (pr.master + pr.optimizer + pr.weights) + pr.gradients);
+  PassCost cost;
+  cost.time = compute_time(*gpu_, 0, bytes, 1e9);
+  cost.breakdown.optimizer = cost.time;
+  return cost;
 }
 
 PassCost RooflinePassCosts::layer(LayerKind kind, Pass pass) const {
@@ -111,14 +247,24 @@ PassBytes pass_bytes(const Scenario& sc) {
   const auto& m = sc.model;
   const auto& L = sc.layout;
   const int ab = sc.precision.activations;
+  const KernelOptions o = kernel_options(sc);
+  KernelOptions no_recompute = o;
+  no_recompute.recompute = Recompute::none;
   PassBytes pb;
-  pb.activation_per_layer = activation_bytes_per_layer(m, L.microbatch_size, L.tp, L.sequence_parallel, L.recompute);
-  pb.activation_full_layer = activation_bytes_per_layer(m, L.microbatch_size, L.tp, L.sequence_parallel, Recompute::none);
+  const int dense_layer = first_layer(m, false), moe_layer = first_layer(m, true);
+  if (dense_layer >= 0) {
+    pb.activation_per_layer = layer_activation_bytes(m, dense_layer, o);
+    pb.activation_full_layer = layer_activation_bytes(m, dense_layer, no_recompute);
+  }
+  if (moe_layer >= 0) {
+    pb.activation_per_moe_layer = layer_activation_bytes(m, moe_layer, o);
+    pb.activation_full_moe_layer = layer_activation_bytes(m, moe_layer, no_recompute);
+  }
+  if (!L.embedding_free) {
+    pb.embedding = embedding_activation_bytes(m, o);
+    pb.logits = lm_head_activation_bytes(m, o);
+  }
   const double bsh = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) * static_cast<double>(m.hidden);
-  // Logits in fp32 (4 B) for the cross-entropy, vocab split over tp (Megatron's vocab-parallel head).
-  pb.logits = L.embedding_free ? 0.0
-                               : static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) *
-                                     static_cast<double>(m.vocab) * 4.0 / L.tp;
   pb.tp_all_reduce = bsh * ab;
   // With sequence parallelism the boundary activation is already split over the TP
   // group, so each TP rank sends 1/t of it (Megatron's scatter/gather optimisation).
@@ -128,6 +274,10 @@ PassBytes pass_bytes(const Scenario& sc) {
     pb.ep_all_to_all = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) *
                        static_cast<double>(m.hidden) * m.moe.top_k * ab / L.tp;
   return pb;
+}
+
+double layer_activation(const Scenario& s, const PassBytes& bytes, int layer) {
+  return layer_is_moe(s.model, layer) ? bytes.activation_per_moe_layer : bytes.activation_per_layer;
 }
 
 }  // namespace ls::wl

@@ -1,16 +1,22 @@
 // workloads/pass_costs.hpp — the time and FLOPs of one pass of one layer on one device.
 //
-// The stage emitter asks a PassCosts, and nothing else, what a layer pass costs, so a
-// finer compute model (per-kernel times) can replace RooflinePassCosts without
-// touching how programs are laid out.
+// The stage emitter asks a PassCosts, and nothing else, what a layer pass costs.
+// KernelPassCosts is the model every scenario runs: each pass is the kernels a real
+// framework launches (layer_kernels.hpp), timed on the GPU's ComputeProfile
+// (kernels.hpp); FLOPs stay model.hpp's (so MFU/HFU and `check` are the model's
+// counts, whatever the kernels are). RooflinePassCosts (the roofline of model.hpp's
+// FLOPs and bytes) is kept for tests/test_pass_costs.cpp, whose closed forms compare
+// the two models' FLOP bookkeeping.
 //
 // MoE layers are split in two parts: the dense part (attention, router, shared
 // experts) and the routed experts, so that only the latter scales with a device's
-// expert load (sim::RankInfo::expert_scale).
+// expert load (sim::RankInfo::work_scale).
 // Cost: O(1) per query; construction O(1) (two layer_costs calls for MoE models).
 #pragma once
 
 #include "sim/time.hpp"
+#include "workloads/kernels.hpp"
+#include "workloads/layer_kernels.hpp"
 #include "workloads/model.hpp"
 #include "workloads/spec.hpp"
 
@@ -24,6 +30,9 @@ struct PassCost {
   sim::Time time;
   double hardware_flops = 0;  // what the device executes (recompute included)
   double model_flops = 0;     // what MFU counts: forward 1×, backward 2× (split 1× + 1×), recompute 0
+  /// `time` by kernel category; breakdown.total() == time exactly (KernelPassCosts).
+  /// RooflinePassCosts books its whole time under gemm.
+  ComputeBreakdown breakdown;
 };
 PassCost operator+(const PassCost& a, const PassCost& b);
 
@@ -40,6 +49,34 @@ public:
   virtual PassCost embedding(Pass pass) const = 0;
   /// LM head and loss (forward/backward only).
   virtual PassCost head(Pass pass) const = 0;
+  /// The optimizer step (gradient clipping + Adam) on `params` local parameters.
+  virtual PassCost optimizer(double params) const = 0;
+};
+
+/// The kernel options (layer_kernels.hpp) a scenario implies: micro-batch, tp, ep, SP,
+/// recompute, activation width, and implementation.attention / fused_elementwise,
+/// model.dropout. Causal attention (every model here is a decoder). O(1).
+KernelOptions kernel_options(const Scenario& s);
+
+/// Every pass as the kernels layer_kernels.hpp lists, timed by kernels.hpp on
+/// compute_profile_of(s.gpu). Dense passes price the first dense layer, an MoE layer's
+/// dense part and routed experts the first MoE layer (layers of one kind are alike).
+/// The optimizer: optimizer_kernels of the local shard, fused (multi-tensor apply) when
+/// implementation.fused_elementwise. Construction O(kernels of two layers).
+class KernelPassCosts final : public PassCosts {
+public:
+  explicit KernelPassCosts(const Scenario& s);
+  PassCost layer(LayerKind kind, Pass pass) const override;
+  PassCost experts(Pass pass) const override;
+  PassCost embedding(Pass pass) const override;
+  PassCost head(Pass pass) const override;
+  PassCost optimizer(double params) const override;
+  const ComputeProfile& profile() const { return profile_; }
+
+private:
+  const Scenario* s_;
+  ComputeProfile profile_;
+  PassCost dense_[5], moe_dense_[5], experts_[5], embedding_[5], head_[5];
 };
 
 /// Every pass priced by the roofline (hardware.hpp compute_time) on model.hpp's
@@ -51,8 +88,11 @@ public:
   PassCost experts(Pass pass) const override;
   PassCost embedding(Pass pass) const override;
   PassCost head(Pass pass) const override;
+  PassCost optimizer(double params) const override;
 
 private:
+  const GpuSpec* gpu_;
+  PrecisionSpec precision_;
   static PassCost priced(const GpuSpec& gpu, const LayerCosts& costs, Pass pass);
 
   PassCost dense_[5], moe_dense_[5], experts_[5], embedding_[5], head_[5];
@@ -60,13 +100,20 @@ private:
 
 /// Bytes the stage emitter moves and keeps per micro-batch, on one device.
 struct PassBytes {
-  double activation_per_layer = 0;       // kept per layer for the backward
-  double activation_full_layer = 0;      // materialised by a full recompute of one layer
-  double logits = 0;                     // LM head: fp32 logits kept for the loss backward
+  double activation_per_layer = 0;       // kept per dense layer for the backward (under layout.recompute)
+  double activation_full_layer = 0;      // materialised by a full recompute of one dense layer
+  double activation_per_moe_layer = 0;   // the same for an MoE layer
+  double activation_full_moe_layer = 0;
+  double embedding = 0;                  // embedding: what its backward needs (dropout mask)
+  double logits = 0;                     // LM head: final-norm and head inputs, fp32 softmax of the loss
   double tp_all_reduce = 0;              // one TP all-reduce buffer: b·s·h·activation_bytes
   double ep_all_to_all = 0;              // one MoE dispatch/combine buffer: b·s·k·h·activation_bytes / t
   double pp_boundary = 0;                // one pipeline boundary tensor per TP rank
 };
+/// Activation bytes from the kernel model (layer_kernels.hpp layer_activation_bytes and
+/// friends), following attention kind, fusion, dropout, SP and recompute. O(kernels of two layers).
 PassBytes pass_bytes(const Scenario& s);
+/// Activation bytes layer `layer` keeps per micro-batch (dense or MoE entry of `bytes`).
+double layer_activation(const Scenario& s, const PassBytes& bytes, int layer);
 
 }  // namespace ls::wl

@@ -1,4 +1,5 @@
 // workloads/plan.cpp — see plan.hpp.
+#include "workloads/vocabulary.hpp"
 #include "workloads/plan.hpp"
 
 #include <algorithm>
@@ -16,7 +17,6 @@
 
 namespace ls::wl {
 
-using sim::Axis;
 
 ProgramTotals program_totals(const sim::Program& prog) {
   ProgramTotals out;
@@ -30,21 +30,21 @@ ProgramTotals program_totals(const sim::Program& prog) {
   for (std::size_t st = 0; st < prog.stages.size(); ++st) {
     auto& f = per_stage[st];
     std::int64_t now = 0, peak = 0;
-    for (const auto& op : prog.stages[st].streams[static_cast<std::size_t>(sim::Stream::compute)]) {
+    for (const auto& op : prog.stages[st].streams[static_cast<std::size_t>(stream::compute)]) {
       if (op.mem_delta_bytes != 0) {
         now += op.mem_delta_bytes;
         peak = std::max(peak, now);
       }
       if (op.kind != sim::OpKind::compute) continue;
-      (op.expert_work ? f.expert_model : f.model) += op.model_flops;
-      (op.expert_work ? f.expert_hardware : f.hardware) += op.hw_flops;
+      (op.scaled_by_rank ? f.expert_model : f.model) += op.model_flops;
+      (op.scaled_by_rank ? f.expert_hardware : f.hardware) += op.hw_flops;
     }
     out.activation_peak_bytes[st] = static_cast<double>(peak);
   }
   for (const auto& r : prog.ranks) {
     const auto& f = per_stage[static_cast<std::size_t>(r.stage)];
-    out.model_flops += f.model + f.expert_model * r.expert_scale;
-    out.hardware_flops += f.hardware + f.expert_hardware * r.expert_scale;
+    out.model_flops += f.model + f.expert_model * r.work_scale;
+    out.hardware_flops += f.hardware + f.expert_hardware * r.work_scale;
   }
   return out;
 }
@@ -78,20 +78,16 @@ PlanSummary plan(const ResolvedScenario& resolved) {
   }
   // One representative group per axis, and every TP group that leaves its node.
   const auto& prog = bp.program;
-  std::vector<bool> shown(static_cast<std::size_t>(sim::kAxisCount), false);
+  std::vector<bool> shown(static_cast<std::size_t>(kAxisCount), false);
   for (std::size_t g = 0; g < prog.groups.size(); ++g) {
     const auto& grp = prog.groups[g];
     std::vector<std::int32_t> devs;
     for (auto r : grp.ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
     const bool crosses = cluster.crosses_nodes(devs);
-    const int ax = static_cast<int>(grp.axis);
-    if (shown[static_cast<std::size_t>(ax)] && !(grp.axis == Axis::tp && crosses)) continue;
+    const int ax = static_cast<int>(axis_of(grp));
+    if (shown[static_cast<std::size_t>(ax)] && !(axis_of(grp) == Axis::tp && crosses)) continue;
     shown[static_cast<std::size_t>(ax)] = true;
-    GroupInfo gi{std::string(grp.axis == Axis::tp    ? "tp"
-                             : grp.axis == Axis::dp  ? "dp"
-                             : grp.axis == Axis::ep  ? "ep"
-                             : grp.axis == Axis::edp ? "expert-dp"
-                                                     : "pp"),
+    GroupInfo gi{std::string(axis_name(axis_of(grp))),
                  {}, false, {}};
     for (auto dv : devs) gi.devices.push_back(cluster.gpu_name(dv));
     gi.crosses_nodes = crosses;

@@ -17,25 +17,8 @@
 
 namespace ls::wl {
 
-struct GroupInfo {
-  std::string axis;                      // "tp", "dp", "pp", "ep"
-  std::vector<std::string> devices;      // GPU names, ring order
-  bool crosses_nodes = false;
-  std::vector<std::string> link_kinds;   // kinds of link the group's traffic uses
-};
-
-struct PlanSummary {
-  int devices = 0;
-  std::vector<int> stage_layers;         // per stage
-  std::vector<GroupInfo> groups;         // one representative group per axis, plus every node-crossing TP group
-  double bubble_fraction_analytic = 0;
-  std::vector<MemoryTerms> memory_per_stage;  // static terms, activation peak of the ops
-  double memory_capacity_bytes = 0;
-  double params_total = 0;
-  double model_flops_per_step = 0;       // summed over the program's ops: equals run's
-  double hardware_flops_per_step = 0;    // likewise (recompute included)
-  std::vector<Warning> warnings;
-};
+// GroupInfo and PlanSummary (what `layoutsim check` prints) live in result.hpp,
+// so that diagnostics can read a plan without depending on the planner.
 
 /// One step of a program added up over its ops, as the engine accounts them:
 /// expert work scaled by each rank's expert load, memory deltas applied in compute

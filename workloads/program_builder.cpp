@@ -1,4 +1,5 @@
 // workloads/program_builder.cpp — see program_builder.hpp.
+#include "workloads/vocabulary.hpp"
 #include "workloads/program_builder.hpp"
 
 #include <algorithm>
@@ -31,11 +32,11 @@ BuiltProgram build_program(const Scenario& sc) {
   if (m.moe.experts > 0) {
     routing = route_tokens(m.moe, L.ep);
     out.routing = *routing;
-    if (L.ep > 1) prog.ep_share = routing->device_share;
+    if (L.ep > 1) prog.all_to_all_weight = routing->device_share;
   }
   assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
 
-  const RooflinePassCosts costs(sc);
+  const KernelPassCosts costs(sc);
   const PassBytes bytes = pass_bytes(sc);
   const DeviceParams params(sc);
   const EmitterInputs inputs{&sc, &costs, &bytes, &params};
@@ -43,6 +44,7 @@ BuiltProgram build_program(const Scenario& sc) {
 
   out.static_memory.resize(static_cast<std::size_t>(p));
   out.activation_bytes_per_microbatch.assign(static_cast<std::size_t>(p), 0);
+  out.compute_breakdown.assign(static_cast<std::size_t>(p), ComputeBreakdown{});
   prog.stages.resize(static_cast<std::size_t>(p));
   std::vector<StageEmitter> emitters;
   emitters.reserve(static_cast<std::size_t>(p));
@@ -54,11 +56,12 @@ BuiltProgram build_program(const Scenario& sc) {
     out.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] = activation_bytes_per_microbatch(sc, bytes, chunks, st);
     emitters.emplace_back(inputs, chunks, st);
     emitters.back().emit(sched[static_cast<std::size_t>(st)], sp, mt);
+    out.compute_breakdown[static_cast<std::size_t>(st)] = emitters.back().compute_breakdown();
   }
   // Every recv exists now: point each send at its peer's recv.
   for (int st = 0; st < p; ++st) prog.stages[static_cast<std::size_t>(st)] = emitters[static_cast<std::size_t>(st)].take();
   for (int st = 0; st < p; ++st) {
-    auto& sends = prog.stages[static_cast<std::size_t>(st)].streams[static_cast<std::size_t>(sim::Stream::pp_send)];
+    auto& sends = prog.stages[static_cast<std::size_t>(st)].streams[static_cast<std::size_t>(stream::pp_send)];
     for (const auto& s : emitters[static_cast<std::size_t>(st)].sends())
       sends[s.op].peer_op = emitters[static_cast<std::size_t>(s.peer_stage)].recv_index(s.gradient, s.microbatch, s.peer_chunk);
   }

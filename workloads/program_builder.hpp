@@ -12,6 +12,7 @@
 
 #include "sim/program.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/kernels.hpp"
 #include "workloads/moe.hpp"
 #include "workloads/result.hpp"
 #include "workloads/spec.hpp"
@@ -24,6 +25,10 @@ struct BuiltProgram {
   std::vector<int> stage_layers;                        // per stage, all chunks together
   std::vector<MemoryTerms> static_memory;               // per stage: state terms + buffers (activations 0)
   std::vector<double> activation_bytes_per_microbatch;  // per stage, all its layers, one micro-batch
+  /// Per stage: seconds per step of its compute ops by kernel category (gemm, attention,
+  /// elementwise, logits, optimizer, launch); total() is the sum of the stage template's
+  /// compute op durations exactly (before perturbations and MoE expert-load scaling).
+  std::vector<ComputeBreakdown> compute_breakdown;
   double tokens_per_step = 0;
   double matmul_rows = 0;                               // b·s: rows of the layer matmuls
   Routing routing;                                      // MoE models: expert loads and drops

@@ -1,4 +1,5 @@
 // workloads/rank_groups.cpp — see rank_groups.hpp.
+#include "workloads/vocabulary.hpp"
 #include "workloads/rank_groups.hpp"
 
 #include <cstddef>
@@ -10,7 +11,6 @@
 namespace ls::wl {
 
 void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Program& prog) {
-  using sim::Axis;
   const auto& L = sc.layout;
   const int p = L.pp, t = L.tp, d = L.dp;
   const Mesh mesh(d, t, p, L.placement);
@@ -23,7 +23,7 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     const auto key = std::make_tuple(static_cast<int>(ax), a, b);
     if (auto it = ids.find(key); it != ids.end()) return it->second;
     const int id = static_cast<int>(prog.groups.size());
-    prog.groups.push_back(sim::Group{ax, {}});
+    prog.groups.push_back(sim::Group{slot(ax), {}});
     ids.emplace(key, id);
     return id;
   };
@@ -43,7 +43,7 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     if (sc.model.moe.experts > 0 && d / L.ep > 1)
       ri.group[static_cast<int>(Axis::edp)] = group_of(Axis::edp, co.tp, co.pp * L.ep + co.dp % L.ep);
     ri.ep = co.dp % L.ep;
-    if (routing) ri.expert_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
+    if (routing) ri.work_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
     for (int st = 0; st < p; ++st)
       prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] =
           mesh.rank(Coord{co.dp, co.tp, st});
@@ -51,7 +51,7 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   // Members in axis-coordinate order (ring order follows the placement's neighbours).
   for (int r = 0; r < D; ++r) {
     const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
-    for (int ax = 0; ax < sim::kAxisCount; ++ax)
+    for (int ax = 0; ax < kAxisCount; ++ax)
       if (ri.group[static_cast<std::size_t>(ax)] >= 0)
         prog.groups[static_cast<std::size_t>(ri.group[static_cast<std::size_t>(ax)])].ranks.push_back(r);
   }

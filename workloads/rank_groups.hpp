@@ -13,7 +13,7 @@
 namespace ls::wl {
 
 /// `routing`: the MoE token routing (nullptr for dense models); sets each rank's
-/// expert_scale. Leaves prog.stages and prog.ep_share untouched.
+/// work_scale. Leaves prog.stages and prog.all_to_all_weight untouched.
 void assign_ranks_and_groups(const Scenario& s, const Routing* routing, sim::Program& prog);
 
 }  // namespace ls::wl

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/program.hpp"
+#include "workloads/vocabulary.hpp"
 #include "sim/time.hpp"
 
 namespace ls::wl {
@@ -60,11 +61,24 @@ struct Warning {
   std::string message;
 };
 
+/// The trace's rows per device (Span::track). The recorder assigns them, the trace
+/// writer names them; tids are device · kCount + track, so kCount leaves room.
+namespace track {
+inline constexpr std::uint8_t compute = 0;   // compute ops and the collectives that block them (tp)
+inline constexpr std::uint8_t tp = 1;
+inline constexpr std::uint8_t pp_send = 2;
+inline constexpr std::uint8_t dp = 3;
+inline constexpr std::uint8_t ep = 4;
+inline constexpr std::uint8_t prefetch = 5;  // ZeRO-3 parameter gathers (over dp)
+inline constexpr std::uint8_t pp_recv = 6;   // pipeline receives (waits) drawn beside compute
+inline constexpr int kCount = 8;             // tracks per device in the tid space
+}  // namespace track
+
 /// One span of the timeline of a traced rank (the trace does not hold every rank).
 struct Span {
   std::int32_t device = 0;
-  std::uint8_t track = 0;        // 0 compute, 1 tp, 2 pp send, 3 dp, 4 ep, 5 prefetch, 6 pp recv
-  sim::Work work = sim::Work::other;
+  std::uint8_t track = track::compute;  // one of wl::track
+  Work work = Work::other;
   sim::OpKind kind = sim::OpKind::compute;
   sim::CollOp coll = sim::CollOp::all_reduce;  // collectives: which one (trace names "AR tp", "RS dp", ...)
   std::int32_t microbatch = -1;
@@ -82,9 +96,9 @@ struct Span {
 struct CriticalSegment {
   enum class Kind : std::uint8_t { compute, comm, wait };
   Kind kind = Kind::wait;
-  sim::Axis axis = sim::Axis::none;   // comm: which axis
+  Axis axis = Axis::none;   // comm: which axis
   std::int32_t device = -1;           // -1: step start, before any op
-  sim::Work work = sim::Work::other;
+  Work work = Work::other;
   std::int32_t microbatch = -1;
   std::int32_t layer_begin = -1, layer_end = -1;
   sim::Time start, end;
@@ -137,7 +151,7 @@ struct Result {
   double bubble_fraction = 0;
   std::vector<StageResult> per_stage;
 
-  AxisComm comm[sim::kAxisCount];  // indexed by sim::Axis
+  AxisComm comm[kAxisCount];  // indexed by Axis
 
   std::vector<LinkKindStats> links_by_kind;
   std::vector<LinkStat> busiest_links;  // top 10
@@ -165,6 +179,27 @@ struct Result {
   std::vector<CounterTrack> counters;
   std::vector<CriticalSegment> critical_segments;  // first step, when a trace is requested
   std::vector<std::string> device_names;  // index = device
+};
+
+/// What `layoutsim check` prints: the resolved layout and the analytic budget.
+struct GroupInfo {
+  std::string axis;                      // "tp", "dp", "pp", "ep"
+  std::vector<std::string> devices;      // GPU names, ring order
+  bool crosses_nodes = false;
+  std::vector<std::string> link_kinds;   // kinds of link the group's traffic uses
+};
+
+struct PlanSummary {
+  int devices = 0;
+  std::vector<int> stage_layers;         // per stage
+  std::vector<GroupInfo> groups;         // one representative group per axis, plus every node-crossing TP group
+  double bubble_fraction_analytic = 0;
+  std::vector<MemoryTerms> memory_per_stage;  // static terms, activation peak of the ops
+  double memory_capacity_bytes = 0;
+  double params_total = 0;
+  double model_flops_per_step = 0;       // summed over the program's ops: equals run's
+  double hardware_flops_per_step = 0;    // likewise (recompute included)
+  std::vector<Warning> warnings;
 };
 
 }  // namespace ls::wl

@@ -11,6 +11,7 @@
 
 #include "sim/time.hpp"
 #include "topology/spec.hpp"
+#include "workloads/compute_profile.hpp"
 
 namespace ls::wl {
 
@@ -28,6 +29,10 @@ struct GpuSpec {
   /// than this runs at efficiency · rows / saturation_rows.
   double saturation_rows = 1024;
   sim::Time kernel_overhead = sim::us(5);  // fixed cost per compute op (launches)
+  /// Kernel-level cost constants (compute_profile.hpp): what prices every compute op.
+  /// A preset carries its own; an empty name (a GPU given as a map without a preset)
+  /// means "derive one" (hardware.hpp compute_profile_of).
+  ComputeProfile compute{};
 };
 
 enum class Activation { gelu, swiglu };
@@ -59,6 +64,9 @@ struct ModelSpec {
   Activation activation = Activation::gelu;
   bool tied_embeddings = false;
   MoeSpec moe;
+  /// Dropout probability (attention, residual and embedding dropout alike); 0: no
+  /// dropout kernels and no masks kept.
+  double dropout = 0;
 };
 
 enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
@@ -94,6 +102,18 @@ struct PrecisionSpec {
   int activations = 2;  // bf16 activations (Korthikanti's 16-bit formulas)
 };
 
+/// Attention core: FlashAttention (no s×s tensor in HBM) or the unfused
+/// QKᵀ / softmax / ·V kernels of older Megatron-LM and DeepSpeed runs.
+enum class AttentionKind { flash, unfused };
+
+/// How the framework runs the layer (layer_kernels.hpp): which attention kernel, and
+/// whether norms, bias + activation, bias + dropout + add, softmax, RoPE and the loss
+/// are fused kernels (Apex / TransformerEngine) or one eager kernel per tensor op.
+struct ImplementationSpec {
+  AttentionKind attention = AttentionKind::flash;
+  bool fused_elementwise = true;
+};
+
 struct DeviceSlowdown { std::string device; double compute_slowdown = 1.0; };
 struct LinkFactor { std::string link; double bandwidth_factor = 1.0; };
 struct JitterSpec { double compute_cv = 0; double comm_cv = 0; std::uint64_t seed = 0; };
@@ -127,6 +147,7 @@ struct Scenario {
   PrecisionSpec precision;
   PerturbationSpec perturbations;
   SimulationSpec simulation;
+  ImplementationSpec implementation;
 };
 
 }  // namespace ls::wl

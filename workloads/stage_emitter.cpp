@@ -1,23 +1,21 @@
 // workloads/stage_emitter.cpp — see stage_emitter.hpp.
+#include "workloads/vocabulary.hpp"
 #include "workloads/stage_emitter.hpp"
 
 #include <algorithm>
 #include <cstddef>
 
-#include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
 
 namespace ls::wl {
 
 namespace {
 
-using sim::Axis;
 using sim::CollOp;
 using sim::Op;
 using sim::OpKind;
 using sim::OpRef;
 using sim::Stream;
-using sim::Work;
 
 Work work_of(Pass pass) {
   switch (pass) {
@@ -34,29 +32,19 @@ Work work_of(Pass pass) {
 Op base_op(OpKind kind, Work work, int microbatch, int chunk, int layer_begin, int layer_end) {
   Op op;
   op.kind = kind;
-  op.work = work;
-  op.microbatch_work = microbatch >= 0;
-  op.microbatch = microbatch;
-  op.chunk = chunk;
-  op.layer_begin = layer_begin;
-  op.layer_end = layer_end;
-  return op;
-}
-
-Op compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
-              std::int64_t mem_delta) {
-  Op op = base_op(OpKind::compute, work, microbatch, chunk, layer_begin, layer_end);
-  op.duration = cost.time;
-  op.hw_flops = cost.hardware_flops;
-  op.model_flops = cost.model_flops;
-  op.mem_delta_bytes = mem_delta;
+  op.tag = tag(work);
+  op.counts_as_busy = microbatch >= 0;
+  op.labels[label::microbatch] = microbatch;
+  op.labels[label::chunk] = chunk;
+  op.labels[label::layer_begin] = layer_begin;
+  op.labels[label::layer_end] = layer_end;
   return op;
 }
 
 Op collective_op(Axis axis, CollOp coll, Work work, int microbatch, int chunk, int layer_begin, int layer_end, double bytes,
                  int repeat) {
   Op op = base_op(OpKind::collective, work, microbatch, chunk, layer_begin, layer_end);
-  op.axis = axis;
+  op.group_slot = slot(axis);
   op.coll = coll;
   op.bytes = bytes;
   op.repeat = static_cast<std::uint8_t>(repeat);
@@ -67,16 +55,27 @@ Op collective_op(Axis axis, CollOp coll, Work work, int microbatch, int chunk, i
 Op pipeline_op(OpKind kind, Work work, int microbatch, int chunk, double bytes, int peer_stage) {
   Op op;
   op.kind = kind;
-  op.axis = Axis::pp;
-  op.work = work;
-  op.microbatch = microbatch;
-  op.chunk = chunk;
+  op.group_slot = slot(Axis::pp);
+  op.tag = tag(work);
+  op.labels[label::microbatch] = microbatch;
+  op.labels[label::chunk] = chunk;
   op.bytes = bytes;
   op.peer_stage = peer_stage;
   return op;
 }
 
 }  // namespace
+
+Op StageEmitter::compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
+                             std::int64_t mem_delta) {
+  Op op = base_op(OpKind::compute, work, microbatch, chunk, layer_begin, layer_end);
+  op.duration = cost.time;
+  op.hw_flops = cost.hardware_flops;
+  op.model_flops = cost.model_flops;
+  op.mem_delta_bytes = mem_delta;
+  compute_breakdown_ += cost.breakdown;
+  return op;
+}
 
 StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayers>& chunks, int stage)
     : s_(*in.scenario),
@@ -117,10 +116,18 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
                          : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
     if (grad) last_gradient_item[static_cast<std::size_t>(it.chunk)] = i;
   }
+  // ZeRO-2/3 (DeepSpeed stages 2 and 3, PyTorch FSDP SHARD_GRAD_OP / FULL_SHARD) keep
+  // only their gradient shard, so every micro-batch's backward reduce-scatters its
+  // gradients (accumulating unsharded gradients would cost the memory the sharding
+  // saves). ZeRO-0/1 accumulate locally and reduce once, after the last micro-batch.
+  const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp > 1;
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {
     const auto& it = items[static_cast<std::size_t>(i)];
     const Site at{it.microbatch, it.chunk};
-    const bool last_gradient = i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
+    const bool gradient_item = zb ? it.kind == ItemKind::backward_weight
+                                  : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
+    const bool last_gradient =
+        reduce_every_microbatch ? gradient_item : i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
     switch (it.kind) {
       case ItemKind::forward: emit_forward(at); break;
       case ItemKind::backward: emit_backward(at, Pass::backward, !zb && last_gradient); break;
@@ -139,11 +146,11 @@ void StageEmitter::emit_forward(const Site& at) {
   const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
   if (mc > 0) {
     recv_[recv_slot(false, at.microbatch, at.chunk)] =
-        builder_.add(Stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
+        builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
   if (mc == 0 && !L.embedding_free) {
-    builder_.add(Stream::compute,
-                 compute_op(Work::forward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::forward), 0));
+    builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::forward),
+                                             static_cast<std::int64_t>(bytes_.embedding)));
     tp_all_reduce(Pass::forward, at, -1, 0, 1);  // vocab-parallel embedding all-reduce
   }
   for (int l = cl.begin; l < cl.end; ++l) {
@@ -152,13 +159,13 @@ void StageEmitter::emit_forward(const Site& at) {
     emit_layer(l, Pass::forward, at, gather);
   }
   if (mc == last_model_chunk_ && !L.embedding_free)
-    builder_.add(Stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
+    builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
                                              costs_.head(Pass::forward), static_cast<std::int64_t>(bytes_.logits)));
   if (mc < last_model_chunk_) {
     const int peer = (mc + 1) % p;
-    const auto idx = builder_.add(Stream::pp_send,
+    const auto idx = builder_.add(stream::pp_send,
                                   pipeline_op(OpKind::send, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
-                                  {builder_.last(Stream::compute)});
+                                  {builder_.last(stream::compute)});
     sends_.push_back(PendingSend{idx, peer, false, at.microbatch, (mc + 1) / p});
   }
 }
@@ -169,10 +176,10 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
   const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
   if (mc < last_model_chunk_) {
     recv_[recv_slot(true, at.microbatch, at.chunk)] =
-        builder_.add(Stream::compute, pipeline_op(OpKind::recv, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
+        builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
   if (mc == last_model_chunk_ && !L.embedding_free) {
-    builder_.add(Stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
+    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
                                              costs_.head(Pass::backward), -static_cast<std::int64_t>(bytes_.logits)));
     tp_all_reduce(Pass::backward, at, s_.model.layers, s_.model.layers + 1, 1);
   }
@@ -190,14 +197,15 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
   if (mc == 0 && !L.embedding_free)
-    builder_.add(Stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward), 0));
+    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward),
+                                             -static_cast<std::int64_t>(bytes_.embedding)));
   if (last_gradient) reduce_chunk_gradients(at.chunk);
   if (mc > 0) {
     const int peer = (mc - 1) % p;
     // The gradient leaves after the chunk's first layer (input gradient).
-    const auto idx = builder_.add(Stream::pp_send,
+    const auto idx = builder_.add(stream::pp_send,
                                   pipeline_op(OpKind::send, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
-                                  {builder_.last(Stream::compute)});
+                                  {builder_.last(stream::compute)});
     sends_.push_back(PendingSend{idx, peer, true, at.microbatch, (mc - 1) / p});
   }
 }
@@ -217,7 +225,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
   const auto& L = s_.layout;
   const bool moe = layer_is_moe(s_.model, l);
   const LayerKind kind = moe ? LayerKind::moe : LayerKind::dense;
-  const auto act = static_cast<std::int64_t>(bytes_.activation_per_layer);
+  const auto act = static_cast<std::int64_t>(layer_activation(s_, bytes_, l));
   auto compute = [&](const PassCost& cost, std::int64_t mem_delta) {
     add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1, cost, mem_delta), gather);
   };
@@ -236,7 +244,8 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
     case Pass::recompute: {
       // An MoE layer's recompute replays no TP or EP communication (as if the
       // dispatched tokens were kept): a simplification of the model.
-      const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(bytes_.activation_full_layer) : 0;
+      const double full = moe ? bytes_.activation_full_moe_layer : bytes_.activation_full_layer;
+      const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(full) : 0;
       compute(costs_.layer(kind, pass), held);
       if (!moe) tp_all_reduce(pass, at, l, l + 1, 2);
       else if (L.recompute == Recompute::full) expert_op_for(pass, at, l);
@@ -270,21 +279,17 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
 }
 
 void StageEmitter::emit_optimizer(const StageParams& stage_params) {
-  const auto& pr = s_.precision;
-  // Adam reads and writes master, both moments and the weights, and reads the grads.
-  const double opt_bytes = optimizer_params(s_, stage_params) * (2.0 * (pr.master + pr.optimizer + pr.weights) + pr.gradients);
-  // Adam's ~10 element-wise FLOP per parameter are not counted as hardware FLOPs
-  // (Megatron's HFU counts matmul work only), so FLOPs are conserved across layouts.
-  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, PassCost{compute_time(s_.gpu, 0, opt_bytes, 1e9), 0, 0}, 0);
+  // Gradient clipping and Adam on the shard this device updates (no counted FLOPs).
+  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, costs_.optimizer(optimizer_params(s_, stage_params)), 0);
   // Memory-bound, after every gradient is reduced.
-  if (any_gradient_sync_) builder_.add(Stream::compute, opt, {builder_.last(Stream::dp)});
-  else builder_.add(Stream::compute, opt);
+  if (any_gradient_sync_) builder_.add(stream::compute, opt, {builder_.last(stream::dp)});
+  else builder_.add(stream::compute, opt);
 }
 
 std::uint32_t StageEmitter::add_compute(const Op& op, std::int64_t& gather) {
-  if (gather == kNoGather) return builder_.add(Stream::compute, op);
-  const auto idx = builder_.add(Stream::compute, op,
-                                {OpRef{static_cast<std::uint8_t>(Stream::prefetch), static_cast<std::uint32_t>(gather)}});
+  if (gather == kNoGather) return builder_.add(stream::compute, op);
+  const auto idx = builder_.add(stream::compute, op,
+                                {OpRef{static_cast<std::uint8_t>(stream::prefetch), static_cast<std::uint32_t>(gather)}});
   if (zero3_) gather_user_.push_back(idx);  // the ZeRO-3 window tracks who used gather k
   gather = kNoGather;
   return idx;
@@ -292,7 +297,7 @@ std::uint32_t StageEmitter::add_compute(const Op& op, std::int64_t& gather) {
 
 void StageEmitter::tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat) {
   if (s_.layout.tp <= 1) return;
-  builder_.add(Stream::compute, collective_op(Axis::tp, CollOp::all_reduce, work_of(pass), at.microbatch, at.chunk, layer_begin,
+  builder_.add(stream::compute, collective_op(Axis::tp, CollOp::all_reduce, work_of(pass), at.microbatch, at.chunk, layer_begin,
                                               layer_end, bytes_.tp_all_reduce, repeat));
 }
 
@@ -304,8 +309,8 @@ void StageEmitter::expert_round_trip(Pass pass, const Site& at, int layer) {
 
 void StageEmitter::expert_op_for(Pass pass, const Site& at, int layer) {
   Op op = compute_op(work_of(pass), at.microbatch, at.chunk, layer, layer + 1, costs_.experts(pass), 0);
-  op.expert_work = true;
-  builder_.add(Stream::compute, op);
+  op.scaled_by_rank = true;
+  builder_.add(stream::compute, op);
 }
 
 void StageEmitter::ep_all_to_all(Pass pass, const Site& at, int layer, int variant) {
@@ -313,7 +318,7 @@ void StageEmitter::ep_all_to_all(Pass pass, const Site& at, int layer, int varia
   Op op = collective_op(Axis::ep, CollOp::all_to_all, work_of(pass), at.microbatch, at.chunk, layer, layer + 1,
                         bytes_.ep_all_to_all, 1);
   op.variant = static_cast<std::uint8_t>(variant);
-  builder_.add(Stream::compute, op);
+  builder_.add(stream::compute, op);
 }
 
 std::int64_t StageEmitter::zero3_gather(const Site& at, int layer) {
@@ -322,13 +327,13 @@ std::int64_t StageEmitter::zero3_gather(const Site& at, int layer) {
   // has finished, so at most two gathered layers are resident.
   Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1,
                        params_.gather_weight_bytes(layer), 1);
-  g.microbatch = at.microbatch;
+  g.labels[label::microbatch] = at.microbatch;
   std::uint32_t idx;
   if (gathers_issued_ >= 2)
-    idx = builder_.add(Stream::prefetch, g,
-                       {OpRef{static_cast<std::uint8_t>(Stream::compute), gather_user_[gathers_issued_ - 2]}});
+    idx = builder_.add(stream::prefetch, g,
+                       {OpRef{static_cast<std::uint8_t>(stream::compute), gather_user_[gathers_issued_ - 2]}});
   else
-    idx = builder_.add(Stream::prefetch, g);
+    idx = builder_.add(stream::prefetch, g);
   ++gathers_issued_;
   return idx;
 }
@@ -338,10 +343,10 @@ std::int64_t StageEmitter::first_use_gather(int chunk, int layer) {
   gathered_this_step_[static_cast<std::size_t>(layer)] = 1;
   const double weights = s_.precision.weights;
   const double dense = params_.gather_weight_bytes(layer) - params_.experts(layer) * weights;
-  const auto idx = builder_.add(Stream::prefetch, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk,
+  const auto idx = builder_.add(stream::prefetch, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk,
                                                                 layer, layer + 1, dense, 1));
   if (expert_dp_ && layer_is_moe(s_.model, layer))
-    return builder_.add(Stream::prefetch, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer,
+    return builder_.add(stream::prefetch, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer,
                                                         layer + 1, params_.experts(layer) * weights, 1));
   return idx;
 }
@@ -355,8 +360,8 @@ void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, in
   // collective: an empty all-reduce still costs its latency.
   if (bucket_bytes_ <= 0) return;
   const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  builder_.add(Stream::dp, collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1),
-               {builder_.last(Stream::compute)});
+  builder_.add(stream::dp, collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1),
+               {builder_.last(stream::compute)});
   bucket_bytes_ = 0;
   any_gradient_sync_ = true;
 }
@@ -365,9 +370,9 @@ void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
   // Expert gradients reduce over the ranks holding the same experts.
   if (!expert_dp_ || !layer_is_moe(s_.model, layer)) return;
   const CollOp op = s_.layout.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  builder_.add(Stream::dp, collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
+  builder_.add(stream::dp, collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
                                          params_.experts(layer) * s_.precision.gradients, 1),
-               {builder_.last(Stream::compute)});
+               {builder_.last(stream::compute)});
   any_gradient_sync_ = true;
 }
 

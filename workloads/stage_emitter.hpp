@@ -50,6 +50,10 @@ public:
   std::uint32_t recv_index(bool gradient, int microbatch, int chunk) const;
   const std::vector<PendingSend>& sends() const { return sends_; }
   sim::StageProgram take() { return builder_.take(); }
+  /// Seconds per step of every compute op emitted so far, by kernel category (the ops'
+  /// PassCost breakdowns summed): total() equals the sum of the stage template's compute
+  /// op durations exactly. Before per-rank perturbations and MoE expert-load scaling.
+  const ComputeBreakdown& compute_breakdown() const { return compute_breakdown_; }
 
 private:
   struct Site {
@@ -67,6 +71,10 @@ private:
   /// by the backward). Returns the bytes the recompute pass allocates.
   std::int64_t emit_layer(int layer, Pass pass, const Site& at, std::int64_t& gather, std::int64_t recomputed_bytes = 0);
   void emit_optimizer(const StageParams& stage_params);
+  /// A compute op priced by `cost`; books cost.breakdown into the stage's breakdown
+  /// (every compute op is made here and added to the program at once).
+  sim::Op compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
+                     std::int64_t mem_delta);
 
   std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;
   std::uint32_t add_compute(const sim::Op& op, std::int64_t& gather);
@@ -100,6 +108,7 @@ private:
   std::vector<char> gathered_this_step_;   // ZeRO-1/2: layer already gathered
   double bucket_bytes_ = 0;                // DP gradient bytes not yet reduced
   bool any_gradient_sync_ = false;
+  ComputeBreakdown compute_breakdown_;
 };
 
 }  // namespace ls::wl

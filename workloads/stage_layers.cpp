@@ -11,7 +11,7 @@ namespace ls::wl {
 
 std::vector<int> balanced_stage_layers(const Scenario& s) {
   const int p = s.layout.pp;
-  const RooflinePassCosts costs(s);
+  const KernelPassCosts costs(s);
   // Embedding and LM head in layer-equivalents of one micro-batch's F+B(+recompute).
   const double layer = (costs.layer(LayerKind::dense, Pass::forward).time + costs.layer(LayerKind::dense, Pass::backward).time +
                         costs.layer(LayerKind::dense, Pass::recompute).time)

@@ -100,8 +100,10 @@ double activation_bytes_per_microbatch(const Scenario& s, const PassBytes& bytes
   double act = 0;
   for (int ch = 0; ch < static_cast<int>(chunks.size()); ++ch) {
     const auto cl = chunks[static_cast<std::size_t>(ch)];
-    act += bytes.activation_per_layer * (cl.end - cl.begin);
-    if (ch * s.layout.pp + stage == last_model_chunk(s)) act += bytes.logits;
+    for (int l = cl.begin; l < cl.end; ++l) act += layer_activation(s, bytes, l);
+    const int mc = ch * s.layout.pp + stage;
+    if (mc == 0) act += bytes.embedding;
+    if (mc == last_model_chunk(s)) act += bytes.logits;
   }
   return act;
 }

@@ -53,8 +53,9 @@ double optimizer_params(const Scenario& s, const StageParams& sp);
 MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const std::vector<ChunkLayers>& chunks, int stage,
                           const StageParams& sp);
 
-/// Activation bytes one micro-batch leaves on the stage for the backward: every layer,
-/// plus the LM head's logits on the last model chunk.
+/// Activation bytes one micro-batch leaves on the stage for the backward: every layer
+/// (the kernel model's saved bytes, pass_costs.hpp PassBytes), plus the embedding's on the
+/// first model chunk and the LM head's on the last.
 double activation_bytes_per_microbatch(const Scenario& s, const PassBytes& bytes, const std::vector<ChunkLayers>& chunks,
                                        int stage);
 

@@ -69,28 +69,6 @@ void BM_FillDrain(benchmark::State& state) {
 }
 BENCHMARK(BM_FillDrain)->Arg(10'000)->Arg(100'000)->ComputeStatistics("min", min_of);
 
-// Hold with 10% of the scheduled events cancelled before they surface (engine
-// drops stale completions this way when it does not use versions).
-void BM_HoldWithCancel(benchmark::State& state) {
-  const auto n = static_cast<std::size_t>(state.range(0));
-  const auto inc = increments(1 << 16, 3);
-  EventQueue q;
-  q.reserve(2 * n);
-  std::size_t k = 0;
-  for (std::size_t i = 0; i < n; ++i, ++k) q.push(ps(inc[k & 0xffff] * 8), 0, static_cast<std::uint32_t>(i));
-  for (auto _ : state) {
-    const Event e = q.pop();
-    const EventId id = q.push(e.time + ps(inc[k & 0xffff]), 0, e.a);
-    if (k % 10 == 0) {
-      q.cancel(id);
-      q.push(e.time + ps(inc[(k + 7) & 0xffff]), 0, e.a);
-    }
-    ++k;
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_HoldWithCancel)->Arg(10'000)->Arg(100'000)->ComputeStatistics("min", min_of);
-
 }  // namespace
 
 BENCHMARK_MAIN();

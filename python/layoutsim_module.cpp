@@ -1,0 +1,92 @@
+// python/layoutsim_module.cpp — the native half of the `layoutsim` Python package
+// (layoutsim._core), a thin pybind11 layer over the public C++ API (tools/api.hpp).
+//
+// Results cross the boundary as the JSON text the C++ API writes, and the pure-Python
+// half (layoutsim/__init__.py) parses it: Python gets exactly the JSON the command
+// line writes, with no second serialiser to keep in step. Scenarios arrive as
+// (kind, yaml, name): kind "builtin", "file" (name = path) or "text".
+// The GIL is released while simulating, so other Python threads keep running.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "tools/api.hpp"
+
+namespace py = pybind11;
+
+#ifndef LAYOUTSIM_VERSION
+#define LAYOUTSIM_VERSION "unknown"
+#endif
+
+namespace {
+
+using ls::api::Overrides;
+using ls::api::ScenarioSource;
+
+ScenarioSource source_of(const std::string& kind, std::string yaml, std::string name) {
+  if (kind == "builtin") return ScenarioSource::builtin();
+  if (kind == "file") return ScenarioSource::file(std::move(name));
+  if (kind == "text") return ScenarioSource::text(std::move(yaml), std::move(name));
+  throw py::value_error("layoutsim._core: scenario kind must be builtin, file or text, not " + kind);
+}
+
+std::string run(const std::string& kind, std::string yaml, std::string name, const Overrides& overrides) {
+  const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
+  py::gil_scoped_release unlocked;
+  return ls::api::summary_json_text(ls::api::simulate(source.resolve(overrides)));
+}
+
+std::pair<std::string, std::string> check(const std::string& kind, std::string yaml, std::string name,
+                                          const Overrides& overrides) {
+  const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
+  py::gil_scoped_release unlocked;
+  const ls::api::ResolvedScenario scenario = source.resolve(overrides);
+  const ls::api::PlanSummary plan = ls::api::plan(scenario);
+  return {ls::api::plan_json(scenario, plan).dump(), ls::api::plan_text(scenario, plan)};
+}
+
+std::string sweep(const std::string& kind, std::string yaml, std::string name, const std::vector<std::string>& keys,
+                  const std::vector<std::vector<std::string>>& values, const Overrides& overrides, int jobs) {
+  const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
+  std::vector<ls::api::SweepAxis> sweep_axes;
+  for (std::size_t i = 0; i < keys.size() && i < values.size(); ++i) sweep_axes.push_back({keys[i], values[i]});
+  py::gil_scoped_release unlocked;
+  return ls::api::sweep_rows(ls::api::sweep(source, sweep_axes, jobs, overrides)).dump();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "layoutsim's native module; use the `layoutsim` package, which wraps it.";
+  m.attr("__version__") = LAYOUTSIM_VERSION;
+
+  // ScenarioError carries the loader's located messages (FILE:LINE:COL: error: ...).
+  static py::exception<ls::api::ScenarioError> scenario_error(m, "ScenarioError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ls::api::ScenarioError& e) {
+      scenario_error(e.what());
+    } catch (const ls::wl::InvalidScenario& e) {
+      // The loader turns these into located ScenarioErrors; kept for a direct resolve().
+      std::string text;
+      for (const auto& issue : e.issues())
+        text += "error: " + (issue.key_path.empty() ? "" : issue.key_path + ": ") + issue.message +
+                (issue.hint.empty() ? "" : " (" + issue.hint + ")") + "\n";
+      scenario_error(text.c_str());
+    }
+  });
+
+  m.def("run", &run, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"),
+        "Simulates a scenario; returns the JSON summary text of `layoutsim run --json`.");
+  m.def("check", &check, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"),
+        "Plans a scenario; returns (plan JSON text, `layoutsim check` text).");
+  m.def("sweep", &sweep, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("keys"), py::arg("values"),
+        py::arg("overrides"), py::arg("jobs"),
+        "Runs the product of the axes; returns the rows' JSON text (one flat object per point).");
+  m.def("default_scenario_yaml", [] { return std::string(ls::tools::default_scenario_yaml()); },
+        "The built-in default scenario's YAML.");
+}

@@ -1,0 +1,125 @@
+"""Tests of the layoutsim Python package against the `layoutsim` command.
+
+Run by CTest (tests/CMakeLists.txt) with PYTHONPATH=build/python; the environment
+names the command (LAYOUTSIM_BIN) and the scenarios folder (LAYOUTSIM_SCENARIOS).
+Every expectation is exact: the package and the command run the same C++ code on the
+same scenario, so the JSON summaries must be equal, not merely close.
+"""
+
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+import layoutsim
+
+BIN = os.environ.get("LAYOUTSIM_BIN", "build/tools/layoutsim")
+SCENARIOS = pathlib.Path(os.environ.get("LAYOUTSIM_SCENARIOS", "scenarios"))
+
+
+def cli_json(*args):
+    """`layoutsim run ARGS --json -` parsed."""
+    out = subprocess.run([BIN, "run", *args, "--json", "-"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def test_version_is_the_commands():
+    out = subprocess.run([BIN, "--version"], check=True, capture_output=True, text=True).stdout
+    assert out.split() == ["layoutsim", layoutsim.__version__]
+
+
+def test_default_scenario_equals_cli():
+    summary = layoutsim.run(None, overrides={})
+    assert summary == cli_json()
+    assert summary["step_time_s"] > 0
+
+
+def test_scenario_file_equals_cli():
+    path = SCENARIOS / "tp8-in-node.yaml"
+    cli = cli_json(str(path))
+    assert layoutsim.run(str(path), overrides={}) == cli
+    assert layoutsim.run(path)["step_time_s"] == cli["step_time_s"]  # os.PathLike
+
+
+def test_yaml_text_and_dict_scenarios(tmp_path):
+    # YAML text: the built-in default's own text simulates the same step.
+    assert layoutsim.run(layoutsim.default_scenario_yaml())["step_time_s"] == layoutsim.run()["step_time_s"]
+    # A dict: the same document written to a file (JSON is YAML) and run by the command.
+    scenario = {"model": {"preset": "llama3-8b"}, "cluster": {"nodes": 1, "gpus_per_node": 8},
+                "layout": {"tp": 2, "pp": 2, "dp": 2, "microbatches": 4}}
+    path = tmp_path / "as_dict.yaml"
+    path.write_text(json.dumps(scenario))
+    summary = layoutsim.run(scenario)
+    assert summary["step_time_s"] == cli_json(str(path))["step_time_s"]
+    assert summary["devices"] == 8
+
+
+def test_overrides_match_cli_set():
+    path = str(SCENARIOS / "straggler.yaml")
+    overridden = layoutsim.run(path, overrides={"layout.microbatches": 8})
+    assert overridden == cli_json(path, "--set", "layout.microbatches=8")
+    assert overridden["pipeline"]["microbatches"] == 8
+    assert overridden["step_time_s"] != layoutsim.run(path)["step_time_s"]
+    # A str value is YAML text, as after `--set KEY=`.
+    assert layoutsim.run(path, overrides={"layout.microbatches": "8"}) == overridden
+
+
+def test_bad_scenario_raises_located_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model:\n  preset: llama3-8b\nlayout:\n  tp: many\n")
+    with pytest.raises(layoutsim.ScenarioError) as err:
+        layoutsim.run(str(bad))
+    assert f"{bad}:4:7: error: layout.tp" in str(err.value)
+    cli = subprocess.run([BIN, "run", str(bad)], capture_output=True, text=True)
+    assert cli.returncode == 1 and str(err.value).strip() == cli.stderr.strip()  # the command's message
+
+    with pytest.raises(layoutsim.ScenarioError) as err:
+        layoutsim.run(None, overrides={"layout.tp": 3})
+    assert re.search(r"--set:1:\d+: error: layout\.tp", str(err.value))
+
+    with pytest.raises(layoutsim.ScenarioError) as err:
+        layoutsim.run("model:\n  preset: llama3-8b\n  no_such_key: 1\n")
+    assert re.search(r"<text>:3:3: error: model\.no_such_key", str(err.value))
+
+    with pytest.raises(layoutsim.ScenarioError) as err:
+        layoutsim.run(str(SCENARIOS / "no-such-file.yaml"))
+    assert "no-such-file.yaml" in str(err.value)
+
+    assert issubclass(layoutsim.ScenarioError, ValueError)
+
+
+def test_check_returns_the_plan():
+    path = str(SCENARIOS / "tp8-in-node.yaml")
+    plan = layoutsim.check(path)
+    summary = layoutsim.run(path)
+    assert plan["devices"] == summary["devices"]
+    assert plan["model_flops_per_step"] == summary["model_flops_per_step"]
+    assert plan["bubble_fraction_analytic"] == summary["pipeline"]["bubble_fraction_analytic"]
+    assert len(plan["stage_layers"]) == summary["pipeline"]["stages"]
+    check_text = subprocess.run([BIN, "check", path], check=True, capture_output=True, text=True).stdout
+    assert layoutsim.check(path, text=True) == check_text
+
+
+def test_sweep_returns_rows_in_order():
+    path = str(SCENARIOS / "straggler.yaml")
+    rows = layoutsim.sweep(path, {"layout.microbatches": [4, 8]}, dataframe=False)
+    assert [row["layout.microbatches"] for row in rows] == [4, 8]
+    for row in rows:
+        expected = layoutsim.run(path, overrides={"layout.microbatches": row["layout.microbatches"]})
+        assert row["step_time_s"] == expected["step_time_s"]
+        assert row["mfu"] == expected["mfu"]
+        assert row["error"] is None
+
+    bad = layoutsim.sweep(path, {"layout.tp": [3]}, dataframe=False)
+    assert bad[0]["step_time_s"] is None
+    assert "layout.tp" in bad[0]["error"]
+
+
+def test_sweep_dataframe_when_pandas_is_importable():
+    pandas = pytest.importorskip("pandas")
+    frame = layoutsim.sweep(str(SCENARIOS / "straggler.yaml"), {"layout.microbatches": [4, 8]})
+    assert isinstance(frame, pandas.DataFrame)
+    assert list(frame["layout.microbatches"]) == [4, 8]

@@ -1,0 +1,73 @@
+// tests/test_metrics.cpp — the metric families of workloads/metrics.hpp on hand-made
+// inputs (closed forms), and the workloads vocabulary on top of the sim kernel.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "workloads/metrics.hpp"
+#include "workloads/vocabulary.hpp"
+
+using namespace ls;
+using namespace ls::wl;
+
+TEST_CASE("percentile is nearest-rank, never interpolated") {
+  CHECK(percentile({}, 0.5) == 0);
+  // ceil(q·n) − 1 into the sorted values [1, 2, 3, 4].
+  CHECK(percentile({3, 1, 2, 4}, 0.5) == 2);
+  CHECK(percentile({3, 1, 2, 4}, 0.99) == 4);
+  CHECK(percentile({3, 1, 2, 4}, 0.25) == 1);
+  CHECK(percentile({7}, 0.99) == 7);
+}
+
+TEST_CASE("fold_step_times: mean, p50, p99, max of the per-step times") {
+  Result r;
+  fold_step_times(r, {1.0, 3.0, 2.0});
+  CHECK(r.step_stats.step_s == std::vector<double>{1.0, 3.0, 2.0});
+  CHECK(r.step_stats.mean_s == doctest::Approx(2.0));
+  CHECK(r.step_stats.p50_s == 2.0);
+  CHECK(r.step_stats.p99_s == 3.0);
+  CHECK(r.step_stats.max_s == 3.0);
+  CHECK(r.step_time_s == r.step_stats.mean_s);
+}
+
+TEST_CASE("fold_critical_path: buckets in seconds, shares of the first step") {
+  CriticalWalk w;
+  w.device = 5;
+  w.compute = sim::Time::from_seconds(2.0);
+  w.wait = sim::Time::from_seconds(1.0);
+  w.comm[slot(Axis::tp)] = sim::Time::from_seconds(0.5);
+  w.comm[slot(Axis::edp)] = sim::Time::from_seconds(0.5);  // counts in share_comm, not in comm_dp_s
+  Result r;
+  fold_critical_path(r, w, 4.0);
+  const auto& cp = r.critical_path;
+  CHECK(cp.device == 5);
+  CHECK(cp.compute_s == 2.0);
+  CHECK(cp.wait_s == 1.0);
+  CHECK(cp.comm_tp_s == 0.5);
+  CHECK(cp.comm_dp_s == 0.0);
+  // 2 + 1 + 0.5 + 0.5 = 4 s: the shares tile the step.
+  CHECK(cp.share_compute == 0.5);
+  CHECK(cp.share_wait == 0.25);
+  CHECK(cp.share_comm == 0.25);
+}
+
+TEST_CASE("vocabulary: axes are group slots, kinds of work are tags, one name table") {
+  for (int a = 0; a < kAxisCount; ++a) {
+    const auto axis = static_cast<Axis>(a);
+    CHECK(slot(axis) < sim::kGroupSlots);
+    sim::Op op;
+    op.group_slot = slot(axis);
+    CHECK(axis_of(op) == axis);
+  }
+  CHECK(slot(Axis::none) == sim::kNoGroup);
+  CHECK(std::string(axis_name(Axis::edp)) == "expert-dp");
+  CHECK(std::string(axis_name(Axis::none)) == "none");
+  CHECK(reported_axis(Axis::edp) == Axis::dp);
+  CHECK(reported_axis(Axis::tp) == Axis::tp);
+  // An op nobody tagged is `other`.
+  CHECK(work_of(sim::Op{}) == Work::other);
+  sim::Op f;
+  f.tag = tag(Work::backward_weight);
+  CHECK(work_of(f) == Work::backward_weight);
+}

@@ -1,0 +1,333 @@
+// tests/test_search.cpp — `layoutsim search` (tools/search.hpp): the space, the
+// pruning counts, --fix, sharding, determinism across thread counts, --emit, exit
+// codes, and the figures scenarios/search-llama3-70b-64xh100.yaml quotes.
+//
+// Most cases search a tiny model (8 layers, 8 heads, 4 KV heads) on 2 nodes × 4 GPUs
+// with a 3 GB GPU, so that every rule, including the memory one, fires in well under
+// a second. No timing is asserted.
+#include <doctest/doctest.h>
+
+#include "run_binary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/scenario.hpp"
+#include "tools/search.hpp"
+#include "workloads/plan.hpp"
+
+#ifndef LAYOUTSIM_BIN
+#error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
+#endif
+#ifndef SCENARIOS_DIR
+#error "SCENARIOS_DIR must be defined (path of the scenarios/ folder)"
+#endif
+
+using namespace ls;
+using nlohmann::json;
+
+namespace {
+
+const char* kTiny = R"(name: tiny
+cluster:
+  gpu: {preset: h100-sxm, memory: 3 GB}
+  nodes: 2
+  gpus_per_node: 4
+model:
+  name: tiny
+  layers: 8
+  hidden: 1024
+  heads: 8
+  kv_heads: 4
+  ffn_hidden: 4096
+  vocab: 32000
+  seq_len: 1024
+  activation: swiglu
+layout:
+  tp: 2
+  global_batch: 16
+)";
+
+std::string tiny_path() {
+  static const std::string path = [] {
+    const std::string p = test::tmp("tiny.yaml");
+    std::ofstream(p) << kTiny;
+    return p;
+  }();
+  return path;
+}
+
+wl::ResolvedScenario tiny() { return tools::load_scenario_string(kTiny, "tiny.yaml"); }
+
+tools::SearchOptions options(const wl::Scenario& base) {
+  tools::SearchOptions o;
+  o.axes = tools::default_axes(base);
+  o.simulate_top = 8;
+  o.jobs = 1;
+  return o;
+}
+
+json without_wall_time(json j) {
+  for (const char* k : {"wall_s", "analytic_wall_s", "simulate_wall_s"}) j.erase(k);
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("enumeration: dp·tp·pp = GPUs, and each rule rejects exactly the points that break it") {
+  const auto base = tiny();
+  const auto& m = base->model;
+  const auto cands = tools::enumerate_candidates(*base, 16, tools::default_axes(*base));
+  REQUIRE(!cands.empty());
+  std::set<std::string> compact;
+  std::set<std::string> reasons;
+  for (const auto& c : cands) {
+    const auto& l = c.layout;
+    CHECK(l.dp * l.tp * l.pp == 8);
+    const bool tp_ok = m.heads % l.tp == 0 && m.kv_heads % l.tp == 0 && m.ffn_hidden % l.tp == 0;
+    const int chunks = l.pp * (l.schedule == wl::Schedule::interleaved_1f1b ? l.virtual_stages : 1);
+    const bool layers_ok = chunks <= m.layers && (l.stage_layers == wl::StageLayersMode::balanced || m.layers % chunks == 0);
+    const bool batch_ok = 16 % (l.dp * l.microbatch_size) == 0;
+    CHECK((c.rejected == "tp-indivisible") == !tp_ok);
+    if (tp_ok) CHECK((c.rejected == "too-few-layers" || c.rejected == "layers-indivisible") == !layers_ok);
+    if (tp_ok && layers_ok) CHECK((c.rejected == "batch-indivisible") == !batch_ok);
+    if (c.rejected.empty()) CHECK(l.microbatches * l.dp * l.microbatch_size == 16);
+    reasons.insert(c.rejected);
+    // One spelling per layout: the compact string (which shows every axis that
+    // matters) is unique, and the index is the position.
+    CHECK(compact.insert(tools::compact_layout(l)).second);
+    CHECK(c.index == static_cast<std::size_t>(&c - cands.data()));
+  }
+  // The tiny space exercises every structural rule (8 KV-head split 4: tp 8 fails).
+  for (const char* r : {"", "tp-indivisible", "too-few-layers", "batch-indivisible", "interleaved-microbatches"})
+    CHECK(reasons.count(r) == 1);
+  // tp 1 collapses sp; pp 1 collapses schedule and stage layers.
+  for (const auto& c : cands) {
+    if (c.layout.tp == 1) CHECK(!c.layout.sequence_parallel);
+    if (c.layout.pp == 1) CHECK(c.layout.schedule == wl::Schedule::one_f_one_b);
+  }
+}
+
+TEST_CASE("compact layout string") {
+  tools::SearchLayout l;
+  l.tp = 8, l.pp = 16, l.dp = 16, l.zero = 1, l.sequence_parallel = true, l.recompute = wl::Recompute::selective;
+  l.schedule = wl::Schedule::interleaved_1f1b, l.virtual_stages = 2;
+  CHECK(tools::compact_layout(l) == "t8·p16(v2)·d16 z1 sp sel mbs1 1f1b");
+  l.schedule = wl::Schedule::one_f_one_b, l.virtual_stages = 1, l.stage_layers = wl::StageLayersMode::balanced;
+  l.placement = {"tp", "pp", "dp"};
+  CHECK(tools::compact_layout(l) == "t8·p16(bal)·d16 z1 sp sel mbs1 1f1b [tp,pp,dp]");
+}
+
+TEST_CASE("pruning counts add up: evaluated = rejected + kept; rejected candidates carry their reason") {
+  const auto base = tiny();
+  const auto rep = tools::run_search(base, options(*base));
+  std::size_t rejected = 0;
+  for (const auto& [why, n] : rep.rejected_by_reason) rejected += n;
+  CHECK(rep.evaluated == tools::enumerate_candidates(*base, 16, tools::default_axes(*base)).size());
+  CHECK(rep.evaluated == rejected + rep.ranked.size());
+  CHECK(rep.rejected.size() == rejected);
+  CHECK(rep.rejected_by_reason.count("memory") == 1);  // the 3 GB GPU
+  CHECK(rep.simulated == 8);
+  // Best first: the simulated ones lead, each tier ordered by step time.
+  for (std::size_t i = 0; i < rep.ranked.size(); ++i) CHECK(rep.ranked[i].simulated == (i < 8));
+  for (std::size_t i = 1; i < 8; ++i) CHECK(rep.ranked[i - 1].step_time_s <= rep.ranked[i].step_time_s);
+  for (const auto& c : rep.ranked) CHECK(c.peak_memory_bytes <= rep.memory_capacity_bytes);
+  // The analytic stage applies the layout rules without wl::resolve: every kept
+  // candidate must resolve, and every "invalid-*" one must not.
+  for (const auto& c : rep.ranked) CHECK_NOTHROW(wl::resolve(tools::candidate_scenario(*base, 16, c.layout)));
+  for (const auto& c : rep.rejected)
+    if (c.rejected.rfind("invalid-", 0) == 0)
+      CHECK_THROWS_AS(wl::resolve(tools::candidate_scenario(*base, 16, c.layout)), wl::InvalidScenario);
+}
+
+TEST_CASE("the memory bound that prunes before building is below the plan's peak") {
+  // The bound rejects a candidate without building its program, so it must never
+  // exceed the peak `layoutsim check` reports (else a fitting layout would be lost).
+  const auto base = tiny();
+  int checked = 0;
+  for (const auto& c : tools::enumerate_candidates(*base, 16, tools::default_axes(*base))) {
+    if (!c.rejected.empty() || c.index % 7 != 0) continue;  // a spread sample keeps it quick
+    const auto sc = wl::resolve(tools::candidate_scenario(*base, 16, c.layout));
+    double peak = 0;
+    for (const auto& m : wl::plan(sc).memory_per_stage) peak = std::max(peak, m.peak);
+    CHECK(tools::memory_lower_bound(*sc) <= peak * (1 + 1e-12));
+    ++checked;
+  }
+  CHECK(checked > 100);
+}
+
+TEST_CASE("--fix pins an axis, --vary replaces its list; bad options are usage errors") {
+  const auto base = tiny();
+  auto o = options(*base);
+  tools::apply_axis_option(o.axes, "tp=2", true);
+  tools::apply_axis_option(o.axes, "layout.recompute=full", true);
+  tools::apply_axis_option(o.axes, "mbs=1,2", false);
+  const auto rep = tools::run_search(base, o);
+  REQUIRE(!rep.ranked.empty());
+  for (const auto& c : rep.ranked) {
+    CHECK(c.layout.tp == 2);
+    CHECK(c.layout.recompute == wl::Recompute::full);
+    CHECK((c.layout.microbatch_size == 1 || c.layout.microbatch_size == 2));
+  }
+  // v = 1 with interleaved-1f1b passes the structural rules; the loader's rule rejects it.
+  auto ov = options(*base);
+  tools::apply_axis_option(ov.axes, "v=1,2", false);
+  ov.simulate_top = 0;
+  const auto repv = tools::run_search(base, ov);
+  CHECK(repv.rejected_by_reason.count("invalid-virtual_stages") == 1);
+  for (const auto& c : repv.rejected)
+    if (c.rejected == "invalid-virtual_stages") CHECK(c.layout.virtual_stages == 1);
+  CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "tp=2,4", true), std::invalid_argument);
+  CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "nonsense=1", false), std::invalid_argument);
+  CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "zero=4", false), std::invalid_argument);
+  CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "placement=tp/dp", false), std::invalid_argument);
+  CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "cp=2", false), std::invalid_argument);
+}
+
+TEST_CASE("shards 0/2 and 1/2 together are the unsharded candidate set") {
+  const auto base = tiny();
+  auto o = options(*base);
+  auto key_set = [](const tools::SearchReport& r) {
+    std::set<std::tuple<std::size_t, std::string, double>> s;  // index, outcome, estimate
+    for (const auto& c : r.ranked) s.insert({c.index, "kept", c.analytic_step_s});
+    for (const auto& c : r.rejected) s.insert({c.index, c.rejected, 0.0});
+    return s;
+  };
+  const auto all = tools::run_search(base, o);
+  o.shard_count = 2;
+  o.shard_index = 0;
+  const auto s0 = tools::run_search(base, o);
+  o.shard_index = 1;
+  const auto s1 = tools::run_search(base, o);
+  CHECK(s0.evaluated + s1.evaluated == all.evaluated);
+  auto merged = key_set(s0);
+  for (const auto& k : key_set(s1)) CHECK(merged.insert(k).second);  // disjoint
+  CHECK(merged == key_set(all));
+  for (const auto& c : s0.ranked) CHECK(c.index % 2 == 0);
+  // Each shard simulates its own best K by the estimate, which holds every one of the
+  // unsharded run's K that falls in the shard: the winner is simulated there too.
+  const auto& win = all.ranked.front();
+  const auto& shard = win.index % 2 == 0 ? s0 : s1;
+  const auto it = std::find_if(shard.ranked.begin(), shard.ranked.end(), [&](const auto& c) { return c.index == win.index; });
+  REQUIRE(it != shard.ranked.end());
+  CHECK(it->simulated);
+  CHECK(it->step_time_s == win.step_time_s);
+  o.shard_index = 2;
+  CHECK_THROWS_AS(tools::run_search(base, o), std::invalid_argument);
+}
+
+TEST_CASE("layoutsim search: the same JSON whatever --jobs; CSV rows = evaluated candidates") {
+  const std::string p = tiny_path();
+  const auto r1 = test::run_layoutsim("search '" + p + "' --simulate-top 12 --jobs 1 --json -");
+  const auto r2 = test::run_layoutsim("search '" + p + "' --simulate-top 12 --jobs 2 --json -");
+  REQUIRE(r1.rc == 0);
+  REQUIRE(r2.rc == 0);
+  const json j1 = json::parse(r1.out), j2 = json::parse(r2.out);
+  CHECK(without_wall_time(j1).dump() == without_wall_time(j2).dump());
+  CHECK(j1["counts"]["simulated"] == 12);
+  CHECK(j1["candidates"].size() == j1["counts"]["kept"]);
+  const auto& best = j1["candidates"][0];
+  for (const char* k : {"dp", "tp", "pp", "cp", "ep", "zero"}) CHECK(best["layout"].contains(k));
+  for (const char* k : {"step_time_s", "tokens_per_s", "mfu", "peak_memory_bytes", "fits", "simulated"}) CHECK(best.contains(k));
+
+  const auto csv = test::run_layoutsim("search '" + p + "' --simulate-top 12 --csv -");
+  REQUIRE(csv.rc == 0);
+  const auto rows = std::count(csv.out.begin(), csv.out.end(), '\n') - 1;
+  CHECK(rows == j1["counts"]["evaluated"].get<long>());
+}
+
+TEST_CASE("--emit writes a scenario that `layoutsim run` accepts and that gives the reported step time") {
+  const std::string p = tiny_path(), best = test::tmp("best.yaml");
+  const auto r = test::run_layoutsim("search '" + p + "' --simulate-top 8 --json - --emit '" + best + "'");
+  REQUIRE(r.rc == 0);
+  const json j = json::parse(r.out);
+  const auto run = test::run_layoutsim("run '" + best + "' --json -");
+  INFO(run.err);
+  REQUIRE(run.rc == 0);
+  const json rj = json::parse(run.out);
+  const double reported = j["candidates"][0]["step_time_s"].get<double>();
+  CHECK(std::abs(rj["step_time_s"].get<double>() / reported - 1) < 1e-9);
+}
+
+TEST_CASE("exit codes: 2 for usage, 1 for an invalid scenario or when nothing survives") {
+  const std::string p = tiny_path();
+  CHECK(test::run_layoutsim("search '" + p + "' --objective cost").rc == 2);
+  CHECK(test::run_layoutsim("search '" + p + "' --vary bogus=1").rc == 2);
+  CHECK(test::run_layoutsim("search '" + p + "' --fix tp=1,2").rc == 2);
+  CHECK(test::run_layoutsim("search '" + p + "' --shard 2/2").rc == 2);
+  CHECK(test::run_layoutsim("search '" + p + "' --shard x").rc == 2);
+  CHECK(test::run_layoutsim("search '" + test::tmp("missing.yaml") + "'").rc == 1);
+  CHECK(test::run_layoutsim("search '" + p + "' --fix tp=8").rc == 1);  // 8 does not divide 4 KV heads
+}
+
+TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quotes") {
+  // The comment rounds to 4 significant figures (step time) or 3 (MFU, memory);
+  // 0.1 % relative covers that rounding.
+  const std::string file = std::string(SCENARIOS_DIR) + "/search-llama3-70b-64xh100.yaml";
+  const auto r = test::run_layoutsim("search '" + file + "' --jobs 2 --json -");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json j = json::parse(r.out);
+  const auto& n = j["counts"];
+  CHECK(n["evaluated"] == 20808);
+  long structural = 0;
+  for (const char* why : {"tp-indivisible", "ep-indivisible", "too-few-layers", "layers-indivisible", "batch-indivisible",
+                          "interleaved-microbatches"})
+    structural += n["rejected"].value(why, 0L);
+  CHECK(structural == 5382);
+  CHECK(n["rejected"]["memory"] == 13080);
+  CHECK(n["kept"] == 2346);
+  CHECK(n["simulated"] == 64);
+  const auto& best = j["candidates"][0];
+  CHECK(best["compact"] == "t4·p1·d16 z3 sp sel mbs1 1f1b");
+  CHECK(best["step_time_s"].get<double>() == doctest::Approx(13.14).epsilon(1e-3));
+  CHECK(best["mfu"].get<double>() == doctest::Approx(0.607).epsilon(1e-3));
+  CHECK(best["peak_memory_bytes"].get<double>() == doctest::Approx(67.5e9).epsilon(1e-3));
+
+  const auto run = test::run_layoutsim("run '" + file + "' --json -");
+  REQUIRE(run.rc == 0);
+  const json hand = json::parse(run.out);
+  CHECK(hand["step_time_s"].get<double>() == doctest::Approx(15.85).epsilon(1e-3));
+  CHECK(hand["mfu"].get<double>() == doctest::Approx(0.503).epsilon(1e-3));
+}
+
+TEST_CASE("CSV shards concatenate: sorted by (tier, step_time_s, index) they are the single run's CSV") {
+  // With --simulate-top 0 nothing depends on which shard a candidate fell in, so the
+  // merge is byte-identical (the README's `sort -t, -k1,1n -k2,2g -k3,3n` does this).
+  const std::string p = tiny_path();
+  auto rows_of = [](const std::string& csv) {
+    std::vector<std::string> rows;
+    std::size_t start = csv.find('\n') + 1;
+    while (start < csv.size()) {
+      const std::size_t end = csv.find('\n', start);
+      rows.push_back(csv.substr(start, end - start));
+      start = end + 1;
+    }
+    return rows;
+  };
+  const auto all = test::run_layoutsim("search '" + p + "' --simulate-top 0 --csv -");
+  REQUIRE(all.rc == 0);
+  std::vector<std::string> merged;
+  std::string header;
+  for (int i = 0; i < 3; ++i) {
+    const auto part = test::run_layoutsim("search '" + p + "' --simulate-top 0 --csv - --shard " + std::to_string(i) + "/3");
+    REQUIRE(part.rc == 0);
+    header = part.out.substr(0, part.out.find('\n'));
+    for (auto& r : rows_of(part.out)) merged.push_back(r);
+  }
+  auto key = [](const std::string& row) {
+    const std::size_t c1 = row.find(','), c2 = row.find(',', c1 + 1), c3 = row.find(',', c2 + 1);
+    const std::string step = row.substr(c1 + 1, c2 - c1 - 1);
+    return std::make_tuple(std::stoi(row.substr(0, c1)), step.empty() ? 0.0 : std::stod(step), std::stol(row.substr(c2 + 1, c3 - c2 - 1)));
+  };
+  std::stable_sort(merged.begin(), merged.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  CHECK(header == all.out.substr(0, all.out.find('\n')));
+  CHECK(merged == rows_of(all.out));
+}
