@@ -1,4 +1,4 @@
-// tools/report_json.cpp — Result → ordered JSON. Key order follows CONTRACT.md so that a
+// tools/report_json.cpp — Result → ordered JSON. Key order follows README.md's "JSON reference" so that a
 // reader can diff two summaries line by line.
 #include "tools/report_json.hpp"
 
