@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/program.hpp"
+#include "workloads/kernels.hpp"
 #include "workloads/vocabulary.hpp"
 #include "sim/time.hpp"
 
@@ -150,6 +151,9 @@ struct Result {
   double bubble_fraction_analytic = 0;
   double bubble_fraction = 0;
   std::vector<StageResult> per_stage;
+  /// Per stage: one step's nominal compute time of one of its ranks, by kind of kernel
+  /// (balanced expert load, no perturbation); the parts add up to that compute time.
+  std::vector<ComputeBreakdown> compute_breakdown;
 
   AxisComm comm[kAxisCount];  // indexed by Axis
 
