@@ -147,7 +147,7 @@ TEST_CASE("run --json - writes the contract JSON to stdout") {
   CHECK(j["devices"] == 8);
   CHECK(j["pipeline"]["stages"] == 4);
   CHECK(j["pipeline"]["microbatches"] == 4);
-  // (p−1)/(m+p−1) = 3/7 for 1F1B, p = 4, m = 4 (DESIGN.md)
+  // (p−1)/(m+p−1) = 3/7 for 1F1B, p = 4, m = 4 (docs/ARCHITECTURE.md)
   CHECK(j["pipeline"]["bubble_fraction_analytic"].get<double>() == doctest::Approx(3.0 / 7).epsilon(1e-9));
   CHECK(j["step_time_s"].get<double>() > 0);
 }

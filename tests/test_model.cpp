@@ -1,5 +1,5 @@
 // tests/test_model.cpp — model presets (published parameter counts) and the per-layer
-// FLOP/byte arithmetic (DESIGN.md formulas).
+// FLOP/byte arithmetic (docs/ARCHITECTURE.md, "Modelling conventions").
 #include <doctest/doctest.h>
 
 #include <stdexcept>
@@ -47,7 +47,7 @@ TEST_CASE("presets land on their published parameter counts") {
   CHECK(ds.moe.shared_experts == 1);
 }
 
-TEST_CASE("layer FLOPs follow the DESIGN.md formulas, split over tp") {
+TEST_CASE("layer FLOPs follow the docs/ARCHITECTURE.md formulas, split over tp") {
   const ModelSpec m = preset("gpt3-175b");
   const double b = 2, s = 2048, h = 12288;
   // GPT (f = 4h, g = a): QKV 6bsh² + core 4bs²h + out 2bsh² + MLP 16bsh² = 24bsh² + 4bs²h.

@@ -1,7 +1,7 @@
 // tests/test_planner.cpp — Planner: plan structure (flows, bytes, latencies) against
 // the ring closed forms, and plans driven through sim::FlowNetwork.
 //
-// Closed forms (DESIGN.md "Collectives"; α = hop latency, B = bottleneck bandwidth):
+// Closed forms (docs/ARCHITECTURE.md "Modelling conventions"; α = hop latency, B = bottleneck bandwidth):
 //   ring all-reduce       2(n−1)(α + S/(nB))
 //   reduce-scatter/gather (n−1)(α + S/(nB))
 //   hierarchical AR       (k−1)(α_i + S/(kB_i))  +  2(N−1)(α_o + S/(kNB_o))  +  (k−1)(α_i + S/(kB_i))

@@ -70,7 +70,7 @@ Run layoutsim(const std::string& args) { return ls::test::run_layoutsim(args); }
 json run_json(const std::string& file, const std::string& extra = "") {
   const Run r = layoutsim("run '" + path_of(file) + "' --json -" + (extra.empty() ? "" : " " + extra));
   INFO("layoutsim run ", file, " stderr: ", r.err);
-  REQUIRE(r.rc == 0);  // a layout that does not fit is still exit code 0 (CONTRACT.md)
+  REQUIRE(r.rc == 0);  // a layout that does not fit is still exit code 0 (README.md, "Commands")
   return json::parse(r.out);
 }
 

@@ -371,3 +371,22 @@ TEST_CASE("critical-path segments tile the step, in order, without overlap") {
   }
   CHECK(compute.seconds() == doctest::Approx(r.critical_path.compute_s).epsilon(1e-12));
 }
+
+TEST_CASE("compute_breakdown: each stage's parts add up to its measured compute time") {
+  // No perturbation and no MoE: every rank of a stage computes exactly the nominal op
+  // durations the breakdown was summed from, so the two agree to integer picoseconds
+  // (compared in seconds, 1e-12 relative covers the conversion).
+  for (const Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+    Scenario s = cluster_scenario(2, 2, 4, 2, 4);
+    s.layout.recompute = rc;
+    const Result r = simulate(resolve(s));
+    REQUIRE(r.compute_breakdown.size() == r.per_stage.size());
+    for (std::size_t st = 0; st < r.per_stage.size(); ++st) {
+      const auto& b = r.compute_breakdown[st];
+      CHECK(b.total() == b.gemm + b.attention + b.elementwise + b.logits + b.optimizer + b.launch);
+      CHECK(b.gemm > ls::sim::Time::zero());
+      CHECK(b.total().seconds() == doctest::Approx(r.per_stage[st].compute_s).epsilon(1e-12));
+    }
+    CHECK(r.compute_breakdown.back().logits > ls::sim::Time::zero());  // LM head and loss on the last stage
+  }
+}

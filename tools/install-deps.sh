@@ -10,7 +10,7 @@ PACKAGES=(
   doctest-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libbenchmark-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler
-  pybind11-dev python3-dev python3-pytest
+  python3 pybind11-dev python3-dev python3-pytest
 )
 
 missing=()

@@ -1,4 +1,4 @@
-// tools/main.cpp — the `layoutsim` command (shared/CONTRACT.md, "Command line").
+// tools/main.cpp — the `layoutsim` command (README.md, "Commands").
 //
 // Exit codes: 0 success (a layout that does not fit is still a success, with a
 // warning); 1 invalid scenario or impossible layout (the loader's located

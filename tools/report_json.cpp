@@ -1,4 +1,4 @@
-// tools/report_json.cpp — Result → ordered JSON. Key order follows CONTRACT.md so that a
+// tools/report_json.cpp — Result → ordered JSON. Key order follows README.md's "JSON reference" so that a
 // reader can diff two summaries line by line.
 #include "tools/report_json.hpp"
 
@@ -113,6 +113,24 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   crit["comm_ep_s"] = num(cp.comm_ep_s);
   crit["wait_s"] = num(cp.wait_s);
   j["critical_path"] = std::move(crit);
+
+  // Per stage, seconds per step of one rank's compute by kind of kernel; the parts add up
+  // to that rank's nominal compute time (overhead_s: kernel launches and dispatch).
+  ordered_json breakdown = ordered_json::array();
+  for (std::size_t st = 0; st < r.compute_breakdown.size(); ++st) {
+    const auto& b = r.compute_breakdown[st];
+    ordered_json e;
+    e["stage"] = st;
+    e["gemm_s"] = num(b.gemm.seconds());
+    e["attention_s"] = num(b.attention.seconds());
+    e["elementwise_s"] = num(b.elementwise.seconds());
+    e["logits_s"] = num(b.logits.seconds());
+    e["optimizer_s"] = num(b.optimizer.seconds());
+    e["overhead_s"] = num(b.launch.seconds());
+    e["total_s"] = num(b.total().seconds());
+    breakdown.push_back(std::move(e));
+  }
+  j["compute_breakdown"] = std::move(breakdown);
 
   ordered_json warns = ordered_json::array();
   for (const auto& w : r.warnings) warns.push_back(ordered_json{{"code", w.code}, {"message", w.message}});

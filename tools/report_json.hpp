@@ -1,5 +1,5 @@
-// tools/report_json.hpp — the JSON summary of one simulated scenario (shared/CONTRACT.md,
-// "JSON summary"). Keys come out in a fixed order (nlohmann::ordered_json) and numbers
+// tools/report_json.hpp — the JSON summary of one simulated scenario (README.md,
+// "JSON reference"). Keys come out in a fixed order (nlohmann::ordered_json) and numbers
 // are printed by nlohmann's shortest round-trip formatter, so the same Result always
 // serialises to the same bytes.
 //
@@ -20,7 +20,7 @@ struct JsonOptions {
   bool include_wall_time = false;
 };
 
-/// Every key of CONTRACT.md in contract order, then extras: `step_stats`,
+/// Every key of README.md's "JSON reference" in its order, then extras: `step_stats`,
 /// memory terms `master`/`buffers`, critical-path seconds, `engine.events`.
 /// Non-finite numbers are written as null (JSON has no NaN). O(stages + links).
 nlohmann::ordered_json to_json(const wl::Result& r, const JsonOptions& opts = {});

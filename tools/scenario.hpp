@@ -5,7 +5,7 @@
 // into a partial wl::Scenario and hands it to wl::resolve, which fills the defaults
 // and checks the rules exactly as for a hand-built Scenario. The keys, units and
 // defaults are the key table (workloads/scenario_keys.hpp), from which the README's
-// scenario reference is generated; see also CONTRACT.md.
+// scenario reference is generated; see also README.md.
 //
 // Errors are compiler style, one per line of ScenarioError::what():
 //   FILE:LINE:COL: error: KEY.PATH: what was expected (hint)

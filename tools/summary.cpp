@@ -135,6 +135,20 @@ std::string format_summary(const wl::Result& r) {
     }
   }
 
+  if (!r.compute_breakdown.empty()) {
+    // Shares of each stage's compute by kind of kernel: where the compute time goes.
+    out += "\nCompute by kernel kind (per stage, one step)\n";
+    out += fmt::format("  {:>5}  {:>10}  {:>7}  {:>9}  {:>11}  {:>7}  {:>9}  {:>8}\n", "stage", "compute", "gemm", "attention",
+                       "elementwise", "logits", "optimizer", "overhead");
+    for (std::size_t st = 0; st < r.compute_breakdown.size(); ++st) {
+      const auto& b = r.compute_breakdown[st];
+      const double total = b.total().seconds();
+      const auto share = [total](sim::Time t) { return total > 0 ? percent(t.seconds() / total) : percent(0.0); };
+      out += fmt::format("  {:>5}  {:>10}  {:>7}  {:>9}  {:>11}  {:>7}  {:>9}  {:>8}\n", st, human_seconds(total), share(b.gemm),
+                         share(b.attention), share(b.elementwise), share(b.logits), share(b.optimizer), share(b.launch));
+    }
+  }
+
   out += "\nCommunication per device per step\n";
   out += fmt::format("  {:>4}  {:>10}  {:>10}\n", "axis", "bytes", "exposed");
   for (wl::Axis a : wl::kReportedAxes) {

@@ -1,4 +1,4 @@
-// tools/trace.hpp — Result → Chrome trace JSON (shared/CONTRACT.md, "Chrome trace"),
+// tools/trace.hpp — Result → Chrome trace JSON (README.md, "Opening a trace in Perfetto"),
 // readable by Perfetto UI (ui.perfetto.dev) and chrome://tracing.
 //
 // Layout of the trace:

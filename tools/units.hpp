@@ -1,6 +1,6 @@
 // tools/units.hpp — quantities with units, as scenario files write them ("300 GB/s").
 //
-// Accepted (CONTRACT.md "Units accepted"; case matters because b/B is bits/bytes):
+// Accepted (README.md "Scenario reference"; case matters because b/B is bits/bytes):
 //   sizes       B  KB MB GB TB (SI: powers of 1e3; "kB" also accepted)
 //               KiB MiB GiB TiB (binary: powers of 1024)
 //   bandwidth   b/s Kb/s Mb/s Gb/s Tb/s  (bits per second, divided by 8)

@@ -160,6 +160,8 @@ void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwor
   res.busiest_links = std::move(all);
 }
 
+void fold_compute_breakdown(Result& res, const BuiltProgram& bp) { res.compute_breakdown = bp.compute_breakdown; }
+
 void fold_memory(Result& res, const Scenario& sc, const BuiltProgram& bp, const std::vector<sim::RankStats>& stats) {
   const auto& L = sc.layout;
   const auto& prog = bp.program;

@@ -37,6 +37,8 @@ void fold_moe(Result& res, const Scenario& sc, const BuiltProgram& bp);
 /// Per-kind link totals and the ten busiest links over [0, run_end].
 void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwork& net, sim::Time run_end);
 /// Static memory per stage plus the measured activation peak of its ranks.
+/// Per-stage compute time by kind of kernel, as the program builder priced it.
+void fold_compute_breakdown(Result& res, const BuiltProgram& bp);
 void fold_memory(Result& res, const Scenario& sc, const BuiltProgram& bp, const std::vector<sim::RankStats>& stats);
 /// Critical-path buckets and shares of the first step.
 void fold_critical_path(Result& res, const CriticalWalk& walk, double first_step_s);

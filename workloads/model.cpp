@@ -190,7 +190,7 @@ LayerCosts layer_costs(const ModelSpec& m, int layer, int microbatch_size, int t
   const double kv = kv_width(m);
   const bool moe = layer_is_moe(m, layer);
 
-  // FLOPs per device (DESIGN.md): every GEMM is split tp ways (Megatron column/row parallel).
+  // FLOPs per device (docs/ARCHITECTURE.md, "Modelling conventions"): every GEMM is split tp ways (Megatron column/row parallel).
   const double f_qkv = 2 * tokens * h * (h + kv) / t;
   const double f_core = 4 * b * s * s * h / t;  // QKᵀ and scores·V
   const double f_out = 2 * tokens * h * h / t;

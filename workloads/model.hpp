@@ -1,5 +1,5 @@
 // workloads/model.hpp — model presets (published shapes) and transformer arithmetic:
-// parameters, FLOPs and bytes per layer, embedding and LM head (DESIGN.md formulas).
+// parameters, FLOPs and bytes per layer, embedding and LM head (docs/ARCHITECTURE.md, "Modelling conventions").
 //
 // Architecture conventions (ModelSpec has no separate switches for them):
 //  * activation gelu  -> GPT-style block: biases on every linear layer, LayerNorm
@@ -64,7 +64,7 @@ struct LayerCosts {
   double model_flops_fwd = 0;  // forward model FLOPs on this device (no recompute)
 };
 
-/// One dense transformer layer (DESIGN.md): forward FLOPs per device
+/// One dense transformer layer (docs/ARCHITECTURE.md): forward FLOPs per device
 ///   [2bsh(h + 2hg/a) + 4bs²h + 2bsh² + 4bshf (6bshf SwiGLU)] / tp.
 /// backward = 2 × forward, split so that backward_weight = the linear layers'
 /// forward FLOPs (dW = Xᵀ·dY, one GEMM per linear) and backward_input = linear

@@ -1,5 +1,5 @@
 // workloads/result.hpp — what one simulated scenario produced: the numbers behind the
-// summary table, the JSON summary (shared/CONTRACT.md) and the Chrome trace.
+// summary table, the JSON summary (README.md, "JSON reference") and the Chrome trace.
 // Units: SI (seconds, bytes, bytes/s, FLOP); sim::Time for trace timestamps.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/program.hpp"
+#include "workloads/kernels.hpp"
 #include "workloads/vocabulary.hpp"
 #include "sim/time.hpp"
 
@@ -17,7 +18,7 @@ struct StageResult {
   int stage = 0;
   int layers = 0;
   double compute_s = 0;          // busy compute time of the stage's representative rank
-  double bubble_fraction = 0;    // measured (DESIGN.md definition), mean over the stage's ranks
+  double bubble_fraction = 0;    // measured (docs/ARCHITECTURE.md definition), mean over the stage's ranks
   double bubble_fraction_analytic = 0;
   double idle_fraction = 0;      // 1 - compute busy / step time
 };
@@ -150,6 +151,9 @@ struct Result {
   double bubble_fraction_analytic = 0;
   double bubble_fraction = 0;
   std::vector<StageResult> per_stage;
+  /// Per stage: one step's nominal compute time of one of its ranks, by kind of kernel
+  /// (balanced expert load, no perturbation); the parts add up to that compute time.
+  std::vector<ComputeBreakdown> compute_breakdown;
 
   AxisComm comm[kAxisCount];  // indexed by Axis
 

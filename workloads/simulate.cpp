@@ -109,6 +109,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   fold_comm(res, sc, prog, stats);
   fold_moe(res, sc, bp);
   fold_links(res, cluster, net, total);
+  fold_compute_breakdown(res, bp);
   fold_memory(res, sc, bp, stats);
   if (cfg.record_ops) {
     fold_critical_path(res, crit, step0);
