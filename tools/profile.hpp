@@ -32,7 +32,8 @@ struct TunableConstant {
   bool is_time = false;            // written with a time unit in profile files
   bool integer = false;            // discrete (SM count, tile, block): set() rounds; not fitted by default
   /// A constant of the scenario's implementation (framework) profile rather than of its
-  /// GPU: fitted like the others, but not written to GPU profile files.
+  /// GPU: fitted like the others (set on every run, so fit runs of one implementation
+  /// preset), but not written to GPU profile files.
   bool implementation = false;
   std::function<double(const wl::Scenario&)> get;
   std::function<void(wl::Scenario&, double)> set;

@@ -1,12 +1,12 @@
 // workloads/implementation_profile.cpp — framework presets and their constants.
 //
 // Sources:
-//  [PTD]  PyTorch dev discussion / profiler measurements of eager dispatch: a small op's
-//         Python + dispatcher + launch path costs about 5–20 µs of CPU per op (e.g.
-//         "PyTorch 2.0" release notes and the torch.compile tutorial motivate CUDA graphs
-//         and fusion by this per-op overhead; PyTorch issue threads on dispatcher overhead
-//         report ~10 µs per op).
-//  [MCORE] NVIDIA Megatron-Core: TransformerEngine fused kernels (LayerNorm/RMSNorm + GEMM,
+//  [PTD]  PyTorch eager per-op host cost: "From PyTorch op to kernel launch"
+//         (jiahuanglin.xyz, gpu_kernel_serving lesson 18): Python, pybind11, autograd,
+//         ATen dispatcher, backend and cudaLaunchKernel add up to ~5–25 µs of CPU per op;
+//         the PyTorch blog "Accelerating PyTorch with CUDA Graphs" (2021) motivates CUDA
+//         graphs by this per-launch host cost.
+//  [MCORE] NVIDIA Megatron-Core (Megatron-LM README): TransformerEngine fused kernels (LayerNorm/RMSNorm + GEMM,
 //         bias-GeLU/SwiGLU, bias-dropout-add, fused softmax, fused cross-entropy) and
 //         FlashAttention / cuDNN attention.
 //  [MLM21] Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
@@ -37,7 +37,7 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
 //  * megatron-core, megatron-lm-2021, deepspeed: 0 — fused layers of large kernels keep the
 //    host ahead of the GPU; the GPU's launch_overhead covers the gap between kernels
 //    (assumption: these frameworks' step times are GPU-bound [MCORE], [MLM21]).
-//  * pytorch-fsdp: dispatch 20 µs, the top of [PTD]'s range (FSDP adds hooks to the eager
+//  * pytorch-fsdp: dispatch 20 µs, near the top of [PTD]'s 5–25 µs (FSDP adds hooks to the eager
 //    path); module 1 ms per block per pass. CALIBRATED 2026-11-30 on
 //    validation/llm_foundry.yaml jointly with the GPU constants (`layoutsim calibrate
 //    --fit ...,dispatch_overhead,module_overhead`, one fit per GPU): dispatch ran to its
@@ -55,8 +55,9 @@ std::vector<ImplementationBundle> presets() {
   };
 }
 
-// Bounds: 0 (host always ahead) to 40 µs ([PTD]'s top per op, doubled for FSDP's
-// per-module hooks; an assumption).
+// Bounds: dispatch 0 (host always ahead) to 40 µs ([PTD]'s 25 µs top per op, raised for
+// FSDP's per-module hooks; an assumption); module 0–2 ms per block per pass (an FSDP
+// unit's unshard / reshard and hook work, an assumption).
 const std::array<ImplementationConstant, 2> kConstants{{
     {"dispatch_overhead", "s", "host time to dispatch one kernel (shows when the kernel is shorter)", 0, 40e-6,
      [](const ImplementationProfile& p) { return p.dispatch_overhead_s; },
