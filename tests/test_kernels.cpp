@@ -69,7 +69,7 @@ TEST_CASE("every GPU preset has a compute profile inside its bounds") {
 
 TEST_CASE("the constant table reads and writes every field by name") {
   ComputeProfile p = a100();
-  CHECK(profile_constants().size() == 10);
+  CHECK(profile_constants().size() == 12);
   for (const auto& c : profile_constants()) {
     CAPTURE(std::string(c.name));
     CHECK(c.lower < c.upper);
@@ -402,4 +402,48 @@ TEST_CASE("embedding and LM head activation bytes") {
   CHECK(embedding_activation_bytes(m, o) == T * 1024);
   // Final-norm input and LM-head input (bf16, T × h each) and the fp32 softmax (T × V/t).
   CHECK(lm_head_activation_bytes(m, o) == doctest::Approx(2 * T * 1024 * 2 + T * 32000 / 4 * 4).epsilon(1e-15));
+}
+
+TEST_CASE("triton attention: the flash kernels' FLOPs and bytes, timed at the Triton efficiencies") {
+  ComputeProfile p = a100();
+  p.triton_fwd_efficiency = p.flash_fwd_efficiency / 2;
+  p.triton_bwd_efficiency = p.flash_bwd_efficiency / 4;
+  const GpuSpec g = a100_gpu();
+  KernelOptions flash;
+  flash.attention = AttentionKind::flash;
+  KernelOptions triton = flash;
+  triton.attention = AttentionKind::triton;
+  auto attention_kernel = [&](const KernelOptions& o, LayerPass pass) {
+    auto ks = layer_pass_kernels(small_gpt(), 0, o, pass);
+    time_kernels(p, g, ks);
+    for (const auto& k : ks)
+      if (k.category == KernelCategory::attention) return k;
+    FAIL("no attention kernel");
+    return Kernel{};
+  };
+  for (LayerPass pass : {LayerPass::forward, LayerPass::backward_input}) {
+    const Kernel f = attention_kernel(flash, pass), t = attention_kernel(triton, pass);
+    CHECK(t.flops == f.flops);
+    CHECK(t.bytes == f.bytes);
+    CHECK(t.executed_flops == f.executed_flops);
+    // Compute-bound at this size: time scales with 1 / efficiency (to a picosecond).
+    const double ratio = pass == LayerPass::forward ? 2.0 : 4.0;
+    CHECK(t.time.seconds() == doctest::Approx(ratio * f.time.seconds()).epsilon(1e-6));
+  }
+  // Activation memory: the same kernel, the same saved tensors.
+  CHECK(layer_activation_bytes(small_gpt(), 0, triton) == layer_activation_bytes(small_gpt(), 0, flash));
+}
+
+TEST_CASE("host dispatch: a kernel shorter than the dispatch time waits for the host") {
+  const ComputeProfile p = a100();  // launch overhead 4 us
+  const GpuSpec g = a100_gpu();
+  std::vector<Kernel> ks(2);
+  ks[0].bytes = 1e3;  // ~0.6 ns of HBM traffic: host-bound
+  ks[1].bytes = 1e9;  // ~0.6 ms: GPU-bound
+  time_kernels(p, g, ks, 2, 20e-6);
+  CHECK(ks[0].total().seconds() == doctest::Approx(20e-6).epsilon(1e-6));  // max(work + launch, dispatch)
+  CHECK(ks[1].launch.seconds() == doctest::Approx(p.launch_overhead_s).epsilon(1e-9));
+  std::vector<Kernel> no_host = ks;
+  time_kernels(p, g, no_host, 2, 0);
+  CHECK(no_host[0].launch.seconds() == doctest::Approx(p.launch_overhead_s).epsilon(1e-9));
 }

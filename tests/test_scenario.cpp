@@ -474,3 +474,45 @@ TEST_CASE("every key of the key table is read by the loader (none is silently ig
     CHECK((err.find(shown + ": ") != std::string::npos || err.find(shown + "[0]: ") != std::string::npos));
   }
 }
+
+TEST_CASE("implementation: a preset's bundle, explicit keys override it; model.dropout; defaults megatron-core") {
+  const wl::Scenario plain = load_scenario_string(kBase, "p.yaml");
+  CHECK(plain.implementation.preset == "megatron-core");
+  CHECK(plain.implementation.attention == wl::AttentionKind::flash);
+  CHECK(plain.implementation.fused_elementwise);
+  CHECK(plain.model.dropout == 0);
+
+  const wl::Scenario fsdp = load_scenario_string(append("implementation: {preset: pytorch-fsdp}\n"), "f.yaml");
+  const auto bundle = *wl::implementation_preset("pytorch-fsdp");
+  CHECK(fsdp.implementation.preset == "pytorch-fsdp");
+  CHECK_FALSE(fsdp.implementation.fused_elementwise);
+  CHECK(fsdp.implementation.profile.dispatch_overhead_s == bundle.profile.dispatch_overhead_s);
+  CHECK(fsdp.implementation.profile.module_overhead_s == bundle.profile.module_overhead_s);
+
+  const wl::Scenario over = load_scenario_string(
+      append("implementation: {preset: pytorch-fsdp, attention: triton, fused_elementwise: true}\n"), "o.yaml");
+  CHECK(over.implementation.attention == wl::AttentionKind::triton);
+  CHECK(over.implementation.fused_elementwise);
+  CHECK(over.implementation.profile.name == "pytorch-fsdp");
+
+  const wl::Scenario old = load_scenario_string(append("implementation: {preset: megatron-lm-2021}\n"), "m.yaml");
+  CHECK(old.implementation.attention == wl::AttentionKind::unfused);
+
+  const wl::Scenario drop = load_scenario_string(edit(9, "  preset: llama3-8b\n  dropout: 0.1"), "d.yaml");
+  CHECK(drop.model.dropout == 0.1);
+
+  CHECK(error_of(append("implementation: {preset: jax}\n")).find("implementation.preset") != std::string::npos);
+  CHECK(error_of(append("implementation: {attention: sdpa}\n")).find("implementation.attention") != std::string::npos);
+  CHECK(error_of(edit(9, "  preset: llama3-8b\n  dropout: 1")).find("model.dropout") != std::string::npos);
+}
+
+TEST_CASE("cluster.gpu.profile: a calibrate profile over the preset; another GPU's profile is an error") {
+  const std::string prof = "test_scenario_profile_tmp.yaml";
+  std::ofstream(prof) << "gpu: h100-sxm\nconstants:\n  gemm_sustained_fraction: 0.61\n";
+  const wl::Scenario s = load_scenario_string(edit(3, "  gpu: {preset: h100-sxm, profile: " + prof + "}"), "g.yaml");
+  CHECK(s.gpu.compute.gemm_sustained_fraction == 0.61);
+  CHECK(s.gpu.compute.flash_fwd_efficiency == wl::gpu_preset("h100-sxm")->compute.flash_fwd_efficiency);
+  CHECK(error_of(edit(3, "  gpu: {preset: a100-80gb, profile: " + prof + "}")).find("cluster.gpu.profile") !=
+        std::string::npos);
+  std::remove(prof.c_str());
+}

@@ -44,7 +44,7 @@ const char* kRuns = R"(runs:
       cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
       model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
       layout: {dp: 8, zero: 3, microbatch_size: 2, microbatches: 3}
-    measured: {step_time: "20 ms"}
+    measured: {step_time: "13 ms"}
   - name: tiny-tokens
     scenario:
       cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 8}
@@ -61,7 +61,7 @@ TEST_CASE("runs file: inline scenarios, both measurement kinds, default gpu grou
   const auto rows = read_runs_file(path);
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].name == "tiny-step");
-  CHECK(rows[0].measured_step_s == doctest::Approx(0.020).epsilon(1e-12));
+  CHECK(rows[0].measured_step_s == doctest::Approx(0.013).epsilon(1e-12));
   CHECK(rows[0].groups.size() == 2);
   CHECK(rows[0].scenario.layout.zero == 3);
   // tokens/s → step time: 8 · 2 · 3 · 1024 = 49152 tokens per step at 2949120 tokens/s = 1/60 s.
@@ -174,14 +174,14 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   CHECK(j["rows"].size() == 13);
   CHECK(j["failed"] == 0);
   // Bounds on the step-time error over the subset. Measured 2026-11-30 with the kernel
-  // model, the NCCL-like collective profiles and the calibrated presets
-  // (compute_profile.cpp): mean |error| 8.3 %, worst 27.0 % (the Megatron-Bridge Qwen3-8B
-  // row, +27 %: the presets are fitted on PyTorch-eager LLM Foundry runs, and Megatron's
-  // fused kernels are faster). Bound = measured + 3 points of margin on both, enough for
-  // a re-calibration that moves constants by a few percent, tight enough to catch a
-  // model change that undoes the fit.
-  const double kMaxMeanAbsError = 0.113;
-  const double kMaxAbsError = 0.30;
+  // model, the NCCL-like collective profiles, the implementation presets (the LLM Foundry
+  // rows as pytorch-fsdp with their attention kernel, the Megatron-Bridge row as
+  // megatron-core) and the calibrated GPU presets (compute_profile.cpp): mean |error|
+  // 5.9 %, worst 18.5 % (an H100 scale-out row). Bound = measured + 3 points of margin on
+  // both, enough for a re-calibration that moves constants by a few percent, tight enough
+  // to catch a model change that undoes the fit.
+  const double kMaxMeanAbsError = 0.09;
+  const double kMaxAbsError = 0.215;
   CHECK(j["mean_abs_error"].get<double>() <= kMaxMeanAbsError);
   CHECK(j["max_abs_error"].get<double>() <= kMaxAbsError);
   MESSAGE("validation subset mean |error| = " << j["mean_abs_error"].get<double>());

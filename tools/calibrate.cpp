@@ -137,8 +137,8 @@ RowFit fit_rows(const std::vector<RunRow>& rows, const std::vector<TunableConsta
   const auto n = static_cast<Eigen::Index>(constants.size());
   RowFit out;
   auto evaluate = [&](const Eigen::VectorXd& x) {
-    out.outcomes = evaluate_runs(rows, opt.jobs, [&](wl::GpuSpec& gpu) {
-      for (Eigen::Index k = 0; k < n; ++k) constants[static_cast<std::size_t>(k)].set(gpu, x[k]);
+    out.outcomes = evaluate_runs(rows, opt.jobs, [&](wl::Scenario& sc) {
+      for (Eigen::Index k = 0; k < n; ++k) constants[static_cast<std::size_t>(k)].set(sc, x[k]);
     });
     Eigen::VectorXd r(static_cast<Eigen::Index>(out.outcomes.size()));
     for (std::size_t i = 0; i < out.outcomes.size(); ++i) {
@@ -156,8 +156,8 @@ RowFit fit_rows(const std::vector<RunRow>& rows, const std::vector<TunableConsta
 
 std::vector<RowOutcome> predict_rows(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants,
                                      const Eigen::VectorXd& x, int jobs) {
-  return evaluate_runs(rows, jobs, [&](wl::GpuSpec& gpu) {
-    for (std::size_t k = 0; k < constants.size(); ++k) constants[k].set(gpu, x[static_cast<Eigen::Index>(k)]);
+  return evaluate_runs(rows, jobs, [&](wl::Scenario& sc) {
+    for (std::size_t k = 0; k < constants.size(); ++k) constants[k].set(sc, x[static_cast<Eigen::Index>(k)]);
   });
 }
 
@@ -176,7 +176,7 @@ Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<Tunable
   Eigen::VectorXd start(n), lower(n), upper(n);
   for (Eigen::Index k = 0; k < n; ++k) {
     const auto& tc = constants[static_cast<std::size_t>(k)];
-    start[k] = tc.get(rows.front().scenario.gpu);
+    start[k] = tc.get(rows.front().scenario);
     lower[k] = tc.lower;
     upper[k] = tc.upper;
     c.start.emplace_back(tc.name, start[k]);
@@ -282,6 +282,13 @@ nlohmann::ordered_json calibration_json(const Calibration& c) {
   return j;
 }
 
-GpuProfile calibration_profile(const Calibration& c) { return GpuProfile{c.gpu, c.fitted}; }
+GpuProfile calibration_profile(const Calibration& c) {
+  // A GPU profile carries GPU constants only; fitted implementation constants belong in
+  // workloads/implementation_profile.cpp (the report and the JSON show them).
+  GpuProfile p{c.gpu, {}};
+  for (const auto& [name, value] : c.fitted)
+    if (find_constant(gpu_constants(), name)) p.constants.emplace_back(name, value);
+  return p;
+}
 
 }  // namespace ls::tools

@@ -380,7 +380,7 @@ int cmd_calibrate(const CalibrateArgs& a) {
   if (rows.empty()) throw std::invalid_argument(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
   std::vector<tools::TunableConstant> constants;
   if (a.fit.empty()) constants = tools::default_fit_constants();
-  for (const auto& tc : tools::gpu_constants())
+  for (const auto& tc : tools::all_constants())
     if (!a.fit.empty() && ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
   if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", a.fit));
   const tools::Calibration c = tools::calibrate(rows, constants, {.jobs = a.jobs, .max_iterations = a.iterations, .leave_out_model = a.leave_out == "model"});

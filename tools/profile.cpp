@@ -25,12 +25,48 @@ const std::vector<TunableConstant>& gpu_constants() {
       const wl::ProfileConstant* c = &pc;  // the table is static: the pointer outlives the lambdas
       out.push_back(TunableConstant{
           std::string(c->name), c->lower, c->upper, c->unit == "s", c->integer,
-          [c](const wl::GpuSpec& g) { return c->get(wl::compute_profile_of(g)); },
-          [c](wl::GpuSpec& g, double v) {
-            g.compute = wl::compute_profile_of(g);
-            c->set(g.compute, v);
+          false, [c](const wl::Scenario& s) { return c->get(wl::compute_profile_of(s.gpu)); },
+          [c](wl::Scenario& s, double v) {
+            s.gpu.compute = wl::compute_profile_of(s.gpu);
+            c->set(s.gpu.compute, v);
           }});
     }
+    return out;
+  }();
+  return table;
+}
+
+namespace {
+/// The scenario's implementation profile, its preset's when unset (resolve() does the same).
+wl::ImplementationProfile implementation_profile_of(const wl::Scenario& s) {
+  if (!s.implementation.profile.name.empty()) return s.implementation.profile;
+  if (auto b = wl::implementation_preset(s.implementation.preset)) return b->profile;
+  return {};
+}
+}  // namespace
+
+const std::vector<TunableConstant>& implementation_tunables() {
+  static const std::vector<TunableConstant> table = [] {
+    std::vector<TunableConstant> out;
+    for (const wl::ImplementationConstant& ic : wl::implementation_constants()) {
+      const wl::ImplementationConstant* c = &ic;
+      out.push_back(TunableConstant{
+          std::string(c->name), c->lower, c->upper, c->unit == "s", false, true,
+          [c](const wl::Scenario& s) { return c->get(implementation_profile_of(s)); },
+          [c](wl::Scenario& s, double v) {
+            s.implementation.profile = implementation_profile_of(s);
+            c->set(s.implementation.profile, v);
+          }});
+    }
+    return out;
+  }();
+  return table;
+}
+
+const std::vector<TunableConstant>& all_constants() {
+  static const std::vector<TunableConstant> table = [] {
+    std::vector<TunableConstant> out = gpu_constants();
+    for (const auto& c : implementation_tunables()) out.push_back(c);
     return out;
   }();
   return table;
@@ -124,7 +160,10 @@ GpuProfile read_profile_file(const std::string& path) {
 void apply_profile(wl::GpuSpec& gpu, const GpuProfile& profile) {
   if (gpu.name != profile.gpu)
     throw ProfileError(fmt::format("profile for GPU '{}' applied to GPU '{}'", profile.gpu, gpu.name));
-  for (const auto& [name, value] : profile.constants) find_constant(gpu_constants(), name)->set(gpu, value);
+  wl::Scenario holder;  // GPU constants touch only the scenario's GPU
+  holder.gpu = gpu;
+  for (const auto& [name, value] : profile.constants) find_constant(gpu_constants(), name)->set(holder, value);
+  gpu = std::move(holder.gpu);
 }
 
 void apply_profile(wl::GpuSpec& gpu, const std::string& path) { apply_profile(gpu, read_profile_file(path)); }

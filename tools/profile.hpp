@@ -31,14 +31,23 @@ struct TunableConstant {
   double lower = 0, upper = 0;     // inclusive bounds, SI units
   bool is_time = false;            // written with a time unit in profile files
   bool integer = false;            // discrete (SM count, tile, block): set() rounds; not fitted by default
-  std::function<double(const wl::GpuSpec&)> get;
-  std::function<void(wl::GpuSpec&, double)> set;
+  /// A constant of the scenario's implementation (framework) profile rather than of its
+  /// GPU: fitted like the others (set on every run, so fit runs of one implementation
+  /// preset), but not written to GPU profile files.
+  bool implementation = false;
+  std::function<double(const wl::Scenario&)> get;
+  std::function<void(wl::Scenario&, double)> set;
 };
 
 /// The constants of wl::GpuSpec that calibration may fit, in a fixed order.
 const std::vector<TunableConstant>& gpu_constants();
+/// The implementation profile's constants (workloads/implementation_profile.hpp), over
+/// the scenario's implementation.profile (its preset's when unset).
+const std::vector<TunableConstant>& implementation_tunables();
+/// gpu_constants() then implementation_tunables(): what `calibrate --fit` may name.
+const std::vector<TunableConstant>& all_constants();
 
-/// What `calibrate` fits when no --fit list is given: the continuous constants.
+/// What `calibrate` fits when no --fit list is given: the continuous GPU constants.
 std::vector<TunableConstant> default_fit_constants();
 
 /// Looks a constant up by name; nullptr when unknown.

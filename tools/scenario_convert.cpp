@@ -37,10 +37,35 @@ public:
         if (const YEntry* st = e->value.find("steps"))
           assign(s_.simulation.steps, r_.count(st->value, "simulation.steps", 1, kMaxSteps));
     }
+    if (const YEntry* e = root.find("implementation")) implementation(e->value, "implementation");
     return s_;
   }
 
 private:
+  // ── implementation: the preset's bundle first, then the explicit keys ──
+  void implementation(const YNode& n, const std::string& path) {
+    if (!r_.map(n, path, keys("implementation"))) return;
+    wl::ImplementationSpec& impl = s_.implementation;
+    if (const YEntry* p = n.find("preset")) {
+      if (auto name = r_.choice(p->value, path + ".preset", values("implementation.preset"))) {
+        if (auto bundle = wl::implementation_preset(*name)) {
+          impl.preset = *name;
+          impl.attention = bundle->attention;
+          impl.fused_elementwise = bundle->fused_elementwise;
+          impl.profile = bundle->profile;
+        }
+      }
+    }
+    if (const YEntry* a = n.find("attention")) {
+      if (auto kind = r_.choice(a->value, path + ".attention", values("implementation.attention")))
+        impl.attention = *kind == "unfused" ? wl::AttentionKind::unfused
+                         : *kind == "triton" ? wl::AttentionKind::triton
+                                             : wl::AttentionKind::flash;
+    }
+    if (const YEntry* f = n.find("fused_elementwise"))
+      assign(impl.fused_elementwise, r_.boolean(f->value, path + ".fused_elementwise"));
+  }
+
   // ── model ──
   void model(const YNode& given, const std::string& path) {
     // `model: llama3-70b` is shorthand for `model: {preset: llama3-70b}`.
@@ -87,7 +112,12 @@ private:
       else if (e.key == "activation") {
         if (auto a = r_.choice(v, p, values("model.activation"))) m.activation = *a == "swiglu" ? wl::Activation::swiglu : wl::Activation::gelu;
       } else if (e.key == "tied_embeddings") assign(m.tied_embeddings, r_.boolean(v, p));
-      else if (e.key == "moe") moe(v, p, m);
+      else if (e.key == "dropout") {
+        if (auto d = r_.number(v, p, 0, 1, false)) {
+          if (*d < 1) m.dropout = *d;
+          else d_.error(v.loc, p, "must be below 1 (a probability of dropping)");
+        }
+      } else if (e.key == "moe") moe(v, p, m);
     }
     if (!have_preset) {
       for (const char* k : {"layers", "hidden", "heads", "vocab", "seq_len"})

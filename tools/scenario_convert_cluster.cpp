@@ -2,8 +2,10 @@
 // topology's keys, or an explicit graph.
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 
 #include "tools/scenario_convert.hpp"
+#include "tools/profile.hpp"
 #include "tools/scenario_reader.hpp"
 #include "workloads/hardware.hpp"
 
@@ -105,6 +107,20 @@ public:
       else if (e.key == "nic_bandwidth") assign(g.nic_bandwidth_Bps, r_.bandwidth(v, p));
       else if (e.key == "saturation_rows") assign(g.saturation_rows, r_.number(v, p, 0, 1e12, true));
       else if (e.key == "kernel_overhead") assign(g.kernel_overhead, r_.time(v, p));
+    }
+    if (const YEntry* pf = n->find("profile")) {
+      // A calibrate output fitted on this GPU type, over the preset's constants.
+      const std::string pp = join_key(path, "profile");
+      if (auto file = r_.string(pf->value, pp)) {
+        std::filesystem::path fp(*file);
+        if (fp.is_relative() && !s_.source.empty() && s_.source.front() != '<')
+          fp = std::filesystem::path(s_.source).parent_path() / fp;
+        try {
+          apply_profile(g, fp.string());
+        } catch (const std::exception& ex) {
+          d_.error(pf->value.loc, pp, ex.what(), "a `layoutsim calibrate --out` file for this GPU's preset");
+        }
+      }
     }
     if (!have_preset) {
       for (const char* k : {"peak_tflops", "memory", "hbm_bandwidth"})

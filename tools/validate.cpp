@@ -187,7 +187,7 @@ std::vector<RunRow> read_runs_file(const std::string& path) {
   return rows;
 }
 
-std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs, const std::function<void(wl::GpuSpec&)>& adjust) {
+std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs, const std::function<void(wl::Scenario&)>& adjust) {
   // The sweep runner gives ordered results and per-point exception capture; a
   // point here is just the row's index.
   std::vector<SweepPoint> points;
@@ -197,7 +197,7 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
       points,
       [&](const SweepPoint& p) {
         wl::Scenario sc = rows[std::stoul(p.front().second)].scenario;
-        if (adjust) adjust(sc.gpu);
+        if (adjust) adjust(sc);
         wl::SimOptions opt;
         opt.what_if = false;  // the predicted step is all validation needs
         return wl::simulate(wl::resolve(std::move(sc)), opt);

@@ -61,7 +61,7 @@ struct RowOutcome {
 /// after `adjust` (if given) has changed the row's GPU — calibration sets its
 /// constants there. Output keeps the input order.
 std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
-                                      const std::function<void(wl::GpuSpec&)>& adjust = {});
+                                      const std::function<void(wl::Scenario&)>& adjust = {});
 
 struct ErrorStats {
   int count = 0;

@@ -74,6 +74,9 @@ def foundry_row(r):
         # DEFAULT: bf16 compute, fp32 gradient reduction; PURE: gradients reduced in bf16.
         "precision": {"weights": "bf16", "gradients": "bf16" if pure else "fp32",
                       "master": "fp32", "optimizer": "adamw-fp32"},
+        # PyTorch FSDP, eager modules; the attention kernel the row ran (triton: LLM
+        # Foundry's Triton flash attention; flash: FlashAttention-2).
+        "implementation": {"preset": "pytorch-fsdp", "attention": model["attention_impl"]},
     }
     assert lay["global_batch"] == gpus * lay["microbatch_size"] * lay["grad_accum"]
     src = r["source"]
@@ -84,7 +87,7 @@ def foundry_row(r):
                    "recompute": "full" if lay["activation_checkpointing"] else "none"},
         "citation": {"repo": src["repo"], "path": src["path"], "commit": src["commit"],
                      "table": src["table"]},
-        # Facts the scenario format cannot state yet (no key for them today).
+        # Facts of the row (the attention kernel is also stated in scenario.implementation).
         "metadata": {
             "attention_impl": model["attention_impl"],
             "attention_impl_basis": model["attention_impl_basis"],
@@ -139,6 +142,7 @@ def mb_row(r, models):
         "layout": {"dp": dp, "tp": lay["tp"], "pp": lay["pp"], "zero": 1, "recompute": "none",
                    "microbatch_size": lay["mbs"], "microbatches": ga},
         "precision": {"weights": "bf16", "gradients": "fp32", "master": "fp32", "optimizer": "adamw-fp32"},
+        "implementation": {"preset": "megatron-core"},  # TransformerEngine fused kernels, flash attention
     }
     src = r["source"]
     return {

@@ -35,6 +35,11 @@ struct ComputeProfile {
   /// FlashAttention papers count it because it recomputes QKᵀ).
   double flash_fwd_efficiency = 0.6;
   double flash_bwd_efficiency = 0.5;
+  /// The same for LLM Foundry's Triton FlashAttention kernel (attention: triton) on
+  /// this part: the same algorithm and FLOPs, its own code generation (no Hopper
+  /// warp-group MMA / TMA), so its own efficiencies.
+  double triton_fwd_efficiency = 0.5;
+  double triton_bwd_efficiency = 0.3;
   /// Query/key block of the attention kernel: causal masking skips the blocks above
   /// the diagonal, n(n−1)/2 of n² blocks for n = ceil(s / block).
   int attention_block = 128;

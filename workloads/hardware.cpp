@@ -97,6 +97,9 @@ ComputeProfile compute_profile_of(const GpuSpec& gpu) {
   p.gemm_sustained_fraction = std::clamp(gpu.matmul_efficiency, 0.3, 1.0);
   p.flash_fwd_efficiency = 0.7 * p.gemm_sustained_fraction;
   p.flash_bwd_efficiency = 0.58 * p.gemm_sustained_fraction;
+  // Triton attention: the A100 preset's ratios to its GEMM fraction (assumption).
+  p.triton_fwd_efficiency = 0.7 * p.gemm_sustained_fraction;
+  p.triton_bwd_efficiency = 0.35 * p.gemm_sustained_fraction;
   return p;
 }
 

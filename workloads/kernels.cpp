@@ -82,9 +82,10 @@ sim::Time memory_time(const ComputeProfile& p, const GpuSpec& gpu, double bytes)
 }
 
 sim::Time flash_time(const ComputeProfile& p, const GpuSpec& gpu, double executed_flops, double bytes,
-                     bool backward) {
+                     bool backward, bool triton) {
   if (executed_flops <= 0 && bytes <= 0) return sim::Time::zero();
-  const double eff = backward ? p.flash_bwd_efficiency : p.flash_fwd_efficiency;
+  const double eff = triton ? (backward ? p.triton_bwd_efficiency : p.triton_fwd_efficiency)
+                            : (backward ? p.flash_bwd_efficiency : p.flash_fwd_efficiency);
   require_rate(gpu.peak_flops > 0 && eff > 0, "peak FLOP/s × flash efficiency", gpu, "flash attention");
   const double hbm = gpu.hbm_bandwidth_Bps * p.hbm_fraction;
   require_rate(hbm > 0, "HBM bandwidth × hbm_fraction", gpu, "flash attention");
@@ -97,8 +98,10 @@ double causal_block_fraction(double seq_len, int block, bool causal) {
   return (n + 1) / (2 * n);
 }
 
-void time_kernels(const ComputeProfile& p, const GpuSpec& gpu, std::vector<Kernel>& kernels, int element_bytes) {
+void time_kernels(const ComputeProfile& p, const GpuSpec& gpu, std::vector<Kernel>& kernels, int element_bytes,
+                  double dispatch_overhead_s) {
   const sim::Time launch = sim::Time::from_seconds(p.launch_overhead_s);
+  const sim::Time dispatch = sim::Time::from_seconds(dispatch_overhead_s);
   for (auto& k : kernels) {
     switch (k.kind) {
       case KernelKind::gemm:
@@ -106,13 +109,16 @@ void time_kernels(const ComputeProfile& p, const GpuSpec& gpu, std::vector<Kerne
         k.time = gemm_time(p, gpu, k.shape, element_bytes);
         break;
       case KernelKind::flash_forward:
-      case KernelKind::flash_backward: {
+      case KernelKind::flash_backward:
+      case KernelKind::triton_forward:
+      case KernelKind::triton_backward: {
         // Counted FLOPs follow the model convention (full s², backward 2 × forward); the
         // kernel skips the causal blocks, and its backward executes 2.5 × the forward.
-        const bool backward = k.kind == KernelKind::flash_backward;
+        const bool backward = k.kind == KernelKind::flash_backward || k.kind == KernelKind::triton_backward;
+        const bool triton = k.kind == KernelKind::triton_forward || k.kind == KernelKind::triton_backward;
         const double skip = causal_block_fraction(k.causal_seq_len, p.attention_block, k.causal_seq_len > 0);
         k.executed_flops = k.flops * skip * (backward ? 1.25 : 1.0);
-        k.time = flash_time(p, gpu, k.executed_flops, k.bytes, backward);
+        k.time = flash_time(p, gpu, k.executed_flops, k.bytes, backward, triton);
         break;
       }
       case KernelKind::memory:
@@ -120,7 +126,7 @@ void time_kernels(const ComputeProfile& p, const GpuSpec& gpu, std::vector<Kerne
         k.time = memory_time(p, gpu, k.bytes);
         break;
     }
-    k.launch = launch;
+    k.launch = std::max(launch, dispatch - k.time);
   }
 }
 

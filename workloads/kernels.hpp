@@ -31,7 +31,8 @@ namespace ls::wl {
 enum class KernelCategory { gemm, attention, elementwise, logits, optimizer };
 
 /// How a kernel's time is computed.
-enum class KernelKind { gemm, flash_forward, flash_backward, memory };
+/// triton_*: flash_* timed at ComputeProfile::triton_{fwd,bwd}_efficiency.
+enum class KernelKind { gemm, flash_forward, flash_backward, triton_forward, triton_backward, memory };
 
 /// C[m×n] = A[m×k]·B[k×n], `batch` independent products (batched / grouped GEMM).
 struct GemmShape {
@@ -73,16 +74,17 @@ sim::Time gemm_time(const ComputeProfile& profile, const GpuSpec& gpu, const Gem
 sim::Time memory_time(const ComputeProfile& profile, const GpuSpec& gpu, double bytes);
 /// FlashAttention kernel time on `executed_flops`, without launch. O(1).
 sim::Time flash_time(const ComputeProfile& profile, const GpuSpec& gpu, double executed_flops, double bytes,
-                     bool backward);
+                     bool backward, bool triton = false);
 /// Fraction of the s×s score blocks a causal attention kernel computes: (n+1)/(2n) for
 /// n = ceil(seq_len / block) (the diagonal blocks are computed whole); 1 when not causal.
 double causal_block_fraction(double seq_len, int block, bool causal);
 
 /// Fills time and launch of every kernel (work time by kind, then one launch overhead
-/// each). Throws std::invalid_argument when a kernel has work for a rate that is not
+/// each; a kernel shorter than the host's `dispatch_overhead_s` waits for the host:
+/// launch = max(launch_overhead, dispatch − work)). Throws std::invalid_argument when a kernel has work for a rate that is not
 /// positive (peak, HBM bandwidth or an efficiency of 0). O(kernels).
 void time_kernels(const ComputeProfile& profile, const GpuSpec& gpu, std::vector<Kernel>& kernels,
-                  int element_bytes = 2);
+                  int element_bytes = 2, double dispatch_overhead_s = 0);
 
 /// Seconds (integer picoseconds) of a list of kernels by category; `launch` holds every
 /// kernel's launch overhead, so total() equals the sum of Kernel::total() exactly.

@@ -136,11 +136,12 @@ public:
     const double d = h_ / m_.heads;
     const double counted = 4 * o_.microbatch_size * s_ * s_ * h_ / t_;
     const double q = T_ * h_ / t_ * ab_, k_or_v = T_ * kv_ / 2 / t_ * ab_;
-    if (o_.attention == AttentionKind::flash) {
+    if (o_.attention != AttentionKind::unfused) {
+      const bool triton = o_.attention == AttentionKind::triton;
       Kernel fwd;
       fwd.name = "flash_attention";
       fwd.category = KernelCategory::attention;
-      fwd.kind = KernelKind::flash_forward;
+      fwd.kind = triton ? KernelKind::triton_forward : KernelKind::flash_forward;
       fwd.flops = counted;
       fwd.causal_seq_len = o_.causal ? s_ : 0;
       fwd.bytes = q + 2 * k_or_v + q;     // read Q, K, V; write O
@@ -148,7 +149,7 @@ public:
       fwd.core_attention = true;
       Kernel bwd = fwd;
       bwd.name = "flash_attention.bwd";
-      bwd.kind = KernelKind::flash_backward;
+      bwd.kind = triton ? KernelKind::triton_backward : KernelKind::flash_backward;
       bwd.flops = 2 * counted;  // executes 2.5 × forward (time_kernels): dQ, dK, dV, dP and QKᵀ again
       bwd.bytes = (q + 2 * k_or_v + 2 * q) + (q + 2 * k_or_v);  // read Q K V O dO; write dQ dK dV
       bwd.saved_bytes = 0;
@@ -399,7 +400,7 @@ ComputeBreakdown pass_breakdown(const ModelSpec& m, int first_layer, int layer_c
   }
   if (with_lm_head && !backward) append(lm_head_pass_kernels(m, o, pass));
   if (with_embedding && backward) append(embedding_pass_kernels(m, o, pass));
-  time_kernels(profile, gpu, kernels, o.activation_bytes);
+  time_kernels(profile, gpu, kernels, o.activation_bytes, o.dispatch_overhead_s);
   return breakdown(kernels);
 }
 

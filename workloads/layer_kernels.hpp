@@ -38,6 +38,7 @@ struct KernelOptions {
   bool causal = true;        // causal attention (FlashAttention skips the blocks above the diagonal)
   Recompute recompute = Recompute::none;
   int activation_bytes = 2;  // bytes per activation element (bf16)
+  double dispatch_overhead_s = 0;  // the framework's host time per kernel (implementation_profile.hpp)
 };
 
 /// Kernels of one pass of layer `layer` (0-based; an MoE layer when layer_is_moe) in

@@ -122,10 +122,19 @@ std::vector<Kernel> kernels_of(KernelsOf&& kernels, Pass pass) {
 
 /// Times `kernels` and books them into `cost` (time = breakdown total, exactly).
 void price(PassCost& cost, std::vector<Kernel> kernels, const ComputeProfile& profile, const GpuSpec& gpu,
-           int element_bytes) {
-  time_kernels(profile, gpu, kernels, element_bytes);
+           int element_bytes, double dispatch_overhead_s) {
+  time_kernels(profile, gpu, kernels, element_bytes, dispatch_overhead_s);
   cost.breakdown = breakdown(kernels);
   cost.time = cost.breakdown.total();
+}
+
+/// The framework's per-layer host time (implementation_profile.hpp), booked as launch
+/// overhead so that the breakdown still sums to the pass time. A pass with no kernels
+/// (recompute none) costs nothing.
+void add_module_overhead(PassCost& cost, sim::Time module) {
+  if (cost.time == sim::Time::zero()) return;
+  cost.breakdown.launch += module;
+  cost.time += module;
 }
 
 }  // namespace
@@ -143,6 +152,7 @@ KernelOptions kernel_options(const Scenario& sc) {
   o.causal = true;
   o.recompute = L.recompute;
   o.activation_bytes = sc.precision.activations;
+  o.dispatch_overhead_s = sc.implementation.profile.dispatch_overhead_s;
   return o;
 }
 
@@ -162,16 +172,19 @@ KernelPassCosts::KernelPassCosts(const Scenario& sc) : s_(&sc), profile_(compute
   const int ab = sc.precision.activations;
   const FlopTables flops = flop_tables(sc);
   const int dense_layer = first_layer(m, false), moe_layer = first_layer(m, true);
+  const sim::Time module = sim::Time::from_seconds(sc.implementation.profile.module_overhead_s);
   for (Pass p : kPasses) {
     const std::size_t i = index(p);
     dense_[i] = flops_of(flops.dense, p);
-    if (dense_layer >= 0)
-      price(dense_[i], kernels_of([&](LayerPass lp) { return layer_pass_kernels(m, dense_layer, o, lp); }, p), profile_, g, ab);
+    if (dense_layer >= 0) {
+      price(dense_[i], kernels_of([&](LayerPass lp) { return layer_pass_kernels(m, dense_layer, o, lp); }, p), profile_, g, ab, o.dispatch_overhead_s);
+      add_module_overhead(dense_[i], module);
+    }
     if (!sc.layout.embedding_free && (p == Pass::forward || p == Pass::backward)) {
       embedding_[i] = flops_of(flops.embedding, p);
-      price(embedding_[i], kernels_of([&](LayerPass lp) { return embedding_pass_kernels(m, o, lp); }, p), profile_, g, ab);
+      price(embedding_[i], kernels_of([&](LayerPass lp) { return embedding_pass_kernels(m, o, lp); }, p), profile_, g, ab, o.dispatch_overhead_s);
       head_[i] = flops_of(flops.head, p);
-      price(head_[i], kernels_of([&](LayerPass lp) { return lm_head_pass_kernels(m, o, lp); }, p), profile_, g, ab);
+      price(head_[i], kernels_of([&](LayerPass lp) { return lm_head_pass_kernels(m, o, lp); }, p), profile_, g, ab, o.dispatch_overhead_s);
     }
     if (moe_layer < 0) continue;
     // One MoE layer's kernels, split into the routed experts and the rest.
@@ -179,9 +192,10 @@ KernelPassCosts::KernelPassCosts(const Scenario& sc) : s_(&sc), profile_(compute
     std::vector<Kernel> routed, rest;
     for (auto& k : all) (k.routed_expert ? routed : rest).push_back(k);
     moe_dense_[i] = flops_of(flops.moe_dense, p);
-    price(moe_dense_[i], std::move(rest), profile_, g, ab);
+    price(moe_dense_[i], std::move(rest), profile_, g, ab, o.dispatch_overhead_s);
+    add_module_overhead(moe_dense_[i], module);
     experts_[i] = flops_of(flops.experts, p);
-    price(experts_[i], std::move(routed), profile_, g, ab);
+    price(experts_[i], std::move(routed), profile_, g, ab, o.dispatch_overhead_s);
   }
   // The embedding's backward is a scatter-add of gradients into the table: no model FLOPs.
   embedding_[index(Pass::backward)].model_flops = 0;
@@ -200,7 +214,7 @@ PassCost KernelPassCosts::optimizer(double params) const {
   PassCost cost;
   if (params <= 0) return cost;
   price(cost, optimizer_kernels(params, s_->precision, s_->implementation.fused_elementwise), profile_, s_->gpu,
-        s_->precision.activations);
+        s_->precision.activations, s_->implementation.profile.dispatch_overhead_s);
   return cost;
 }
 

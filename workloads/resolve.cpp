@@ -204,6 +204,14 @@ ResolvedScenario resolve(Scenario s) {
   if (gpu_unset(s.gpu)) s.gpu = *gpu_preset(DerivedDefaults::gpu_preset);
   derive_links(s, issues);
   derive_model(s.model);
+  // The framework's per-kernel constants come with its preset (implementation_profile.hpp).
+  if (s.implementation.profile.name.empty()) {
+    if (auto bundle = implementation_preset(s.implementation.preset))
+      s.implementation.profile = bundle->profile;
+    else
+      issues.push_back({"implementation.preset", fmt::format("unknown implementation preset '{}'", s.implementation.preset),
+                        "", "", false});
+  }
   // fp32 weights are their own master copy.
   if (s.precision.master < 0) s.precision.master = s.precision.weights == 4 ? 0 : 4;
   derive_layout(s, issues);

@@ -17,6 +17,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"precision", "map", {}, "", "(bytes per parameter / per activation element)"},
       {"perturbations", "map", {}, "", ""},
       {"simulation", "map", {}, "", ""},
+      {"implementation", "map", {}, "", "the software stack (workloads/implementation_profile.hpp)"},
 
       {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
        "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`); a map is merged over its `preset`"},
@@ -42,6 +43,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "per GPU per direction"},
       {"cluster.gpu.saturation_rows", "number", {}, "1024", "> 0: matmul rows at full efficiency"},
       {"cluster.gpu.kernel_overhead", "time", {}, "5 us", "per compute op"},
+      {"cluster.gpu.profile", "file", {}, "none",
+       "a `layoutsim calibrate --out` profile applied over the preset's constants (its `gpu` must match; "
+       "relative to the scenario file)"},
 
       {"cluster.intra_node.kind", "", {"nvswitch", "nvlink", "pcie"}, "`nvswitch`", ""},
       {"cluster.intra_node.bandwidth", "bandwidth", {}, "the GPU's `nvlink_bandwidth`", "per GPU per direction"},
@@ -79,6 +83,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"model.seq_len", "int", {}, "preset; *required* without one", ""},
       {"model.activation", "", {"gelu", "swiglu"}, "preset, else `gelu`", ""},
       {"model.tied_embeddings", "bool", {}, "preset, else false", ""},
+      {"model.dropout", "number", {}, "0", "in [0, 1): attention, residual and embedding dropout (0: no dropout kernels or masks)"},
       {"model.moe", "map", {}, "absent: dense model", "merged over a MoE preset's"},
 
       {"model.moe.experts", "int", {}, "", "*required* in `moe`"},
@@ -138,6 +143,13 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations.jitter.seed", "int", {}, "0", "≥ 0"},
 
       {"simulation.steps", "int", {}, "1", "1..10000"},
+
+      {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
+       "a bundle of attention kernel, fusion and per-kernel host cost; the keys below override its choices"},
+      {"implementation.attention", "", {"flash", "triton", "unfused"}, "the preset's (`flash`)",
+       "FlashAttention-2/3 or cuDNN, LLM Foundry's Triton flash attention, or QKᵀ/softmax/·V through HBM"},
+      {"implementation.fused_elementwise", "bool", {}, "the preset's (`true`)",
+       "fused norms, bias+activation, bias+dropout+add, softmax, RoPE, loss; false: one eager kernel per op"},
   };
   return keys;
 }

@@ -12,6 +12,7 @@
 #include "sim/time.hpp"
 #include "topology/spec.hpp"
 #include "workloads/compute_profile.hpp"
+#include "workloads/implementation_profile.hpp"
 
 namespace ls::wl {
 
@@ -102,16 +103,17 @@ struct PrecisionSpec {
   int activations = 2;  // bf16 activations (Korthikanti's 16-bit formulas)
 };
 
-/// Attention core: FlashAttention (no s×s tensor in HBM) or the unfused
-/// QKᵀ / softmax / ·V kernels of older Megatron-LM and DeepSpeed runs.
-enum class AttentionKind { flash, unfused };
-
-/// How the framework runs the layer (layer_kernels.hpp): which attention kernel, and
-/// whether norms, bias + activation, bias + dropout + add, softmax, RoPE and the loss
-/// are fused kernels (Apex / TransformerEngine) or one eager kernel per tensor op.
+/// How the framework runs the layer (layer_kernels.hpp, implementation_profile.hpp):
+/// which attention kernel, whether norms, bias + activation, bias + dropout + add,
+/// softmax, RoPE and the loss are fused kernels (Apex / TransformerEngine) or one eager
+/// kernel per tensor op, and the framework's per-kernel host cost. The loader applies
+/// `preset`'s bundle first, then the explicit keys; the defaults are megatron-core's.
 struct ImplementationSpec {
+  std::string preset{kDefaultImplementation};
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;
+  /// Empty name: unset, resolve() takes the preset's profile.
+  ImplementationProfile profile{};
 };
 
 struct DeviceSlowdown { std::string device; double compute_slowdown = 1.0; };

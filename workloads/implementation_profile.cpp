@@ -1,0 +1,86 @@
+// workloads/implementation_profile.cpp — framework presets and their constants.
+//
+// Sources:
+//  [PTD]  PyTorch eager per-op host cost: "From PyTorch op to kernel launch"
+//         (jiahuanglin.xyz, gpu_kernel_serving lesson 18): Python, pybind11, autograd,
+//         ATen dispatcher, backend and cudaLaunchKernel add up to ~5–25 µs of CPU per op;
+//         the PyTorch blog "Accelerating PyTorch with CUDA Graphs" (2021) motivates CUDA
+//         graphs by this per-launch host cost.
+//  [MCORE] NVIDIA Megatron-Core (Megatron-LM README): TransformerEngine fused kernels (LayerNorm/RMSNorm + GEMM,
+//         bias-GeLU/SwiGLU, bias-dropout-add, fused softmax, fused cross-entropy) and
+//         FlashAttention / cuDNN attention.
+//  [MLM21] Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+//         Clusters Using Megatron-LM" (SC'21): fused bias+GeLU, bias+dropout+add and
+//         scale-mask-softmax kernels; attention unfused (pre-FlashAttention).
+//  [FSDP] PyTorch FSDP with eager modules (MosaicML LLM Foundry): one kernel per tensor op
+//         outside the attention; Triton FlashAttention on LLM Foundry's MPT runs.
+#include "workloads/implementation_profile.hpp"
+
+#include <array>
+
+namespace ls::wl {
+
+namespace {
+
+ImplementationBundle bundle(std::string name, AttentionKind attention, bool fused, double dispatch_us,
+                            double module_us) {
+  ImplementationBundle b;
+  b.attention = attention;
+  b.fused_elementwise = fused;
+  b.profile.name = std::move(name);
+  b.profile.dispatch_overhead_s = dispatch_us * 1e-6;
+  b.profile.module_overhead_s = module_us * 1e-6;
+  return b;
+}
+
+// dispatch_overhead and module_overhead:
+//  * megatron-core, megatron-lm-2021, deepspeed: 0 — fused layers of large kernels keep the
+//    host ahead of the GPU; the GPU's launch_overhead covers the gap between kernels
+//    (assumption: these frameworks' step times are GPU-bound [MCORE], [MLM21]).
+//  * pytorch-fsdp: dispatch 20 µs, near the top of [PTD]'s 5–25 µs (FSDP adds hooks to the eager
+//    path); module 1 ms per block per pass. CALIBRATED 2026-11-30 on
+//    validation/llm_foundry.yaml jointly with the GPU constants (`layoutsim calibrate
+//    --fit ...,dispatch_overhead,module_overhead`, one fit per GPU): dispatch ran to its
+//    40 µs bound on every GPU (12 µs on a100-80gb), module 2 ms (H100, bound), 0 (A100
+//    40 GB), 1.25 ms (A100 80 GB); one framework needs one value, so the values were set
+//    inside the cited range / at the middle of the fits, and the GPU constants refitted
+//    with them held (compute_profile.cpp). Assumption that remains: the rest of FSDP's
+//    overhead (NCCL kernels sharing SMs and HBM with compute) is in the H100 GEMM fraction.
+std::vector<ImplementationBundle> presets() {
+  return {
+      bundle("megatron-core", AttentionKind::flash, true, 0, 0),
+      bundle("megatron-lm-2021", AttentionKind::unfused, true, 0, 0),
+      bundle("deepspeed", AttentionKind::unfused, true, 0, 0),
+      bundle("pytorch-fsdp", AttentionKind::flash, false, 20, 1000),
+  };
+}
+
+// Bounds: dispatch 0 (host always ahead) to 40 µs ([PTD]'s 25 µs top per op, raised for
+// FSDP's per-module hooks; an assumption); module 0–2 ms per block per pass (an FSDP
+// unit's unshard / reshard and hook work, an assumption).
+const std::array<ImplementationConstant, 2> kConstants{{
+    {"dispatch_overhead", "s", "host time to dispatch one kernel (shows when the kernel is shorter)", 0, 40e-6,
+     [](const ImplementationProfile& p) { return p.dispatch_overhead_s; },
+     [](ImplementationProfile& p, double v) { p.dispatch_overhead_s = v; }},
+    {"module_overhead", "s", "host time per layer per pass the GPU waits for (per-module hooks)", 0, 2e-3,
+     [](const ImplementationProfile& p) { return p.module_overhead_s; },
+     [](ImplementationProfile& p, double v) { p.module_overhead_s = v; }},
+}};
+
+}  // namespace
+
+std::optional<ImplementationBundle> implementation_preset(std::string_view name) {
+  for (auto& b : presets())
+    if (b.profile.name == name) return b;
+  return std::nullopt;
+}
+
+std::vector<std::string> implementation_preset_names() {
+  std::vector<std::string> out;
+  for (auto& b : presets()) out.push_back(b.profile.name);
+  return out;
+}
+
+std::span<const ImplementationConstant> implementation_constants() { return kConstants; }
+
+}  // namespace ls::wl
