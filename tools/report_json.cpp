@@ -114,6 +114,11 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   crit["wait_s"] = num(cp.wait_s);
   j["critical_path"] = std::move(crit);
 
+
+  ordered_json warns = ordered_json::array();
+  for (const auto& w : r.warnings) warns.push_back(ordered_json{{"code", w.code}, {"message", w.message}});
+  j["warnings"] = std::move(warns);
+
   // Per stage, seconds per step of one rank's compute by kind of kernel; the parts add up
   // to that rank's nominal compute time (overhead_s: kernel launches and dispatch).
   ordered_json breakdown = ordered_json::array();
@@ -131,10 +136,6 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     breakdown.push_back(std::move(e));
   }
   j["compute_breakdown"] = std::move(breakdown);
-
-  ordered_json warns = ordered_json::array();
-  for (const auto& w : r.warnings) warns.push_back(ordered_json{{"code", w.code}, {"message", w.message}});
-  j["warnings"] = std::move(warns);
 
   // ---- extras (not in the v1 contract; additive) ----
   ordered_json ss;
