@@ -253,14 +253,7 @@ nlohmann::ordered_json calibration_json(const Calibration& c) {
     for (const auto& [name, value] : v) j[name] = value;
     return j;
   };
-  auto stats = [](const ErrorStats& s) {
-    ordered_json j;
-    j["count"] = s.count;
-    j["mean_abs_error"] = s.mean_abs_error;
-    j["max_abs_error"] = s.max_abs_error;
-    j["mean_error"] = s.mean_error;
-    return j;
-  };
+  const auto stats = error_stats_json;
   ordered_json j;
   j["gpu"] = c.gpu;
   j["constants"] = values(c.fitted);

@@ -11,20 +11,6 @@ namespace ls::tools {
 
 namespace {
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
-
 std::string tick_label(double v, double step, bool percent) {
   if (percent) {
     const double p = v * 100, ps = step * 100;
@@ -128,6 +114,20 @@ std::string render_svg(const PlotSpec& spec) {
   }
   o += "</svg>\n";
   return o;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out.push_back(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace ls::tools

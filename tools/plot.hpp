@@ -33,6 +33,9 @@ struct PlotSpec {
 /// order, so sweeps over powers of two read like a log axis. O(points · series).
 std::string render_svg(const PlotSpec& spec);
 
+/// Escapes <, >, & and " for SVG text and attributes.
+std::string xml_escape(const std::string& s);
+
 /// "nice" tick step (1, 2 or 5 × 10^k) giving about `target` ticks over [0, max].
 double nice_step(double max, int target);
 

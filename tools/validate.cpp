@@ -287,14 +287,7 @@ nlohmann::ordered_json validation_json(const ValidationReport& r) {
     if (!row.failure.empty()) j["failure"] = row.failure;
     rows.push_back(std::move(j));
   }
-  auto stats = [](const ErrorStats& s) {
-    ordered_json j;
-    j["count"] = s.count;
-    j["mean_abs_error"] = s.mean_abs_error;
-    j["max_abs_error"] = s.max_abs_error;
-    j["mean_error"] = s.mean_error;
-    return j;
-  };
+  const auto stats = error_stats_json;
   ordered_json j;
   j["rows"] = std::move(rows);
   j["count"] = r.all.count;
@@ -306,6 +299,15 @@ nlohmann::ordered_json validation_json(const ValidationReport& r) {
   ordered_json groups = ordered_json::object();
   for (const auto& [name, s] : r.groups) groups[name] = stats(s);
   j["groups"] = std::move(groups);
+  return j;
+}
+
+nlohmann::ordered_json error_stats_json(const ErrorStats& s) {
+  nlohmann::ordered_json j;
+  j["count"] = s.count;
+  j["mean_abs_error"] = s.mean_abs_error;
+  j["max_abs_error"] = s.max_abs_error;
+  j["mean_error"] = s.mean_error;
   return j;
 }
 

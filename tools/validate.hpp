@@ -69,6 +69,9 @@ struct ErrorStats {
   std::string worst;  // name of the row with the largest |error|
 };
 
+/// {count, mean_abs_error, max_abs_error, mean_error}: how validate and calibrate report errors.
+nlohmann::ordered_json error_stats_json(const ErrorStats& s);
+
 struct ValidationReport {
   std::vector<RowOutcome> rows;
   ErrorStats all;

@@ -8,25 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "tools/plot.hpp"
 #include "tools/validate.hpp"
 
 namespace ls::tools {
 
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out.push_back(c);
-    }
-  }
-  return out;
-}
 
 std::string decade_label(int k) {
   if (k >= 0 && k <= 3) return fmt::format("{:.0f} s", std::pow(10.0, k));
@@ -54,7 +41,7 @@ std::string validation_svg(const ValidationReport& r, const std::string& title) 
   std::string o;
   o += fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif" font-size="12">)" "\n", W, H, W, H);
   o += fmt::format(R"(<rect x="0" y="0" width="{:.0f}" height="{:.0f}" fill="white"/>)" "\n", W, H);
-  o += fmt::format(R"(<text x="{:.1f}" y="28" text-anchor="middle" font-size="16" font-weight="bold">{}</text>)" "\n", W / 2, escape(title));
+  o += fmt::format(R"(<text x="{:.1f}" y="28" text-anchor="middle" font-size="16" font-weight="bold">{}</text>)" "\n", W / 2, xml_escape(title));
   o += fmt::format(R"(<text x="{:.1f}" y="46" text-anchor="middle">mean |error| {:.1f}%, max {:.1f}%, signed mean {:+.1f}% over {} runs</text>)" "\n",
                    W / 2, 100 * r.all.mean_abs_error, 100 * r.all.max_abs_error, 100 * r.all.mean_error, r.all.count);
   // ±10 % band around y = x, clipped to the square.
@@ -90,13 +77,13 @@ std::string validation_svg(const ValidationReport& r, const std::string& title) 
     if (!std::isfinite(row.predicted_s)) continue;
     const std::size_t ci = static_cast<std::size_t>(std::find(gpus.begin(), gpus.end(), gpu_of(row)) - gpus.begin()) % 8;
     o += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}" fill-opacity="0.8"><title>{} {:+.1f}%</title></circle>)" "\n",
-                     X(row.measured_s), Y(row.predicted_s), kColors[ci], escape(row.name), 100 * row.error);
+                     X(row.measured_s), Y(row.predicted_s), kColors[ci], xml_escape(row.name), 100 * row.error);
   }
   // legend
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const double ly = top + 16 + 18 * static_cast<double>(i);
     o += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="4" fill="{}"/>)" "\n", left + size + 24, ly - 4, kColors[i % 8]);
-    o += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)" "\n", left + size + 34, ly, escape(gpus[i]));
+    o += fmt::format(R"(<text x="{:.1f}" y="{:.1f}">{}</text>)" "\n", left + size + 34, ly, xml_escape(gpus[i]));
   }
   const double ly = top + 16 + 18 * static_cast<double>(gpus.size());
   o += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="14" height="10" fill="#1f77b4" fill-opacity="0.12"/>)" "\n", left + size + 17, ly - 9);
