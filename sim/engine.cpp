@@ -530,7 +530,7 @@ std::string Engine::slot_name(GroupSlot slot) const {
 }
 
 std::string Engine::stream_name(int stream) const {
-  static constexpr const char* kGeneric[kStreamCount] = {"main", "send", "side0", "side1"};
+  static constexpr const char* kGeneric[kStreamCount] = {"main", "send", "side0", "side1", "side2"};
   const std::string& name = cfg_.stream_names[static_cast<std::size_t>(stream)];
   return name.empty() ? kGeneric[stream] : name;
 }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "tools/scenario_reader.hpp"
+#include "workloads/layout.hpp"
 #include "workloads/model.hpp"
 
 namespace ls::tools {
@@ -52,6 +53,9 @@ private:
           impl.preset = *name;
           impl.attention = bundle->attention;
           impl.fused_elementwise = bundle->fused_elementwise;
+          impl.tp_comm_overlap = bundle->tp_comm_overlap;
+          impl.dp_overlap = bundle->dp_overlap;
+          impl.param_gather_overlap = bundle->param_gather_overlap;
           impl.profile = bundle->profile;
         }
       }
@@ -64,6 +68,10 @@ private:
     }
     if (const YEntry* f = n.find("fused_elementwise"))
       assign(impl.fused_elementwise, r_.boolean(f->value, path + ".fused_elementwise"));
+    if (const YEntry* f = n.find("tp_comm_overlap")) assign(impl.tp_comm_overlap, r_.boolean(f->value, path + ".tp_comm_overlap"));
+    if (const YEntry* f = n.find("dp_overlap")) assign(impl.dp_overlap, r_.boolean(f->value, path + ".dp_overlap"));
+    if (const YEntry* f = n.find("param_gather_overlap"))
+      assign(impl.param_gather_overlap, r_.boolean(f->value, path + ".param_gather_overlap"));
   }
 
   // ── model ──
@@ -216,6 +224,10 @@ private:
         else if (e.key == "tp") assign(l.tp, r_.count(v, p, 1, kMaxDevices));
         else if (e.key == "pp") assign(l.pp, r_.count(v, p, 1, kMaxDevices));
         else if (e.key == "ep") assign(l.ep, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "cp") assign(l.cp, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "cp_kind") {
+          if (auto c = r_.choice(v, p, values("layout.cp_kind"))) l.cp_kind = *c == "ring" ? wl::CpKind::ring : wl::CpKind::all_gather;
+        }
         else if (e.key == "zero") assign(l.zero, r_.count(v, p, 0, 3));
         else if (e.key == "sequence_parallel") assign(l.sequence_parallel, r_.boolean(v, p));
         else if (e.key == "recompute") {
@@ -282,18 +294,16 @@ private:
   }
 
   void placement(const YNode& v, const std::string& p) {
-    if (!r_.seq(v, p, "mesh axes (a permutation of tp, dp, pp)")) return;
+    if (!r_.seq(v, p, "mesh axes (a permutation of tp, dp, pp, with cp optional)")) return;
     std::vector<std::string> axes;
     for (std::size_t i = 0; i < v.items.size(); ++i) {
       auto a = r_.choice(v.items[i], join_index(p, i), values("layout.placement"));
       if (!a) return;
       axes.push_back(*a);
     }
-    std::vector<std::string> sorted = axes;
-    std::sort(sorted.begin(), sorted.end());
-    if (sorted != std::vector<std::string>{"dp", "pp", "tp"}) {
-      d_.error(v.loc, p, fmt::format("[{}] is not a permutation of tp, dp, pp", fmt::join(axes, ", ")),
-               "each axis exactly once, fastest-varying first, e.g. [tp, dp, pp]");
+    if (!wl::valid_placement(axes)) {
+      d_.error(v.loc, p, fmt::format("[{}] is not a permutation of tp, dp, pp (cp optional)", fmt::join(axes, ", ")),
+               "each axis exactly once, fastest-varying first, e.g. [tp, cp, dp, pp]");
       return;
     }
     s_.layout.placement = std::move(axes);

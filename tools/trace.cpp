@@ -76,6 +76,7 @@ const char* track_axis(int track) {
     case wl::track::ep: return "ep";
     case wl::track::prefetch: return "dp";
     case wl::track::pp_recv: return "pp";
+    case wl::track::cp: return "cp";
     default: return "";
   }
 }
@@ -107,6 +108,7 @@ std::string track_name(int track) {
     case wl::track::ep: return "ep";
     case wl::track::prefetch: return "prefetch";
     case wl::track::pp_recv: return "pp recv";
+    case wl::track::cp: return "cp";
     default: return fmt::format("track{}", track);
   }
 }

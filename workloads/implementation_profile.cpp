@@ -12,6 +12,13 @@
 //  [MLM21] Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
 //         Clusters Using Megatron-LM" (SC'21): fused bias+GeLU, bias+dropout+add and
 //         scale-mask-softmax kernels; attention unfused (pre-FlashAttention).
+//  [TEUB] TransformerEngine comm-GEMM overlap (userbuffers; Megatron-Core `--tp-comm-overlap`,
+//         NeMo `tp_comm_overlap`): the TP all-gather / reduce-scatter are split into chunks
+//         that run beside the adjacent GEMMs; the reduce-scatter kernels run on a configured
+//         number of SMs (TE's `num_sm`, 16 of H100's 132 in its example configs).
+//  [DSCFG] DeepSpeed configuration reference: zero_optimization.overlap_comm defaults to false
+//         (gradient reduction after the backward) for ZeRO stages 1 and 2; ZeRO-3 prefetches
+//         parameters (stage3_prefetch_bucket_size).
 //  [FSDP] PyTorch FSDP with eager modules (MosaicML LLM Foundry): one kernel per tensor op
 //         outside the attention; Triton FlashAttention on LLM Foundry's MPT runs.
 #include "workloads/implementation_profile.hpp"
@@ -23,10 +30,19 @@ namespace ls::wl {
 namespace {
 
 ImplementationBundle bundle(std::string name, AttentionKind attention, bool fused, double dispatch_us,
-                            double module_us) {
+                            double module_us, bool dp_overlap) {
   ImplementationBundle b;
   b.attention = attention;
   b.fused_elementwise = fused;
+  // Overlap switches: tp_comm_overlap off in every preset (Megatron-Core's default; NeMo
+  // recipes turn it on), weight gathers prefetched in every stack that shards weights.
+  b.tp_comm_overlap = false;
+  b.dp_overlap = dp_overlap;
+  b.param_gather_overlap = true;
+  // SM sharing under tp_comm_overlap: 16 of 132 SMs given to the communication ≈ 12 %
+  // [TEUB]; 0.1 is taken (an assumption from the SM count, not a measurement; bounds
+  // 0–0.3 in kConstants).
+  b.profile.tp_overlap_slowdown = 0.1;
   b.profile.name = std::move(name);
   b.profile.dispatch_overhead_s = dispatch_us * 1e-6;
   b.profile.module_overhead_s = module_us * 1e-6;
@@ -48,23 +64,26 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
 //    overhead (NCCL kernels sharing SMs and HBM with compute) is in the H100 GEMM fraction.
 std::vector<ImplementationBundle> presets() {
   return {
-      bundle("megatron-core", AttentionKind::flash, true, 0, 0),
-      bundle("megatron-lm-2021", AttentionKind::unfused, true, 0, 0),
-      bundle("deepspeed", AttentionKind::unfused, true, 0, 0),
-      bundle("pytorch-fsdp", AttentionKind::flash, false, 20, 1000),
+      bundle("megatron-core", AttentionKind::flash, true, 0, 0, true),
+      bundle("megatron-lm-2021", AttentionKind::unfused, true, 0, 0, true),
+      bundle("deepspeed", AttentionKind::unfused, true, 0, 0, false),  // overlap_comm: false [DSCFG]
+      bundle("pytorch-fsdp", AttentionKind::flash, false, 20, 1000, true),
   };
 }
 
 // Bounds: dispatch 0 (host always ahead) to 40 µs ([PTD]'s 25 µs top per op, raised for
 // FSDP's per-module hooks; an assumption); module 0–2 ms per block per pass (an FSDP
 // unit's unshard / reshard and hook work, an assumption).
-const std::array<ImplementationConstant, 2> kConstants{{
+const std::array<ImplementationConstant, 3> kConstants{{
     {"dispatch_overhead", "s", "host time to dispatch one kernel (shows when the kernel is shorter)", 0, 40e-6,
      [](const ImplementationProfile& p) { return p.dispatch_overhead_s; },
      [](ImplementationProfile& p, double v) { p.dispatch_overhead_s = v; }},
     {"module_overhead", "s", "host time per layer per pass the GPU waits for (per-module hooks)", 0, 2e-3,
      [](const ImplementationProfile& p) { return p.module_overhead_s; },
      [](ImplementationProfile& p, double v) { p.module_overhead_s = v; }},
+    {"tp_overlap_slowdown", "", "GEMM slowdown while an overlapped TP collective shares the SMs [TEUB]", 0, 0.3,
+     [](const ImplementationProfile& p) { return p.tp_overlap_slowdown; },
+     [](ImplementationProfile& p, double v) { p.tp_overlap_slowdown = v; }},
 }};
 
 }  // namespace

@@ -33,12 +33,19 @@ struct ImplementationProfile {
   /// stream synchronisation with the all-gather's rate limiter). Added to every layer's
   /// forward, backward and recompute pass.
   double module_overhead_s = 0;
+  /// Fraction by which a GEMM slows down while a TP collective overlaps it
+  /// (implementation.tp_comm_overlap): the communication kernels take SMs and HBM
+  /// bandwidth from the GEMM. Dimensionless, time × (1 + slowdown).
+  double tp_overlap_slowdown = 0;
 };
 
 /// A preset: the attention kernel, the fusion choice and the profile.
 struct ImplementationBundle {
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;
+  bool tp_comm_overlap = false;
+  bool dp_overlap = true;
+  bool param_gather_overlap = true;
   ImplementationProfile profile;
 };
 

@@ -4,8 +4,12 @@
 // (backward_input) and wgrad GEMM (backward_weight) follow from its shape
 // (Y[M×N] = X[M×K]·W[K×N]: dX = dY·Wᵀ is M×K over N, dW = Xᵀ·dY is K×N over M), the other
 // kernels list their backward explicitly. The backward passes walk the forward in reverse.
-// Notation: T = b·s tokens, Tn = T/t under sequence parallelism (norms, dropout and residual
-// adds run on a sequence shard) else T, ab = bytes per activation element.
+// Notation: T = b·s/cp tokens on this device (cp: context parallelism), Tn = T/t under
+// sequence parallelism (norms, dropout and residual adds run on a sequence shard) else T,
+// ab = bytes per activation element. Under cp the attention core attends sq = s/cp local
+// queries to all s keys (the K/V exchange is communication: cp_attention.hpp), so its
+// counted FLOPs are 4·b·sq·s·h/t = 4bs²h/(t·cp); with the 2·cp-chunk split the causal
+// mask skips the same share of blocks as without cp.
 #include "workloads/layer_kernels.hpp"
 
 #include <stdexcept>
@@ -50,10 +54,10 @@ Kernel gemm(std::string_view name, GemmShape shape, KernelCategory category, dou
 class Builder {
 public:
   Builder(const ModelSpec& m, const KernelOptions& o) : m_(m), o_(o) {
-    if (o.microbatch_size < 1 || o.tp < 1 || o.ep < 1 || o.activation_bytes < 1)
+    if (o.microbatch_size < 1 || o.tp < 1 || o.ep < 1 || o.cp < 1 || o.activation_bytes < 1)
       throw std::invalid_argument(fmt::format(
-          "layer kernels of '{}': microbatch_size ({}), tp ({}), ep ({}) and activation bytes ({}) must be >= 1",
-          m.name, o.microbatch_size, o.tp, o.ep, o.activation_bytes));
+          "layer kernels of '{}': microbatch_size ({}), tp ({}), ep ({}), cp ({}) and activation bytes ({}) must be >= 1",
+          m.name, o.microbatch_size, o.tp, o.ep, o.cp, o.activation_bytes));
     if (!(o.dropout >= 0 && o.dropout < 1))
       throw std::invalid_argument(fmt::format("layer kernels of '{}': dropout {} outside [0, 1)", m.name, o.dropout));
     if (m.hidden <= 0 || m.seq_len <= 0 || m.heads <= 0 || m.ffn_hidden < 0 || m.vocab < 0)
@@ -62,7 +66,8 @@ public:
     h_ = static_cast<double>(m.hidden);
     t_ = o.tp;
     ab_ = o.activation_bytes;
-    T_ = o.microbatch_size * s_;
+    sq_ = s_ / o.cp;
+    T_ = o.microbatch_size * sq_;
     Tn_ = o.sequence_parallel ? T_ / t_ : T_;
     const int g = m.kv_heads > 0 ? m.kv_heads : m.heads;
     kv_ = 2.0 * h_ * g / m.heads;
@@ -134,8 +139,12 @@ public:
   void core_attention() {
     const double bh = o_.microbatch_size * static_cast<double>(m_.heads) / t_;
     const double d = h_ / m_.heads;
-    const double counted = 4 * o_.microbatch_size * s_ * s_ * h_ / t_;
-    const double q = T_ * h_ / t_ * ab_, k_or_v = T_ * kv_ / 2 / t_ * ab_;
+    const double counted = 4 * o_.microbatch_size * sq_ * s_ * h_ / t_;
+    // K and V of every key (all s under cp: the local chunk plus the exchanged ones).
+    // Only the local chunk's K and V are kept for the backward (the ring passes the others
+    // again; the all-gather kind gathers them again).
+    const double q = T_ * h_ / t_ * ab_, k_or_v = o_.microbatch_size * s_ * kv_ / 2 / t_ * ab_;
+    const double kv_local = T_ * kv_ / 2 / t_ * ab_;
     if (o_.attention != AttentionKind::unfused) {
       const bool triton = o_.attention == AttentionKind::triton;
       Kernel fwd;
@@ -145,7 +154,7 @@ public:
       fwd.flops = counted;
       fwd.causal_seq_len = o_.causal ? s_ : 0;
       fwd.bytes = q + 2 * k_or_v + q;     // read Q, K, V; write O
-      fwd.saved_bytes = q + 2 * k_or_v;   // Q, K, V (O is the output projection's saved input)
+      fwd.saved_bytes = q + 2 * kv_local;  // Q, K, V (O is the output projection's saved input)
       fwd.core_attention = true;
       Kernel bwd = fwd;
       bwd.name = "flash_attention.bwd";
@@ -158,12 +167,12 @@ public:
       return;
     }
     // Unfused: the b·a/t·s² scores go through HBM.
-    const double S = bh * s_ * s_, scores = S * ab_, mask = S;
+    const double S = bh * sq_ * s_, scores = S * ab_, mask = S;
     const auto att = KernelCategory::attention;
-    Step qk{gemm("attention.scores", {s_, s_, d, bh}, att, q + k_or_v), {}, {}};
+    Step qk{gemm("attention.scores", {sq_, s_, d, bh}, att, q + kv_local), {}, {}};
     qk.fwd.core_attention = true;
-    qk.bwd_input = {gemm("attention.scores.dgrad_q", {s_, d, s_, bh}, att),
-                    gemm("attention.scores.dgrad_k", {s_, d, s_, bh}, att)};
+    qk.bwd_input = {gemm("attention.scores.dgrad_q", {sq_, d, s_, bh}, att),
+                    gemm("attention.scores.dgrad_k", {s_, d, sq_, bh}, att)};
     std::vector<Step> mid;
     if (o_.fused_elementwise) {
       mid.push_back({mem("scale_mask_softmax", 2 * scores, scores, att), {mem("scale_mask_softmax.bwd", 3 * scores, 0, att)}, {}});
@@ -175,10 +184,10 @@ public:
     if (o_.dropout > 0)  // keeps the mask and its output (the ·V GEMM's input)
       mid.push_back({mem("attention_dropout", 2 * scores + mask, mask + scores, att),
                      {mem("attention_dropout.bwd", 2 * scores + mask, 0, att)}, {}});
-    Step av{gemm("attention.context", {s_, d, s_, bh}, att, k_or_v), {}, {}};
+    Step av{gemm("attention.context", {sq_, d, s_, bh}, att, kv_local), {}, {}};
     av.fwd.core_attention = true;
-    av.bwd_input = {gemm("attention.context.dgrad_probs", {s_, s_, d, bh}, att),
-                    gemm("attention.context.dgrad_v", {s_, d, s_, bh}, att)};
+    av.bwd_input = {gemm("attention.context.dgrad_probs", {sq_, s_, d, bh}, att),
+                    gemm("attention.context.dgrad_v", {s_, d, sq_, bh}, att)};
     steps.push_back(std::move(qk));
     for (auto& st : mid) {
       st.fwd.core_attention = true;
@@ -344,7 +353,7 @@ public:
 private:
   const ModelSpec& m_;
   const KernelOptions& o_;
-  double s_ = 0, h_ = 0, t_ = 1, ab_ = 2, T_ = 0, Tn_ = 0, kv_ = 0;
+  double s_ = 0, sq_ = 0, h_ = 0, t_ = 1, ab_ = 2, T_ = 0, Tn_ = 0, kv_ = 0;
 };
 
 }  // namespace

@@ -31,6 +31,9 @@ struct KernelOptions {
   int microbatch_size = 1;   // b, sequences
   int tp = 1;
   int ep = 1;                // expert-parallel group (MoE layers)
+  /// Context parallelism: this device holds s/cp tokens of each sequence (2 of its 2·cp
+  /// chunks, so the causal work is balanced) and attends them to all s keys.
+  int cp = 1;
   bool sequence_parallel = false;
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;  // fused norm, bias+activation, bias+dropout+add, softmax, RoPE, CE

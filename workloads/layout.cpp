@@ -79,7 +79,7 @@ std::vector<LayoutError> validate(const Scenario& s) {
 
   // Degrees.
   bool degrees_ok = true;
-  for (auto [key, v] : {std::pair{"layout.dp", L.dp}, {"layout.tp", L.tp}, {"layout.pp", L.pp}, {"layout.ep", L.ep}}) {
+  for (auto [key, v] : {std::pair{"layout.dp", L.dp}, {"layout.tp", L.tp}, {"layout.pp", L.pp}, {"layout.ep", L.ep}, {"layout.cp", L.cp}}) {
     if (v < 1) {
       e.add(key, fmt::format("{} must be >= 1, got {}", std::string(key).substr(7), v), "1 disables this kind of parallelism");
       degrees_ok = false;
@@ -87,13 +87,26 @@ std::vector<LayoutError> validate(const Scenario& s) {
   }
   const int devices = device_count(s.cluster);
   if (devices < 1) e.add("cluster", fmt::format("the cluster has {} GPUs", devices), "set cluster.nodes and cluster.gpus_per_node");
-  if (degrees_ok && devices >= 1 && static_cast<long long>(L.dp) * L.tp * L.pp != devices) {
+  if (degrees_ok && devices >= 1 && static_cast<long long>(L.dp) * L.tp * L.pp * L.cp != devices) {
     const std::string where = s.cluster.graph ? "the explicit graph"
                                               : fmt::format("{} nodes × {} GPUs", s.cluster.nodes, s.cluster.gpus_per_node);
     e.add("layout",
-          fmt::format("dp·tp·pp = {}·{}·{} = {} must equal the cluster's {} GPUs ({})", L.dp, L.tp, L.pp,
-                      static_cast<long long>(L.dp) * L.tp * L.pp, devices, where),
+          L.cp > 1 ? fmt::format("dp·tp·cp·pp = {}·{}·{}·{} = {} must equal the cluster's {} GPUs ({})", L.dp, L.tp, L.cp, L.pp,
+                                 static_cast<long long>(L.dp) * L.tp * L.pp * L.cp, devices, where)
+                   : fmt::format("dp·tp·pp = {}·{}·{} = {} must equal the cluster's {} GPUs ({})", L.dp, L.tp, L.pp,
+                                 static_cast<long long>(L.dp) * L.tp * L.pp, devices, where),
           "change a degree or the number of nodes");
+  }
+
+  // Context parallelism: 2·cp chunks per sequence (causal load balance), dense models.
+  if (L.cp > 1) {
+    if (m.seq_len >= 1 && m.seq_len % (2 * L.cp) != 0)
+      e.add("layout.cp", fmt::format("seq_len ({}) must be divisible by 2·cp = {}: each sequence is split in 2·cp chunks, two per rank "
+                                     "(causal load balance)", m.seq_len, 2 * L.cp),
+            fmt::format("use a cp that divides seq_len / 2 = {}", m.seq_len / 2));
+    if (m.moe.experts > 0)
+      e.add("layout.cp", fmt::format("cp = {} with an MoE model is not modelled (expert groups are carved out of dp only)", L.cp),
+            "use cp: 1 for MoE models");
   }
 
   // Tensor parallelism splits heads, KV heads and the FFN (Megatron column/row parallel).
@@ -192,15 +205,13 @@ std::vector<LayoutError> validate(const Scenario& s) {
     }
   }
 
-  // Placement: a permutation of the mesh axes.
+  // Placement: a permutation of the mesh axes (cp optional: right after tp).
   {
-    std::vector<std::string> p = L.placement;
-    std::sort(p.begin(), p.end());
-    if (p != std::vector<std::string>{"dp", "pp", "tp"}) {
+    if (!valid_placement(L.placement)) {
       std::string got;
       for (std::size_t i = 0; i < L.placement.size(); ++i) got += (i ? ", " : "") + L.placement[i];
       const bool has_ep = std::find(L.placement.begin(), L.placement.end(), "ep") != L.placement.end();
-      e.add("layout.placement", fmt::format("placement [{}] must be a permutation of tp, dp, pp", got),
+      e.add("layout.placement", fmt::format("placement [{}] must be a permutation of tp, dp, pp (cp optional)", got),
             has_ep ? "ep is not a placement axis: expert groups are consecutive dp ranks" : "e.g. [tp, dp, pp] (fastest-varying first)");
     }
   }
@@ -216,15 +227,30 @@ std::vector<LayoutError> validate(const Scenario& s) {
   return std::move(e.list);
 }
 
-Mesh::Mesh(int dp, int tp, int pp, const std::vector<std::string>& placement) : dp_(dp), tp_(tp), pp_(pp) {
-  if (dp < 1 || tp < 1 || pp < 1) throw std::invalid_argument(fmt::format("Mesh: degrees must be >= 1 (dp {}, tp {}, pp {})", dp, tp, pp));
+bool valid_placement(const std::vector<std::string>& placement) {
   std::vector<std::string> sorted = placement;
   std::sort(sorted.begin(), sorted.end());
-  if (sorted != std::vector<std::string>{"dp", "pp", "tp"})
-    throw std::invalid_argument("Mesh: placement must be a permutation of tp, dp, pp");
+  return sorted == std::vector<std::string>{"dp", "pp", "tp"} || sorted == std::vector<std::string>{"cp", "dp", "pp", "tp"};
+}
+
+std::vector<std::string> placement_with_cp(const std::vector<std::string>& placement) {
+  if (std::find(placement.begin(), placement.end(), "cp") != placement.end()) return placement;
+  std::vector<std::string> out;
+  for (const auto& a : placement) {
+    out.push_back(a);
+    if (a == "tp") out.push_back("cp");
+  }
+  return out;
+}
+
+Mesh::Mesh(int dp, int tp, int pp, const std::vector<std::string>& placement, int cp) : dp_(dp), tp_(tp), pp_(pp), cp_(cp) {
+  if (dp < 1 || tp < 1 || pp < 1 || cp < 1)
+    throw std::invalid_argument(fmt::format("Mesh: degrees must be >= 1 (dp {}, tp {}, pp {}, cp {})", dp, tp, pp, cp));
+  if (!valid_placement(placement)) throw std::invalid_argument("Mesh: placement must be a permutation of tp, dp, pp (and cp)");
   int stride = 1;
-  for (const auto& axis : placement) {
+  for (const auto& axis : placement_with_cp(placement)) {
     if (axis == "tp") { stride_tp_ = stride; stride *= tp; }
+    else if (axis == "cp") { stride_cp_ = stride; stride *= cp; }
     else if (axis == "dp") { stride_dp_ = stride; stride *= dp; }
     else { stride_pp_ = stride; stride *= pp; }
   }
@@ -232,13 +258,14 @@ Mesh::Mesh(int dp, int tp, int pp, const std::vector<std::string>& placement) : 
 
 Coord Mesh::coord(int rank) const {
   if (rank < 0 || rank >= size()) throw std::out_of_range(fmt::format("Mesh: rank {} outside 0..{}", rank, size() - 1));
-  return Coord{(rank / stride_dp_) % dp_, (rank / stride_tp_) % tp_, (rank / stride_pp_) % pp_};
+  return Coord{(rank / stride_dp_) % dp_, (rank / stride_tp_) % tp_, (rank / stride_pp_) % pp_, (rank / stride_cp_) % cp_};
 }
 
 int Mesh::rank(Coord c) const {
-  if (c.dp < 0 || c.dp >= dp_ || c.tp < 0 || c.tp >= tp_ || c.pp < 0 || c.pp >= pp_)
-    throw std::out_of_range(fmt::format("Mesh: coordinate (dp {}, tp {}, pp {}) outside ({}, {}, {})", c.dp, c.tp, c.pp, dp_, tp_, pp_));
-  return c.dp * stride_dp_ + c.tp * stride_tp_ + c.pp * stride_pp_;
+  if (c.dp < 0 || c.dp >= dp_ || c.tp < 0 || c.tp >= tp_ || c.pp < 0 || c.pp >= pp_ || c.cp < 0 || c.cp >= cp_)
+    throw std::out_of_range(fmt::format("Mesh: coordinate (dp {}, tp {}, pp {}, cp {}) outside ({}, {}, {}, {})", c.dp, c.tp, c.pp,
+                                        c.cp, dp_, tp_, pp_, cp_));
+  return c.dp * stride_dp_ + c.tp * stride_tp_ + c.pp * stride_pp_ + c.cp * stride_cp_;
 }
 
 std::vector<int> even_stage_layers(int layers, int parts) {

@@ -18,7 +18,7 @@ struct LayoutError {
 };
 
 /// Every rule the scenario breaks (empty: valid). Checks, among others:
-/// dp·tp·pp == devices; tp divides heads, kv_heads, ffn_hidden; pp·v divides layers
+/// dp·tp·cp·pp == devices; tp divides heads, kv_heads, ffn_hidden; pp·v divides layers
 /// (auto) or stage_layers sums to layers; ep divides dp and experts; microbatches
 /// ≥ 1; interleaved needs v > 1 and m a multiple of pp; zero in 0..3.
 /// sequence_parallel with tp == 1 is accepted and means nothing (no error).
@@ -31,16 +31,21 @@ std::vector<LayoutError> validate(const Scenario& s);
 /// vertices of kind "gpu").
 int device_count(const topo::ClusterSpec& c);
 
-struct Coord { int dp = 0, tp = 0, pp = 0; };
+struct Coord { int dp = 0, tp = 0, pp = 0, cp = 0; };
+
+/// True when `placement` is a permutation of {tp, dp, pp} or of {tp, cp, dp, pp}.
+bool valid_placement(const std::vector<std::string>& placement);
+/// `placement` with "cp" inserted right after "tp" when it is not listed.
+std::vector<std::string> placement_with_cp(const std::vector<std::string>& placement);
 
 /// Maps ranks to mesh coordinates following `placement` (fastest-varying axis first):
-/// placement [tp, dp, pp] -> rank = tp + T·(dp + D·pp).
+/// placement [tp, cp, dp, pp] -> rank = tp + T·(cp + C·(dp + D·pp)).
 class Mesh {
 public:
-  /// Throws std::invalid_argument unless every degree is >= 1 and placement is a
-  /// permutation of {"tp", "dp", "pp"}.
-  Mesh(int dp, int tp, int pp, const std::vector<std::string>& placement);
-  int size() const { return dp_ * tp_ * pp_; }
+  /// Throws std::invalid_argument unless every degree is >= 1 and valid_placement
+  /// (a placement without cp puts it right after tp).
+  Mesh(int dp, int tp, int pp, const std::vector<std::string>& placement, int cp = 1);
+  int size() const { return dp_ * tp_ * pp_ * cp_; }
   /// Precondition 0 <= rank < size() (throws std::out_of_range otherwise). O(1).
   Coord coord(int rank) const;
   /// Precondition: each coordinate within its degree (throws std::out_of_range). O(1).
@@ -48,9 +53,10 @@ public:
   int dp() const { return dp_; }
   int tp() const { return tp_; }
   int pp() const { return pp_; }
+  int cp() const { return cp_; }
 private:
-  int dp_, tp_, pp_;
-  int stride_dp_, stride_tp_, stride_pp_;
+  int dp_, tp_, pp_, cp_;
+  int stride_dp_, stride_tp_, stride_pp_, stride_cp_ = 1;
 };
 
 /// `layers` split over `parts` pieces as evenly as possible; when it does not divide,

@@ -53,6 +53,19 @@ PassCost operator+(const PassCost& a, const PassCost& b) {
 
 namespace {
 
+/// Context parallelism: each of the cp ranks holds s/cp tokens of every sequence, and
+/// every FLOP term of a layer (linear layers ∝ tokens, attention ∝ local queries × keys)
+/// divides by cp on it (layer_kernels.cpp counts the same).
+void per_cp_rank(LayerCosts& c, int cp) {
+  if (cp <= 1) return;
+  for (Cost* x : {&c.forward, &c.backward, &c.backward_input, &c.backward_weight, &c.recompute}) {
+    x->flops /= cp;
+    x->bytes /= cp;
+    x->rows /= cp;
+  }
+  c.model_flops_fwd /= cp;
+}
+
 /// model.hpp's FLOPs of one micro-batch, split as the PassCosts interface asks.
 struct FlopTables {
   LayerCosts dense, moe_dense, experts, embedding, head;
@@ -70,6 +83,9 @@ FlopTables flop_tables(const Scenario& sc) {
     t.embedding = embedding_costs(m, L.microbatch_size, L.tp, ab);
     t.head = lm_head_costs(m, L.microbatch_size, L.tp, ab);
   }
+  per_cp_rank(t.dense, L.cp);
+  per_cp_rank(t.embedding, L.cp);
+  per_cp_rank(t.head, L.cp);
   if (m.moe.experts <= 0) return t;
   // Difference of two layer_costs calls: the full MoE layer minus the same layer
   // with no routed expert visits (top_k = 0) leaves exactly the routed-expert work.
@@ -145,6 +161,7 @@ KernelOptions kernel_options(const Scenario& sc) {
   o.microbatch_size = L.microbatch_size;
   o.tp = L.tp;
   o.ep = L.ep;
+  o.cp = L.cp;
   o.sequence_parallel = L.sequence_parallel && L.tp > 1;
   o.attention = sc.implementation.attention;
   o.fused_elementwise = sc.implementation.fused_elementwise;
@@ -278,7 +295,9 @@ PassBytes pass_bytes(const Scenario& sc) {
     pb.embedding = embedding_activation_bytes(m, o);
     pb.logits = lm_head_activation_bytes(m, o);
   }
-  const double bsh = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) * static_cast<double>(m.hidden);
+  // Tokens of the micro-batch on this device: s/cp per sequence under context parallelism.
+  const double bsh =
+      static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) / L.cp * static_cast<double>(m.hidden);
   pb.tp_all_reduce = bsh * ab;
   // With sequence parallelism the boundary activation is already split over the TP
   // group, so each TP rank sends 1/t of it (Megatron's scatter/gather optimisation).

@@ -12,12 +12,14 @@ namespace ls::wl {
 
 void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Program& prog) {
   const auto& L = sc.layout;
-  const int p = L.pp, t = L.tp, d = L.dp;
-  const Mesh mesh(d, t, p, L.placement);
+  const int p = L.pp, t = L.tp, d = L.dp, c = L.cp;
+  const Mesh mesh(d, t, p, L.placement, c);
   const int D = mesh.size();
   prog.ranks.resize(static_cast<std::size_t>(D));
   prog.pp_peer.assign(static_cast<std::size_t>(D) * static_cast<std::size_t>(p), -1);
-  // Group ids: tp groups indexed by (dp, pp), dp groups by (tp, pp).
+  // Group ids: tp groups indexed by (dp·cp, pp), dp groups by (tp, pp) — a dp group
+  // spans every (dp, cp) coordinate: weight gradients reduce over dp·cp ranks
+  // (Megatron-Core's data-parallel-with-context-parallel group) — cp groups by (tp, dp·pp).
   std::map<std::tuple<int, int, int>, int> ids;  // (axis, a, b) -> group
   auto group_of = [&](Axis ax, int a, int b) {
     const auto key = std::make_tuple(static_cast<int>(ax), a, b);
@@ -34,8 +36,9 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     ri.stage = co.pp;
     ri.dp = co.dp;
     ri.tp = co.tp;
-    if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp, co.pp);
-    if (d > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
+    if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp * c + co.cp, co.pp);
+    if (d * c > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
+    if (c > 1) ri.group[static_cast<int>(Axis::cp)] = group_of(Axis::cp, co.tp, co.pp * d + co.dp);
     // Expert parallelism is carved out of dp (Megatron): ep consecutive dp indices
     // share the experts; ranks with the same dp index modulo ep hold the same
     // experts and reduce their gradients together (expert-data-parallel group).
@@ -46,7 +49,7 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     if (routing) ri.work_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
     for (int st = 0; st < p; ++st)
       prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] =
-          mesh.rank(Coord{co.dp, co.tp, st});
+          mesh.rank(Coord{co.dp, co.tp, st, co.cp});
   }
   // Members in axis-coordinate order (ring order follows the placement's neighbours).
   for (int r = 0; r < D; ++r) {

@@ -16,6 +16,9 @@ std::uint8_t track_of(const sim::Op& op, int stream_index) {
   if (on == stream::pp_send) return track::pp_send;
   if (on == stream::dp) return track::dp;
   if (on == stream::prefetch) return track::prefetch;
+  // The overlap stream carries the CP ring and the overlapped TP collectives.
+  if (op.kind == sim::OpKind::collective && axis_of(op) == Axis::cp) return track::cp;
+  if (on == stream::overlap) return track::tp;
   if (op.kind == sim::OpKind::collective)
     return axis_of(op) == Axis::ep ? track::ep : (axis_of(op) == Axis::dp ? track::prefetch : track::tp);
   if (op.kind == sim::OpKind::recv) return track::pp_recv;

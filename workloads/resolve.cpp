@@ -78,7 +78,7 @@ void derive_layout(Scenario& s, std::vector<ScenarioIssue>& issues) {
   auto& l = s.layout;
   // dp is whatever the other degrees leave of the cluster.
   if (l.dp == 0) {
-    const std::int64_t rest = std::int64_t{l.tp} * l.pp;
+    const std::int64_t rest = std::int64_t{l.tp} * l.pp * l.cp;
     const int n = device_count(s.cluster);
     l.dp = (rest > 0 && n > 0 && n % rest == 0) ? static_cast<int>(n / rest) : 1;
   }

@@ -72,6 +72,7 @@ inline constexpr std::uint8_t dp = 3;
 inline constexpr std::uint8_t ep = 4;
 inline constexpr std::uint8_t prefetch = 5;  // ZeRO-3 parameter gathers (over dp)
 inline constexpr std::uint8_t pp_recv = 6;   // pipeline receives (waits) drawn beside compute
+inline constexpr std::uint8_t cp = 7;        // context-parallel K/V exchange (ring or all-gather)
 inline constexpr int kCount = 8;             // tracks per device in the tid space
 }  // namespace track
 

@@ -100,10 +100,15 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"model.moe.routing.load", "list of numbers", {}, "",
        "≥ 0, one per expert, not all 0: relative loads (instead of `skew`)"},
 
-      {"layout.dp", "int or `auto`", {}, "`auto`: devices / (tp·pp) when that divides, else 1", ""},
+      {"layout.dp", "int or `auto`", {}, "`auto`: devices / (tp·cp·pp) when that divides, else 1", ""},
       {"layout.tp", "int", {}, "1", ""},
       {"layout.pp", "int", {}, "1", ""},
       {"layout.ep", "int", {}, "1", ""},
+      {"layout.cp", "int", {}, "1",
+       "context parallelism: each sequence split in 2·cp chunks over cp ranks (seq_len divisible by 2·cp; dense models)"},
+      {"layout.cp_kind", "", {"ring", "all-gather"}, "`ring`",
+       "`ring`: K/V chunks passed peer to peer, overlapped with the attention (Megatron-Core); "
+       "`all-gather`: K/V gathered before the attention, dK/dV reduce-scattered after it (Llama 3)"},
       {"layout.zero", "int", {}, "0", "0..3"},
       {"layout.sequence_parallel", "bool", {}, "false", ""},
       {"layout.recompute", "", {"none", "selective", "full"}, "`none`", ""},
@@ -116,7 +121,8 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"layout.virtual_stages", "int", {}, "1", "(interleaved-1f1b)"},
       {"layout.stage_layers", "", {"auto", "balanced"}, "`auto`",
        "or `[INT, ...]` one per stage; `auto`: even split, `balanced`: by compute time"},
-      {"layout.placement", "list", {"tp", "dp", "pp"}, "`[tp, dp, pp]`", "a permutation, fastest-varying first"},
+      {"layout.placement", "list", {"tp", "cp", "dp", "pp"}, "`[tp, cp, dp, pp]`",
+       "a permutation, fastest-varying first; `cp` may be left out (then it sits right after `tp`)"},
       {"layout.dp_bucket", "size", {}, "100 MB", "gradient all-reduce bucket"},
       {"layout.embedding_free", "bool", {}, "false", "(what-if/tests: embedding and LM head cost nothing)"},
 
@@ -150,6 +156,13 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "FlashAttention-2/3 or cuDNN, LLM Foundry's Triton flash attention, or QKᵀ/softmax/·V through HBM"},
       {"implementation.fused_elementwise", "bool", {}, "the preset's (`true`)",
        "fused norms, bias+activation, bias+dropout+add, softmax, RoPE, loss; false: one eager kernel per op"},
+      {"implementation.tp_comm_overlap", "bool", {}, "the preset's (`false`)",
+       "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
+       "the preset's SM-sharing factor)"},
+      {"implementation.dp_overlap", "bool", {}, "the preset's (`true`)",
+       "gradient reduction overlapped with the backward; false: after the backward"},
+      {"implementation.param_gather_overlap", "bool", {}, "the preset's (`true`)",
+       "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer"},
   };
   return keys;
 }

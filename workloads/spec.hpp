@@ -73,10 +73,16 @@ struct ModelSpec {
 enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
 enum class Recompute { none, selective, full };
 enum class StageLayersMode { auto_even, balanced, explicit_list };
+/// How context-parallel ranks share keys and values (cp_attention.hpp): `ring` passes
+/// K/V chunks peer to peer, overlapped with the attention blocks (Megatron-Core);
+/// `all_gather` gathers them before the attention (Llama 3).
+enum class CpKind { ring, all_gather };
 
 struct LayoutSpec {
-  int dp = 0;                             // 0: unset, resolve() sets devices / (tp·pp) (1 if that does not divide)
+  int dp = 0;                             // 0: unset, resolve() sets devices / (tp·cp·pp) (1 if that does not divide)
   int tp = 1, pp = 1, ep = 1;
+  int cp = 1;                             // context parallelism: each sequence split over cp ranks
+  CpKind cp_kind = CpKind::ring;
   int zero = 0;                           // 0..3
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
@@ -89,7 +95,9 @@ struct LayoutSpec {
   int virtual_stages = 1;                 // v (interleaved-1f1b)
   StageLayersMode stage_layers_mode = StageLayersMode::auto_even;
   std::vector<int> stage_layers;          // explicit: per stage (pp entries)
-  std::vector<std::string> placement{"tp", "dp", "pp"};  // fastest-varying first
+  /// Fastest-varying first; "cp" may be left out and then sits right after "tp"
+  /// (so [tp, dp, pp] is [tp, cp, dp, pp]).
+  std::vector<std::string> placement{"tp", "dp", "pp"};
   double dp_bucket_bytes = 25e6 * 4;      // gradient bucket (Megatron default 40M params… here bytes)
   bool embedding_free = false;            // tests: make embedding and LM head cost nothing
 };
@@ -112,6 +120,12 @@ struct ImplementationSpec {
   std::string preset{kDefaultImplementation};
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;
+  /// Overlap switches (the preset's unless given): TP collectives overlapped with the
+  /// adjacent GEMMs; gradient reduction overlapped with the backward (false: after it);
+  /// ZeRO / FSDP weight gathers prefetched (false: exposed before the layer).
+  bool tp_comm_overlap = false;
+  bool dp_overlap = true;
+  bool param_gather_overlap = true;
   /// Empty name: unset, resolve() takes the preset's profile.
   ImplementationProfile profile{};
 };

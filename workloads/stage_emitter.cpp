@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "workloads/cp_attention.hpp"
 #include "workloads/model.hpp"
 
 namespace ls::wl {
@@ -85,12 +86,12 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       chunks_(chunks),
       stage_(stage),
       last_model_chunk_(s_.layout.pp * static_cast<int>(chunks.size()) - 1),
-      zero3_(s_.layout.zero >= 3 && s_.layout.dp > 1),
+      zero3_(s_.layout.zero >= 3 && s_.layout.dp * s_.layout.cp > 1),
       // ZeRO-1/2 (distributed optimizer): each rank updated its shard; the new weights are
       // all-gathered bucket by bucket at the start of the next step, overlapped with the
       // forward (Megatron's overlap_param_gather). In one simulated step: a gather per
       // layer on the prefetch stream, and the layer's first forward waits for it.
-      zero12_gather_(s_.layout.dp > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
+      zero12_gather_(s_.layout.dp * s_.layout.cp > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
       expert_dp_(s_.model.moe.experts > 0 && s_.layout.dp / s_.layout.ep > 1),
       recv_(static_cast<std::size_t>(2 * s_.layout.microbatches) * chunks.size(), 0),
       gathered_this_step_(static_cast<std::size_t>(s_.model.layers), 0) {}
@@ -120,7 +121,7 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
   // only their gradient shard, so every micro-batch's backward reduce-scatters its
   // gradients (accumulating unsharded gradients would cost the memory the sharding
   // saves). ZeRO-0/1 accumulate locally and reduce once, after the last micro-batch.
-  const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp > 1;
+  const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp * s_.layout.cp > 1;
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {
     const auto& it = items[static_cast<std::size_t>(i)];
     const Site at{it.microbatch, it.chunk};
@@ -226,8 +227,10 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
   const bool moe = layer_is_moe(s_.model, l);
   const LayerKind kind = moe ? LayerKind::moe : LayerKind::dense;
   const auto act = static_cast<std::int64_t>(layer_activation(s_, bytes_, l));
+  // Overlapped TP collectives (implementation.tp_comm_overlap): dense layers' passes.
+  const bool overlap_tp = s_.implementation.tp_comm_overlap && L.tp > 1 && !moe;
   auto compute = [&](const PassCost& cost, std::int64_t mem_delta) {
-    add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1, cost, mem_delta), gather);
+    layer_compute(pass, at, l, cost, mem_delta, gather, overlap_tp);
   };
   switch (pass) {
     case Pass::forward:
@@ -237,7 +240,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
         tp_all_reduce(pass, at, l, l + 1, 1);
         expert_round_trip(pass, at, l);
         tp_all_reduce(pass, at, l, l + 1, 1);
-      } else {
+      } else if (!overlap_tp) {
         tp_all_reduce(pass, at, l, l + 1, 2);
       }
       return 0;
@@ -247,7 +250,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
       const double full = moe ? bytes_.activation_full_moe_layer : bytes_.activation_full_layer;
       const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(full) : 0;
       compute(costs_.layer(kind, pass), held);
-      if (!moe) tp_all_reduce(pass, at, l, l + 1, 2);
+      if (!moe && !overlap_tp) tp_all_reduce(pass, at, l, l + 1, 2);
       else if (L.recompute == Recompute::full) expert_op_for(pass, at, l);
       return held;
     }
@@ -266,13 +269,13 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
         PassCost cost = costs_.layer(kind, pass);
         if (L.recompute == Recompute::selective) cost = cost + costs_.layer(kind, Pass::recompute);
         compute(cost, freed);
-        tp_all_reduce(pass, at, l, l + 1, 2);
+        if (!overlap_tp) tp_all_reduce(pass, at, l, l + 1, 2);
       }
       return 0;
     }
     case Pass::backward_weight:
       if (moe) expert_op_for(pass, at, l);
-      compute(costs_.layer(kind, pass), -act);
+      add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1, costs_.layer(kind, pass), -act), gather);
       return 0;
   }
   return 0;
@@ -281,6 +284,9 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
 void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   // Gradient clipping and Adam on the shard this device updates (no counted FLOPs).
   const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, costs_.optimizer(optimizer_params(s_, stage_params)), 0);
+  // implementation.dp_overlap false: every gradient collective starts after the backward.
+  for (const Op& g : deferred_grad_sync_) builder_.add(stream::dp, g, {builder_.last(stream::compute)});
+  deferred_grad_sync_.clear();
   // Memory-bound, after every gradient is reduced.
   if (any_gradient_sync_) builder_.add(stream::compute, opt, {builder_.last(stream::dp)});
   else builder_.add(stream::compute, opt);
@@ -328,6 +334,10 @@ std::int64_t StageEmitter::zero3_gather(const Site& at, int layer) {
   Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1,
                        params_.gather_weight_bytes(layer), 1);
   g.labels[label::microbatch] = at.microbatch;
+  if (!s_.implementation.param_gather_overlap) {  // not prefetched: the layer waits for its gather
+    builder_.add(stream::compute, g);
+    return kNoGather;
+  }
   std::uint32_t idx;
   if (gathers_issued_ >= 2)
     idx = builder_.add(stream::prefetch, g,
@@ -343,6 +353,13 @@ std::int64_t StageEmitter::first_use_gather(int chunk, int layer) {
   gathered_this_step_[static_cast<std::size_t>(layer)] = 1;
   const double weights = s_.precision.weights;
   const double dense = params_.gather_weight_bytes(layer) - params_.experts(layer) * weights;
+  if (!s_.implementation.param_gather_overlap) {  // not prefetched: exposed before the layer's first forward
+    builder_.add(stream::compute, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1, dense, 1));
+    if (expert_dp_ && layer_is_moe(s_.model, layer))
+      builder_.add(stream::compute, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1,
+                                                  params_.experts(layer) * weights, 1));
+    return kNoGather;
+  }
   const auto idx = builder_.add(stream::prefetch, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk,
                                                                 layer, layer + 1, dense, 1));
   if (expert_dp_ && layer_is_moe(s_.model, layer))
@@ -353,27 +370,107 @@ std::int64_t StageEmitter::first_use_gather(int chunk, int layer) {
 
 void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush) {
   const auto& L = s_.layout;
-  if (L.dp <= 1) return;
+  if (L.dp * L.cp <= 1) return;  // weight gradients reduce over dp·cp
   bucket_bytes_ += bytes;
   if (!flush && bucket_bytes_ < L.dp_bucket_bytes) return;
   // A flush with nothing pending (the bucket size divided the gradients) issues no
   // collective: an empty all-reduce still costs its latency.
   if (bucket_bytes_ <= 0) return;
   const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  builder_.add(stream::dp, collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1),
-               {builder_.last(stream::compute)});
+  add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1));
   bucket_bytes_ = 0;
-  any_gradient_sync_ = true;
 }
 
 void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
   // Expert gradients reduce over the ranks holding the same experts.
   if (!expert_dp_ || !layer_is_moe(s_.model, layer)) return;
   const CollOp op = s_.layout.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  builder_.add(stream::dp, collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
-                                         params_.experts(layer) * s_.precision.gradients, 1),
-               {builder_.last(stream::compute)});
+  add_grad_sync(collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
+                              params_.experts(layer) * s_.precision.gradients, 1));
+}
+
+void StageEmitter::add_grad_sync(const Op& op) {
   any_gradient_sync_ = true;
+  if (!s_.implementation.dp_overlap) {
+    deferred_grad_sync_.push_back(op);
+    return;
+  }
+  builder_.add(stream::dp, op, {builder_.last(stream::compute)});
+}
+
+void StageEmitter::layer_compute(Pass pass, const Site& at, int l, const PassCost& cost, std::int64_t mem_delta,
+                                 std::int64_t& gather, bool overlap_tp) {
+  const auto& L = s_.layout;
+  const Work work = work_of(pass);
+  struct Beside {
+    Op coll;
+    PassCost slice;  // the compute the collective overlaps
+  };
+  std::vector<Beside> beside;
+  std::vector<Op> before, after;
+  PassCost rest = cost;
+  if (L.cp > 1 && pass != Pass::backward_weight) {
+    const bool backward = pass == Pass::backward || pass == Pass::backward_input;
+    for (CpCollective c : cp_exchange(s_, backward)) {
+      // Selective recompute reruns the attention core inside the backward: its ring
+      // passes K/V once more.
+      if (backward && L.recompute == Recompute::selective && L.cp_kind == CpKind::ring) c.repeat += 1;
+      Op op = collective_op(Axis::cp, c.coll, work, at.microbatch, at.chunk, l, l + 1, c.bytes, c.repeat);
+      if (L.cp_kind == CpKind::all_gather) {
+        (c.after ? after : before).push_back(op);
+        continue;
+      }
+      // Ring: the pass's attention runs in cp blocks; cp−1 of them run beside a
+      // transfer, the last block needs the last chunk.
+      PassCost slice;
+      slice.time = sim::Time::from_ps(rest.breakdown.attention.ps() / L.cp * (L.cp - 1));
+      slice.breakdown.attention = slice.time;
+      rest.time -= slice.time;
+      rest.breakdown.attention -= slice.time;
+      beside.push_back({op, slice});
+    }
+  }
+  if (overlap_tp) {
+    // The layer's TP collectives beside its GEMMs (TransformerEngine's comm-GEMM
+    // overlap), which slow down by the SM-sharing factor.
+    const sim::Time gemm = rest.breakdown.gemm;
+    PassCost slice;
+    slice.time = gemm + sim::Time::from_seconds(gemm.seconds() * s_.implementation.profile.tp_overlap_slowdown);
+    slice.breakdown.gemm = slice.time;
+    rest.time -= gemm;
+    rest.breakdown.gemm -= gemm;
+    beside.push_back({collective_op(Axis::tp, CollOp::all_reduce, work, at.microbatch, at.chunk, l, l + 1, bytes_.tp_all_reduce, 2),
+                      slice});
+  }
+  for (const Op& op : before) builder_.add(stream::compute, op);
+  if (beside.empty()) {
+    add_compute(compute_op(work, at.microbatch, at.chunk, l, l + 1, rest, mem_delta), gather);
+  } else {
+    std::int64_t waits_on = -1;  // the previous slice's collective (overlap stream)
+    for (const Beside& b : beside) {
+      const bool first_op = builder_.count(stream::compute) == 0;
+      const std::uint32_t coll =
+          first_op ? builder_.add(stream::overlap, b.coll) : builder_.add(stream::overlap, b.coll, {builder_.last(stream::compute)});
+      Op part = compute_op(work, at.microbatch, at.chunk, l, l + 1, b.slice, 0);
+      if (waits_on >= 0) {
+        const OpRef dep{static_cast<std::uint8_t>(stream::overlap), static_cast<std::uint32_t>(waits_on)};
+        if (gather == kNoGather) builder_.add(stream::compute, part, {dep});
+        else {
+          builder_.add(stream::compute, part, {dep, OpRef{static_cast<std::uint8_t>(stream::prefetch), static_cast<std::uint32_t>(gather)}});
+          if (zero3_) gather_user_.push_back(builder_.count(stream::compute) - 1);
+          gather = kNoGather;
+        }
+      } else {
+        add_compute(part, gather);
+      }
+      waits_on = coll;
+    }
+    rest.hardware_flops = cost.hardware_flops;
+    rest.model_flops = cost.model_flops;
+    builder_.add(stream::compute, compute_op(work, at.microbatch, at.chunk, l, l + 1, rest, mem_delta),
+                 {OpRef{static_cast<std::uint8_t>(stream::overlap), static_cast<std::uint32_t>(waits_on)}});
+  }
+  for (const Op& op : after) builder_.add(stream::compute, op);
 }
 
 void StageEmitter::reduce_layer_gradients(int chunk, int layer) {

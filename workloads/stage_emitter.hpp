@@ -78,6 +78,17 @@ private:
 
   std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;
   std::uint32_t add_compute(const sim::Op& op, std::int64_t& gather);
+  /// The compute of one layer pass with its context-parallel K/V exchange and, when
+  /// `overlap_tp`, its TP collectives beside the GEMMs (overlap.md in the README): a
+  /// collective that overlaps a slice of the compute runs on stream::overlap beside a
+  /// compute op of that slice's time, and the rest of the pass waits for it, so its
+  /// exposed time is max(0, comm − slice). Blocking CP collectives (all-gather kind) sit
+  /// on the compute stream before (and, dK/dV, after) the pass.
+  void layer_compute(Pass pass, const Site& at, int layer, const PassCost& cost, std::int64_t mem_delta,
+                     std::int64_t& gather, bool overlap_tp);
+  /// Adds a gradient collective on the dp stream now (dp_overlap) or keeps it for after
+  /// the backward (flushed before the optimizer).
+  void add_grad_sync(const sim::Op& op);
   void tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat);
   void expert_round_trip(Pass pass, const Site& at, int layer);
   void expert_op_for(Pass pass, const Site& at, int layer);
@@ -108,6 +119,7 @@ private:
   std::vector<char> gathered_this_step_;   // ZeRO-1/2: layer already gathered
   double bucket_bytes_ = 0;                // DP gradient bytes not yet reduced
   bool any_gradient_sync_ = false;
+  std::vector<sim::Op> deferred_grad_sync_;  // implementation.dp_overlap false: after the backward
   ComputeBreakdown compute_breakdown_;
 };
 

@@ -59,7 +59,7 @@ StageParams stage_params(const Scenario& s, const DeviceParams& params, const st
 }
 
 double optimizer_params(const Scenario& s, const StageParams& sp) {
-  const int d = s.layout.dp;
+  const int d = s.layout.dp * s.layout.cp;  // ZeRO shards over the dp·cp gradient group
   const int edp_size = std::max(1, d / s.layout.ep);
   return s.layout.zero >= 1 ? sp.dense / d + sp.experts / edp_size : sp.dense + sp.experts;
 }
@@ -68,7 +68,7 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
                           const StageParams& sp) {
   const auto& L = s.layout;
   const auto& pr = s.precision;
-  const int d = L.dp;
+  const int d = L.dp * L.cp;  // ZeRO shards over the dp·cp gradient group (Megatron-Core)
   StateBytes sb = state_bytes(sp.dense, pr, L.zero, d);
   if (sp.experts > 0) {
     const StateBytes se = state_bytes(sp.experts, pr, L.zero, std::max(1, d / L.ep));

@@ -15,8 +15,9 @@ namespace ls::wl {
 
 /// Parallelism axes; each is the group slot of the same value. edp: the
 /// expert-data-parallel group (ranks holding the same experts), reported under dp.
-enum class Axis : sim::GroupSlot { none = sim::kNoGroup, tp, pp, dp, ep, edp };
-inline constexpr int kAxisCount = 6;
+/// cp: the context-parallel group (ranks holding chunks of the same sequences).
+enum class Axis : sim::GroupSlot { none = sim::kNoGroup, tp, pp, dp, ep, edp, cp };
+inline constexpr int kAxisCount = 7;
 static_assert(kAxisCount <= sim::kGroupSlots, "every axis needs a group slot");
 
 constexpr sim::GroupSlot slot(Axis a) { return static_cast<sim::GroupSlot>(a); }
@@ -39,9 +40,10 @@ inline constexpr sim::Stream compute = sim::Stream::main;
 inline constexpr sim::Stream pp_send = sim::Stream::send;
 inline constexpr sim::Stream dp = sim::Stream::side0;        // gradient reduction
 inline constexpr sim::Stream prefetch = sim::Stream::side1;  // ZeRO-3 parameter gathers
+inline constexpr sim::Stream overlap = sim::Stream::side2;   // CP ring and overlapped TP collectives
 }  // namespace stream
 /// Stream names for the engine's deadlock message, by sim::Stream value.
-inline constexpr const char* kStreamNames[sim::kStreamCount] = {"compute", "pp_send", "dp", "prefetch"};
+inline constexpr const char* kStreamNames[sim::kStreamCount] = {"compute", "pp_send", "dp", "prefetch", "overlap"};
 
 /// What sim::Op::labels hold: the micro-batch (-1: none), the model chunk (virtual
 /// stage) on the rank and the [begin, end) global layers (-1: none; naming only).
@@ -60,6 +62,7 @@ constexpr const char* axis_name(Axis a) {
     case Axis::dp: return "dp";
     case Axis::ep: return "ep";
     case Axis::edp: return "expert-dp";
+    case Axis::cp: return "cp";
     case Axis::none: break;
   }
   return "none";
@@ -81,6 +84,6 @@ constexpr const char* work_name(Work w) {
   return "other";
 }
 
-inline constexpr Axis kReportedAxes[] = {Axis::tp, Axis::pp, Axis::dp, Axis::ep};
+inline constexpr Axis kReportedAxes[] = {Axis::tp, Axis::pp, Axis::dp, Axis::ep, Axis::cp};
 
 }  // namespace ls::wl
