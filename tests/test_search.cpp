@@ -188,7 +188,9 @@ TEST_CASE("--fix pins an axis, --vary replaces its list; bad options are usage e
   CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "nonsense=1", false), std::invalid_argument);
   CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "zero=4", false), std::invalid_argument);
   CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "placement=tp/dp", false), std::invalid_argument);
-  CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "cp=2", false), std::invalid_argument);
+  CHECK_THROWS_AS(tools::apply_axis_option(o.axes, "cp=0", false), std::invalid_argument);
+  tools::apply_axis_option(o.axes, "cp=1,2", false);  // context parallelism is an axis like the others
+  CHECK(o.axes.cp == std::vector<int>{1, 2});
 }
 
 TEST_CASE("shards 0/2 and 1/2 together are the unsharded candidate set") {

@@ -123,7 +123,7 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
       if (op.kind == sim::OpKind::compute) main_s += op.duration.seconds() * (op.scaled_by_rank ? scale : 1.0);
       if (op.kind == sim::OpKind::collective) main_s += collective_s(op, *rep);
     }
-    for (auto s : {wl::stream::dp, wl::stream::prefetch})
+    for (auto s : {wl::stream::dp, wl::stream::prefetch, wl::stream::overlap})
       for (const auto& op : streams[static_cast<std::size_t>(s)]) {
         if (op.kind != sim::OpKind::collective) continue;
         const double t = collective_s(op, *rep);
@@ -218,6 +218,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   rep.objective = opts.objective;
   rep.dp_bucket_bytes = base.layout.dp_bucket_bytes;
   rep.embedding_free = base.layout.embedding_free;
+  rep.cp_all_gather = base.layout.cp_kind == wl::CpKind::all_gather;
   rep.shard_index = opts.shard_index;
   rep.shard_count = opts.shard_count;
   rep.threads = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -43,7 +43,7 @@ namespace ls::tools {
 /// One layout of the search space (the layout keys a candidate sets).
 struct SearchLayout {
   int tp = 1, pp = 1, dp = 1, ep = 1;
-  int cp = 1;  // context parallelism: not in the scenario model yet, always 1
+  int cp = 1;  // context parallelism (layout.cp; cp_kind stays the base scenario's)
   int zero = 0;
   bool sequence_parallel = false;
   wl::Recompute recompute = wl::Recompute::none;
@@ -69,6 +69,7 @@ const char* stage_layers_name(wl::StageLayersMode m);
 /// takes its first value only.
 struct SearchAxes {
   std::vector<int> tp, pp, dp, ep, zero, microbatch_size, virtual_stages;  // dp empty: any (derived)
+  std::vector<int> cp{1};  // default: 1, or 1, 2, 4, 8 for sequences of 16k tokens and more
   std::vector<bool> sequence_parallel;
   std::vector<wl::Recompute> recompute;
   std::vector<wl::Schedule> schedule;
@@ -165,6 +166,7 @@ struct SearchReport {
   double memory_capacity_bytes = 0;
   double dp_bucket_bytes = 0;   // the base layout's keys the search keeps (for --emit)
   bool embedding_free = false;
+  bool cp_all_gather = false;   // the base layout's cp_kind (the search varies cp, not its kind)
   SearchObjective objective = SearchObjective::step_time;
   int shard_index = 0, shard_count = 1;
   std::vector<CandidateOutcome> ranked;          // kept candidates, best first

@@ -220,6 +220,8 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   block += fmt::format("  microbatch_size: {}\n  global_batch: {}   # {} micro-batches\n  schedule: {}\n", l.microbatch_size,
                        r.global_batch, l.microbatches, schedule_key_name(l.schedule));
   if (l.schedule == wl::Schedule::interleaved_1f1b) block += fmt::format("  virtual_stages: {}\n", l.virtual_stages);
+  if (l.cp > 1) block += fmt::format("  cp: {}\n", l.cp);
+  if (r.cp_all_gather) block += "  cp_kind: all-gather\n";
   block += fmt::format("  stage_layers: {}\n  placement: [{}]\n", stage_layers_name(l.stage_layers), placement_text(l.placement, ", "));
   // The two layout keys the search does not vary, carried over from the base.
   block += fmt::format("  dp_bucket: {} B\n", num(r.dp_bucket_bytes));

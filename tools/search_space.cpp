@@ -160,6 +160,13 @@ SearchAxes default_axes(const wl::Scenario& base) {
   a.schedule = {wl::Schedule::one_f_one_b, wl::Schedule::interleaved_1f1b, wl::Schedule::zb_h1};
   a.stage_layers = {wl::StageLayersMode::auto_even, wl::StageLayersMode::balanced};
   a.placement = {{"tp", "dp", "pp"}, {"tp", "pp", "dp"}};
+  // Context parallelism only where sequences are long (≥ 16k tokens, where the
+  // activations and the s² attention call for it), and only degrees that split the
+  // sequence in 2·cp chunks and divide the GPUs: at most 4× the space.
+  constexpr std::int64_t kLongSequence = 16384;
+  if (base.model.seq_len >= kLongSequence && base.model.moe.experts == 0)
+    for (int c : {2, 4, 8})
+      if (base.model.seq_len % (2 * c) == 0 && n % c == 0) a.cp.push_back(c);
   return a;
 }
 
@@ -184,10 +191,8 @@ void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
   else if (key == "pp") a.pp = ints(1, kMaxDegree);
   else if (key == "dp") a.dp = ints(1, kMaxDegree);
   else if (key == "ep") a.ep = ints(1, kMaxDegree);
-  else if (key == "cp") {
-    for (int c : ints(1, kMaxDegree))
-      if (c != 1) throw std::invalid_argument("--vary/--fix cp: context parallelism is not in the scenario model yet (only cp=1)");
-  } else if (key == "zero") a.zero = ints(0, 3);
+  else if (key == "cp") a.cp = ints(1, kMaxDegree);
+  else if (key == "zero") a.zero = ints(0, 3);
   else if (key == "mbs") a.microbatch_size = ints(1, kMaxDegree);
   else if (key == "v") a.virtual_stages = ints(1, 1024);
   else if (key == "sp") {
@@ -233,10 +238,11 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
   const wl::Schedule interleaved = wl::Schedule::interleaved_1f1b;
   // An axis a candidate makes meaningless takes its first value only.
   auto first_only = [](const auto& list, bool collapse) { return collapse && !list.empty() ? 1 : list.size(); };
+  for (int cp : a.cp) {
   for (int tp : a.tp) {
     for (int pp : a.pp) {
-      if (n % (static_cast<long long>(tp) * pp) != 0) continue;  // dp·tp·pp = GPUs by construction
-      const int dp = n / (tp * pp);
+      if (n % (static_cast<long long>(tp) * pp * cp) != 0) continue;  // dp·tp·cp·pp = GPUs by construction
+      const int dp = n / (tp * pp * cp);
       if (!a.dp.empty() && std::find(a.dp.begin(), a.dp.end(), dp) == a.dp.end()) continue;
       for (std::size_t isl = 0; isl < first_only(a.stage_layers, pp == 1); ++isl) {
         for (std::size_t isc = 0; isc < first_only(a.schedule, pp == 1); ++isc) {
@@ -260,7 +266,7 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
                         Candidate c;
                         c.index = out.size();
                         SearchLayout& l = c.layout;
-                        l.tp = tp, l.pp = pp, l.dp = dp, l.ep = ep, l.zero = a.zero[iz];
+                        l.tp = tp, l.pp = pp, l.dp = dp, l.ep = ep, l.cp = cp, l.zero = a.zero[iz];
                         l.sequence_parallel = a.sequence_parallel[isp];
                         l.recompute = rc;
                         l.microbatch_size = mbs;
@@ -277,6 +283,8 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
                           c.rejected = "tp-indivisible";
                         else if (ep > 1 && (!moe || m.moe.experts % ep != 0 || dp % ep != 0))
                           c.rejected = "ep-indivisible";
+                        else if (cp > 1 && (moe || m.seq_len % (2 * cp) != 0))
+                          c.rejected = "cp-indivisible";
                         else if (chunks > m.layers)
                           c.rejected = "too-few-layers";
                         else if (l.stage_layers == wl::StageLayersMode::auto_even && m.layers % chunks != 0)
@@ -297,13 +305,14 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
       }
     }
   }
+  }
   return out;
 }
 
 wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_batch, const SearchLayout& l) {
   wl::Scenario s = base;
   wl::LayoutSpec& L = s.layout;
-  L.tp = l.tp, L.pp = l.pp, L.dp = l.dp, L.ep = l.ep, L.zero = l.zero;
+  L.tp = l.tp, L.pp = l.pp, L.dp = l.dp, L.ep = l.ep, L.cp = l.cp, L.zero = l.zero;
   L.sequence_parallel = l.sequence_parallel;
   L.recompute = l.recompute;
   L.microbatch_size = l.microbatch_size;

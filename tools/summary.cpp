@@ -152,6 +152,8 @@ std::string format_summary(const wl::Result& r) {
   out += "\nCommunication per device per step\n";
   out += fmt::format("  {:>4}  {:>10}  {:>10}\n", "axis", "bytes", "exposed");
   for (wl::Axis a : wl::kReportedAxes) {
+    // The cp row only when there is context parallelism (cp traffic).
+    if (a == wl::Axis::cp && r.comm[static_cast<int>(a)].bytes_per_device <= 0) continue;
     const auto& c = r.comm[static_cast<int>(a)];
     out += fmt::format("  {:>4}  {:>10}  {:>10}\n", wl::axis_name(a), human_bytes(c.bytes_per_device), human_seconds(c.exposed_s));
   }
@@ -210,8 +212,9 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
   out += fmt::format("  {:<20} {} x {} GPUs = {} ({})\n", "cluster", s.cluster.nodes, s.cluster.gpus_per_node, p.devices, s.gpu.name);
   out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters\n", "model", s.model.name, s.model.layers, s.model.hidden,
                      human_count(p.params_total));
-  out += fmt::format("  {:<20} dp={} tp={} pp={} ep={} zero={} sp={} recompute={}\n", "layout", L.dp, L.tp, L.pp, L.ep, L.zero,
-                     L.sequence_parallel ? "on" : "off", recompute_name(L.recompute));
+  out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{} zero={} sp={} recompute={}\n", "layout", L.dp, L.tp, L.pp, L.ep,
+                     L.cp > 1 ? fmt::format(" cp={} ({})", L.cp, L.cp_kind == wl::CpKind::ring ? "ring" : "all-gather") : std::string(),
+                     L.zero, L.sequence_parallel ? "on" : "off", recompute_name(L.recompute));
   out += fmt::format("  {:<20} {}, {} micro-batches of {} sequence{}{}\n", "schedule", wl::schedule_name(L.schedule), L.microbatches,
                      L.microbatch_size, L.microbatch_size == 1 ? "" : "s",
                      L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());

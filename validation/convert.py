@@ -144,6 +144,8 @@ def mb_row(r, models):
         "precision": {"weights": "bf16", "gradients": "fp32", "master": "fp32", "optimizer": "adamw-fp32"},
         "implementation": {"preset": "megatron-core"},  # TransformerEngine fused kernels, flash attention
     }
+    if (lay.get("cp") or 1) > 1:  # context parallelism (layout.cp); dp_derived already excludes it
+        scenario["layout"]["cp"] = lay["cp"]
     src = r["source"]
     return {
         "name": r["id"],

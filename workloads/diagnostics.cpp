@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/cp_advice.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/schedule.hpp"
 
@@ -27,6 +28,10 @@ void memory_warnings(const Scenario& s, const std::vector<MemoryTerms>& stages, 
     std::vector<std::string> remedies;
     if (s.layout.zero < 1 && s.layout.dp > 1) remedies.push_back(fmt::format("zero: 1 (shards master+moments over dp={}: saves {})", s.layout.dp, gb((mt.master + mt.optimizer) * (1.0 - 1.0 / s.layout.dp))));
     else if (s.layout.zero < 3 && s.layout.dp > 1) remedies.push_back(fmt::format("zero: {} (shard {} too)", s.layout.zero + 1, s.layout.zero == 1 ? "gradients" : "weights"));
+    // Long sequences: context parallelism divides the activations (priced by cp_advice.hpp).
+    if (const auto c = cp_remedy(s, mt))
+      remedies.push_back(fmt::format("cp: {} (splits each {}-token sequence over {} GPUs taken from dp: activations {} -> {})", *c,
+                                     s.model.seq_len, *c, gb(mt.activations), gb(mt.activations / *c)));
     if (s.layout.recompute != Recompute::full) remedies.push_back(std::string("recompute: ") + (s.layout.recompute == Recompute::none ? "selective" : "full") + " (activations are " + gb(mt.activations) + ")");
     remedies.push_back("split further: more tp (within a node) or pp");
     std::string r;

@@ -151,7 +151,8 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"simulation.steps", "int", {}, "1", "1..10000"},
 
       {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
-       "a bundle of attention kernel, fusion and per-kernel host cost; the keys below override its choices"},
+       "a bundle of attention kernel, fusion, overlap switches and per-kernel host cost (README: implementation presets); "
+       "the keys below override its choices"},
       {"implementation.attention", "", {"flash", "triton", "unfused"}, "the preset's (`flash`)",
        "FlashAttention-2/3 or cuDNN, LLM Foundry's Triton flash attention, or QKᵀ/softmax/·V through HBM"},
       {"implementation.fused_elementwise", "bool", {}, "the preset's (`true`)",

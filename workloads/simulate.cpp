@@ -25,6 +25,7 @@
 #include "workloads/recorder.hpp"
 #include "workloads/schedule.hpp"
 #include "workloads/vocabulary.hpp"
+#include "workloads/cp_advice.hpp"
 #include "workloads/what_if.hpp"
 
 namespace ls::wl {
@@ -136,6 +137,7 @@ Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
     SimOptions sub;
     sub.what_if = false;
     price_warnings(sc, res, [&sub](const Scenario& fixed) { return simulate_once(fixed, sub).step_time_s; });
+    price_cp_advice(sc, res, [&sub](const Scenario& fixed) { return simulate_once(fixed, sub); });
   }
   return res;
 }
