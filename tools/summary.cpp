@@ -2,6 +2,8 @@
 // output lines up in a terminal; nothing here feeds a machine (the JSON does that).
 #include "tools/summary.hpp"
 
+#include "workloads/layout.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -218,7 +220,7 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
   out += fmt::format("  {:<20} {}, {} micro-batches of {} sequence{}{}\n", "schedule", wl::schedule_name(L.schedule), L.microbatches,
                      L.microbatch_size, L.microbatch_size == 1 ? "" : "s",
                      L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());
-  out += fmt::format("  {:<20} {}\n", "placement", fmt::join(L.placement, " > "));
+  out += fmt::format("  {:<20} {}\n", "placement", fmt::join(L.cp > 1 ? wl::placement_with_cp(L.placement) : L.placement, " > "));
   out += fmt::format("  {:<20} {}FLOP\n", "model FLOPs/step", human_count(p.model_flops_per_step));
   out += fmt::format("  {:<20} {}  ((p-1)/(v*m+p-1))\n", "bubble (analytic)", percent(p.bubble_fraction_analytic));
 
