@@ -58,6 +58,7 @@ const std::vector<std::string> kScenarioFiles = {
     "mixtral-8x7b-ep.yaml",
     "deepseek-v3-ep.yaml",
     "search-llama3-70b-64xh100.yaml",  // its quoted figures: tests/test_search.cpp
+    "llama3-70b-long-context.yaml",
 };
 
 std::string path_of(const std::string& file) { return (fs::path(SCENARIOS_DIR) / file).string(); }
@@ -179,4 +180,20 @@ TEST_CASE("seed-70b: ZeRO-3 puts ~19.7 GB of model state on every device in both
     }
     REQUIRE(n > 0);
   }
+}
+
+TEST_CASE("llama3-70b-long-context: cp fits where cp 1 does not, the advice prices cp, the ring hides its exchange") {
+  const json ring = run_json("llama3-70b-long-context.yaml");
+  const json ag = run_json("llama3-70b-long-context.yaml", "--set layout.cp_kind=all-gather");
+  const json none = run_json("llama3-70b-long-context.yaml", "--set layout.cp=1");
+  CHECK(ring["memory"]["fits"] == true);
+  CHECK(none["memory"]["fits"] == false);
+  REQUIRE(has_warning(none, "out-of-memory"));
+  std::string oom;
+  for (const auto& w : none["warnings"])
+    if (w["code"] == "out-of-memory") { oom = w["message"].get<std::string>(); break; }
+  CHECK(oom.find("cp: 2") != std::string::npos);
+  CHECK(oom.find("With cp: 2") != std::string::npos);  // priced by simulation
+  CHECK(ring["comm"]["cp"]["exposed_s"].get<double>() < ag["comm"]["cp"]["exposed_s"].get<double>());
+  CHECK(ring["step_time_s"].get<double>() < ag["step_time_s"].get<double>());
 }

@@ -13,7 +13,9 @@
 // Bytes: one rank's K/V for one micro-batch is chunk = 2·b·(s/cp)·(g/t)·d·ab (g KV heads,
 // split over t TP ranks, head dimension d = h/a, ab bytes per element). Per layer and
 // micro-batch each rank sends (cp−1)·chunk forward and 2·(cp−1)·chunk backward, both
-// kinds alike. As collectives both are a ring all-gather (or reduce-scatter) of the
+// kinds alike. Memory: each rank keeps only its own chunk's K/V for the backward
+// (layer_kernels.cpp); the all-gather kind's transient buffer of the gathered K/V
+// (cp·chunk per layer pass) is not counted. As collectives both are a ring all-gather (or reduce-scatter) of the
 // per-rank buffer S = cp·chunk: (cp−1) steps of S/cp (topology/collective_costs.hpp).
 #pragma once
 
