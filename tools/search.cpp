@@ -288,7 +288,8 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
       o.fits = r.memory_fits;
       o.bubble_fraction = r.bubble_fraction;
       o.exposed = {r.comm[static_cast<int>(wl::Axis::tp)].exposed_s, r.comm[static_cast<int>(wl::Axis::pp)].exposed_s,
-                   r.comm[static_cast<int>(wl::Axis::dp)].exposed_s, r.comm[static_cast<int>(wl::Axis::ep)].exposed_s};
+                   r.comm[static_cast<int>(wl::Axis::dp)].exposed_s, r.comm[static_cast<int>(wl::Axis::ep)].exposed_s,
+                   r.comm[static_cast<int>(wl::Axis::cp)].exposed_s};
     } catch (const std::exception&) {
       failed[k] = "simulation-error";
     }

@@ -142,6 +142,7 @@ struct SearchOptions {
 /// Exposed communication by axis (time the compute stream waited on it), seconds.
 struct ExposedComm {
   double tp = 0, pp = 0, dp = 0, ep = 0;
+  double cp = 0;  // JSON only (the table and the CSV keep their four columns)
 };
 
 /// A candidate that passed pruning: its analytic estimate and, when simulated, the

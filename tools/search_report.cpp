@@ -176,7 +176,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
     e["simulated"] = c.simulated;
     e["bubble_fraction"] = c.bubble_fraction;
     if (c.simulated)
-      e["exposed_comm_s"] = {{"tp", c.exposed.tp}, {"pp", c.exposed.pp}, {"dp", c.exposed.dp}, {"ep", c.exposed.ep}};
+      e["exposed_comm_s"] = {{"tp", c.exposed.tp}, {"pp", c.exposed.pp}, {"dp", c.exposed.dp}, {"ep", c.exposed.ep}, {"cp", c.exposed.cp}};
     e["analytic_step_time_s"] = c.analytic_step_s;
     e["analytic_peak_memory_bytes"] = c.analytic_peak_bytes;
     cands.push_back(std::move(e));
