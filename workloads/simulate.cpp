@@ -76,12 +76,10 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
     for (int r : traced) cfg.traced[static_cast<std::size_t>(r)] = 1;
   }
 
-  // The symmetric fast path (symmetry.hpp): a trace that draws devices outside
-  // replica 0 watches their links, so then every mirror runs as a ghost.
+  // The symmetric fast path (symmetry.hpp).
   SymmetryDecision sym;
   if (symmetric) {
-    const bool ghost_all = std::any_of(traced.begin(), traced.end(), [&](int r) { return prog.ranks[static_cast<std::size_t>(r)].dp != 0; });
-    sym = decide_symmetry(sc, prog, planner, cluster.link_bandwidths(), ghost_all);
+    sym = decide_symmetry(sc, prog, planner, cluster.link_bandwidths(), traced);
     cfg.symmetry = std::move(sym.engine);
   }
 

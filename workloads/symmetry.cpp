@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -46,8 +47,9 @@ std::string premise_broken(const Scenario& sc, const sim::Program& prog) {
   if (!pt.links.empty()) return "link perturbations";
   if (pt.jitter.compute_cv > 0 || pt.jitter.comm_cv > 0) return "jitter";
   if (sc.cluster.graph) return "an explicit fabric graph";
-  if (sc.layout.dp <= 1) return "one dp replica";
-  if (!prog.all_to_all_weight.empty()) return "non-uniform MoE routing";
+  if (sc.layout.dp / std::max(1, sc.layout.ep) <= 1) return "one dp replica";
+  for (double w : prog.all_to_all_weight)
+    if (w != prog.all_to_all_weight.front()) return "non-uniform MoE routing";
   for (const auto& r : prog.ranks)
     if (r.work_scale != prog.ranks.front().work_scale) return "non-uniform MoE routing";
   return "";
@@ -56,7 +58,7 @@ std::string premise_broken(const Scenario& sc, const sim::Program& prog) {
 }  // namespace
 
 SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, sim::CommPlanner& planner,
-                                 const std::vector<double>& bw, bool ghost_all) {
+                                 const std::vector<double>& bw, const std::vector<int>& traced) {
   SymmetryDecision out;
   if (!sc.simulation.symmetry) return out;
   auto broken = [&](const std::string& why) {
@@ -65,11 +67,14 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
   };
   if (const std::string why = premise_broken(sc, prog); !why.empty()) return broken(why);
 
-  // Positions (stage, tp) and replicas (dp): rank_at[pos·R + k].
-  const int R = sc.layout.dp;
+  // Replicas are blocks of E = ep consecutive dp indices (an expert-parallel group
+  // lies inside one); a rank's position is (stage, tp, dp mod E): rank_at[pos·R + k].
+  const int E = std::max(1, sc.layout.ep);
+  const int R = sc.layout.dp / E;
   const auto nranks = prog.ranks.size();
-  std::map<std::pair<int, int>, int> pos_of;
-  for (const auto& r : prog.ranks) pos_of.emplace(std::make_pair(r.stage, r.tp), static_cast<int>(pos_of.size()));
+  auto replica_of = [&](const sim::RankInfo& ri) { return ri.dp / E; };
+  std::map<std::tuple<int, int, int>, int> pos_of;
+  for (const auto& r : prog.ranks) pos_of.emplace(std::make_tuple(r.stage, r.tp, r.dp % E), static_cast<int>(pos_of.size()));
   const std::size_t P = pos_of.size();
   if (P * static_cast<std::size_t>(R) != nranks) return broken("ranks do not form alike replicas");
   sim::EngineSymmetry& es = out.engine;
@@ -78,11 +83,13 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
   es.rank_at.assign(nranks, -1);
   for (std::size_t r = 0; r < nranks; ++r) {
     const auto& ri = prog.ranks[r];
-    const int pos = pos_of.at({ri.stage, ri.tp});
-    es.replica[r] = ri.dp;
+    const int pos = pos_of.at({ri.stage, ri.tp, ri.dp % E});
+    const int k = replica_of(ri);
+    es.replica[r] = k;
     es.position[r] = pos;
-    auto& slot = es.rank_at[static_cast<std::size_t>(pos) * static_cast<std::size_t>(R) + static_cast<std::size_t>(ri.dp)];
-    if (slot >= 0 || ri.dp < 0 || ri.dp >= R) return broken("ranks do not form alike replicas");
+    if (k < 0 || k >= R) return broken("ranks do not form alike replicas");
+    auto& slot = es.rank_at[static_cast<std::size_t>(pos) * static_cast<std::size_t>(R) + static_cast<std::size_t>(k)];
+    if (slot >= 0) return broken("ranks do not form alike replicas");
     slot = static_cast<std::int32_t>(r);
   }
   auto mirror = [&](std::int32_t r, int k) {
@@ -95,30 +102,53 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
     return d;
   };
 
+  // A trace that draws devices outside replica 0 watches their links: every mirror
+  // then runs as a ghost. A group with no member in replica 0 would never run.
+  const bool ghost_all = std::any_of(traced.begin(), traced.end(),
+                                     [&](int r) { return replica_of(prog.ranks[static_cast<std::size_t>(r)]) != 0; });
+  for (const auto& g : prog.groups)
+    if (std::none_of(g.ranks.begin(), g.ranks.end(), [&](std::int32_t m) { return replica_of(prog.ranks[static_cast<std::size_t>(m)]) == 0; }) &&
+        std::any_of(g.ranks.begin(), g.ranks.end(), [&](std::int32_t m) { return replica_of(prog.ranks[static_cast<std::size_t>(m)]) != replica_of(prog.ranks[static_cast<std::size_t>(g.ranks.front())]); }))
+      return broken("a group spans replicas without a member in replica 0");
+
   // Every plan replica 0's ops use, as the engine will ask the planner for it.
   std::vector<std::uint8_t> cross_link(bw.size(), 0);
   std::vector<LocalPlan> local;
   std::map<const sim::CommPlan*, std::size_t> local_index;
   auto add_local = [&](const sim::CommPlan& p0, auto mirror_plan) {
     if (local_index.count(&p0)) return;
-    LocalPlan lp{&p0, {}, ghost_all};
+    LocalPlan lp{&p0, {}, ghost_all};  // ghost_all: below
     for (int k = 1; k < R; ++k) lp.mirror.push_back(&mirror_plan(k));
     local_index.emplace(&p0, local.size());
     local.push_back(std::move(lp));
   };
+  std::set<std::tuple<std::int32_t, int, double>> seen;  // (group or −1−sender, op or peer, bytes) asked already
   for (std::size_t r = 0; r < nranks; ++r) {
     const auto& ri = prog.ranks[r];
-    if (ri.dp != 0) continue;
+    if (replica_of(ri) != 0) continue;
     const auto& sp = prog.stages[static_cast<std::size_t>(ri.stage)];
     for (const auto& ops : sp.streams)
       for (const auto& op : ops) {
         if (op.kind == sim::OpKind::collective) {
           const std::int32_t g = ri.group[op.group_slot];
-          if (g < 0) continue;
+          if (g < 0 || !seen.emplace(g, static_cast<int>(op.coll) * 256 + op.variant, op.bytes).second) continue;
           const auto& members = prog.groups[static_cast<std::size_t>(g)].ranks;
           const bool cross = std::any_of(members.begin(), members.end(),
-                                         [&](std::int32_t m) { return prog.ranks[static_cast<std::size_t>(m)].dp != 0; });
-          const sim::CommPlan& p0 = planner.collective(devices(members), op.coll, op.bytes);
+                                         [&](std::int32_t m) { return replica_of(prog.ranks[static_cast<std::size_t>(m)]) != 0; });
+          // As the engine asks for it (sim::Engine::group_plan): a weighted
+          // all-to-all (uniform here) is a matrix plan.
+          const auto& weight = prog.all_to_all_weight;
+          const bool matrix = op.coll == sim::CollOp::all_to_all && weight.size() == members.size();
+          auto plan_for = [&](const std::vector<std::int32_t>& ranks) -> const sim::CommPlan& {
+            if (!matrix) return planner.collective(devices(ranks), op.coll, op.bytes);
+            const std::size_t n = ranks.size();
+            std::vector<double> m(n * n, 0.0);
+            for (std::size_t i = 0; i < n; ++i)
+              for (std::size_t j = 0; j < n; ++j)
+                if (i != j) m[i * n + j] = op.bytes * weight[op.variant == 0 ? j : i];
+            return planner.all_to_all_matrix(devices(ranks), m);
+          };
+          const sim::CommPlan& p0 = plan_for(members);
           if (cross) {
             each_link(p0, [&](sim::LinkId l) { cross_link[l] = 1; });
             continue;
@@ -126,10 +156,11 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
           add_local(p0, [&](int k) -> const sim::CommPlan& {
             std::vector<std::int32_t> mm;
             for (auto m : members) mm.push_back(mirror(m, k));
-            return planner.collective(devices(mm), op.coll, op.bytes);
+            return plan_for(mm);
           });
         } else if (op.kind == sim::OpKind::send) {
           const std::int32_t peer = prog.pp_peer[r * prog.stages.size() + static_cast<std::size_t>(op.peer_stage)];
+          if (!seen.emplace(-1 - static_cast<std::int32_t>(r), peer, op.bytes).second) continue;
           const auto dev = [&](std::int32_t x) { return prog.ranks[static_cast<std::size_t>(x)].device; };
           const auto self = static_cast<std::int32_t>(r);
           add_local(planner.transfer(dev(self), dev(peer), op.bytes), [&](int k) -> const sim::CommPlan& {

@@ -2,7 +2,8 @@
 // are provably alike, simulate replica 0 only (sim::EngineSymmetry) and account the
 // others' traffic on the links exactly.
 //
-// Replica k is the ranks with dp index k; a rank's position is (stage, tp). Every
+// Replica k is the ranks with dp index in [k·ep, (k+1)·ep) (an expert-parallel group
+// stays inside one replica); a rank's position is (stage, tp, dp mod ep). Every
 // replica runs the same stage programs; what can still make replicas differ is the
 // network. The communication of a program falls in two kinds:
 //  * cross-replica: a group whose members lie in several replicas (dp, ep, edp): it is
@@ -40,9 +41,10 @@ struct SymmetryDecision {
 
 /// Decides whether the scenario can run on its symmetric fast path and prepares the
 /// engine's tables. `planner` must be the one the engine will use (plans are matched
-/// by address). `ghost_all`: run every mirror as ghosts (a trace watches links of
-/// devices the engine does not run). Cost: O(replicas · local plans · path length).
+/// by address). `traced`: the ranks a trace draws (when one lies outside replica 0,
+/// every mirror runs as ghosts: the trace watches its links). Cost: O(replicas ·
+/// local plans · path length).
 SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, sim::CommPlanner& planner,
-                                 const std::vector<double>& link_bandwidth, bool ghost_all);
+                                 const std::vector<double>& link_bandwidth, const std::vector<int>& traced);
 
 }  // namespace ls::wl
