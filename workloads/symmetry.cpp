@@ -214,6 +214,47 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
     }
   }
 
+  // Early refusal (the engine's drain check would find it after a long run): a
+  // ghosted plan's copies start together with equal bytes, so if the copies of one
+  // flow meet a different number of their siblings on their most crowded link (ECMP
+  // putting two replicas' transfers on one spine, say), the replicas cannot drain
+  // alike.
+  std::vector<std::uint32_t> crowd(bw.size(), 0);
+  for (const auto& lp : local) {
+    if (!lp.ghosted) continue;
+    for (std::size_t p = 0; p < lp.plan->phases.size(); ++p) {
+      auto copies = [&](auto fn) {
+        fn(*lp.plan);
+        for (const auto* m : lp.mirror) fn(*m);
+      };
+      const std::size_t nflows = lp.plan->phases[p].flows.size();
+      auto count = [&](std::uint32_t delta) {
+        copies([&](const sim::CommPlan& c) {
+          for (const auto& f : c.phases[p].flows)
+            for (std::uint32_t i = 0; i < f.path_len; ++i) crowd[c.links[f.path_begin + i]] += delta;
+        });
+      };
+      count(1);
+      for (std::size_t f = 0; f < nflows; ++f) {
+        std::uint32_t first = 0;
+        bool uneven = false, any = false;
+        copies([&](const sim::CommPlan& c) {
+          const auto& fl = c.phases[p].flows[f];
+          std::uint32_t most = 0;
+          for (std::uint32_t i = 0; i < fl.path_len; ++i) most = std::max(most, crowd[c.links[fl.path_begin + i]]);
+          if (!any) first = most;
+          uneven = uneven || (any && most != first);
+          any = true;
+        });
+        if (uneven) {
+          count(-1u);
+          return broken("replicas' copies of one transfer crowd shared links unevenly (routes through the spines)");
+        }
+      }
+      count(-1u);
+    }
+  }
+
   // Private plans: replica 0's links map one to one onto each mirror's, with equal bandwidth.
   std::vector<sim::LinkId> image(bw.size());
   std::vector<std::uint8_t> taken(bw.size());
