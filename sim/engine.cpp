@@ -79,6 +79,15 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
     op_traces_.reset(new OpTrace[op_trace_count_]);
   }
   transfer_plans_.resize(nranks);
+  const EngineSymmetry& sym = cfg_.symmetry;
+  if (sym.replicas > 1) {
+    if (sym.replica.size() != nranks || sym.position.size() != nranks) throw std::invalid_argument("engine: symmetry tables != ranks");
+    active_.resize(nranks);
+    for (std::size_t r = 0; r < nranks; ++r) active_[r] = sym.replica[r] == 0 ? 1 : 0;
+  }
+  group_active_.resize(program_.groups.size());
+  for (std::size_t g = 0; g < program_.groups.size(); ++g)
+    for (std::int32_t m : program_.groups[g].ranks) group_active_[g] += simulated(m) ? 1 : 0;
   if (!cfg_.traced.empty() && cfg_.traced.size() != nranks) throw std::invalid_argument("engine: traced size != ranks");
 }
 
@@ -124,7 +133,8 @@ Time Engine::run_step(Time start, int step_index) {
   std::fill(arrival_src_.begin(), arrival_src_.end(), -1);
   std::fill(transfer_start_.begin(), transfer_start_.end(), -1);
 
-  for (std::size_t r = 0; r < ranks_.size(); ++r) try_advance(static_cast<std::int32_t>(r));
+  for (std::size_t r = 0; r < ranks_.size(); ++r)
+    if (simulated(static_cast<std::int32_t>(r))) try_advance(static_cast<std::int32_t>(r));
 
   while (!queue_.empty()) {
     const Event e = queue_.pop();
@@ -138,7 +148,13 @@ Time Engine::run_step(Time start, int step_index) {
         schedule_resolve(now_);
         const std::uint32_t cid = flow_comm_[f];
         Comm& c = comms_[cid];
+        if (c.ghosts) {
+          auto& span = ghost_span_[cid][flow_place_[f]];
+          span.first = std::min(span.first, now_);
+          span.second = std::max(span.second, now_);
+        }
         if (--c.outstanding == 0) {
+          if (c.ghosts) check_ghosts(cid);
           const auto& ph = c.plan->phases[c.phase];
           queue_.push(now_ + ph.latency * c.multiplier, kCommPhaseDone, cid);
         }
@@ -182,12 +198,14 @@ Time Engine::run_step(Time start, int step_index) {
   Time end = start;
   bool done = true;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    if (!simulated(static_cast<std::int32_t>(r))) continue;
     const auto& st = program_.stages[static_cast<std::size_t>(program_.ranks[r].stage)];
     for (int s = 0; s < kStreamCount; ++s)
       if (ranks_[r].streams[s].pos < st.streams[static_cast<std::size_t>(s)].size()) done = false;
     end = std::max(end, stats_[r].end);
   }
   if (!done) throw std::runtime_error(describe_deadlock());
+  if (!active_.empty()) copy_to_mirrors();
   return end;
 }
 
@@ -328,7 +346,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       gs.last_arrival = now_;
       if (rec) gs.last_arriver = op_base(rank, stream) + ss.pos;
       const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
-      if (gs.arrived < members.size()) return false;
+      if (gs.arrived < group_active_[static_cast<std::size_t>(g)]) return false;
       gs.arrived = 0;
       const CommPlan* plan = group_plan(g, op);
       const std::uint32_t cid = alloc_comm();
@@ -347,6 +365,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       if (rec) {
         // Remember who arrived last: the critical path jumps there.
         for (std::int32_t m : members) {
+          if (!simulated(m)) continue;
           auto& t = op_traces_[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
           t.peer = static_cast<std::int32_t>(gs.last_arriver);
         }
@@ -401,6 +420,10 @@ void Engine::start_comm(std::uint32_t cid, Time now) {
   Comm& c = comms_[cid];
   c.started = now;
   c.phase = 0;
+  if (!cfg_.symmetry.ghosts.empty()) {
+    const auto it = cfg_.symmetry.ghosts.find(c.plan);
+    c.ghosts = it == cfg_.symmetry.ghosts.end() ? nullptr : &it->second;
+  }
   if (c.plan->phases.empty()) {
     // Free communication (ideal network, single member): finish through the queue
     // so completion never recurses into the caller.
@@ -420,8 +443,13 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     const FlowId id = net_.start(now, std::span<const LinkId>(c.plan->links.data() + f.path_begin, f.path_len), bytes);
     if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
     flow_comm_[id] = cid;
+    if (c.ghosts) {
+      if (id >= flow_place_.size()) flow_place_.resize(static_cast<std::size_t>(id) + 1);
+      flow_place_[id] = c.outstanding;
+    }
     ++c.outstanding;
   }
+  if (c.ghosts) start_ghosts(cid, now);
   if (c.outstanding == 0) {
     queue_.push(now + ph.latency * c.multiplier, kCommPhaseDone, cid);
     return;
@@ -439,10 +467,12 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
     const Op& op = op_at(c.rank, c.stream, c.op_index);
     const double bytes = c.plan->bytes_per_member * c.scale * op.repeat;
     for (std::int32_t m : g.ranks) {
+      if (!simulated(m)) continue;
       stats_[static_cast<std::size_t>(m)].bytes_sent[op.group_slot] += bytes;
       complete_op(m, c.stream, now);
     }
-    for (std::int32_t m : g.ranks) try_advance(m);
+    for (std::int32_t m : g.ranks)
+      if (simulated(m)) try_advance(m);
     return;
   }
   // Point-to-point transfer: finish the send, mark the data as arrived at the peer.
@@ -516,10 +546,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
   st.end = std::max(st.end, now);
   if (cfg_.record_ops) op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)].end = now;
 
-  if (observer_ && !cfg_.traced.empty() && cfg_.traced[static_cast<std::size_t>(rank)]) {
-    observer_->on_op(OpRecord{rank, static_cast<std::uint8_t>(stream), ss.pos, &op, ss.started, now, flow_id});
-    if (op.mem_delta_bytes != 0) observer_->on_memory(rank, now, st.mem_now);
-  }
+  if (observer_ && !cfg_.traced.empty()) observe(rank, stream, ss.pos, op, ss.started, now, flow_id, st.mem_now);
   ++ss.pos;
   ss.running = false;
 }

@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/event_queue.hpp"
@@ -71,6 +73,27 @@ struct OpTrace {
   std::int32_t peer;
 };  // 24 bytes: one per executed op, so it is kept small (first-touch page faults dominate)
 
+/// The symmetric fast path (workloads/symmetry.hpp): ranks come in R alike replicas;
+/// only replica 0 runs, and every other rank shares the timeline of its position's
+/// replica-0 rank. A collective over ranks of several replicas starts when its
+/// simulated members arrive. "Ghost" plans run beside a simulated plan (same phases,
+/// same start) so that links the replicas share carry every replica's traffic; each
+/// ghost flow must drain within `tolerance` of its simulated twin, else run_step
+/// throws SymmetryBroken (the caller re-runs every rank).
+struct EngineSymmetry {
+  int replicas = 1;                          // 1: off
+  std::vector<std::int32_t> replica;         // per rank
+  std::vector<std::int32_t> position;        // per rank: its place in a replica
+  std::vector<std::int32_t> rank_at;         // [position · replicas + replica] → rank
+  std::unordered_map<const CommPlan*, std::vector<const CommPlan*>> ghosts;
+  Time tolerance = Time::from_ps(1000);
+};
+
+class SymmetryBroken : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 struct EngineConfig {
   std::vector<double> compute_factor;   // per rank (device) slowdown, default 1
   double compute_cv = 0, comm_cv = 0;   // jitter: lognormal-ish multiplicative noise
@@ -82,6 +105,7 @@ struct EngineConfig {
   std::array<std::string, kGroupSlots> group_slot_names;
   std::array<std::string, kStreamCount> stream_names;
   std::array<std::string, kOpLabels> label_names;
+  EngineSymmetry symmetry;
 };
 
 class Engine {
@@ -94,6 +118,10 @@ public:
 
   const std::vector<RankStats>& stats() const { return stats_; }
   std::uint64_t events_processed() const { return events_; }
+  /// False for the ranks the symmetric fast path does not run (their stats are the
+  /// representative's copies; their op traces are not written).
+  bool simulated(std::int32_t rank) const { return active_.empty() || active_[static_cast<std::size_t>(rank)] != 0; }
+  int ranks_simulated() const;
   void set_observer(ExecutionObserver* obs) { observer_ = obs; }
 
   /// Op traces of the last step (record_ops): global op id = op_base(rank, stream) + index.
@@ -135,6 +163,7 @@ private:
     std::uint32_t op_index = 0;     // sender's op index (send stream)
     Time started;
     bool free = true;
+    const std::vector<const CommPlan*>* ghosts = nullptr;  // symmetric fast path
   };
 
   void try_advance(std::int32_t rank);
@@ -192,6 +221,18 @@ private:
   struct TransferPlan { std::int32_t dst; double bytes; const CommPlan* plan; };
   std::vector<std::vector<TransferPlan>> transfer_plans_;  // per rank
   std::uint64_t next_flow_tag_ = 1;
+  // Symmetric fast path (EngineSymmetry): which ranks run, each group's simulated
+  // member count, each flow's place in its phase and, per comm with ghosts, the
+  // earliest and latest drain of each place (twins must agree).
+  std::vector<std::uint8_t> active_;
+  std::vector<std::uint32_t> group_active_;
+  std::vector<std::uint32_t> flow_place_;
+  std::vector<std::vector<std::pair<Time, Time>>> ghost_span_;
+  void start_ghosts(std::uint32_t comm_id, Time now);
+  void check_ghosts(std::uint32_t comm_id) const;
+  void copy_to_mirrors();
+  void observe(std::int32_t rank, int stream, std::uint32_t index, const Op& op, Time start, Time end, std::uint64_t flow_id,
+               std::int64_t mem_now);
 };
 
 }  // namespace ls::sim

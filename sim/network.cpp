@@ -419,6 +419,12 @@ Time FlowNetwork::link_busy(LinkId link, Time now) const {
   return Time::from_ps(ps);
 }
 
+void FlowNetwork::credit_link(LinkId link, double bytes, Time busy) {
+  check_link(link, "credit_link");
+  stats_[link].bytes += bytes;
+  stats_[link].busy_ps += busy.ps();
+}
+
 void FlowNetwork::set_observer(LinkRateObserver* observer) { observer_ = observer; }
 
 void FlowNetwork::watch(LinkId link, bool on) {

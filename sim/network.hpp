@@ -78,6 +78,9 @@ public:
   double link_bytes(LinkId link) const;
   /// Time during which at least one flow was active on the link, up to `now`.
   Time link_busy(LinkId link, Time now) const;
+  /// Adds bytes and busy time to a link's statistics as if flows had crossed it
+  /// (the symmetric fast path: the traffic of replicas it did not simulate).
+  void credit_link(LinkId link, double bytes, Time busy);
 
   /// Optional observer for the links flagged with watch(); not owned.
   void set_observer(LinkRateObserver* observer);

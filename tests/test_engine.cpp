@@ -215,3 +215,83 @@ TEST_CASE("jitter is deterministic per seed and changes with it") {
   // Mean-one noise: 50 ops of 100 us with cv 0.1 stay within ±10 % of 5 ms (≈7 sigma).
   CHECK(std::abs(run(3).seconds() - 5e-3) < 5e-4);
 }
+
+namespace {
+
+/// Two replicas of a two-stage pipeline: stage 0 computes 10 us and sends 1 MB to
+/// stage 1, which receives it and computes 5 us. Ranks 0, 1 are replica 0; 2, 3 replica 1.
+Program two_replicas() {
+  Program p;
+  p.ranks.resize(4);
+  for (int r = 0; r < 4; ++r) {
+    p.ranks[static_cast<std::size_t>(r)].device = r;
+    p.ranks[static_cast<std::size_t>(r)].stage = r % 2;
+  }
+  p.stages.resize(2);
+  p.pp_peer = {0, 1, 0, 1, 2, 3, 2, 3};
+  p.stages[0].streams[0].push_back(compute(us(10)));
+  Op s;
+  s.kind = OpKind::send;
+  s.group_slot = kPp;
+  s.bytes = 1e6;
+  s.peer_stage = 1;
+  s.dep_count = 1;
+  p.stages[0].deps.push_back(OpRef{0, 0});
+  p.stages[0].streams[1].push_back(s);
+  Op r;
+  r.kind = OpKind::recv;
+  r.group_slot = kPp;
+  p.stages[1].streams[0].push_back(r);
+  p.stages[1].streams[0].push_back(compute(us(5)));
+  return p;
+}
+
+CommPlan one_link_plan(LinkId link, double bytes) {
+  CommPlan c;
+  c.links = {link};
+  c.phases.push_back(CommPhase{{PlanFlow{0, 1, bytes}}, us(1)});
+  c.bytes_per_member = bytes;
+  return c;
+}
+
+EngineSymmetry replica_tables() {
+  EngineSymmetry s;
+  s.replicas = 2;
+  s.replica = {0, 0, 1, 1};
+  s.position = {0, 1, 0, 1};
+  s.rank_at = {0, 2, 1, 3};  // [position · 2 + replica]
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("symmetric fast path: replica 1 shares replica 0's timeline; its ghost runs on its own link") {
+  const Program p = two_replicas();
+  StubPlanner planner;
+  const CommPlan ghost = one_link_plan(1, 1e6);
+  FlowNetwork net({1e9, 1e9});
+  EngineConfig cfg;
+  cfg.symmetry = replica_tables();
+  cfg.symmetry.ghosts[&planner.transfer(0, 1, 1e6)] = {&ghost};
+  Engine eng(p, planner, net, cfg);
+  CHECK(eng.run_step(Time::zero(), 0) == us(1016));  // as two_ranks' send/recv case
+  CHECK(eng.ranks_simulated() == 2);
+  CHECK_FALSE(eng.simulated(3));
+  CHECK(eng.stats()[3].exposed[kPp] == us(1001));    // copied from rank 1
+  CHECK(eng.stats()[2].bytes_sent[kPp] == doctest::Approx(1e6));
+  CHECK(net.link_bytes(1) == doctest::Approx(1e6));  // the ghost carried replica 1's bytes
+}
+
+TEST_CASE("symmetric fast path: a ghost that drains apart from its twin throws SymmetryBroken") {
+  // Replica 1's link is half as fast: its transfer would take 2 ms, not 1 ms, so the
+  // replicas' timelines differ and the caller must simulate every rank.
+  const Program p = two_replicas();
+  StubPlanner planner;
+  const CommPlan ghost = one_link_plan(1, 1e6);
+  FlowNetwork net({1e9, 0.5e9});
+  EngineConfig cfg;
+  cfg.symmetry = replica_tables();
+  cfg.symmetry.ghosts[&planner.transfer(0, 1, 1e6)] = {&ghost};
+  Engine eng(p, planner, net, cfg);
+  CHECK_THROWS_AS(eng.run_step(Time::zero(), 0), SymmetryBroken);
+}

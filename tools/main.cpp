@@ -30,6 +30,7 @@
 #include "tools/report_json.hpp"
 #include "tools/scenario.hpp"
 #include "tools/search.hpp"
+#include "tools/mpi_shard.hpp"
 #include "tools/summary.hpp"
 #include "tools/sweep.hpp"
 #include "tools/trace.hpp"
@@ -307,7 +308,10 @@ int cmd_search(const SearchArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  const auto mpi = tools::mpi_exchange();  // null unless started by mpirun with N > 1
+  o.exchange = mpi.get();
   const tools::SearchReport rep = tools::run_search(base, o);
+  if (mpi && mpi->rank() != 0) return rep.ranked.empty() ? kExitInvalid : kExitOk;  // rank 0 writes
   if (!a.csv.empty()) write_out(a.csv, tools::search_csv(rep));
   if (!a.json.empty()) write_out(a.json, tools::search_json(rep).dump(2) + "\n");
   if (!a.emit.empty() && !rep.ranked.empty())

@@ -171,6 +171,8 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
 
   ordered_json eng;
   eng["events"] = r.events;
+  eng["symmetry"] = r.symmetry;
+  eng["ranks_simulated"] = r.ranks_simulated;
   if (opts.include_wall_time) eng["wall_s"] = num(r.wall_s);
   j["engine"] = std::move(eng);
   return j;

@@ -34,9 +34,12 @@ public:
     if (const YEntry* e = root.find("precision")) precision(e->value, "precision");
     if (const YEntry* e = root.find("perturbations")) perturbations(e->value, "perturbations");
     if (const YEntry* e = root.find("simulation")) {
-      if (r_.map(e->value, "simulation", keys("simulation")))
+      if (r_.map(e->value, "simulation", keys("simulation"))) {
         if (const YEntry* st = e->value.find("steps"))
           assign(s_.simulation.steps, r_.count(st->value, "simulation.steps", 1, kMaxSteps));
+        if (const YEntry* sy = e->value.find("symmetry"))
+          if (auto v = r_.choice(sy->value, "simulation.symmetry", values("simulation.symmetry"))) s_.simulation.symmetry = *v == "auto";
+      }
     }
     if (const YEntry* e = root.find("implementation")) implementation(e->value, "implementation");
     return s_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <map>
@@ -198,6 +199,59 @@ double memory_lower_bound(const wl::Scenario& sc) {
 
 namespace {
 
+/// Bit-exact blobs for SearchExchange: doubles by their bytes, strings with a length.
+struct BlobWriter {
+  std::string out;
+  template <class T>
+  void put(const T& v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void put_string(const std::string& v) {
+    put(static_cast<std::uint64_t>(v.size()));
+    out += v;
+  }
+};
+struct BlobReader {
+  const std::string& in;
+  std::size_t at = 0;
+  template <class T>
+  T get() {
+    T v{};
+    if (at + sizeof v > in.size()) throw std::runtime_error("search exchange: truncated blob");
+    std::memcpy(&v, in.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  }
+  std::string get_string() {
+    const auto n = get<std::uint64_t>();
+    if (at + n > in.size()) throw std::runtime_error("search exchange: truncated blob");
+    std::string v = in.substr(at, n);
+    at += n;
+    return v;
+  }
+};
+
+/// Runs fn(k) for the items k < n this process owns (k mod size == rank), then
+/// shares the results: write(k, blob) serialises item k, read(k, reader) fills it in
+/// on every other process. Without an exchange: every item, here.
+template <class Fn, class Write, class Read>
+void exchange_items(SearchExchange* ex, std::size_t n, int threads, Fn fn, Write write, Read read) {
+  if (!ex || ex->size() <= 1) {
+    parallel_for(n, threads, fn);
+    return;
+  }
+  const auto size = static_cast<std::size_t>(ex->size()), me = static_cast<std::size_t>(ex->rank());
+  std::vector<std::size_t> own;
+  for (std::size_t k = me; k < n; k += size) own.push_back(k);
+  parallel_for(own.size(), threads, [&](std::size_t i, std::size_t w) { fn(own[i], w); });
+  BlobWriter bw;
+  for (std::size_t k : own) write(k, bw);
+  const std::vector<std::string> all = ex->all_gather(bw.out);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (r == me) continue;
+    BlobReader br{all[r]};
+    for (std::size_t k = r; k < n; k += size) read(k, br);
+  }
+}
+
 double objective_value(SearchObjective o, const CandidateOutcome& c) {
   return o == SearchObjective::tokens_per_s ? -c.tokens_per_s : c.step_time_s;
 }
@@ -237,15 +291,27 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   for (std::size_t i = 0; i < mine.size(); ++i)
     if (mine[i].rejected.empty()) todo.push_back(i);
   std::vector<Estimate> est(todo.size());
-  parallel_for(todo.size(), rep.threads, [&](std::size_t k, std::size_t worker) {
-    try {
-      auto& cluster = clusters[worker];
-      if (!cluster) cluster.emplace(topo::Cluster::build(wl::effective_cluster(base)));
-      est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), *cluster);
-    } catch (const std::exception&) {
-      est[k].rejected = "analytic-error";
-    }
-  });
+  exchange_items(
+      opts.exchange, todo.size(), rep.threads,
+      [&](std::size_t k, std::size_t worker) {
+        try {
+          auto& cluster = clusters[worker];
+          if (!cluster) cluster.emplace(topo::Cluster::build(wl::effective_cluster(base)));
+          est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), *cluster);
+        } catch (const std::exception&) {
+          est[k].rejected = "analytic-error";
+        }
+      },
+      [&](std::size_t k, BlobWriter& w) {
+        const Estimate& e = est[k];
+        w.put_string(e.rejected);
+        for (double v : {e.step_s, e.peak_bytes, e.bubble, e.model_flops, e.tokens}) w.put(v);
+      },
+      [&](std::size_t k, BlobReader& r) {
+        Estimate& e = est[k];
+        e.rejected = r.get_string();
+        for (double* v : {&e.step_s, &e.peak_bytes, &e.bubble, &e.model_flops, &e.tokens}) *v = r.get<double>();
+      });
   for (std::size_t k = 0; k < todo.size(); ++k) mine[todo[k]].rejected = est[k].rejected;
   std::vector<CandidateOutcome> kept;
   for (std::size_t k = 0; k < todo.size(); ++k) {
@@ -273,7 +339,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   const auto t1 = Clock::now();
   const std::size_t top = std::min(kept.size(), static_cast<std::size_t>(std::max(0, opts.simulate_top)));
   std::vector<std::string> failed(top);
-  parallel_for(top, rep.threads, [&](std::size_t k, std::size_t) {
+  exchange_items(opts.exchange, top, rep.threads, [&](std::size_t k, std::size_t) {
     CandidateOutcome& o = kept[k];
     try {
       const wl::ResolvedScenario sc = wl::resolve(candidate_scenario(base, rep.global_batch, o.layout));
@@ -293,6 +359,22 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
     } catch (const std::exception&) {
       failed[k] = "simulation-error";
     }
+  }, [&](std::size_t k, BlobWriter& w) {
+    const CandidateOutcome& o = kept[k];
+    w.put_string(failed[k]);
+    w.put(o.simulated);
+    w.put(o.fits);
+    for (double v : {o.step_time_s, o.tokens_per_s, o.mfu, o.peak_memory_bytes, o.bubble_fraction, o.exposed.tp, o.exposed.pp,
+                     o.exposed.dp, o.exposed.ep})
+      w.put(v);
+  }, [&](std::size_t k, BlobReader& r) {
+    CandidateOutcome& o = kept[k];
+    failed[k] = r.get_string();
+    o.simulated = r.get<bool>();
+    o.fits = r.get<bool>();
+    for (double* v : {&o.step_time_s, &o.tokens_per_s, &o.mfu, &o.peak_memory_bytes, &o.bubble_fraction, &o.exposed.tp,
+                      &o.exposed.pp, &o.exposed.dp, &o.exposed.ep})
+      *v = r.get<double>();
   });
   std::vector<std::size_t> failed_index;
   for (std::size_t k = 0; k < top; ++k)

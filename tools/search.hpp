@@ -131,12 +131,27 @@ double memory_lower_bound(const wl::Scenario& resolved);
 
 enum class SearchObjective { step_time, tokens_per_s };
 
+/// Several processes working on one search (tools/mpi_shard.cpp under mpirun): each
+/// analyses and simulates every size()-th candidate of its list and all_gather
+/// shares the verdicts, so every process ends with the same report as a single
+/// process would (the analytic stage and every simulation are pure functions of the
+/// candidate). Only the wall times differ.
+class SearchExchange {
+public:
+  virtual ~SearchExchange() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Every process passes its blob; each gets all processes' blobs, by rank.
+  virtual std::vector<std::string> all_gather(const std::string& blob) = 0;
+};
+
 struct SearchOptions {
   SearchAxes axes;
   SearchObjective objective = SearchObjective::step_time;
   int simulate_top = 64;
   int jobs = 0;  // ≤ 0: hardware threads
   int shard_index = 0, shard_count = 1;
+  SearchExchange* exchange = nullptr;  // not owned; null: one process
 };
 
 /// Exposed communication by axis (time the compute stream waited on it), seconds.

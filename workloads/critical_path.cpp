@@ -33,6 +33,7 @@ CriticalWalk walk_critical_path(const sim::Engine& eng, const sim::Program& prog
   // The op that finished last.
   std::int64_t cur = -1;
   for (std::size_t r = 0; r < prog.ranks.size() && cur < 0; ++r) {
+    if (!eng.simulated(static_cast<std::int32_t>(r))) continue;  // symmetric fast path: no traces there
     for (int s = 0; s < sim::kStreamCount; ++s) {
       const auto n = prog.stages[static_cast<std::size_t>(prog.ranks[r].stage)].streams[static_cast<std::size_t>(s)].size();
       if (n == 0) continue;

@@ -178,6 +178,8 @@ struct Result {
   // engine statistics (--profile, benchmarks)
   std::uint64_t events = 0;
   double wall_s = 0;
+  std::string symmetry = "off";  // "used", "off" or "broken: <reason>" (workloads/symmetry.hpp)
+  int ranks_simulated = 0;
 
   // trace data (filled only when a trace is requested)
   std::vector<Span> spans;

@@ -149,6 +149,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations.jitter.seed", "int", {}, "0", "≥ 0"},
 
       {"simulation.steps", "int", {}, "1", "1..10000"},
+      {"simulation.symmetry", "", {"auto", "off"}, "`auto`",
+       "`auto` simulates one data-parallel replica when every replica is provably alike (no perturbation or jitter, a "
+       "generated fabric, uniform MoE routing, replicas on alike links) and accounts the others' traffic; the numbers "
+       "equal `off`'s (every rank). The JSON's `engine.symmetry` says which was used, or why not"},
 
       {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
        "a bundle of attention kernel, fusion, overlap switches and per-kernel host cost (README: implementation presets); "

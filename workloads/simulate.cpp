@@ -24,6 +24,7 @@
 #include "workloads/program_builder.hpp"
 #include "workloads/recorder.hpp"
 #include "workloads/schedule.hpp"
+#include "workloads/symmetry.hpp"
 #include "workloads/vocabulary.hpp"
 #include "workloads/cp_advice.hpp"
 #include "workloads/what_if.hpp"
@@ -34,7 +35,7 @@ using sim::Time;
 
 namespace {
 
-Result simulate_once(const Scenario& sc, const SimOptions& opts) {
+Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
   topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
@@ -76,6 +77,13 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
     for (int r : traced) cfg.traced[static_cast<std::size_t>(r)] = 1;
   }
 
+  // The symmetric fast path (symmetry.hpp).
+  SymmetryDecision sym;
+  if (symmetric) {
+    sym = decide_symmetry(sc, prog, planner, cluster.link_bandwidths(), traced);
+    cfg.symmetry = std::move(sym.engine);
+  }
+
   Result res;
   res.scenario = sc.name;
   res.devices = D;
@@ -101,6 +109,10 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
     t = end;
   }
   const Time total = t;
+  // Links only an unsimulated replica used carry what their replica-0 twins carried.
+  for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total));
+  res.symmetry = sym.status;
+  res.ranks_simulated = eng.ranks_simulated();
   const auto& stats = first_stats;
   const double step0 = step_s.front();
 
@@ -128,16 +140,28 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   return res;
 }
 
+/// The symmetric fast path when the scenario allows it; when a run finds replicas
+/// drifting apart (sim::SymmetryBroken), every rank again, saying why.
+Result simulate_symmetric(const Scenario& sc, const SimOptions& opts) {
+  try {
+    return simulate_once(sc, opts, true);
+  } catch (const sim::SymmetryBroken& e) {
+    Result res = simulate_once(sc, opts, false);
+    res.symmetry = std::string("broken: ") + e.what();
+    return res;
+  }
+}
+
 }  // namespace
 
 Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
   const Scenario& sc = resolved.scenario();
-  Result res = simulate_once(sc, opts);
+  Result res = simulate_symmetric(sc, opts);
   if (opts.what_if) {
     SimOptions sub;
     sub.what_if = false;
-    price_warnings(sc, res, [&sub](const Scenario& fixed) { return simulate_once(fixed, sub).step_time_s; });
-    price_cp_advice(sc, res, [&sub](const Scenario& fixed) { return simulate_once(fixed, sub); });
+    price_warnings(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub).step_time_s; });
+    price_cp_advice(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub); });
   }
   return res;
 }

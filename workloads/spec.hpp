@@ -142,6 +142,9 @@ struct PerturbationSpec {
 
 struct SimulationSpec {
   int steps = 1;
+  /// Simulate one dp replica when the scenario is symmetric (workloads/symmetry.hpp);
+  /// false: every rank, always.
+  bool symmetry = true;
 };
 
 /// topo::ClusterSpec's defaults with both link bandwidths unset (0): resolve() sets

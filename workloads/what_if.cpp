@@ -7,6 +7,7 @@
 
 #include "workloads/layout.hpp"
 #include "workloads/program_builder.hpp"
+#include "workloads/stage_layers.hpp"
 
 namespace ls::wl {
 
@@ -18,14 +19,36 @@ Warning* find_warning(Result& r, const std::string& code) {
   return nullptr;
 }
 
+/// The placement with degree-1 axes dropped: two orders that differ only in those
+/// put every rank on the same device.
+std::vector<std::string> effective_placement(const LayoutSpec& l) {
+  std::vector<std::string> out;
+  for (const auto& axis : l.placement) {
+    const int degree = axis == "tp" ? l.tp : axis == "pp" ? l.pp : axis == "dp" ? l.dp : axis == "ep" ? l.ep : 2;
+    if (degree != 1) out.push_back(axis);
+  }
+  return out;
+}
+
+/// True when a fix changes nothing the simulation sees (the fixes below only clear
+/// perturbations, balance stages or routing, or reorder the placement): then the
+/// what-if's step time is the base's and no second simulation is needed.
+bool same_simulation(const Scenario& a, const Scenario& b) {
+  return a.perturbations.devices.size() == b.perturbations.devices.size() &&
+         a.model.moe.routing == b.model.moe.routing && a.model.moe.load == b.model.moe.load &&
+         effective_placement(a.layout) == effective_placement(b.layout) &&
+         resolve_stage_layers(a) == resolve_stage_layers(b);
+}
+
 std::string delta_text(double base_s, double fixed_s) {
   return fmt::format("{:.4g} s per step instead of {:.4g} s ({:+.1f}%)", fixed_s, base_s, 100.0 * (fixed_s - base_s) / base_s);
 }
 
 }  // namespace
 
-void price_warnings(const Scenario& sc, Result& res, const StepTimeOf& step_time_of) {
+void price_warnings(const Scenario& sc, Result& res, const StepTimeOf& simulate_fix) {
   const double base = res.step_time_s;
+  const auto step_time_of = [&](const Scenario& fixed) { return same_simulation(sc, fixed) ? base : simulate_fix(fixed); };
   if (Warning* w = find_warning(res, "straggler")) {
     Scenario fixed = sc;
     fixed.perturbations.devices.clear();

@@ -1,0 +1,195 @@
+// tests/test_symmetry.cpp — the symmetric fast path (workloads/symmetry.hpp) gives
+// the numbers of the full simulation: over a matrix of layouts, schedules, ZeRO
+// stages, MoE, fabrics and placements, `simulation.symmetry: auto` and `off` agree
+// on the step time to 1e-9 relative (integer-picosecond time: the two runs differ
+// only in floating-point summation order, ≪ 1 ps per event) and on every number of
+// the JSON summary to 1e-6 (sums over ranks and links in another order), strings
+// exactly; only the engine's own counters (events, symmetry) may differ.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <tuple>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/report_json.hpp"
+#include "tools/scenario.hpp"
+#include "workloads/simulate.hpp"
+
+using namespace ls;
+
+namespace {
+
+// 4 nodes × 4 GPUs, a small GQA model: every axis can take degree 2.
+const char* kBase = R"(name: sym
+cluster:
+  gpu: {preset: h100-sxm}
+  nodes: 4
+  gpus_per_node: 4
+  inter_node: {kind: infiniband, bandwidth: 400 Gb/s, latency: 3 us, nics_per_node: 4}
+model:
+  name: small
+  layers: 8
+  hidden: 1024
+  heads: 8
+  kv_heads: 4
+  ffn_hidden: 4096
+  vocab: 32000
+  seq_len: 1024
+  activation: swiglu
+layout:
+  tp: 2
+  pp: 2
+  microbatches: 8
+)";
+
+const char* kMoe = R"(name: sym-moe
+cluster:
+  gpu: {preset: h100-sxm}
+  nodes: 4
+  gpus_per_node: 4
+model:
+  name: small-moe
+  layers: 4
+  hidden: 1024
+  heads: 8
+  kv_heads: 4
+  ffn_hidden: 2048
+  vocab: 32000
+  seq_len: 1024
+  activation: swiglu
+  moe: {experts: 8, top_k: 2}
+layout:
+  tp: 2
+  pp: 2
+  ep: 2
+  microbatches: 4
+)";
+
+/// Every number in `a` and `b` within rel (of the larger magnitude, floor 1e-12),
+/// strings and shapes equal. `path` names the first difference.
+void compare(const nlohmann::json& a, const nlohmann::json& b, const std::string& path, double rel) {
+  INFO(path);
+  REQUIRE(a.type() == b.type());
+  if (a.is_object()) {
+    REQUIRE(a.size() == b.size());
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      REQUIRE(b.contains(it.key()));
+      compare(it.value(), b.at(it.key()), path + "." + it.key(), rel);
+    }
+  } else if (a.is_array()) {
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) compare(a[i], b[i], path + "[" + std::to_string(i) + "]", rel);
+  } else if (a.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    CHECK(std::abs(x - y) <= rel * std::max({std::abs(x), std::abs(y), 1e-12}));
+  } else {
+    CHECK(a == b);
+  }
+}
+
+struct Outcome {
+  nlohmann::json json;
+  double step = 0;
+  std::string symmetry;
+  int ranks_simulated = 0;
+  /// Trace spans as (device, track, start ps, end ps, flow id, sending end), sorted.
+  std::vector<std::tuple<int, int, std::int64_t, std::int64_t, std::uint64_t, bool>> spans;
+};
+
+Outcome run(const char* yaml, std::vector<std::string> sets, const std::string& mode, bool trace = false) {
+  sets.push_back("simulation.symmetry=" + mode);
+  const auto sc = tools::load_scenario_string(yaml, "sym.yaml", sets);
+  wl::SimOptions o;
+  o.trace = trace;
+  const wl::Result r = wl::simulate(sc, o);
+  Outcome out{tools::to_json(r), r.step_time_s, r.symmetry, r.ranks_simulated, {}};
+  out.json.erase("engine");
+  for (const auto& sp : r.spans)
+    out.spans.emplace_back(sp.device, sp.track, sp.start.ps(), sp.end.ps(), sp.flow_id, sp.flow_out);
+  std::sort(out.spans.begin(), out.spans.end());
+  return out;
+}
+
+/// Runs both modes and compares; returns auto's symmetry status.
+std::string agree(const char* yaml, const std::vector<std::string>& sets) {
+  std::string label;
+  for (const auto& s : sets) label += s + " ";
+  INFO("case: " << label);
+  const Outcome on = run(yaml, sets, "auto"), off = run(yaml, sets, "off");
+  CHECK(off.symmetry == "off");
+  CHECK(std::abs(on.step - off.step) <= 1e-9 * off.step);
+  compare(on.json, off.json, "", 1e-6);
+  MESSAGE(label << "-> " << on.symmetry << ", " << on.ranks_simulated << " ranks simulated");
+  return on.symmetry;
+}
+
+}  // namespace
+
+TEST_CASE("symmetric fast path: dense layouts and schedules agree with every rank") {
+  CHECK(agree(kBase, {}) == "used");
+  agree(kBase, {"layout.schedule=interleaved-1f1b", "layout.virtual_stages=2"});
+  agree(kBase, {"layout.schedule=zb-h1"});
+  agree(kBase, {"layout.schedule=gpipe", "layout.recompute=full"});
+  agree(kBase, {"layout.sequence_parallel=true", "layout.recompute=selective"});
+  agree(kBase, {"layout.tp=4", "layout.pp=1"});
+  agree(kBase, {"layout.tp=1", "layout.pp=4"});
+}
+
+TEST_CASE("symmetric fast path: ZeRO 0-3") {
+  for (int z = 0; z <= 3; ++z) agree(kBase, {"layout.zero=" + std::to_string(z)});
+}
+
+TEST_CASE("symmetric fast path: placements") {
+  agree(kBase, {"layout.placement=[dp, tp, pp]"});
+  agree(kBase, {"layout.placement=[tp, pp, dp]"});
+  agree(kBase, {"layout.placement=[pp, dp, tp]"});
+  agree(kBase, {"layout.placement=[dp, pp, tp]", "layout.tp=4", "layout.pp=1"});
+}
+
+TEST_CASE("symmetric fast path: fat-tree with oversubscription") {
+  agree(kBase, {"cluster.inter_node.fabric=fat-tree", "cluster.inter_node.oversubscription=2",
+                "cluster.inter_node.nodes_per_leaf=2"});
+  agree(kBase, {"cluster.inter_node.fabric=fat-tree", "cluster.inter_node.oversubscription=4",
+                "cluster.inter_node.nodes_per_leaf=1", "layout.placement=[tp, pp, dp]"});
+}
+
+TEST_CASE("symmetric fast path: MoE with balanced routing") {
+  agree(kMoe, {});
+  agree(kMoe, {"layout.tp=1", "layout.ep=4"});
+}
+
+TEST_CASE("symmetric fast path: what breaks symmetry runs every rank and says why") {
+  CHECK(agree(kBase, {"perturbations.devices=[{device: node1.gpu2, compute_slowdown: 1.5}]"}) ==
+        "broken: device perturbations");
+  CHECK(agree(kBase, {"perturbations.jitter={compute_cv: 0.05, seed: 3}"}) == "broken: jitter");
+  CHECK(agree(kBase, {"layout.tp=4", "layout.pp=4"}) == "broken: one dp replica");
+  const Outcome off = run(kBase, {}, "off");
+  CHECK(off.ranks_simulated == 16);
+  CHECK(run(kBase, {}, "auto").ranks_simulated == 4);
+}
+
+TEST_CASE("symmetric fast path: a trace over every device matches the full trace") {
+  // tracing all 16 devices: replica 0 runs, the others' tracks are its copies
+  const Outcome on = run(kBase, {}, "auto", true), off = run(kBase, {}, "off", true);
+  CHECK(on.symmetry == "used");
+  CHECK(std::abs(on.step - off.step) <= 1e-9 * off.step);
+  compare(on.json, off.json, "", 1e-6);
+  // Every device's spans, at the same picoseconds, with the same send/recv pairing
+  // (the ghost flows drain within the engine's tolerance of their twins: ≤ 1 ns).
+  REQUIRE(on.spans.size() == off.spans.size());
+  for (std::size_t i = 0; i < on.spans.size(); ++i) {
+    const auto& [d1, t1, s1, e1, f1, o1] = on.spans[i];
+    const auto& [d2, t2, s2, e2, f2, o2] = off.spans[i];
+    CHECK(d1 == d2);
+    CHECK(t1 == t2);
+    CHECK(std::abs(s1 - s2) <= 1000);
+    CHECK(std::abs(e1 - e2) <= 1000);
+    CHECK(f1 == f2);
+    CHECK(o1 == o2);
+  }
+}
