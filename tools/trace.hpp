@@ -15,7 +15,10 @@
 //  * counters (`ph: C`, one numeric arg "value") from Result::counters;
 //  * `M` events process_name / process_sort_index / thread_name / thread_sort_index.
 // Timestamps are printed with sim::to_us_string: exact decimal microseconds from the
-// integer picoseconds, never through a double.
+// integer picoseconds, never through a double. Durations are exact too, except where
+// a viewer adding ts + dur in double precision would overshoot the exact end: there
+// dur is the double that makes ts + dur the double nearest the end (trace.cpp,
+// dur_text), so such viewers (speedscope) see slices nest and touch exactly.
 //
 // Complexity: O(S log S + C) for S spans and C counter samples; the text is built in
 // memory (one string) and then written once.
