@@ -11,6 +11,7 @@ PACKAGES=(
   libbenchmark-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler
   python3 pybind11-dev python3-dev python3-pytest
+  nodejs npm
 )
 
 missing=()

@@ -149,24 +149,6 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   crit["devices"] = std::move(cdev);  // the five devices holding most of the path
   j["critical_path"] = std::move(crit);
 
-  // Slow devices (perturbations.devices with compute_slowdown > 1) and what each costs:
-  // the step time without it (a what-if simulation; null when not priced).
-  ordered_json strag = ordered_json::array();
-  ordered_json perturbed = ordered_json::array();
-  for (const auto& p : r.perturbed_devices) {
-    if (p.compute_slowdown > 1.0)
-      strag.push_back(ordered_json{{"device", device_name(p.device)}, {"compute_slowdown", num(p.compute_slowdown)}, {"cost_s", num(p.cost_s)}});
-    perturbed.push_back(ordered_json{{"device", device_name(p.device)},
-                                     {"stage", p.stage},
-                                     {"compute_slowdown", num(p.compute_slowdown)},
-                                     {"compute_s", num(p.compute_s)},
-                                     {"stage_mean_compute_s", num(p.stage_mean_compute_s)},
-                                     {"idle_fraction", num(p.idle_fraction)},
-                                     {"critical_share", num(p.critical_share)},
-                                     {"cost_s", num(p.cost_s)}});
-  }
-  j["stragglers"] = std::move(strag);
-  j["perturbed_devices"] = std::move(perturbed);
 
 
   ordered_json warns = ordered_json::array();
@@ -190,6 +172,25 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     breakdown.push_back(std::move(e));
   }
   j["compute_breakdown"] = std::move(breakdown);
+
+  // Slow devices (perturbations.devices with compute_slowdown > 1) and what each costs:
+  // the step time without it (a what-if simulation; null when not priced).
+  ordered_json strag = ordered_json::array();
+  ordered_json perturbed = ordered_json::array();
+  for (const auto& p : r.perturbed_devices) {
+    if (p.compute_slowdown > 1.0)
+      strag.push_back(ordered_json{{"device", device_name(p.device)}, {"compute_slowdown", num(p.compute_slowdown)}, {"cost_s", num(p.cost_s)}});
+    perturbed.push_back(ordered_json{{"device", device_name(p.device)},
+                                     {"stage", p.stage},
+                                     {"compute_slowdown", num(p.compute_slowdown)},
+                                     {"compute_s", num(p.compute_s)},
+                                     {"stage_mean_compute_s", num(p.stage_mean_compute_s)},
+                                     {"idle_fraction", num(p.idle_fraction)},
+                                     {"critical_share", num(p.critical_share)},
+                                     {"cost_s", num(p.cost_s)}});
+  }
+  j["stragglers"] = std::move(strag);
+  j["perturbed_devices"] = std::move(perturbed);
 
   // ---- extras (not in the v1 contract; additive) ----
   ordered_json ss;

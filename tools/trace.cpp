@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -92,26 +91,18 @@ const char* work_letter(wl::Work w) {
   }
 }
 
-// The `dur` text of a slice [start, end). Viewers such as speedscope compute a slice's
-// end as ts + dur in double precision; with both printed as exact decimals that sum can
-// land an ulp past the exact end, hence past the next slice's start (which the viewer
-// then reads as nested: a staircase of frames that never close). So `dur` is the exact
-// decimal when ts + dur rounds to the double nearest the exact end (most slices), and
-// otherwise the double d, printed shortest round-trip, for which ts + d is that double:
-// every end a viewer computes then equals the correctly rounded exact end, and
-// rounding is monotonic, so nesting and touching survive. d stays within a few ulps of
-// the exact duration (well under a picosecond), so exact readers see the same times.
-std::string dur_text(sim::Time start, sim::Time end) {
-  const std::string exact = sim::to_us_string(end - start);
-  const double ts = std::strtod(sim::to_us_string(start).c_str(), nullptr);
-  const double e = std::strtod(sim::to_us_string(end).c_str(), nullptr);
-  double d = std::strtod(exact.c_str(), nullptr);
-  if (ts + d == e) return exact;
-  d = e - ts;
-  for (int k = 0; k < 64 && ts + d != e; ++k) d = std::nextafter(d, ts + d > e ? 0.0 : e);
-  if (ts + d != e || d < 0) return exact;  // cannot happen for d <= e (ulp(d) <= ulp(e))
-  return fmt::format("{}", d);
-}
+// Slice times are written on a grid of 1/64 us (15.625 ns = 15625 ps). Viewers such as
+// speedscope compute a slice's end as ts + dur in double precision (after subtracting
+// the thread's first ts); with arbitrary decimals that sum can land an ulp past the
+// next slice's start, which the viewer reads as nesting: a staircase of frames that
+// never close. Multiples of 2^-6 below 2^47 us are exact doubles and every sum or
+// difference of them is exact, so any such arithmetic sees exactly the nesting and
+// touching of the integer times; and 1/64 us is a whole number of picoseconds, so the
+// text stays an exact 6-decimal value. Rounding to the nearest grid point is monotonic:
+// slices that touch or nest in picoseconds still do.
+constexpr std::int64_t kGridPs = 15625;
+std::int64_t grid(sim::Time t) { return (t.ps() + kGridPs / 2) / kGridPs; }
+std::string grid_us(std::int64_t units) { return sim::to_us_string(sim::Time::from_ps(units * kGridPs)); }
 
 std::string node_of_name(const std::string& device_name) {
   const auto dot = device_name.find('.');
@@ -256,7 +247,7 @@ std::string chrome_trace_json(const wl::Result& r) {
     }
     begin_event();
     out += fmt::format(R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{})", quoted(name), quoted(cat), pid, tid,
-                       sim::to_us_string(s->start), dur_text(s->start, s->start + dur));
+                       grid_us(grid(s->start)), grid_us(grid(s->start + dur) - grid(s->start)));
     if (s->flow_id != 0 && flow_complete(s->flow_id)) {
       out += fmt::format(R"(,"bind_id":{},{})", s->flow_id, s->flow_out ? R"("flow_out":true)" : R"("flow_in":true)");
     }
@@ -278,7 +269,7 @@ std::string chrome_trace_json(const wl::Result& r) {
     if (seg.layer_begin >= 0) name += fmt::format(" L{}", seg.layer_begin);
     begin_event();
     out += fmt::format(R"({{"ph":"X","name":{},"cat":"critical","pid":{},"tid":0,"ts":{},"dur":{},"args":{{"device":{}}}}})",
-                       quoted(name), crit_pid, sim::to_us_string(seg.start), dur_text(seg.start, seg.end), seg.device);
+                       quoted(name), crit_pid, grid_us(grid(seg.start)), grid_us(grid(seg.end) - grid(seg.start)), seg.device);
   }
 
   for (const auto& c : r.counters) {
@@ -294,7 +285,7 @@ std::string chrome_trace_json(const wl::Result& r) {
   out += "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{";
   std::set<std::int32_t> traced;
   for (const auto* s : spans) traced.insert(s->device);
-  out += fmt::format(R"("generator":{},"scenario":{},"devices":{},"traced_devices":{},"steps":{},"step_time_s":{},"time_unit_note":"ts are exact microseconds from integer picoseconds; ts + dur in double precision is the double nearest the exact end")",
+  out += fmt::format(R"("generator":{},"scenario":{},"devices":{},"traced_devices":{},"steps":{},"step_time_s":{},"time_unit_note":"slice ts/dur: integer picoseconds rounded to 1/64 us, exact in decimal and in double precision; args.dur_ps: exact")",
                      quoted("layoutsim " LAYOUTSIM_VERSION), quoted(r.scenario), r.devices, traced.size(), r.steps,
                      number(r.step_time_s));
   out += "}}\n";

@@ -51,11 +51,7 @@ public:
   bool number_integer(number_integer_t v) override { place(v); return true; }
   bool number_unsigned(number_unsigned_t v) override { place(v); return true; }
   bool number_float(number_float_t v, const string_t& s) override {
-    // ts: exact picoseconds. dur may be the double that makes ts + dur exact in double
-    // precision (trace.hpp), but it must still be a whole number of picoseconds to
-    // well under one.
-    if (in_event_field() && (key_ == "ts" || key_ == "dur") && effective_decimals(s) > 6 &&
-        (key_ == "ts" || std::fabs(v * 1e6 - std::round(v * 1e6)) > 1e-3)) {
+    if (in_event_field() && (key_ == "ts" || key_ == "dur") && effective_decimals(s) > 6) {
       precision.push_back(fmt::format("event {}: {} {} has more than 6 decimals (not exact picoseconds)",
                                       stack_[1]->size() - 1, key_, s));
     }

@@ -11,8 +11,7 @@
 //  * `X` slices have a string name and nest strictly per (pid, tid): two slices on
 //    one thread are either disjoint or one contains the other — in exact picoseconds
 //    and again with end = ts + dur computed in double precision, as speedscope and
-//    other viewers compute it (dur may then carry more than 6 decimals, as long as it
-//    is a whole number of picoseconds to within 0.001 ps);
+//    other viewers compute it;
 //  * flow v2: bind_id only on slices, integer or string; flow_in/flow_out booleans
 //    and only with a bind_id; every bind_id has exactly one flow_out and one flow_in
 //    slice, and the sending slice starts no later than the receiving one ends;

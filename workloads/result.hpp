@@ -19,11 +19,11 @@ struct StageResult {
   int stage = 0;
   int layers = 0;
   double compute_s = 0;          // busy compute time, mean over the stage's ranks
-  double compute_min_s = 0, compute_max_s = 0;  // over the stage's ranks
-  std::int32_t slowest_device = -1;  // the rank with compute_max_s (first on ties)
   double bubble_fraction = 0;    // measured (docs/ARCHITECTURE.md definition), mean over the stage's ranks
   double bubble_fraction_analytic = 0;
   double idle_fraction = 0;      // 1 - compute busy / step time
+  double compute_min_s = 0, compute_max_s = 0;  // over the stage's ranks
+  std::int32_t slowest_device = -1;  // the rank with compute_max_s (first on ties)
 };
 
 struct AxisComm {
@@ -80,9 +80,9 @@ struct DeviceShare {
 
 struct CriticalPath {
   int device = 0;
-  std::vector<DeviceShare> devices;  // the five devices holding most of the path, most first
   double share_compute = 0, share_comm = 0, share_wait = 0;
   double comm_tp_s = 0, comm_pp_s = 0, comm_dp_s = 0, comm_ep_s = 0, compute_s = 0, wait_s = 0;
+  std::vector<DeviceShare> devices;  // the five devices holding most of the path, most first
 };
 
 /// A perturbed device (perturbations.devices) and what it did in the first step.
