@@ -136,9 +136,11 @@ std::string format_summary(const wl::Result& r) {
           static_cast<std::size_t>(s.slowest_device) < r.device_names.size())
         slowest = fmt::format("{} {} (min {})", r.device_names[static_cast<std::size_t>(s.slowest_device)],
                               human_seconds(s.compute_max_s), human_seconds(s.compute_min_s));
-      out += fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {:<20}  {}\n", s.stage, s.layers, human_seconds(s.compute_s),
-                         percent(s.bubble_fraction), percent(s.bubble_fraction_analytic), percent(s.idle_fraction),
-                         bar(s.idle_fraction, 20), slowest);
+      std::string row = fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {:<20}  {}", s.stage, s.layers,
+                                    human_seconds(s.compute_s), percent(s.bubble_fraction), percent(s.bubble_fraction_analytic),
+                                    percent(s.idle_fraction), bar(s.idle_fraction, 20), slowest);
+      while (!row.empty() && row.back() == ' ') row.pop_back();
+      out += row + "\n";
     }
   }
 

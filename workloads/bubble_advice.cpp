@@ -43,7 +43,7 @@ void consider(std::optional<Pick>& best, double now, double target, Pick cand) {
 
 }  // namespace
 
-std::string bubble_remedies(const Scenario& s, double target) {
+std::string bubble_remedies(const Scenario& s, double target, const std::vector<MemoryTerms>& memory) {
   const auto& L = s.layout;
   const double now = bubble_of(L);
   std::vector<std::string> keep;
@@ -90,10 +90,15 @@ std::string bubble_remedies(const Scenario& s, double target) {
         c.layout.virtual_stages = 1;
       }
       if (c.layout.microbatches < 1 || !acceptable(c)) continue;
+      double peak = 0;
+      for (const auto& m : memory)
+        peak = std::max(peak, (m.weights + m.gradients + m.master + m.optimizer) * L.pp / p + m.activations + m.buffers);
+      if (s.gpu.memory_bytes > 0 && peak > s.gpu.memory_bytes) continue;  // the state would not fit
       const double b = bubble_of(c.layout);
       // Fewer stages: the first (largest pp) under target is the least change.
       consider(best, now, target,
-               {fmt::format("pp: {} (dp {}, m = {}, {:.1f}%; more memory per GPU: check it)", p, c.layout.dp, c.layout.microbatches, b * 100),
+               {fmt::format("pp: {} (dp {}, m = {}, {:.1f}%; about {:.1f} GB per GPU)", p, c.layout.dp, c.layout.microbatches, b * 100,
+                            peak / 1e9),
                 b});
     }
     if (best) keep.push_back(best->text);

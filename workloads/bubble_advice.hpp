@@ -11,7 +11,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "workloads/result.hpp"
 #include "workloads/spec.hpp"
 
 namespace ls::wl {
@@ -20,6 +22,9 @@ namespace ls::wl {
 /// virtual_stages: 2 (6.2%), microbatch_size: 1 (m = 32, 5.3%); ..." — every candidate
 /// passes validate() and is listed with its analytic bubble; the first of each kind
 /// below `target` (else the best that improves). Empty when nothing improves.
-std::string bubble_remedies(const Scenario& s, double target);
+/// Fewer stages are offered only if each GPU's parameter state, which grows by pp/pp'
+/// (the same model over fewer stages), still fits next to today's activations and
+/// buffers: max over `memory` of state·pp/pp' + activations + buffers ≤ gpu.memory_bytes.
+std::string bubble_remedies(const Scenario& s, double target, const std::vector<MemoryTerms>& memory);
 
 }  // namespace ls::wl

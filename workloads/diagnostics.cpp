@@ -81,7 +81,7 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
     }
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
-    const std::string fix = bubble_remedies(s, 0.10);
+    const std::string fix = bubble_remedies(s, 0.10, plan.memory_per_stage);
     out.push_back({"bubble", fmt::format("analytic pipeline bubble {:.1f}% with p={} m={}{}{}", plan.bubble_fraction_analytic * 100,
                                          s.layout.pp, s.layout.microbatches, fix.empty() ? "" : "; ", fix)});
   }
@@ -104,7 +104,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   small_microbatch(s, bp, out);
   if (s.layout.pp > 1 && r.bubble_fraction > 0.10) {
     if (r.bubble_fraction_analytic > 0.10) {
-      const std::string fix = bubble_remedies(s, 0.10);
+      const std::string fix = bubble_remedies(s, 0.10, r.memory_per_stage);
       out.push_back({"bubble", fmt::format("measured pipeline bubble {:.1f}% (analytic {:.1f}%){}{}", r.bubble_fraction * 100,
                                            r.bubble_fraction_analytic * 100, fix.empty() ? "" : "; to bring the analytic bubble under 10%, ",
                                            fix)});
