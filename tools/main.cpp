@@ -97,7 +97,12 @@ int cmd_run(const RunArgs& a) {
   opt.trace = !a.trace.empty();
   opt.trace_devices = a.trace_devices;
   const auto t0 = std::chrono::steady_clock::now();
-  wl::Result r = wl::simulate(sc, opt);
+  wl::Result r;
+  try {
+    r = wl::simulate(sc, opt);
+  } catch (const wl::UnknownTraceDevice& e) {
+    throw UsageError(e.what());
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.wall_s <= 0) r.wall_s = wall;
 

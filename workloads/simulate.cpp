@@ -81,7 +81,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
     } else {
       for (const auto& name : opts.trace_devices) {
         const int g = cluster.gpu_index(name);
-        if (g < 0) throw std::invalid_argument(fmt::format("--trace-devices: no GPU named '{}' (GPUs are named like '{}')", name, cluster.gpu_name(0)));
+        if (g < 0) throw UnknownTraceDevice(fmt::format("--trace-devices: no GPU named '{}' (GPUs are named like '{}')", name, cluster.gpu_name(0)));
         traced.push_back(g);
       }
       std::sort(traced.begin(), traced.end());

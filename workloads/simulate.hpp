@@ -3,6 +3,7 @@
 // engine, fold the recorder into a Result).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,11 @@
 #include "workloads/spec.hpp"
 
 namespace ls::wl {
+
+/// `--trace-devices` named a GPU the cluster does not have (a usage error).
+struct UnknownTraceDevice : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
 
 struct SimOptions {
   bool trace = false;             // keep spans/counters for the Chrome trace
