@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "workloads/bubble_advice.hpp"
 #include "workloads/hardware.hpp"
@@ -124,15 +126,19 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
     Scenario split = s;
     split.layout.stage_layers_mode = StageLayersMode::balanced;
     split.layout.stage_layers.clear();
-    const bool other_split = s.layout.stage_layers_mode != StageLayersMode::balanced && validate(split).empty() &&
-                             resolve_stage_layers(split) != resolve_stage_layers(s);
-    if (other_split && mn->compute_s > 0 && mx->compute_s / mn->compute_s > 1.02) {
+    std::vector<int> better;
+    if (s.layout.stage_layers_mode != StageLayersMode::balanced && validate(split).empty()) {
+      better = resolve_stage_layers(split);
+      if (better == resolve_stage_layers(s)) better.clear();
+    }
+    if (!better.empty() && mn->compute_s > 0 && mx->compute_s / mn->compute_s > 1.02) {
       std::string per;
       for (const auto& st : r.per_stage) per += fmt::format("{}{:.3f}", per.empty() ? "" : ", ", st.compute_s);
       out.push_back({"stage-imbalance",
                      fmt::format("stage {} computes {:.3f} s per step, stage {} only {:.3f} s (per-stage compute [{}] s); the faster stages wait "
-                                 "{:.3f} s per step on it",
-                                 mx->stage, mx->compute_s, mn->stage, mn->compute_s, per, mx->compute_s - mn->compute_s)});
+                                 "{:.3f} s per step on it; the split predicted faster: stage_layers: [{}] (what stage_layers: balanced gives)",
+                                 mx->stage, mx->compute_s, mn->stage, mn->compute_s, per, mx->compute_s - mn->compute_s,
+                                 fmt::join(better, ", "))});
     }
   }
   for (const auto& d : s.perturbations.devices)
