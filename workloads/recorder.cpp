@@ -32,13 +32,9 @@ std::string node_prefix(const std::string& vertex) {
   return vertex.substr(0, dot);
 }
 
-// The process a link counter is drawn under: its node ("node3.gpu*->node3.nvswitch"
-// → 3), or 0 for a fabric switch's links.
-int node_number(const std::string& group_name) {
-  const std::string n = node_prefix(group_name);
-  if (n.size() <= 4) return 0;
-  return std::atoi(n.c_str() + 4);
-}
+// The process a node's link counters are drawn under: "node3" → 3 (the trace's pid
+// for node 3 when GPUs are named node<N>.gpu<G>).
+int node_number(const std::string& node) { return node.size() > 4 ? std::atoi(node.c_str() + 4) : 0; }
 
 }  // namespace
 
@@ -114,7 +110,7 @@ void Recorder::attach(sim::Engine& eng, sim::FlowNetwork& net, const topo::Clust
   // links leaving each fabric switch ("leaf2->spine*", "spine0->leaf*").
   std::unordered_set<std::string> traced_nodes;
   for (int r : traced) traced_nodes.insert(node_prefix(cluster.gpu_name(r)));
-  std::map<std::string, std::vector<sim::LinkId>> groups;
+  std::map<std::string, std::pair<int, std::vector<sim::LinkId>>> groups;  // name -> (process, links)
   for (std::size_t l = 0; l < cluster.link_count(); ++l) {
     const auto& li = cluster.link(static_cast<sim::LinkId>(l));
     const auto arrow = li.name.find("->");
@@ -122,6 +118,7 @@ void Recorder::attach(sim::Engine& eng, sim::FlowNetwork& net, const topo::Clust
     const std::string from = li.name.substr(0, arrow), to = li.name.substr(arrow + 2);
     const std::string fn = node_prefix(from), tn = node_prefix(to);
     std::string group;
+    int pid = 0;  // fabric switches' counters are drawn under the first process
     if (!fn.empty() || !tn.empty()) {
       const std::string& node = fn.empty() ? tn : fn;
       if (!traced_nodes.count(node)) continue;
@@ -130,18 +127,22 @@ void Recorder::attach(sim::Engine& eng, sim::FlowNetwork& net, const topo::Clust
         return node_prefix(v) == node ? node + "." + name_shape(v.substr(node.size() + 1)) : name_shape(v);
       };
       group = side(from) + "->" + side(to);
+      pid = node_number(node);
     } else {
       group = from + "->" + name_shape(to);
     }
-    groups[group].push_back(static_cast<sim::LinkId>(l));
+    auto& g = groups[group];
+    g.first = pid;
+    g.second.push_back(static_cast<sim::LinkId>(l));
   }
   std::size_t added = 0;
-  for (const auto& [name, links] : groups) {
+  for (const auto& [name, group] : groups) {
     if (added++ >= kMaxLinkCounters) break;
+    const auto& links = group.second;
     double cap = 0;
     for (auto id : links) cap += net.bandwidth(id);
     if (!(cap > 0)) continue;
-    const int node = node_number(name);
+    const int node = group.first;
     const std::size_t agg = aggs_.size();
     aggs_.push_back(LinkAggregate{result_.counters.size(), cap, 0.0});
     result_.counters.push_back(CounterTrack{"util " + name, -1, node, {CounterSample{Time::zero(), 0.0}}});
