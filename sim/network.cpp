@@ -69,6 +69,9 @@ struct HeapLess {
 
 // Relative slack of the "can this link saturate?" test (see the file comment).
 constexpr double kConstrainSlack = 1e-9;
+// Relative slack of "is this link saturated?" (link_bottleneck): the rate sum is kept
+// incrementally, so a link filled exactly may read a few ulps below its capacity.
+constexpr double kSaturatedSlack = 1e-6;
 
 }  // namespace
 
@@ -371,6 +374,16 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
       changed.push_back(fid);
     }
   }
+  // Saturation (link_bottleneck): only the links re-solved here can have changed.
+  for (LinkId lid : comp_links_) {
+    LinkStats& st = stats_[lid];
+    const LinkHot& l = hot_[lid];
+    const bool sat = l.nflows > 0 && st.rate_sum >= l.capacity * (1 - kSaturatedSlack);
+    if (sat == st.saturated) continue;
+    st.saturated = sat;
+    if (sat) st.saturated_since = now.ps();
+    else st.saturated_ps += now.ps() - st.saturated_since;
+  }
   if (observer_ != nullptr) {
     for (LinkId lid : comp_links_) {
       LinkStats& st = stats_[lid];
@@ -419,10 +432,19 @@ Time FlowNetwork::link_busy(LinkId link, Time now) const {
   return Time::from_ps(ps);
 }
 
-void FlowNetwork::credit_link(LinkId link, double bytes, Time busy) {
+void FlowNetwork::credit_link(LinkId link, double bytes, Time busy, Time bottleneck) {
   check_link(link, "credit_link");
   stats_[link].bytes += bytes;
   stats_[link].busy_ps += busy.ps();
+  stats_[link].saturated_ps += bottleneck.ps();
+}
+
+Time FlowNetwork::link_bottleneck(LinkId link, Time now) const {
+  check_link(link, "link_bottleneck");
+  const LinkStats& st = stats_[link];
+  std::int64_t ps = st.saturated_ps;
+  if (st.saturated && now.ps() > st.saturated_since) ps += now.ps() - st.saturated_since;
+  return Time::from_ps(ps);
 }
 
 void FlowNetwork::set_observer(LinkRateObserver* observer) { observer_ = observer; }

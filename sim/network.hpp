@@ -78,9 +78,15 @@ public:
   double link_bytes(LinkId link) const;
   /// Time during which at least one flow was active on the link, up to `now`.
   Time link_busy(LinkId link, Time now) const;
-  /// Adds bytes and busy time to a link's statistics as if flows had crossed it
-  /// (the symmetric fast path: the traffic of replicas it did not simulate).
-  void credit_link(LinkId link, double bytes, Time busy);
+  /// Adds bytes, busy and saturated time to a link's statistics as if flows had
+  /// crossed it (the symmetric fast path: the traffic of replicas it did not simulate).
+  void credit_link(LinkId link, double bytes, Time busy, Time bottleneck);
+  /// Time during which the link was saturated (its flows' rates add up to its
+  /// capacity), up to `now`. Under max-min fairness a saturated link is the
+  /// bottleneck of its fastest flow (Bertsekas & Gallager §6.5.2), so this is the
+  /// time the link limited some flow; every flow has such a link on its path.
+  /// Updated at each resolve() for the links it re-solved: O(1) per link.
+  Time link_bottleneck(LinkId link, Time now) const;
 
   /// Optional observer for the links flagged with watch(); not owned.
   void set_observer(LinkRateObserver* observer);
@@ -123,8 +129,11 @@ private:
     double bytes = 0;           // cumulative bytes carried
     std::int64_t busy_ps = 0;   // cumulative busy time, closed intervals
     std::int64_t busy_since = 0;
+    std::int64_t saturated_ps = 0;     // cumulative saturated time, closed intervals
+    std::int64_t saturated_since = 0;
     std::uint32_t tmp = 0;      // start() scratch for path de-duplication
     bool watched = false;
+    bool saturated = false;     // as of the last resolve() that visited the link
   };
   struct Flow {
     std::vector<Hop> path;      // distinct links with multiplicity

@@ -98,6 +98,13 @@ void check_contract_keys(const json& j) {
   for (const char* k : {"stage", "weights", "gradients", "optimizer", "activations", "peak"})
     CHECK_MESSAGE(j["memory"]["per_stage"][0].contains(k), k);
   for (const char* k : {"device", "share_compute", "share_comm", "share_wait"}) CHECK_MESSAGE(j["critical_path"].contains(k), k);
+  // v2: devices by name, link groups.
+  CHECK(j["critical_path"]["devices"].is_array());
+  CHECK(j["stragglers"].is_array());
+  CHECK(j["links"]["groups"].is_array());
+  for (const auto& g : j["links"]["groups"])
+    for (const char* k : {"pattern", "kind", "count", "bytes", "utilization", "busy_fraction", "busy_utilization", "bottleneck_s"})
+      CHECK_MESSAGE(g.contains(k), k);
   CHECK(j["warnings"].is_array());
   for (const auto& w : j["warnings"]) {
     CHECK(w["code"].is_string());
@@ -204,6 +211,25 @@ TEST_CASE("--trace FILE.gz writes gzip that the checker reads") {
   CHECK(static_cast<unsigned char>(raw[1]) == 0x8b);
   CHECK(ls::tools::check_trace_file(tmp("t.json.gz")).ok());
   CHECK(layoutsim("check-trace " + tmp("t.json.gz")).rc == 0);
+}
+
+TEST_CASE("--trace-devices: a list draws just those GPUs; auto adds a perturbed one; a bad name is a usage error") {
+  const std::string s = small_scenario();
+  auto r = layoutsim("run " + s + " --quiet --trace " + tmp("one.json") + " --trace-devices node0.gpu1");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const std::string one = slurp(tmp("one.json"));
+  CHECK(one.find("\"node0.gpu1 compute\"") != std::string::npos);
+  CHECK(one.find("\"node0.gpu0 compute\"") == std::string::npos);
+  CHECK(one.find("\"traced_devices\":1") != std::string::npos);
+  CHECK(ls::tools::check_trace_file(tmp("one.json")).ok());
+  // auto: a slowed device joins the trace whatever its rank.
+  r = layoutsim("run " + s + " --quiet --trace " + tmp("auto.json") +
+                " --set 'perturbations.devices=[{device: node0.gpu1, compute_slowdown: 1.5}]'");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(slurp(tmp("auto.json")).find("\"node0.gpu1 compute\"") != std::string::npos);
+  CHECK(layoutsim("run " + s + " --quiet --trace " + tmp("x.json") + " --trace-devices node9.gpu9").rc == 2);
 }
 
 TEST_CASE("check-trace rejects a broken trace with exit 1") {

@@ -48,6 +48,21 @@ wl::Result sample_result() {
   r.comm[static_cast<int>(wl::Axis::pp)] = {2e6, 0.002};
   r.links_by_kind = {{"nvlink", 4, 2e9, 0.1, 0.2}, {"infiniband", 2, 4e6, 0.01, 0.02}};
   r.busiest_links = {{"node0.gpu0->nvswitch0", "nvlink", 1e9, 0.2}};
+  wl::LinkGroup g;
+  g.pattern = "node0.gpu*->nvswitch0";
+  g.link_class = "nvlink node*.gpu*->nvswitch*";
+  g.kind = "nvlink";
+  g.example = "node0.gpu0->nvswitch0";
+  g.count = 2;
+  g.bytes = 1e9;
+  g.utilization = 0.2;
+  g.busy_fraction = 0.4;
+  g.busy_utilization = 0.5;
+  g.bottleneck_s = 0.3;
+  g.bottleneck_fraction = 0.2;
+  g.busiest_of_class = true;
+  r.link_groups = {g};
+  r.link_group_count = 3;
   r.memory_capacity_bytes = 80e9;
   r.memory_fits = true;
   r.max_peak_bytes = 40e9;
@@ -233,9 +248,12 @@ TEST_CASE("Chrome trace: structure, exact timestamps, flows, and it passes the c
   CHECK(saw_out);
   CHECK(saw_in);
   CHECK(saw_crit);
-  // 10'000'001 ps = 10.000001 us exactly; 123 ps = 0.000123 us; no double rounding.
-  CHECK(text.find("\"ts\":40.000000,\"dur\":10.000001") != std::string::npos);
-  CHECK(text.find("\"ts\":300.000000,\"dur\":0.000123") != std::string::npos);
+  // Slice times on the 1/64 us grid (15625 ps): 10'000'001 ps → 10.000000 us, 123 ps → 0;
+  // the exact durations stay in args.dur_ps.
+  CHECK(text.find("\"ts\":40.000000,\"dur\":10.000000") != std::string::npos);
+  CHECK(text.find("\"dur_ps\":10000001") != std::string::npos);
+  CHECK(text.find("\"ts\":300.000000,\"dur\":0.000000") != std::string::npos);
+  CHECK(text.find("\"dur_ps\":123") != std::string::npos);
   CHECK(text.find("process_name") != std::string::npos);
   CHECK(text.find("thread_sort_index") != std::string::npos);
 }
@@ -291,7 +309,8 @@ TEST_CASE("summary table shows the headline numbers, stages, memory and warnings
   CHECK(s.find("50.00% measured, 50.00% analytic") != std::string::npos);
   CHECK(s.find("80.00 GB") != std::string::npos);        // capacity
   CHECK(s.find("fits, peak 40.00 GB") != std::string::npos);
-  CHECK(s.find("node0.gpu0->nvswitch0") != std::string::npos);
+  CHECK(s.find("node0.gpu*->nvswitch0 x2") != std::string::npos);  // the link group row
+  CHECK(s.find("Link groups (of 3;") != std::string::npos);
   CHECK(s.find("warning [small-microbatch]") != std::string::npos);
   auto r = sample_result();
   r.memory_fits = false;

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "workloads/link_groups.hpp"
 #include "workloads/metrics.hpp"
 #include "workloads/vocabulary.hpp"
 
@@ -70,4 +73,30 @@ TEST_CASE("vocabulary: axes are group slots, kinds of work are tags, one name ta
   sim::Op f;
   f.tag = tag(Work::backward_weight);
   CHECK(work_of(f) == Work::backward_weight);
+}
+
+TEST_CASE("link groups: identical links fold into one row, ranked by bottleneck time, every class's busiest kept") {
+  // Two nodes' GPU→NVSwitch links behave the same (one group of 4 with a shared-node
+  // number left as '*'); one NIC→leaf cable is a bottleneck longer than any of them; an
+  // idle leaf→spine link forms a class of its own with no traffic.
+  std::vector<LinkStat> links;
+  for (int n = 0; n < 2; ++n)
+    for (int g = 0; g < 2; ++g)
+      links.push_back({fmt::format("node{}.gpu{}->node{}.nvswitch", n, g, n), "nvlink", 1e9, 0.1, 0.2, 0.5, 0.2});
+  links.push_back({"node1.nic0->leaf0", "infiniband", 5e8, 0.05, 0.5, 0.1, 0.4});
+  links.push_back({"node0.nic0->leaf0", "infiniband", 2e8, 0.02, 0.2, 0.1, 0.1});
+  links.push_back({"leaf0->spine0", "infiniband", 0, 0, 0, 0, 0});
+  const auto ranked = group_links(links, 1.0);
+  REQUIRE(ranked.size() == 4);
+  CHECK(ranked[0].pattern == "node1.nic0->leaf0");  // 0.4 s as a bottleneck: first
+  CHECK(ranked[1].pattern == "node*.gpu*->node*.nvswitch");
+  CHECK(ranked[1].count == 4);
+  CHECK(ranked[1].link_class == "nvlink node*.gpu*->node*.nvswitch");
+  CHECK(ranked[1].bottleneck_fraction == doctest::Approx(0.2));
+  // Only the top one, plus the busiest of each class with traffic.
+  const auto shown = reported_link_groups(ranked, 1);
+  REQUIRE(shown.size() == 2);
+  CHECK(shown[0].busiest_of_class);
+  CHECK(shown[1].pattern == "node*.gpu*->node*.nvswitch");
+  CHECK(name_shape("node12.gpu3->node12.nvswitch") == "node*.gpu*->node*.nvswitch");
 }

@@ -124,6 +124,23 @@ TEST_CASE("textbook max-min: A over L1+L2, B over L1, C over L2") {
   CHECK(net.rate(C) == 1.5 * GBps);
 }
 
+TEST_CASE("bottleneck time: a link counts while saturated, busy time while it carries anything") {
+  // L1 = 1 GB/s shared by A and B (saturated), L2 = 4 GB/s carrying A alone at 0.5 GB/s
+  // (busy, never saturated). B finishes first (1 MB at 0.5 GB/s = 2 ms); A then runs
+  // alone at 1 GB/s, saturating L1 again, until its last 0 .. 1 MB drains at 3 ms.
+  FlowNetwork net({1 * GBps, 4 * GBps});
+  const LinkId pa[] = {0, 1}, pb[] = {0};
+  const FlowId A = net.start(Time::zero(), pa, 2e6);
+  const FlowId B = net.start(Time::zero(), pb, 1e6);
+  resolve(net, Time::zero());
+  const auto done = drive(net, Time::zero(), {A, B});
+  const Time end = done.at(A);
+  CHECK(within_1ps(end, ms_t(3)));
+  CHECK(within_1ps(net.link_bottleneck(0, end), ms_t(3)));  // L1 saturated throughout
+  CHECK(net.link_bottleneck(1, end) == Time::zero());       // L2 never
+  CHECK(within_1ps(net.link_busy(1, end), ms_t(3)));
+}
+
 TEST_CASE("four flows over three links with different capacities") {
   // L0 = 10, L1 = 8, L2 = 3 GB/s. F0: L0 L1, F1: L0 L2, F2: L1 L2, F3: L0.
   // Shares: L0 10/3 = 3.33, L1 8/2 = 4, L2 3/2 = 1.5  -> L2 first: F1 = F2 = 1.5.

@@ -67,6 +67,22 @@ TEST_CASE("slices that overlap without nesting are caught") {
   CHECK(check_trace_text(kGood).ok());
 }
 
+TEST_CASE("nesting in double precision: ts + dur one ulp past the next start is caught") {
+  // 0.1 + 0.2 = 0.30000000000000004 in double: a slice [0.1, 0.3) followed by one that
+  // starts at 0.3 touches in exact decimals but overlaps for a viewer that adds them.
+  const std::string t = R"({"traceEvents":[
+    {"ph":"X","name":"a","pid":0,"tid":0,"ts":0.1,"dur":0.2},
+    {"ph":"X","name":"b","pid":0,"tid":0,"ts":0.3,"dur":1}]})";
+  const auto r = check_trace_text(t);
+  CHECK_FALSE(r.ok());
+  CHECK(has(r, "in double precision"));
+  // Times on a dyadic grid (1/64 us) add exactly: no violation.
+  const std::string g = R"({"traceEvents":[
+    {"ph":"X","name":"a","pid":0,"tid":0,"ts":0.109375,"dur":0.203125},
+    {"ph":"X","name":"b","pid":0,"tid":0,"ts":0.3125,"dur":1}]})";
+  CHECK(check_trace_text(g).ok());
+}
+
 TEST_CASE("flow rules") {
   SUBCASE("flow_in missing: bind_id with only one end") {
     const auto r = check_trace_text(broken(R"("bind_id":1,"flow_in":true)", R"("bind_id":2,"flow_in":true)"));

@@ -12,6 +12,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   python3 pybind11-dev python3-dev python3-pytest
   libopenmpi-dev openmpi-bin  # optional: `mpirun -np N layoutsim search` (built when CMake finds MPI)
+  nodejs npm
 )
 
 missing=()

@@ -87,6 +87,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string json, trace;
   std::string chakra;  // --chakra DIR
+  std::vector<std::string> trace_devices;  // --trace-devices LIST | auto | all
   bool quiet = false, profile = false;
 };
 
@@ -95,8 +96,14 @@ int cmd_run(const RunArgs& a) {
   const wl::ResolvedScenario sc = load(a.scenario, a.sets);
   wl::SimOptions opt;
   opt.trace = !a.trace.empty();
+  opt.trace_devices = a.trace_devices;
   const auto t0 = std::chrono::steady_clock::now();
-  wl::Result r = wl::simulate(sc, opt);
+  wl::Result r;
+  try {
+    r = wl::simulate(sc, opt);
+  } catch (const wl::UnknownTraceDevice& e) {
+    throw UsageError(e.what());
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.wall_s <= 0) r.wall_s = wall;
 
@@ -424,6 +431,11 @@ int main(int argc, char** argv) {
       ->type_name("KEY=VALUE");
   run->add_option("--json", ra.json, "Write the JSON summary to FILE ('-' = stdout, replaces the table)")->type_name("FILE")->check(kNonEmptyPath);
   run->add_option("--trace", ra.trace, "Write a Chrome trace (gzip when FILE ends in .gz; '-' = stdout, replaces the table)")->type_name("FILE")->check(kNonEmptyPath);
+  run->add_option("--trace-devices", ra.trace_devices,
+                  "Devices the trace draws: 'auto' (default: 8 of replica 0, one per stage, every perturbed device and every "
+                  "device on the critical path), 'all', or GPU names (node3.gpu5,node0.gpu0)")
+      ->delimiter(',')
+      ->type_name("LIST|auto|all");
   run->add_option("--chakra", ra.chakra, "Write Chakra execution traces (DIR/<name>.<rank>.et, DIR/<name>.comm_groups.json)")->type_name("DIR")->check(kNonEmptyPath);
   run->add_flag("--quiet,-q", ra.quiet, "Print no summary table");
   run->add_flag("--profile", ra.profile, "Print engine events, events/s, wall time and peak RSS to stderr");

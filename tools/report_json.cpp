@@ -22,6 +22,10 @@ ordered_json num(double v) {
 }  // namespace
 
 ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
+  const auto device_name = [&r](std::int32_t d) -> ordered_json {
+    if (d < 0 || static_cast<std::size_t>(d) >= r.device_names.size()) return nullptr;
+    return r.device_names[static_cast<std::size_t>(d)];
+  };
   ordered_json j;
   j["scenario"] = r.scenario;
   j["devices"] = r.devices;
@@ -50,6 +54,9 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     e["bubble_fraction"] = num(s.bubble_fraction);
     e["idle_fraction"] = num(s.idle_fraction);
     e["bubble_fraction_analytic"] = num(s.bubble_fraction_analytic);  // extra
+    e["compute_min_s"] = num(s.compute_min_s);  // extras: the spread over the stage's ranks
+    e["compute_max_s"] = num(s.compute_max_s);
+    e["slowest_device"] = device_name(s.slowest_device);
     stages.push_back(std::move(e));
   }
   pipe["per_stage"] = std::move(stages);
@@ -73,9 +80,34 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   links["by_kind"] = std::move(by_kind);
   ordered_json busiest = ordered_json::array();
   for (const auto& l : r.busiest_links) {
-    busiest.push_back(ordered_json{{"name", l.name}, {"kind", l.kind}, {"bytes", num(l.bytes)}, {"utilization", num(l.utilization)}});
+    busiest.push_back(ordered_json{{"name", l.name},
+                                   {"kind", l.kind},
+                                   {"bytes", num(l.bytes)},
+                                   {"utilization", num(l.utilization)},
+                                   {"busy_fraction", num(l.busy_fraction)},
+                                   {"busy_utilization", num(l.busy_utilization)},
+                                   {"bottleneck_s", num(l.bottleneck_s)}});
   }
   links["busiest"] = std::move(busiest);
+  // Links that behaved identically, ranked by the time they were a flow's bottleneck;
+  // the first ten plus the busiest group of every link class (workloads/link_groups.hpp).
+  ordered_json groups = ordered_json::array();
+  for (const auto& g : r.link_groups) {
+    groups.push_back(ordered_json{{"pattern", g.pattern},
+                                  {"kind", g.kind},
+                                  {"class", g.link_class},
+                                  {"count", g.count},
+                                  {"example", g.example},
+                                  {"bytes", num(g.bytes)},
+                                  {"utilization", num(g.utilization)},
+                                  {"busy_fraction", num(g.busy_fraction)},
+                                  {"busy_utilization", num(g.busy_utilization)},
+                                  {"bottleneck_s", num(g.bottleneck_s)},
+                                  {"bottleneck_fraction", num(g.bottleneck_fraction)},
+                                  {"busiest_of_class", g.busiest_of_class}});
+  }
+  links["groups"] = std::move(groups);
+  links["group_count"] = r.link_group_count;
   j["links"] = std::move(links);
 
   ordered_json mem;
@@ -112,7 +144,11 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   crit["comm_dp_s"] = num(cp.comm_dp_s);
   crit["comm_ep_s"] = num(cp.comm_ep_s);
   crit["wait_s"] = num(cp.wait_s);
+  ordered_json cdev = ordered_json::array();
+  for (const auto& d : cp.devices) cdev.push_back(ordered_json{{"device", device_name(d.device)}, {"share", num(d.share)}});
+  crit["devices"] = std::move(cdev);  // the five devices holding most of the path
   j["critical_path"] = std::move(crit);
+
 
 
   ordered_json warns = ordered_json::array();
@@ -136,6 +172,25 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     breakdown.push_back(std::move(e));
   }
   j["compute_breakdown"] = std::move(breakdown);
+
+  // Slow devices (perturbations.devices with compute_slowdown > 1) and what each costs:
+  // the step time without it (a what-if simulation; null when not priced).
+  ordered_json strag = ordered_json::array();
+  ordered_json perturbed = ordered_json::array();
+  for (const auto& p : r.perturbed_devices) {
+    if (p.compute_slowdown > 1.0)
+      strag.push_back(ordered_json{{"device", device_name(p.device)}, {"compute_slowdown", num(p.compute_slowdown)}, {"cost_s", num(p.cost_s)}});
+    perturbed.push_back(ordered_json{{"device", device_name(p.device)},
+                                     {"stage", p.stage},
+                                     {"compute_slowdown", num(p.compute_slowdown)},
+                                     {"compute_s", num(p.compute_s)},
+                                     {"stage_mean_compute_s", num(p.stage_mean_compute_s)},
+                                     {"idle_fraction", num(p.idle_fraction)},
+                                     {"critical_share", num(p.critical_share)},
+                                     {"cost_s", num(p.cost_s)}});
+  }
+  j["stragglers"] = std::move(strag);
+  j["perturbed_devices"] = std::move(perturbed);
 
   // ---- extras (not in the v1 contract; additive) ----
   ordered_json ss;

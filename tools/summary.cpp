@@ -128,12 +128,21 @@ std::string format_summary(const wl::Result& r) {
 
   if (!r.per_stage.empty()) {
     out += "\nPipeline stages\n";
-    out += fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {}\n", "stage", "layers", "compute", "bubble", "analytic",
-                       "idle", "idle share");
+    // Compute is the mean over the stage's ranks; when they differ (a straggler, jitter)
+    // the slowest rank is named with its time.
+    out += fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {:<20}  {}\n", "stage", "layers", "compute", "bubble", "analytic",
+                       "idle", "idle share", "slowest rank");
     for (const auto& s : r.per_stage) {
-      out += fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {}\n", s.stage, s.layers, human_seconds(s.compute_s),
-                         percent(s.bubble_fraction), percent(s.bubble_fraction_analytic), percent(s.idle_fraction),
-                         bar(s.idle_fraction, 20));
+      std::string slowest;
+      if (s.compute_max_s > s.compute_min_s * (1 + 1e-3) && s.slowest_device >= 0 &&
+          static_cast<std::size_t>(s.slowest_device) < r.device_names.size())
+        slowest = fmt::format("{} {} (min {})", r.device_names[static_cast<std::size_t>(s.slowest_device)],
+                              human_seconds(s.compute_max_s), human_seconds(s.compute_min_s));
+      std::string row = fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {:<20}  {}", s.stage, s.layers,
+                                    human_seconds(s.compute_s), percent(s.bubble_fraction), percent(s.bubble_fraction_analytic),
+                                    percent(s.idle_fraction), bar(s.idle_fraction, 20), slowest);
+      while (!row.empty() && row.back() == ' ') row.pop_back();
+      out += row + "\n";
     }
   }
 
@@ -168,13 +177,19 @@ std::string format_summary(const wl::Result& r) {
                          percent(k.max_utilization));
     }
   }
-  if (!r.busiest_links.empty()) {
-    out += "\nBusiest links\n";
+  if (!r.link_groups.empty()) {
+    // Identical links folded into one row; ranked by the time the links were some
+    // flow's bottleneck ("bneck"), which finds the link that limits a collective.
+    out += fmt::format("\nLink groups (of {}; busiest first, by time as a flow's bottleneck; '+' = busiest of its class)\n",
+                       r.link_group_count);
     std::size_t w = 4;
-    for (const auto& l : r.busiest_links) w = std::max(w, l.name.size());
-    out += fmt::format("  {:<{}}  {:<12}  {:>10}  {:>9}\n", "link", w, "kind", "bytes", "util");
-    for (const auto& l : r.busiest_links) {
-      out += fmt::format("  {:<{}}  {:<12}  {:>10}  {:>9}\n", l.name, w, l.kind, human_bytes(l.bytes), percent(l.utilization));
+    for (const auto& g : r.link_groups) w = std::max(w, g.pattern.size() + 8);
+    out += fmt::format("  {:<{}}  {:<10}  {:>10}  {:>8}  {:>8}  {:>10}  {:>8}\n", "links", w, "kind", "bytes/link", "util",
+                       "busy", "util busy", "bneck");
+    for (const auto& g : r.link_groups) {
+      out += fmt::format("  {:<{}}  {:<10}  {:>10}  {:>8}  {:>8}  {:>10}  {:>8}{}\n", fmt::format("{} x{}", g.pattern, g.count), w,
+                         g.kind, human_bytes(g.bytes), percent(g.utilization), percent(g.busy_fraction),
+                         percent(g.busy_utilization), percent(g.bottleneck_fraction), g.busiest_of_class ? " +" : "");
     }
   }
 
@@ -200,8 +215,29 @@ std::string format_summary(const wl::Result& r) {
   const std::string dev = cp.device >= 0 && static_cast<std::size_t>(cp.device) < r.device_names.size()
                               ? r.device_names[static_cast<std::size_t>(cp.device)]
                               : fmt::format("device {}", cp.device);
-  out += fmt::format("\nCritical path (ends on {}): compute {}, communication {}, waiting {}\n", dev, percent(cp.share_compute),
+  std::string most;
+  if (!cp.devices.empty()) {
+    const auto& top = cp.devices.front();
+    most = fmt::format("; {} of it on {}", percent(top.share),
+                       top.device >= 0 && static_cast<std::size_t>(top.device) < r.device_names.size()
+                           ? r.device_names[static_cast<std::size_t>(top.device)]
+                           : fmt::format("device {}", top.device));
+  }
+  out += fmt::format("\nCritical path (ends on {}{}): compute {}, communication {}, waiting {}\n", dev, most, percent(cp.share_compute),
                      percent(cp.share_comm), percent(cp.share_wait));
+  if (!r.perturbed_devices.empty()) {
+    out += "\nPerturbed devices\n";
+    out += fmt::format("  {:<16}  {:>5}  {:>8}  {:>10}  {:>12}  {:>9}  {:>9}\n", "device", "stage", "slowdown", "compute",
+                       "stage mean", "critical", "costs");
+    for (const auto& p : r.perturbed_devices) {
+      const std::string name = p.device >= 0 && static_cast<std::size_t>(p.device) < r.device_names.size()
+                                   ? r.device_names[static_cast<std::size_t>(p.device)]
+                                   : fmt::format("device {}", p.device);
+      out += fmt::format("  {:<16}  {:>5}  {:>7.2f}x  {:>10}  {:>12}  {:>9}  {:>9}\n", name, p.stage, p.compute_slowdown,
+                         human_seconds(p.compute_s), human_seconds(p.stage_mean_compute_s), percent(p.critical_share),
+                         std::isfinite(p.cost_s) ? human_seconds(p.cost_s) : std::string("-"));
+    }
+  }
 
   append_warnings(out, r.warnings);
   return out;

@@ -92,6 +92,19 @@ const char* work_letter(wl::Work w) {
   }
 }
 
+// Slice times are written on a grid of 1/64 us (15.625 ns = 15625 ps). Viewers such as
+// speedscope compute a slice's end as ts + dur in double precision (after subtracting
+// the thread's first ts); with arbitrary decimals that sum can land an ulp past the
+// next slice's start, which the viewer reads as nesting: a staircase of frames that
+// never close. Multiples of 2^-6 below 2^47 us are exact doubles and every sum or
+// difference of them is exact, so any such arithmetic sees exactly the nesting and
+// touching of the integer times; and 1/64 us is a whole number of picoseconds, so the
+// text stays an exact 6-decimal value. Rounding to the nearest grid point is monotonic:
+// slices that touch or nest in picoseconds still do.
+constexpr std::int64_t kGridPs = 15625;
+std::int64_t grid(sim::Time t) { return (t.ps() + kGridPs / 2) / kGridPs; }
+std::string grid_us(std::int64_t units) { return sim::to_us_string(sim::Time::from_ps(units * kGridPs)); }
+
 std::string node_of_name(const std::string& device_name) {
   const auto dot = device_name.find('.');
   return dot == std::string::npos ? device_name : device_name.substr(0, dot);
@@ -236,7 +249,7 @@ std::string chrome_trace_json(const wl::Result& r) {
     }
     begin_event();
     out += fmt::format(R"({{"ph":"X","name":{},"cat":{},"pid":{},"tid":{},"ts":{},"dur":{})", quoted(name), quoted(cat), pid, tid,
-                       sim::to_us_string(s->start), sim::to_us_string(dur));
+                       grid_us(grid(s->start)), grid_us(grid(s->start + dur) - grid(s->start)));
     if (s->flow_id != 0 && flow_complete(s->flow_id)) {
       out += fmt::format(R"(,"bind_id":{},{})", s->flow_id, s->flow_out ? R"("flow_out":true)" : R"("flow_in":true)");
     }
@@ -258,7 +271,7 @@ std::string chrome_trace_json(const wl::Result& r) {
     if (seg.layer_begin >= 0) name += fmt::format(" L{}", seg.layer_begin);
     begin_event();
     out += fmt::format(R"({{"ph":"X","name":{},"cat":"critical","pid":{},"tid":0,"ts":{},"dur":{},"args":{{"device":{}}}}})",
-                       quoted(name), crit_pid, sim::to_us_string(seg.start), sim::to_us_string(seg.end - seg.start), seg.device);
+                       quoted(name), crit_pid, grid_us(grid(seg.start)), grid_us(grid(seg.end) - grid(seg.start)), seg.device);
   }
 
   for (const auto& c : r.counters) {
@@ -274,7 +287,7 @@ std::string chrome_trace_json(const wl::Result& r) {
   out += "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{";
   std::set<std::int32_t> traced;
   for (const auto* s : spans) traced.insert(s->device);
-  out += fmt::format(R"("generator":{},"scenario":{},"devices":{},"traced_devices":{},"steps":{},"step_time_s":{},"time_unit_note":"ts/dur are exact microseconds from integer picoseconds")",
+  out += fmt::format(R"("generator":{},"scenario":{},"devices":{},"traced_devices":{},"steps":{},"step_time_s":{},"time_unit_note":"slice ts/dur: integer picoseconds rounded to 1/64 us, exact in decimal and in double precision; args.dur_ps: exact")",
                      quoted("layoutsim " LAYOUTSIM_VERSION), quoted(r.scenario), r.devices, traced.size(), r.steps,
                      number(r.step_time_s));
   out += "}}\n";

@@ -14,8 +14,11 @@
 //    "flow_in": true` (Perfetto binds v2 flows to the slice that carries them);
 //  * counters (`ph: C`, one numeric arg "value") from Result::counters;
 //  * `M` events process_name / process_sort_index / thread_name / thread_sort_index.
-// Timestamps are printed with sim::to_us_string: exact decimal microseconds from the
-// integer picoseconds, never through a double.
+// Timestamps are printed with sim::to_us_string: exact decimal microseconds from
+// integer picoseconds, never through a double. Slice ts and dur are first rounded to a
+// 1/64 us grid (15.625 ns; trace.cpp): such values and all their sums are exact
+// doubles, so viewers that add ts + dur in double precision (speedscope) see slices
+// nest and touch exactly as in integer time; args.dur_ps keeps the exact duration.
 //
 // Complexity: O(S log S + C) for S spans and C counter samples; the text is built in
 // memory (one string) and then written once.

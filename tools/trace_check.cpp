@@ -109,6 +109,13 @@ struct Slice {
   std::size_t index;
 };
 
+// A slice as a viewer that adds ts + dur in double precision sees it (speedscope).
+struct DoubleSlice {
+  std::int64_t pid, tid;
+  double ts, end;
+  std::size_t index;
+};
+
 struct FlowEnds {
   std::vector<std::size_t> outs, ins;
   std::vector<std::pair<std::int64_t, std::int64_t>> out_span, in_span;  // [ts, end) in ps
@@ -144,6 +151,7 @@ TraceCheckReport check_trace_text(std::string_view text) {
   auto bad = [&](std::size_t i, const std::string& msg) { rep.violations.push_back(fmt::format("event {}: {}", i, msg)); };
 
   std::vector<Slice> slices;
+  std::vector<DoubleSlice> dslices;
   std::map<std::string, FlowEnds> flows;  // key: bind_id as text, so 5 and "5" stay distinct
   const auto& events = root["traceEvents"];
   rep.events = events.size();
@@ -225,6 +233,8 @@ TraceCheckReport check_trace_text(std::string_view text) {
           const std::int64_t ts = to_ps(e["ts"].get<double>());
           slices.push_back({e["pid"].get<std::int64_t>(), e["tid"].get<std::int64_t>(), ts,
                             ts + to_ps(e["dur"].get<double>()), i});
+          const double dts = e["ts"].get<double>();
+          dslices.push_back({e["pid"].get<std::int64_t>(), e["tid"].get<std::int64_t>(), dts, dts + e["dur"].get<double>(), i});
         }
         break;
       }
@@ -278,6 +288,27 @@ TraceCheckReport check_trace_text(std::string_view text) {
       continue;  // do not open it: keeps one bad slice from cascading
     }
     open.push_back(&s);
+  }
+
+  // The same rule in double precision, end = ts + dur as a double (speedscope and
+  // other viewers): an end an ulp past the next start turns touching slices into a
+  // staircase of frames that never close.
+  std::sort(dslices.begin(), dslices.end(), [](const DoubleSlice& a, const DoubleSlice& b) {
+    return std::tie(a.pid, a.tid, a.ts, b.end, a.index) < std::tie(b.pid, b.tid, b.ts, a.end, b.index);
+  });
+  std::vector<const DoubleSlice*> dopen;
+  for (std::size_t k = 0; k < dslices.size(); ++k) {
+    const DoubleSlice& s = dslices[k];
+    if (k == 0 || s.pid != dslices[k - 1].pid || s.tid != dslices[k - 1].tid) dopen.clear();
+    while (!dopen.empty() && dopen.back()->end <= s.ts) dopen.pop_back();
+    if (!dopen.empty() && s.end > dopen.back()->end) {
+      const DoubleSlice& p = *dopen.back();
+      bad(s.index, fmt::format("in double precision (end = ts + dur) slice [{}, {}) us overlaps slice {} [{}, {}) us on pid {} tid {} "
+                               "without nesting: viewers that add ts + dur as doubles see frames cross",
+                               s.ts, s.end, p.index, p.ts, p.end, s.pid, s.tid));
+      continue;
+    }
+    dopen.push_back(&s);
   }
 
   rep.flows = flows.size();

@@ -9,7 +9,9 @@
 //  * ts/dur are non-negative numbers in microseconds with at most 6 decimals (one
 //    picosecond; more digits mean a double was printed, not an integer time);
 //  * `X` slices have a string name and nest strictly per (pid, tid): two slices on
-//    one thread are either disjoint or one contains the other;
+//    one thread are either disjoint or one contains the other — in exact picoseconds
+//    and again with end = ts + dur computed in double precision, as speedscope and
+//    other viewers compute it;
 //  * flow v2: bind_id only on slices, integer or string; flow_in/flow_out booleans
 //    and only with a bind_id; every bind_id has exactly one flow_out and one flow_in
 //    slice, and the sending slice starts no later than the receiving one ends;

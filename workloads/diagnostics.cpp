@@ -3,12 +3,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "workloads/cp_advice.hpp"
+#include "workloads/bubble_advice.hpp"
 #include "workloads/hardware.hpp"
+#include "workloads/layout.hpp"
 #include "workloads/schedule.hpp"
+#include "workloads/stage_layers.hpp"
 
 namespace ls::wl {
 
@@ -83,10 +88,9 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
     }
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
-    const int m = microbatches_for_bubble(s.layout.schedule, s.layout.pp, s.layout.microbatches,
-                                          std::max(1, s.layout.virtual_stages), 0.10);
-    out.push_back({"bubble", fmt::format("analytic pipeline bubble {:.1f}% with p={} m={}; microbatches: {} brings it under 10%",
-                                         plan.bubble_fraction_analytic * 100, s.layout.pp, s.layout.microbatches, m)});
+    const std::string fix = bubble_remedies(s, 0.10, plan.memory_per_stage);
+    out.push_back({"bubble", fmt::format("analytic pipeline bubble {:.1f}% with p={} m={}{}{}", plan.bubble_fraction_analytic * 100,
+                                         s.layout.pp, s.layout.microbatches, fix.empty() ? "" : "; ", fix)});
   }
   return out;
 }
@@ -107,10 +111,10 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   small_microbatch(s, bp, out);
   if (s.layout.pp > 1 && r.bubble_fraction > 0.10) {
     if (r.bubble_fraction_analytic > 0.10) {
-      const int m = microbatches_for_bubble(s.layout.schedule, s.layout.pp, s.layout.microbatches,
-                                            std::max(1, s.layout.virtual_stages), 0.10);
-      out.push_back({"bubble", fmt::format("measured pipeline bubble {:.1f}% (analytic {:.1f}%); microbatches: {} brings the analytic bubble under 10%",
-                                           r.bubble_fraction * 100, r.bubble_fraction_analytic * 100, m)});
+      const std::string fix = bubble_remedies(s, 0.10, r.memory_per_stage);
+      out.push_back({"bubble", fmt::format("measured pipeline bubble {:.1f}% (analytic {:.1f}%){}{}", r.bubble_fraction * 100,
+                                           r.bubble_fraction_analytic * 100, fix.empty() ? "" : "; to bring the analytic bubble under 10%, ",
+                                           fix)});
     } else {
       // More micro-batches would not help: the schedule's own bubble is small, the
       // rest is stages waiting on each other (imbalance, stragglers, slow transfers).
@@ -122,13 +126,24 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   if (r.per_stage.size() > 1) {
     auto mx = std::max_element(r.per_stage.begin(), r.per_stage.end(), [](auto& a, auto& b) { return a.compute_s < b.compute_s; });
     auto mn = std::min_element(r.per_stage.begin(), r.per_stage.end(), [](auto& a, auto& b) { return a.compute_s < b.compute_s; });
-    if (mn->compute_s > 0 && mx->compute_s / mn->compute_s > 1.02) {
+    // Only when a split is predicted faster: the balanced split differs from this one
+    // (what_if.cpp then simulates it and drops the warning if it is not faster).
+    Scenario split = s;
+    split.layout.stage_layers_mode = StageLayersMode::balanced;
+    split.layout.stage_layers.clear();
+    std::vector<int> better;
+    if (s.layout.stage_layers_mode != StageLayersMode::balanced && validate(split).empty()) {
+      better = resolve_stage_layers(split);
+      if (better == resolve_stage_layers(s)) better.clear();
+    }
+    if (!better.empty() && mn->compute_s > 0 && mx->compute_s / mn->compute_s > 1.02) {
       std::string per;
       for (const auto& st : r.per_stage) per += fmt::format("{}{:.3f}", per.empty() ? "" : ", ", st.compute_s);
       out.push_back({"stage-imbalance",
                      fmt::format("stage {} computes {:.3f} s per step, stage {} only {:.3f} s (per-stage compute [{}] s); the faster stages wait "
-                                 "{:.3f} s per step on it",
-                                 mx->stage, mx->compute_s, mn->stage, mn->compute_s, per, mx->compute_s - mn->compute_s)});
+                                 "{:.3f} s per step on it; the split predicted faster: stage_layers: [{}] (what stage_layers: balanced gives)",
+                                 mx->stage, mx->compute_s, mn->stage, mn->compute_s, per, mx->compute_s - mn->compute_s,
+                                 fmt::join(better, ", "))});
     }
   }
   for (const auto& d : s.perturbations.devices)

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "workloads/link_groups.hpp"
 #include "workloads/model.hpp"
 #include "workloads/schedule.hpp"
 
@@ -134,20 +135,27 @@ void fold_moe(Result& res, const Scenario& sc, const BuiltProgram& bp) {
 
 void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwork& net, Time total) {
   std::map<std::string, LinkKindStats> by_kind;
-  std::vector<LinkStat> all;
+  std::vector<LinkStat> all, links;
+  links.reserve(cluster.link_count());
   const double span_s = total.seconds();
   for (std::size_t l = 0; l < cluster.link_count(); ++l) {
-    const auto& li = cluster.link(static_cast<sim::LinkId>(l));
-    const double bytes = net.link_bytes(static_cast<sim::LinkId>(l));
-    const double bw = net.bandwidth(static_cast<sim::LinkId>(l));
-    const double u = span_s > 0 ? bytes / (bw * span_s) : 0.0;
+    const auto id = static_cast<sim::LinkId>(l);
+    const auto& li = cluster.link(id);
+    const double bytes = net.link_bytes(id);
+    const double bw = net.bandwidth(id);
+    const double busy = net.link_busy(id, total).seconds();
+    LinkStat st{li.name, li.kind, bytes, span_s > 0 ? bytes / (bw * span_s) : 0.0};
+    st.busy_fraction = span_s > 0 ? busy / span_s : 0.0;
+    st.busy_utilization = busy > 0 && bw > 0 ? bytes / (bw * busy) : 0.0;
+    st.bottleneck_s = net.link_bottleneck(id, total).seconds();
     auto& k = by_kind[li.kind];
     k.kind = li.kind;
     ++k.count;
     k.bytes += bytes;
-    k.mean_utilization += u;
-    k.max_utilization = std::max(k.max_utilization, u);
-    if (bytes > 0) all.push_back(LinkStat{li.name, li.kind, bytes, u});
+    k.mean_utilization += st.utilization;
+    k.max_utilization = std::max(k.max_utilization, st.utilization);
+    if (bytes > 0) all.push_back(st);
+    links.push_back(std::move(st));
   }
   for (auto& [name, k] : by_kind) {
     k.mean_utilization /= std::max(1, k.count);
@@ -158,6 +166,9 @@ void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwor
   });
   if (all.size() > 10) all.resize(10);
   res.busiest_links = std::move(all);
+  const auto ranked = group_links(links, span_s);
+  res.link_group_count = static_cast<int>(ranked.size());
+  res.link_groups = reported_link_groups(ranked, 10);
 }
 
 void fold_compute_breakdown(Result& res, const BuiltProgram& bp) { res.compute_breakdown = bp.compute_breakdown; }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -17,10 +18,12 @@ namespace ls::wl {
 struct StageResult {
   int stage = 0;
   int layers = 0;
-  double compute_s = 0;          // busy compute time of the stage's representative rank
+  double compute_s = 0;          // busy compute time, mean over the stage's ranks
   double bubble_fraction = 0;    // measured (docs/ARCHITECTURE.md definition), mean over the stage's ranks
   double bubble_fraction_analytic = 0;
   double idle_fraction = 0;      // 1 - compute busy / step time
+  double compute_min_s = 0, compute_max_s = 0;  // over the stage's ranks
+  std::int32_t slowest_device = -1;  // the rank with compute_max_s (first on ties)
 };
 
 struct AxisComm {
@@ -40,7 +43,25 @@ struct LinkStat {
   std::string name;
   std::string kind;
   double bytes = 0;
-  double utilization = 0;
+  double utilization = 0;        // bytes / (bandwidth × run time)
+  double busy_fraction = 0;      // share of the run with at least one flow on the link
+  double busy_utilization = 0;   // bytes / (bandwidth × busy time): utilisation while busy
+  double bottleneck_s = 0;       // time saturated, i.e. the bottleneck of some flow (sim/network.hpp)
+};
+
+/// Links that behaved identically (same kind, same name shape, same statistics):
+/// "node*.gpu*->node*.nvswitch" × 1024. The statistics are those of each member.
+struct LinkGroup {
+  std::string pattern;           // the members' names, digits that differ as '*'
+  std::string link_class;        // kind and name shape, every number as '*': "nvlink node*.gpu*->node*.nvswitch"
+  std::string kind;
+  std::string example;           // one member's name
+  int count = 0;
+  double bytes = 0;              // per member
+  double utilization = 0, busy_fraction = 0, busy_utilization = 0;
+  double bottleneck_s = 0;
+  double bottleneck_fraction = 0;  // bottleneck_s / run time
+  bool busiest_of_class = false;   // the busiest group of its class (always listed)
 };
 
 struct MemoryTerms {
@@ -51,10 +72,29 @@ struct MemoryTerms {
   double peak = 0;               // peak over the timeline
 };
 
+/// A device's share of the critical path (time the path ran on it / step time).
+struct DeviceShare {
+  std::int32_t device = -1;
+  double share = 0;
+};
+
 struct CriticalPath {
   int device = 0;
   double share_compute = 0, share_comm = 0, share_wait = 0;
   double comm_tp_s = 0, comm_pp_s = 0, comm_dp_s = 0, comm_ep_s = 0, compute_s = 0, wait_s = 0;
+  std::vector<DeviceShare> devices;  // the five devices holding most of the path, most first
+};
+
+/// A perturbed device (perturbations.devices) and what it did in the first step.
+struct PerturbedDevice {
+  std::int32_t device = -1;
+  int stage = 0;
+  double compute_slowdown = 1;   // product of its entries
+  double compute_s = 0;          // its compute busy time
+  double stage_mean_compute_s = 0;
+  double idle_fraction = 0;
+  double critical_share = 0;     // of the critical path
+  double cost_s = std::numeric_limits<double>::quiet_NaN();  // step time it costs (what-if); NaN: not priced
 };
 
 struct Warning {
@@ -160,6 +200,10 @@ struct Result {
 
   std::vector<LinkKindStats> links_by_kind;
   std::vector<LinkStat> busiest_links;  // top 10
+  /// Ranked by bottleneck time (then utilisation): the first ten groups plus the
+  /// busiest group of every link class (workloads/link_groups.hpp).
+  std::vector<LinkGroup> link_groups;
+  int link_group_count = 0;             // groups in all, before the ranking cut
 
   double memory_capacity_bytes = 0;
   bool memory_fits = true;
@@ -173,6 +217,7 @@ struct Result {
   std::vector<std::string> tp_crossing_example;
   std::vector<std::string> tp_crossing_link_kinds;
   CriticalPath critical_path;
+  std::vector<PerturbedDevice> perturbed_devices;  // slow devices first (device order)
   std::vector<Warning> warnings;
 
   // engine statistics (--profile, benchmarks)

@@ -16,6 +16,7 @@
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
 #include "workloads/critical_path.hpp"
+#include "workloads/device_metrics.hpp"
 #include "workloads/diagnostics.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/memory.hpp"
@@ -71,8 +72,23 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   // ~25 M ops (≈0.6 GB) it is skipped and the summary says so.
   cfg.record_ops = total_ops <= 25'000'000;
   std::vector<int> traced;
+  const bool trace_auto = opts.trace_devices.empty() || (opts.trace_devices.size() == 1 && opts.trace_devices[0] == "auto");
   if (opts.trace) {
-    traced = traced_ranks(prog, opts.trace_max_devices);
+    if (trace_auto) {
+      std::vector<int> slow;
+      for (const auto& ds : sc.perturbations.devices) slow.push_back(cluster.gpu_index(ds.device));
+      traced = auto_traced_ranks(prog, slow);
+    } else if (opts.trace_devices.size() == 1 && opts.trace_devices[0] == "all") {
+      traced = traced_ranks(prog, D);
+    } else {
+      for (const auto& name : opts.trace_devices) {
+        const int g = cluster.gpu_index(name);
+        if (g < 0) throw UnknownTraceDevice(fmt::format("--trace-devices: no GPU named '{}' (GPUs are named like '{}')", name, cluster.gpu_name(0)));
+        traced.push_back(g);
+      }
+      std::sort(traced.begin(), traced.end());
+      traced.erase(std::unique(traced.begin(), traced.end()), traced.end());
+    }
     cfg.traced.assign(static_cast<std::size_t>(D), 0);
     for (int r : traced) cfg.traced[static_cast<std::size_t>(r)] = 1;
   }
@@ -104,13 +120,24 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
     step_s.push_back((end - t).seconds());
     if (k == 0) {
       first_stats = eng.stats();
-      if (cfg.record_ops) crit = walk_critical_path(eng, prog, t, end);
+      if (cfg.record_ops) {
+        crit = walk_critical_path(eng, prog, t, end);
+        if (opts.trace && trace_auto) {
+          // The critical path's devices join the automatic trace, rebuilt from op traces.
+          std::vector<int> more;
+          for (const auto& seg : crit.segments)
+            if (seg.device >= 0 && !std::binary_search(traced.begin(), traced.end(), seg.device)) more.push_back(seg.device);
+          std::sort(more.begin(), more.end());
+          more.erase(std::unique(more.begin(), more.end()), more.end());
+          rec.add_from_op_traces(eng, prog, more);
+        }
+      }
     }
     t = end;
   }
   const Time total = t;
   // Links only an unsimulated replica used carry what their replica-0 twins carried.
-  for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total));
+  for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total));
   res.symmetry = sym.status;
   res.ranks_simulated = eng.ranks_simulated();
   const auto& stats = first_stats;
@@ -119,13 +146,16 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   fold_step_times(res, step_s);
   fold_flops(res, sc, bp, stats);
   fold_pipeline(res, sc, bp, stats, step0);
+  fold_stage_spread(res, prog, stats);
   fold_comm(res, sc, prog, stats);
   fold_moe(res, sc, bp);
   fold_links(res, cluster, net, total);
   fold_compute_breakdown(res, bp);
   fold_memory(res, sc, bp, stats);
+  fold_perturbed_devices(res, sc, prog, stats, cfg.record_ops ? &crit : nullptr, step0);
   if (cfg.record_ops) {
     fold_critical_path(res, crit, step0);
+    fold_critical_devices(res, crit, step0);
     if (opts.trace) {
       res.critical_segments = std::move(crit.segments);
       rec.mark_critical(crit.ops);

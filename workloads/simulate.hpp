@@ -3,6 +3,7 @@
 // engine, fold the recorder into a Result).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,17 @@
 
 namespace ls::wl {
 
+/// `--trace-devices` named a GPU the cluster does not have (a usage error).
+struct UnknownTraceDevice : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 struct SimOptions {
   bool trace = false;             // keep spans/counters for the Chrome trace
-  int trace_max_devices = 64;     // trace at most this many devices (lowest stage-major ranks first)
+  /// Which devices the trace draws (`--trace-devices`): "auto" (empty list too) = the
+  /// first kAutoTraceDevices of replica 0, one device per stage, every perturbed
+  /// device and every device the critical path runs on; "all"; or a list of GPU names.
+  std::vector<std::string> trace_devices;
   /// Price the warnings by simulating the fix (no straggler, balanced stages, TP
   /// inside nodes). Each what-if is one more simulation, run only when its warning fires.
   bool what_if = true;
