@@ -177,11 +177,13 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   // model, the NCCL-like collective profiles, the implementation presets (the LLM Foundry
   // rows as pytorch-fsdp with their attention kernel, the Megatron-Bridge row as
   // megatron-core) and the calibrated GPU presets (compute_profile.cpp): mean |error|
-  // 5.9 %, worst 18.5 % (an H100 scale-out row). Bound = measured + 3 points of margin on
+  // 5.9 %, worst 18.5 % (an H100 scale-out row). 2026-12-01, with compute slowed beside
+  // collectives (workloads/interference.hpp) and the presets refitted: mean 5.7 %, worst
+  // 17.3 % (mpt-30b at seq 8192 on 8 H100). Bound = measured + 3 points of margin on
   // both, enough for a re-calibration that moves constants by a few percent, tight enough
   // to catch a model change that undoes the fit.
-  const double kMaxMeanAbsError = 0.09;
-  const double kMaxAbsError = 0.215;
+  const double kMaxMeanAbsError = 0.087;
+  const double kMaxAbsError = 0.205;
   CHECK(j["mean_abs_error"].get<double>() <= kMaxMeanAbsError);
   CHECK(j["max_abs_error"].get<double>() <= kMaxAbsError);
   MESSAGE("validation subset mean |error| = " << j["mean_abs_error"].get<double>());

@@ -47,6 +47,10 @@ struct ComputeProfile {
   double hbm_fraction = 0.88;
   /// GPU time between two dependent kernels (launch, ramp-up and drain): paid once per kernel.
   double launch_overhead_s = 4e-6;
+  /// Compute time multiplier while an NCCL collective runs beside it (its thread blocks
+  /// hold SMs, it shares HBM; a GEMM whose last wave no longer fits pays a whole extra
+  /// wave): workloads/interference.hpp. 1: no interference.
+  double overlap_slowdown = 1;
 };
 
 /// a100-40gb, a100-80gb, h100-sxm, h200, b200 (the GPU preset names). nullopt otherwise.

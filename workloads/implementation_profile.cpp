@@ -60,8 +60,8 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
 //    40 µs bound on every GPU (12 µs on a100-80gb), module 2 ms (H100, bound), 0 (A100
 //    40 GB), 1.25 ms (A100 80 GB); one framework needs one value, so the values were set
 //    inside the cited range / at the middle of the fits, and the GPU constants refitted
-//    with them held (compute_profile.cpp). Assumption that remains: the rest of FSDP's
-//    overhead (NCCL kernels sharing SMs and HBM with compute) is in the H100 GEMM fraction.
+//    with them held (compute_profile.cpp). NCCL kernels sharing SMs and HBM with the
+//    compute they overlap are ComputeProfile::overlap_slowdown (workloads/interference.hpp).
 std::vector<ImplementationBundle> presets() {
   return {
       bundle("megatron-core", AttentionKind::flash, true, 0, 0, true),

@@ -19,6 +19,7 @@
 #include "workloads/device_metrics.hpp"
 #include "workloads/diagnostics.hpp"
 #include "workloads/hardware.hpp"
+#include "workloads/interference.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/metrics.hpp"
 #include "workloads/plan.hpp"
@@ -40,13 +41,17 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   const auto t0 = std::chrono::steady_clock::now();
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
   topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
-  sim::FlowNetwork net(cluster.link_bandwidths());
-  for (const auto& lf : sc.perturbations.links) {
-    if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
-    const auto ids = cluster.find_links(lf.link);
-    if (ids.empty()) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch', or 'a<->b' for both directions)", lf.link));
-    for (const auto id : ids) net.set_bandwidth(id, cluster.link(id).bandwidth_Bps * lf.bandwidth_factor);
-  }
+  const auto make_network = [&] {
+    sim::FlowNetwork n(cluster.link_bandwidths());
+    for (const auto& lf : sc.perturbations.links) {
+      if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
+      const auto ids = cluster.find_links(lf.link);
+      if (ids.empty()) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch', or 'a<->b' for both directions)", lf.link));
+      for (const auto id : ids) n.set_bandwidth(id, cluster.link(id).bandwidth_Bps * lf.bandwidth_factor);
+    }
+    return n;
+  };
+  sim::FlowNetwork net = make_network();
   const BuiltProgram bp = build_program(sc);
   const auto& prog = bp.program;
   const int D = static_cast<int>(prog.ranks.size());
@@ -100,6 +105,27 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
     cfg.symmetry = std::move(sym.engine);
   }
 
+  // NCCL kernels share the SMs with the compute they overlap (interference.hpp): a probe
+  // step without tracing measures each rank's overlap, the reported steps run slowed.
+  const ComputeProfile profile = compute_profile_of(sc.gpu);
+  const bool interference = profile.overlap_slowdown > 1 && D > 1 && cfg.record_ops;
+  if (interference) {
+    sim::EngineConfig probe_cfg = cfg;
+    probe_cfg.traced.clear();
+    sim::FlowNetwork probe_net = make_network();
+    sim::Engine probe(prog, planner, probe_net, probe_cfg);
+    probe.run_step(Time::zero(), 0);
+    auto factors = interference_factors(probe, prog, profile.overlap_slowdown);
+    // On the symmetric path only replica 0 ran: its twins in the other replicas
+    // overlap exactly as it does, so they take its factor.
+    const sim::EngineSymmetry& es = cfg.symmetry;
+    if (es.replicas > 1)
+      for (std::size_t r = 0; r < factors.size(); ++r)
+        if (es.replica[r] != 0)
+          factors[r] = factors[static_cast<std::size_t>(es.rank_at[static_cast<std::size_t>(es.position[r]) * static_cast<std::size_t>(es.replicas)])];
+    for (std::size_t r = 0; r < factors.size(); ++r) cfg.compute_factor[r] *= factors[r];
+  }
+
   Result res;
   res.scenario = sc.name;
   res.devices = D;
@@ -151,6 +177,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   fold_moe(res, sc, bp);
   fold_links(res, cluster, net, total);
   fold_compute_breakdown(res, bp);
+  if (interference) book_interference(res);
   fold_memory(res, sc, bp, stats);
   fold_perturbed_devices(res, sc, prog, stats, cfg.record_ops ? &crit : nullptr, step0);
   if (cfg.record_ops) {
