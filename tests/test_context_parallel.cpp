@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "fixtures.hpp"
+#include "workloads/compute_profile.hpp"
 #include "workloads/cp_attention.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/pass_costs.hpp"
@@ -38,6 +39,9 @@ Scenario one_layer(int gpus, double link_Bps) {
   s.cluster.gpus_per_node = gpus;
   s.cluster.intra = {"nvswitch", link_Bps, sim::us(1)};
   s.gpu = *gpu_preset("h100-sxm");
+  // The closed forms are about exposure: no NCCL/compute interference (interference.hpp).
+  s.gpu.compute = *compute_profile_preset("h100-sxm");
+  s.gpu.compute.overlap_slowdown = 1;
   s.model = test::small_model(1);
   s.model.seq_len = 8192;
   s.layout.embedding_free = true;
