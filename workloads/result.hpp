@@ -9,6 +9,7 @@
 
 #include "sim/program.hpp"
 #include "workloads/kernels.hpp"
+#include "workloads/training_cost.hpp"
 #include "workloads/vocabulary.hpp"
 #include "sim/time.hpp"
 
@@ -173,6 +174,7 @@ struct Result {
   std::vector<std::string> tp_crossing_link_kinds;
   CriticalPath critical_path;
   std::vector<Warning> warnings;
+  TrainingCost training;  // time and cost of the whole run (scenario key training)
 
   // engine statistics (--profile, benchmarks)
   std::uint64_t events = 0;

@@ -20,6 +20,7 @@
 #include "workloads/hardware.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/metrics.hpp"
+#include "workloads/training_cost.hpp"
 #include "workloads/plan.hpp"
 #include "workloads/program_builder.hpp"
 #include "workloads/recorder.hpp"
@@ -137,6 +138,7 @@ Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
     sub.what_if = false;
     price_warnings(sc, res, [&sub](const Scenario& fixed) { return simulate_once(fixed, sub).step_time_s; });
   }
+  res.training = training_cost(sc.training, res.devices, res.tokens_per_s);
   return res;
 }
 
