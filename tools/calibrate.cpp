@@ -132,14 +132,20 @@ struct RowFit {
   std::vector<RowOutcome> outcomes;
 };
 
+// evaluate_runs' per-row callback → CalibrateOptions::on_simulation.
+std::function<void(std::size_t, std::size_t)> simulation_counter(const CalibrateOptions& opt) {
+  if (!opt.on_simulation) return {};
+  return [&opt](std::size_t, std::size_t) { opt.on_simulation(); };
+}
+
 RowFit fit_rows(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants, const Eigen::VectorXd& start,
                 const Eigen::VectorXd& lower, const Eigen::VectorXd& upper, const CalibrateOptions& opt) {
   const auto n = static_cast<Eigen::Index>(constants.size());
   RowFit out;
   auto evaluate = [&](const Eigen::VectorXd& x) {
-    out.outcomes = evaluate_runs(rows, opt.jobs, [&](wl::Scenario& sc) {
-      for (Eigen::Index k = 0; k < n; ++k) constants[static_cast<std::size_t>(k)].set(sc, x[k]);
-    });
+    out.outcomes = evaluate_runs(
+        rows, opt.jobs, [&](wl::Scenario& sc) { for (Eigen::Index k = 0; k < n; ++k) constants[static_cast<std::size_t>(k)].set(sc, x[k]); },
+        simulation_counter(opt));
     Eigen::VectorXd r(static_cast<Eigen::Index>(out.outcomes.size()));
     for (std::size_t i = 0; i < out.outcomes.size(); ++i) {
       const auto& o = out.outcomes[i];
@@ -155,10 +161,13 @@ RowFit fit_rows(const std::vector<RunRow>& rows, const std::vector<TunableConsta
 }
 
 std::vector<RowOutcome> predict_rows(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants,
-                                     const Eigen::VectorXd& x, int jobs) {
-  return evaluate_runs(rows, jobs, [&](wl::Scenario& sc) {
-    for (std::size_t k = 0; k < constants.size(); ++k) constants[k].set(sc, x[static_cast<Eigen::Index>(k)]);
-  });
+                                     const Eigen::VectorXd& x, const CalibrateOptions& opt) {
+  return evaluate_runs(
+      rows, opt.jobs,
+      [&](wl::Scenario& sc) {
+        for (std::size_t k = 0; k < constants.size(); ++k) constants[k].set(sc, x[static_cast<Eigen::Index>(k)]);
+      },
+      simulation_counter(opt));
 }
 
 }  // namespace
@@ -182,7 +191,7 @@ Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<Tunable
     c.start.emplace_back(tc.name, start[k]);
   }
 
-  c.before = error_stats(evaluate_runs(rows, opt.jobs));
+  c.before = error_stats(evaluate_runs(rows, opt.jobs, {}, simulation_counter(opt)));
   const RowFit full = fit_rows(rows, constants, start, lower, upper, opt);
   const LmResult& lm = full.lm;
   c.iterations = lm.iterations;
@@ -211,7 +220,7 @@ Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<Tunable
     for (const auto& row : rows) (model_key(row.scenario) == model ? held : train).push_back(row);
     const RowFit fit = fit_rows(train, constants, lm.x, lower, upper, opt);
     c.evaluations += fit.lm.evaluations + 1;
-    std::vector<RowOutcome> predicted = predict_rows(held, constants, fit.lm.x, opt.jobs);
+    std::vector<RowOutcome> predicted = predict_rows(held, constants, fit.lm.x, opt);
     ++c.evaluations;
     Calibration::HeldOut h{model, error_stats(predicted), {}};
     for (Eigen::Index k = 0; k < n; ++k) h.fitted.emplace_back(constants[static_cast<std::size_t>(k)].name, fit.lm.x[k]);

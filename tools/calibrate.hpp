@@ -36,6 +36,8 @@ struct CalibrateOptions {
   /// Leave-one-model-out: rows grouped by model (model_key); for each model, a true
   /// re-fit on the other models' rows (from the full fit) and that model's rows predicted.
   bool leave_out_model = false;
+  /// Called after every simulation of a run (from worker threads, serialised): progress.
+  std::function<void()> on_simulation;
 };
 
 /// The model a run trains, for leave-one-model-out: the scenario's model name, or its

@@ -12,7 +12,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -25,14 +27,17 @@
 
 #include "tools/atomic_file.hpp"
 #include "tools/chakra_export.hpp"
+#include "tools/diff.hpp"
 #include "tools/output_check.hpp"
 #include "tools/plot.hpp"
+#include "tools/progress.hpp"
 #include "tools/report_json.hpp"
 #include "tools/scenario.hpp"
 #include "tools/search.hpp"
 #include "tools/mpi_shard.hpp"
 #include "tools/summary.hpp"
 #include "tools/sweep.hpp"
+#include "tools/sweep_command.hpp"
 #include "tools/trace.hpp"
 #include "tools/trace_check.hpp"
 #include "tools/calibrate.hpp"
@@ -98,12 +103,16 @@ int cmd_run(const RunArgs& a) {
   opt.trace = !a.trace.empty();
   opt.trace_devices = a.trace_devices;
   const auto t0 = std::chrono::steady_clock::now();
+  // A run that lasts more than a couple of seconds shows that it is alive (stderr, terminal only).
+  tools::Progress progress({.label = "run " + sc->name, .enabled = tools::progress_wanted(a.quiet), .min_interval_s = 0.5, .delay_s = 2,
+                            .heartbeat_s = 0.5});
   wl::Result r;
   try {
     r = wl::simulate(sc, opt);
   } catch (const wl::UnknownTraceDevice& e) {
     throw UsageError(e.what());
   }
+  progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.wall_s <= 0) r.wall_s = wall;
 
@@ -142,8 +151,14 @@ int cmd_run(const RunArgs& a) {
 }
 
 // ---------------------------------------------------------------- check
-int cmd_check(const std::string& path) {
-  const wl::ResolvedScenario sc = load(path, {});
+int cmd_check(const std::string& path, const std::vector<std::string>& sets) {
+  const wl::ResolvedScenario sc = [&] {
+    try {
+      return load(path, sets);
+    } catch (const tools::ScenarioError& e) {  // "--set layout.tp=3: ..." rather than "--set:1:8: ..."
+      throw tools::ScenarioError(tools::name_set_locations(e.what(), sets));
+    }
+  }();
   const wl::PlanSummary p = wl::plan(sc);
   const std::string s = tools::format_plan(sc.scenario(), p);
   std::fwrite(s.data(), 1, s.size(), stdout);
@@ -177,113 +192,15 @@ int cmd_keys(bool markdown) {
 }
 
 // ---------------------------------------------------------------- sweep
-struct SweepArgs {
-  std::string scenario;
-  std::vector<tools::SweepAxis> axes;
-  std::string csv, json, plot;
-  int jobs = 0;
-};
-
-std::string point_label(const tools::SweepPoint& p, const std::vector<tools::SweepAxis>& axes) {
-  // label with the values of the axes that actually vary
-  std::string s;
-  for (std::size_t i = 0; i < p.size() && i < axes.size(); ++i) {
-    if (axes[i].values.size() < 2 && axes.size() > 1) continue;
-    s += (s.empty() ? "" : ",") + p[i].second;
-  }
-  return s.empty() && !p.empty() ? p.back().second : s;
-}
-
-int cmd_sweep(const SweepArgs& a) {
-  if (a.axes.empty()) throw UsageError("sweep: give at least one --microbatches LIST or --set KEY=V1,V2,...");
+// tools/sweep_command.cpp (points: sweep.hpp; what is shown: sweep_report.hpp).
+int cmd_sweep(const tools::SweepCommand& a) {
   one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--plot", &a.plot}});
-  const auto points = tools::expand_sweep(a.axes);
-  const bool tty = isatty(2) != 0;
-  auto progress = [&](std::size_t done, std::size_t total) {
-    if (tty) fmt::print(stderr, "\rsweep: {}/{} points{}", done, total, done == total ? "\n" : "");
-  };
-  auto outcomes = tools::run_sweep(
-      points,
-      [&](const tools::SweepPoint& p) {
-        const wl::ResolvedScenario sc = tools::load_scenario_file(a.scenario, tools::point_sets(p));
-        wl::Result r = wl::simulate(sc);
-        tools::check_summary_numbers(tools::to_json(r));  // the post-condition of `run`, per point
-        return r;
-      },
-      a.jobs, progress);
-
-  const auto keys = tools::sweep_keys(a.axes);
-  if (!a.csv.empty()) write_out(a.csv, tools::sweep_csv(keys, outcomes));
-  if (!a.json.empty()) write_out(a.json, tools::sweep_json(outcomes).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
-  if (!a.plot.empty()) {
-    tools::PlotSpec spec;
-    spec.title = fmt::format("layoutsim sweep: {}", a.scenario);
-    std::string xl;
-    for (const auto& ax : a.axes) {
-      if (ax.values.size() < 2 && a.axes.size() > 1) continue;
-      xl += (xl.empty() ? "" : " , ") + ax.key;
-    }
-    spec.x_label = xl;
-    tools::PlotPanel t{"step time (s)", {{"step time", {}, "#1f77b4", false}}, false};
-    tools::PlotPanel b{"bubble fraction", {{"measured", {}, "#d62728", false}, {"analytic", {}, "#555555", true}}, true};
-    for (const auto& o : outcomes) {
-      spec.x_ticks.push_back(point_label(o.point, a.axes));
-      const double nan = std::numeric_limits<double>::quiet_NaN();
-      t.series[0].y.push_back(o.result ? o.result->step_time_s : nan);
-      b.series[0].y.push_back(o.result ? o.result->bubble_fraction : nan);
-      b.series[1].y.push_back(o.result ? o.result->bubble_fraction_analytic : nan);
-    }
-    spec.panels = {t, b};
-    write_out(a.plot, tools::render_svg(spec));
+  try {
+    return tools::run_sweep_command(a);
+  } catch (const tools::SweepUsageError& e) {
+    throw UsageError(e.what());
   }
-  // Without machine outputs on stdout, show a table there.
-  if (a.csv != "-" && a.json != "-" && a.plot != "-") {
-    std::string head;
-    for (const auto& k : keys) head += fmt::format("{:>20}  ", k);
-    fmt::print("{}{:>10}  {:>10}  {:>8}  {:>8}  {:>8}  {:>10}  {}\n", head, "step time", "tokens/s", "MFU", "bubble", "analytic",
-               "peak mem", "fits");
-    for (const auto& o : outcomes) {
-      std::string row;
-      for (const auto& k : keys) {
-        std::string v;
-        for (const auto& [pk, pv] : o.point)
-          if (pk == k) v = pv;
-        row += fmt::format("{:>20}  ", v);
-      }
-      if (o.result) {
-        const auto& r = *o.result;
-        fmt::print("{}{:>10}  {:>10}  {:>8}  {:>8}  {:>8}  {:>10}  {}\n", row, tools::human_seconds(r.step_time_s),
-                   tools::human_count(r.tokens_per_s), tools::percent(r.mfu), tools::percent(r.bubble_fraction),
-                   tools::percent(r.bubble_fraction_analytic), tools::human_bytes(r.max_peak_bytes), r.memory_fits ? "yes" : "NO");
-      } else {
-        fmt::print("{}error (see stderr)\n", row);
-      }
-    }
-  }
-
-  // Failed points: report each; invalid layouts give 1, anything else 3.
-  int rc = kExitOk;
-  for (const auto& o : outcomes) {
-    if (!o.error) continue;
-    std::string where;
-    for (const auto& s : tools::point_sets(o.point)) where += (where.empty() ? "" : " ") + s;
-    int code = kExitInternal;
-    try {
-      std::rethrow_exception(o.error);
-    } catch (const tools::ScenarioError&) {
-      code = kExitInvalid;
-    } catch (const wl::InvalidScenario&) {
-      code = kExitInvalid;
-    } catch (const sim::TimeRangeError&) {
-      code = kExitInvalid;
-    } catch (...) {
-    }
-    fmt::print(stderr, "sweep point [{}]: {}{}\n", where, code == kExitInternal ? "internal error: " : "", o.error_message);
-    rc = std::max(rc, code);
-  }
-  return rc;
 }
-
 
 // ---------------------------------------------------------------- search
 // The search itself: tools/search.hpp. Here: options, outputs, exit code (0 when a
@@ -292,6 +209,7 @@ struct SearchArgs {
   std::string scenario, csv, json, emit, objective = "step_time", shard;
   std::vector<std::string> vary, fix;
   int top = 20, simulate_top = 64, jobs = 0;
+  bool quiet = false;
 };
 
 int cmd_search(const SearchArgs& a) {
@@ -307,9 +225,14 @@ int cmd_search(const SearchArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (a.objective == "cost")
-    throw UsageError("--objective cost needs a GPU-hour price, which scenarios cannot give yet (training.gpu_hour_price)");
-  o.objective = a.objective == "tokens_per_s" ? tools::SearchObjective::tokens_per_s : tools::SearchObjective::step_time;
+  if (a.objective == "cost" && base->training.gpu_hour_price < 0)
+    throw UsageError(fmt::format("--objective cost: {} gives no GPU-hour price (add training: {{gpu_hour_price: 2.5 USD}}, "
+                                 "optionally tokens: 15T for the cost to train)", a.scenario));
+  o.objective = a.objective == "tokens_per_s" ? tools::SearchObjective::tokens_per_s
+                : a.objective == "cost"       ? tools::SearchObjective::cost
+                                              : tools::SearchObjective::step_time;
+  tools::Progress progress({.label = "search: simulating", .unit = "candidates", .enabled = tools::progress_wanted(a.quiet)});
+  o.on_simulated = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   try {
     if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = tools::parse_shard(a.shard);
   } catch (const std::invalid_argument& e) {
@@ -318,6 +241,7 @@ int cmd_search(const SearchArgs& a) {
   const auto mpi = tools::mpi_exchange();  // null unless started by mpirun with N > 1
   o.exchange = mpi.get();
   const tools::SearchReport rep = tools::run_search(base, o);
+  progress.finish();
   if (mpi && mpi->rank() != 0) return rep.ranked.empty() ? kExitInvalid : kExitOk;  // rank 0 writes
   if (!a.csv.empty()) write_out(a.csv, tools::search_csv(rep));
   if (!a.json.empty()) write_out(a.json, tools::search_json(rep).dump(2) + "\n");
@@ -343,6 +267,7 @@ struct ValidateArgs {
   std::vector<std::string> sets;
   std::string json, plot, profile;
   int jobs = 0;
+  bool quiet = false;
 };
 
 std::vector<tools::RunRow> read_runs(const std::vector<std::string>& files) {
@@ -365,7 +290,10 @@ int cmd_validate(const ValidateArgs& a) {
       if (row.scenario.gpu.name == prof.gpu) tools::apply_profile(row.scenario.gpu, prof);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const tools::ValidationReport rep = tools::summarize(tools::evaluate_runs(rows, a.jobs));
+  tools::Progress progress({.label = "validate", .unit = "runs", .total = rows.size(), .enabled = tools::progress_wanted(a.quiet)});
+  const tools::ValidationReport rep =
+      tools::summarize(tools::evaluate_runs(rows, a.jobs, {}, [&](std::size_t, std::size_t) { progress.advance(); }));
+  progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!a.json.empty()) write_out(a.json, tools::validation_json(rep).dump(2) + "\n");
   if (!a.plot.empty()) write_out(a.plot, tools::validation_svg(rep, "layoutsim validate: predicted vs measured step time"));
@@ -382,6 +310,7 @@ int cmd_validate(const ValidateArgs& a) {
 struct CalibrateArgs {
   std::string runs, gpu, out, json, fit, leave_out;
   int jobs = 0, iterations = 30;
+  bool quiet = false;
 };
 
 int cmd_calibrate(const CalibrateArgs& a) {
@@ -394,7 +323,14 @@ int cmd_calibrate(const CalibrateArgs& a) {
   for (const auto& tc : tools::all_constants())
     if (!a.fit.empty() && ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
   if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", a.fit));
-  const tools::Calibration c = tools::calibrate(rows, constants, {.jobs = a.jobs, .max_iterations = a.iterations, .leave_out_model = a.leave_out == "model"});
+  // The number of simulations depends on the fit's path: a count without a total.
+  tools::Progress progress({.label = "calibrate", .unit = "simulations", .enabled = tools::progress_wanted(a.quiet)});
+  const tools::Calibration c = tools::calibrate(rows, constants,
+                                                {.jobs = a.jobs,
+                                                 .max_iterations = a.iterations,
+                                                 .leave_out_model = a.leave_out == "model",
+                                                 .on_simulation = [&] { progress.advance(); }});
+  progress.finish();
   if (!a.json.empty()) write_out(a.json, tools::calibration_json(c).dump(2) + "\n");
   if (!a.out.empty()) {
     const std::string origin = fmt::format(
@@ -405,6 +341,26 @@ int cmd_calibrate(const CalibrateArgs& a) {
   }
   if (a.json != "-" && a.out != "-") {
     const std::string s = tools::format_calibration(c, constants);
+    std::fwrite(s.data(), 1, s.size(), stdout);
+  }
+  return kExitOk;
+}
+
+// ---------------------------------------------------------------- diff
+int cmd_diff(const std::string& path_a, const std::string& path_b, const std::string& json) {
+  auto read = [](const std::string& p) {
+    try {
+      return tools::read_summary(tools::read_text_file(p), p);
+    } catch (const tools::DiffInputError& e) {
+      throw;
+    } catch (const std::exception& e) {
+      throw tools::DiffInputError(fmt::format("{}: error: {}", p, e.what()));
+    }
+  };
+  const tools::DiffReport rep = tools::diff_summaries(read(path_a), read(path_b), path_a, path_b);
+  if (!json.empty()) write_out(json, tools::diff_json(rep).dump(2) + "\n");
+  if (json != "-") {
+    const std::string s = tools::format_diff(rep);
     std::fwrite(s.data(), 1, s.size(), stdout);
   }
   return kExitOk;
@@ -440,7 +396,7 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet,-q", ra.quiet, "Print no summary table");
   run->add_flag("--profile", ra.profile, "Print engine events, events/s, wall time and peak RSS to stderr");
 
-  SweepArgs sa;
+  tools::SweepCommand sa;
   std::vector<std::string> sweep_sets, sweep_mbs;
   auto* sweep = app.add_subcommand("sweep", "Run the cartesian product of value lists in parallel");
   sweep->add_option("scenario", sa.scenario, "Scenario YAML file")->required()->check(kNonEmptyPath);
@@ -454,6 +410,13 @@ int main(int argc, char** argv) {
   sweep->add_option("--json", sa.json, "Write [{set, summary}] JSON ('-' = stdout)")->type_name("FILE")->check(kNonEmptyPath);
   sweep->add_option("--plot", sa.plot, "Write an SVG plot of step time and bubble fraction ('-' = stdout)")->type_name("FILE.svg")->check(kNonEmptyPath);
   sweep->add_option("--jobs,-j", sa.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
+  sweep->add_flag("--zip", sa.zip, "Pair the lists' values (point i takes value i of each list) instead of their product");
+  sweep->add_option("--sort", sa.select.sort_key,
+                    "Order the rows: step_time, tokens_per_s, mfu, bubble, peak_memory, time_to_train, gpu_hours, cost (best first) or a swept key")
+      ->type_name("KEY");
+  sweep->add_flag("--fits-only", sa.select.fits_only, "Keep only the points that fit in memory");
+  sweep->add_option("--top", sa.select.top, "Keep the first N rows (after --sort)")->type_name("N")->check(CLI::PositiveNumber);
+  sweep->add_flag("--quiet,-q", sa.quiet, "No progress line on stderr");
 
   SearchArgs sra;
   auto* search = app.add_subcommand("search", "Search the layouts of a scenario's cluster, model and global batch for the fastest");
@@ -470,10 +433,15 @@ int main(int argc, char** argv) {
   search->add_option("--emit", sra.emit, "Write the winner as a runnable scenario file")->type_name("BEST.yaml")->check(kNonEmptyPath);
   search->add_option("--jobs,-j", sra.jobs, "Parallel threads (default: hardware threads)")->check(CLI::NonNegativeNumber);
   search->add_option("--shard", sra.shard, "Evaluate only candidates with index mod N == I (job arrays)")->type_name("I/N");
+  search->add_flag("--quiet,-q", sra.quiet, "No progress line on stderr");
 
   std::string check_path;
+  std::vector<std::string> check_sets;
   auto* check = app.add_subcommand("check", "Parse and validate a scenario, print the plan and memory budget (no simulation)");
   check->add_option("scenario", check_path, "Scenario YAML file")->required()->check(kNonEmptyPath);
+  check->add_option("--set", check_sets, "Override one key, YAML value: --set layout.tp=4 (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
 
   bool keys_markdown = false;
   auto* keys = app.add_subcommand("keys", "List every scenario key with its default (the key table)");
@@ -490,6 +458,7 @@ int main(int argc, char** argv) {
   validate->add_option("--plot", va.plot, "Write an SVG of predicted vs measured step time (log-log; '-' = stdout)")->type_name("FILE.svg")->check(kNonEmptyPath);
   validate->add_option("--profile", va.profile, "Apply a GPU profile (from calibrate --out) to the runs on its GPU")->type_name("PROFILE.yaml")->check(kNonEmptyPath);
   validate->add_option("--jobs,-j", va.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
+  validate->add_flag("--quiet,-q", va.quiet, "No progress line on stderr");
 
   CalibrateArgs ca;
   auto* calibrate = app.add_subcommand("calibrate", "Fit a GPU's efficiency constants to the measured step times of a runs file");
@@ -504,6 +473,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"model"}));
   calibrate->add_option("--iterations", ca.iterations, "Most Levenberg-Marquardt iterations")->check(CLI::PositiveNumber);
   calibrate->add_option("--jobs,-j", ca.jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
+  calibrate->add_flag("--quiet,-q", ca.quiet, "No progress line on stderr");
+
+  std::string diff_a, diff_b, diff_json_path;
+  auto* diff = app.add_subcommand("diff", "Compare two run summaries (run --json) side by side, with the change in percent");
+  diff->add_option("a", diff_a, "First summary JSON (A)")->required()->check(kNonEmptyPath);
+  diff->add_option("b", diff_b, "Second summary JSON (B)")->required()->check(kNonEmptyPath);
+  diff->add_option("--json", diff_json_path, "Write {a, b, rows: [{section, label, path, unit, a, b, change}]} ('-' = stdout, replaces the table)")
+      ->type_name("FILE")
+      ->check(kNonEmptyPath);
 
   try {
     app.parse(argc, argv);
@@ -526,7 +504,8 @@ int main(int argc, char** argv) {
   };
   try {
     if (*run) return finish(cmd_run(ra));
-    if (*check) return finish(cmd_check(check_path));
+    if (*check) return finish(cmd_check(check_path, check_sets));
+    if (*diff) return finish(cmd_diff(diff_a, diff_b, diff_json_path));
     if (*check_trace) return finish(cmd_check_trace(trace_path));
     if (*validate) return finish(cmd_validate(va));
     if (*calibrate) return finish(cmd_calibrate(ca));
@@ -556,6 +535,9 @@ int main(int argc, char** argv) {
     std::string msg = e.what();
     if (!msg.empty() && msg.back() != '\n') msg.push_back('\n');
     std::fputs(msg.c_str(), stderr);
+    return kExitInvalid;
+  } catch (const tools::DiffInputError& e) {
+    fmt::print(stderr, "{}\n", e.what());
     return kExitInvalid;
   } catch (const tools::ProfileError& e) {
     fmt::print(stderr, "{}\n", e.what());

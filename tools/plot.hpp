@@ -25,12 +25,21 @@ struct PlotPanel {
 struct PlotSpec {
   std::string title;
   std::string x_label;                // e.g. "layout.microbatches"
-  std::vector<std::string> x_ticks;   // one label per point, evenly spaced (categorical)
+  std::vector<std::string> x_ticks;   // one label per point; '\n' splits a label into lines
   std::vector<PlotPanel> panels;      // drawn top to bottom
+  /// Numeric x (one per point, all > 0 for a log axis): points placed by value, not
+  /// evenly; empty = categorical (evenly spaced in input order).
+  std::vector<double> x_values;
+  bool x_log2 = false;                // x_values on a base-2 log scale
 };
 
-/// The SVG document (deterministic text). Points are placed evenly along x in input
-/// order, so sweeps over powers of two read like a log axis. O(points · series).
+/// Chooses the x scale of a swept numeric axis: log 2 when the values span 8× or
+/// more (8, 16, …, 128 read evenly as doublings), else linear.
+bool wants_log2_axis(const std::vector<double>& x);
+
+/// The SVG document (deterministic text). Points are placed along x by x_values when
+/// given (linear or log 2), else evenly in input order. Labels too wide for the space
+/// between points are drawn slanted. O(points · series).
 std::string render_svg(const PlotSpec& spec);
 
 /// Escapes <, >, & and " for SVG text and attributes.

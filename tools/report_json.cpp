@@ -2,6 +2,7 @@
 // reader can diff two summaries line by line.
 #include "tools/report_json.hpp"
 
+#include "tools/training_report.hpp"
 #include "workloads/vocabulary.hpp"
 
 #include <cmath>
@@ -37,6 +38,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   j["tflops_per_gpu"] = num(r.tflops_per_gpu);
   j["mfu"] = num(r.mfu);
   j["hfu"] = num(r.hfu);
+  add_training_json(j, r.training);  // time_to_train_s, gpu_hours, cost: only with a `training` key
 
   ordered_json pipe;
   pipe["stages"] = r.stages;

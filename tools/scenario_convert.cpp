@@ -42,10 +42,40 @@ public:
       }
     }
     if (const YEntry* e = root.find("implementation")) implementation(e->value, "implementation");
+    if (const YEntry* e = root.find("training")) training(e->value, "training");
     return s_;
   }
 
 private:
+  // ── training: the whole run's token budget and GPU-hour price (workloads/training_cost.hpp) ──
+  void training(const YNode& n, const std::string& path) {
+    if (!r_.map(n, path, keys("training"))) return;
+    if (const YEntry* t = n.find("tokens")) {
+      const std::string p = path + ".tokens";
+      if (auto text = r_.scalar(t->value, p, "a token count like \"15T\"")) {
+        try {
+          const double v = parse_count(*text);
+          if (v > 0) s_.training.tokens = v;
+          else d_.error(t->value.loc, p, fmt::format("must be greater than zero, got \"{}\"", *text));
+        } catch (const UnitError& e) {
+          d_.error(t->value.loc, p, e.what(), e.hint());
+        }
+      }
+    }
+    if (const YEntry* pr = n.find("gpu_hour_price")) {
+      const std::string p = path + ".gpu_hour_price";
+      if (auto text = r_.scalar(pr->value, p, "a price like \"2.5 USD\"")) {
+        try {
+          const Price price = parse_price(*text);
+          s_.training.gpu_hour_price = price.amount;
+          s_.training.currency = price.currency;
+        } catch (const UnitError& e) {
+          d_.error(pr->value.loc, p, e.what(), e.hint());
+        }
+      }
+    }
+  }
+
   // ── implementation: the preset's bundle first, then the explicit keys ──
   void implementation(const YNode& n, const std::string& path) {
     if (!r_.map(n, path, keys("implementation"))) return;

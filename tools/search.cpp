@@ -253,7 +253,8 @@ void exchange_items(SearchExchange* ex, std::size_t n, int threads, Fn fn, Write
 }
 
 double objective_value(SearchObjective o, const CandidateOutcome& c) {
-  return o == SearchObjective::tokens_per_s ? -c.tokens_per_s : c.step_time_s;
+  // cost per token ∝ devices / tokens_per_s, and every candidate uses all the devices.
+  return o == SearchObjective::tokens_per_s || o == SearchObjective::cost ? -c.tokens_per_s : c.step_time_s;
 }
 
 }  // namespace
@@ -270,6 +271,9 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   rep.seq_len = base.model.seq_len;
   rep.memory_capacity_bytes = base.gpu.memory_bytes;
   rep.objective = opts.objective;
+  rep.training = base.training;
+  if (opts.objective == SearchObjective::cost && base.training.gpu_hour_price < 0)
+    throw std::invalid_argument("--objective cost: the scenario gives no training.gpu_hour_price (e.g. training: {gpu_hour_price: 2.5 USD})");
   rep.dp_bucket_bytes = base.layout.dp_bucket_bytes;
   rep.embedding_free = base.layout.embedding_free;
   rep.cp_all_gather = base.layout.cp_kind == wl::CpKind::all_gather;
@@ -339,7 +343,17 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   const auto t1 = Clock::now();
   const std::size_t top = std::min(kept.size(), static_cast<std::size_t>(std::max(0, opts.simulate_top)));
   std::vector<std::string> failed(top);
+  std::atomic<std::size_t> simulated_done{0};
   exchange_items(opts.exchange, top, rep.threads, [&](std::size_t k, std::size_t) {
+    struct Report {  // counts the candidate done however the body exits
+      const SearchOptions& o;
+      std::atomic<std::size_t>& done;
+      std::size_t total;
+      ~Report() {
+        const std::size_t d = ++done;
+        if (o.on_simulated) o.on_simulated(d, total);
+      }
+    } report{opts, simulated_done, top};
     CandidateOutcome& o = kept[k];
     try {
       const wl::ResolvedScenario sc = wl::resolve(candidate_scenario(base, rep.global_batch, o.layout));

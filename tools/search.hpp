@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -129,7 +130,9 @@ std::int64_t base_global_batch(const wl::Scenario& base);
 /// candidate over the GPU's memory on this bound before building its program.
 double memory_lower_bound(const wl::Scenario& resolved);
 
-enum class SearchObjective { step_time, tokens_per_s };
+/// cost: the cost per token (devices · gpu_hour_price / tokens_per_s), which needs the
+/// scenario's training.gpu_hour_price; with training.tokens it is the cost to train.
+enum class SearchObjective { step_time, tokens_per_s, cost };
 
 /// Several processes working on one search (tools/mpi_shard.cpp under mpirun): each
 /// analyses and simulates every size()-th candidate of its list and all_gather
@@ -152,6 +155,8 @@ struct SearchOptions {
   int jobs = 0;  // ≤ 0: hardware threads
   int shard_index = 0, shard_count = 1;
   SearchExchange* exchange = nullptr;  // not owned; null: one process
+  /// Called after each simulated candidate with (done, total), from worker threads.
+  std::function<void(std::size_t, std::size_t)> on_simulated;
 };
 
 /// Exposed communication by axis (time the compute stream waited on it), seconds.
@@ -184,6 +189,7 @@ struct SearchReport {
   bool embedding_free = false;
   bool cp_all_gather = false;   // the base layout's cp_kind (the search varies cp, not its kind)
   SearchObjective objective = SearchObjective::step_time;
+  wl::TrainingSpec training;    // the base scenario's: time and cost columns when given
   int shard_index = 0, shard_count = 1;
   std::vector<CandidateOutcome> ranked;          // kept candidates, best first
   std::vector<Candidate> rejected;               // in index order, with their reasons

@@ -10,13 +10,36 @@
 
 #include "tools/search.hpp"
 #include "tools/summary.hpp"
+#include "tools/training_report.hpp"
 #include "tools/yaml_tree.hpp"
 
 namespace ls::tools {
 
 namespace {
 
-const char* objective_name(SearchObjective o) { return o == SearchObjective::tokens_per_s ? "tokens_per_s" : "step_time"; }
+const char* objective_name(SearchObjective o) {
+  return o == SearchObjective::tokens_per_s ? "tokens_per_s" : o == SearchObjective::cost ? "cost" : "step_time";
+}
+
+bool has_training(const SearchReport& r) { return r.training.tokens > 0 || r.training.gpu_hour_price >= 0; }
+
+wl::TrainingCost cost_of(const SearchReport& r, const CandidateOutcome& c) {
+  return wl::training_cost(r.training, r.devices, c.tokens_per_s);
+}
+
+/// The table's extra cells: time to train (with tokens) and cost (to train, or per
+/// million tokens without a token budget).
+std::string training_cells(const SearchReport& r, const CandidateOutcome* c) {
+  if (!has_training(r)) return "";
+  std::string s;
+  if (r.training.tokens > 0) s += fmt::format(" {:>13}", c ? human_duration(cost_of(r, *c).time_to_train_s) : "time to train");
+  if (r.training.gpu_hour_price >= 0) {
+    const wl::TrainingCost t = c ? cost_of(r, *c) : wl::TrainingCost{};
+    s += fmt::format(" {:>14}", !c ? (r.training.tokens > 0 ? "cost" : "cost per M tok")
+                                  : human_money(r.training.tokens > 0 ? t.cost : t.cost_per_million_tokens, r.training.currency));
+  }
+  return s;
+}
 
 const char* schedule_key_name(wl::Schedule s) {
   switch (s) {
@@ -92,18 +115,18 @@ std::string format_search(const SearchReport& r, int top) {
   for (std::size_t i = 0; i < rows; ++i) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
   for (std::size_t i : pareto_front(r)) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
   auto pad = [&](const std::string& t) { return t + std::string(w - std::min(w, width_of(t)), ' '); };
-  s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}  {}\n", "#", pad("layout"), "step time", "tokens/s", "MFU",
-                   "peak mem", "headroom", "bubble", "exposed comm tp / pp / dp / ep");
+  s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", "#", pad("layout"), "step time", "tokens/s", "MFU",
+                   "peak mem", "headroom", "bubble", training_cells(r, nullptr), "exposed comm tp / pp / dp / ep");
   for (std::size_t i = 0; i < rows; ++i) {
     const auto& c = r.ranked[i];
     const std::string exposed =
         c.simulated ? fmt::format("{} / {} / {} / {}", human_seconds(c.exposed.tp), human_seconds(c.exposed.pp),
                                   human_seconds(c.exposed.dp), human_seconds(c.exposed.ep))
                     : "-";
-    s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}  {}\n", i + 1, pad(compact_layout(c.layout)),
+    s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", i + 1, pad(compact_layout(c.layout)),
                      human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu), human_bytes(c.peak_memory_bytes),
                      c.fits ? human_bytes(r.memory_capacity_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
-                     c.simulated ? exposed : "(estimate, not simulated)");
+                     training_cells(r, &c), c.simulated ? exposed : "(estimate, not simulated)");
   }
   if (r.ranked.size() > rows) s += fmt::format("      ... {} more (--top K shows more; --csv/--json hold all)\n", r.ranked.size() - rows);
 
@@ -132,7 +155,16 @@ std::string search_csv(const SearchReport& r) {
   std::string s =
       "tier,step_time_s,index,layout,tp,pp,dp,cp,ep,zero,sequence_parallel,recompute,microbatch_size,microbatches,schedule,"
       "virtual_stages,stage_layers,placement,outcome,simulated,tokens_per_s,mfu,peak_memory_bytes,headroom_bytes,fits,"
-      "bubble_fraction,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_ep_s,analytic_step_time_s\n";
+      "bubble_fraction,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_ep_s,analytic_step_time_s";
+  const bool training = has_training(r);
+  s += training ? ",time_to_train_s,gpu_hours,cost,cost_per_million_tokens\n" : "\n";
+  auto training_csv = [&](const CandidateOutcome* c) -> std::string {
+    if (!training) return "";
+    if (!c) return ",,,,";
+    const wl::TrainingCost t = cost_of(r, *c);
+    return fmt::format(",{},{},{},{}", t.has_tokens ? num(t.time_to_train_s) : "", t.has_tokens ? num(t.gpu_hours) : "",
+                       t.has_tokens && t.has_price ? num(t.cost) : "", t.has_price ? num(t.cost_per_million_tokens) : "");
+  };
   auto layout_cells = [](const SearchLayout& l) {
     return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", compact_layout(l), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
                        l.sequence_parallel ? "true" : "false", recompute_name(l.recompute), l.microbatch_size, l.microbatches,
@@ -141,14 +173,15 @@ std::string search_csv(const SearchReport& r) {
   };
   for (const auto& c : r.ranked) {
     const int tier = c.simulated ? (c.fits ? 0 : 1) : 2;
-    s += fmt::format("{},{},{},{},kept,{},{},{},{},{},{},{},{},{},{},{},{}\n", tier, num(c.step_time_s), c.index,
+    s += fmt::format("{},{},{},{},kept,{},{},{},{},{},{},{},{},{},{},{},{}{}\n", tier, num(c.step_time_s), c.index,
                      layout_cells(c.layout), c.simulated ? "true" : "false", num(c.tokens_per_s), num(c.mfu),
                      num(c.peak_memory_bytes), num(r.memory_capacity_bytes - c.peak_memory_bytes), c.fits ? "true" : "false",
                      num(c.bubble_fraction), c.simulated ? num(c.exposed.tp) : "", c.simulated ? num(c.exposed.pp) : "",
-                     c.simulated ? num(c.exposed.dp) : "", c.simulated ? num(c.exposed.ep) : "", num(c.analytic_step_s));
+                     c.simulated ? num(c.exposed.dp) : "", c.simulated ? num(c.exposed.ep) : "", num(c.analytic_step_s),
+                     training_csv(&c));
   }
   for (const auto& c : r.rejected)
-    s += fmt::format("3,,{},{},{},false,,,,,,,,,,,\n", c.index, layout_cells(c.layout), c.rejected);
+    s += fmt::format("3,,{},{},{},false,,,,,,,,,,,{}\n", c.index, layout_cells(c.layout), c.rejected, training_csv(nullptr));
   return s;
 }
 
@@ -179,6 +212,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
       e["exposed_comm_s"] = {{"tp", c.exposed.tp}, {"pp", c.exposed.pp}, {"dp", c.exposed.dp}, {"ep", c.exposed.ep}, {"cp", c.exposed.cp}};
     e["analytic_step_time_s"] = c.analytic_step_s;
     e["analytic_peak_memory_bytes"] = c.analytic_peak_bytes;
+    add_training_json(e, cost_of(r, c));  // time_to_train_s, gpu_hours, cost: with a `training` key
     cands.push_back(std::move(e));
   }
   auto& front = j["pareto"] = nlohmann::ordered_json::array();

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tools/report_json.hpp"
+#include "tools/training_report.hpp"
 #include "workloads/schedule.hpp"
 #include "workloads/vocabulary.hpp"
 
@@ -120,6 +121,7 @@ std::string format_summary(const wl::Result& r) {
   out += fmt::format("  {:<22} {}  (hardware FLOPs, recompute included)\n", "TFLOP/s per GPU",
                      human_flops(r.tflops_per_gpu * 1e12));
   out += fmt::format("  {:<22} {} / {}\n", "MFU / HFU", percent(r.mfu), percent(r.hfu));
+  out += training_summary_lines(r.training);
   out += fmt::format("  {:<22} {}, {} stage{}, {} micro-batch{}{}\n", "pipeline", r.schedule, r.stages, r.stages == 1 ? "" : "s",
                      r.microbatches, r.microbatches == 1 ? "" : "es",
                      r.virtual_stages > 1 ? fmt::format(", {} virtual stages", r.virtual_stages) : std::string());

@@ -94,6 +94,24 @@ std::vector<SweepPoint> expand_sweep(const std::vector<SweepAxis>& axes) {
   return points;
 }
 
+std::vector<SweepPoint> zip_sweep(const std::vector<SweepAxis>& axes) {
+  std::size_t n = 1;
+  const SweepAxis* longest = nullptr;
+  for (const auto& axis : axes) {
+    if (axis.values.size() <= 1) continue;
+    if (longest && axis.values.size() != n)
+      throw std::invalid_argument(fmt::format("--zip: {} has {} values but {} has {}; zipped lists must be equally long",
+                                              longest->key, n, axis.key, axis.values.size()));
+    n = axis.values.size();
+    longest = &axis;
+  }
+  std::vector<SweepPoint> points(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (const auto& axis : axes)
+      if (!axis.values.empty()) points[i].emplace_back(axis.key, axis.values.size() == 1 ? axis.values.front() : axis.values[i]);
+  return points;
+}
+
 std::vector<std::string> point_sets(const SweepPoint& p) {
   std::vector<std::string> sets;
   sets.reserve(p.size());
@@ -154,9 +172,18 @@ std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
 }
 
 std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes) {
+  bool tokens = false, cost = false;
+  for (const auto& o : outcomes)
+    if (o.result) {
+      tokens = tokens || o.result->training.has_tokens;
+      cost = cost || (o.result->training.has_tokens && o.result->training.has_price);
+    }
   std::string out;
   for (const auto& k : keys) out += csv_cell(k) + ",";
-  out += "step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits\n";
+  out += "step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits";
+  if (tokens) out += ",time_to_train_s,gpu_hours";
+  if (cost) out += ",cost";
+  out += ",error\n";
   for (const auto& o : outcomes) {
     for (const auto& k : keys) {
       // the last override of a key is the one that applied
@@ -168,11 +195,18 @@ std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<Sw
     }
     if (o.result) {
       const auto& r = *o.result;
-      out += fmt::format("{},{},{},{},{},{},{}\n", csv_number(r.step_time_s), csv_number(r.tokens_per_s), csv_number(r.mfu),
+      out += fmt::format("{},{},{},{},{},{},{}", csv_number(r.step_time_s), csv_number(r.tokens_per_s), csv_number(r.mfu),
                          csv_number(r.bubble_fraction), csv_number(r.bubble_fraction_analytic), csv_number(r.max_peak_bytes),
                          r.memory_fits ? "true" : "false");
+      const auto& t = r.training;
+      if (tokens) out += t.has_tokens ? fmt::format(",{},{}", csv_number(t.time_to_train_s), csv_number(t.gpu_hours)) : ",,";
+      if (cost) out += t.has_tokens && t.has_price ? "," + csv_number(t.cost) : ",";
+      out += ",\n";
     } else {
-      out += ",,,,,,error\n";
+      out += ",,,,,,error";
+      if (tokens) out += ",,";
+      if (cost) out += ",";
+      out += "," + csv_cell(o.error_message.substr(0, o.error_message.find('\n'))) + "\n";
     }
   }
   return out;

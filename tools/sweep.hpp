@@ -40,6 +40,11 @@ SweepAxis parse_sweep_set(const std::string& text);
 /// An empty axis list gives one empty point. Size: product of the value counts.
 std::vector<SweepPoint> expand_sweep(const std::vector<SweepAxis>& axes);
 
+/// Pairs the values instead (`sweep --zip`): point i takes value i of every axis; an
+/// axis with one value applies to every point. Throws std::invalid_argument when two
+/// axes with more than one value differ in length.
+std::vector<SweepPoint> zip_sweep(const std::vector<SweepAxis>& axes);
+
 /// "KEY=VALUE" strings of a point, ready for load_scenario_file(path, sets).
 std::vector<std::string> point_sets(const SweepPoint& p);
 
@@ -58,8 +63,10 @@ std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
                                     const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 /// CSV: one column per swept key, then step_time_s, tokens_per_s, mfu,
-/// bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits; one row per
-/// point; failed points keep their key cells and leave the metrics empty.
+/// bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits, then
+/// time_to_train_s, gpu_hours, cost when some point has a `training` key, then error;
+/// one row per point; failed points keep their key cells, leave the metrics empty,
+/// say "error" under fits and give the reason under error.
 /// `keys` are the column names (the swept keys, de-duplicated, in order).
 std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes);
 

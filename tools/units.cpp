@@ -134,6 +134,50 @@ double parse_bytes(std::string_view text) { return parse_quantity(text, kSize); 
 double parse_bandwidth_Bps(std::string_view text) { return parse_quantity(text, kBandwidth); }
 double parse_flops(std::string_view text) { return parse_quantity(text, kFlops); }
 
+double parse_count(std::string_view text) {
+  const std::string_view t = trim(text);
+  const std::string_view example = "expected a count like \"15T\" (K, M, B or G, T: powers of 1000) or a number";
+  if (t.empty()) throw UnitError(std::string(example), "the value is empty");
+  double number = 0;
+  const char* first = t.data();
+  const char* last = t.data() + t.size();
+  if (*first == '+') ++first;
+  const auto [ptr, ec] = std::from_chars(first, last, number, std::chars_format::general);
+  if (ec != std::errc() || ptr == first || !std::isfinite(number))
+    throw UnitError(std::string(example), fmt::format("'{}' does not start with a number", t));
+  if (number < 0) throw UnitError(fmt::format("'{}' must not be negative", t));
+  const std::string_view suffix = trim(std::string_view(ptr, static_cast<std::size_t>(last - ptr)));
+  // Token budgets are quoted as "15T tokens" (Llama 3) or "300B" (GPT-3): SI multipliers.
+  constexpr UnitDef kCountSuffixes[] = {{"", 1.0}, {"K", 1e3}, {"k", 1e3}, {"M", 1e6}, {"B", 1e9}, {"G", 1e9}, {"T", 1e12}};
+  for (const UnitDef& u : kCountSuffixes)
+    if (u.name == suffix) {
+      const double v = number * u.scale;
+      if (!std::isfinite(v)) throw UnitError(fmt::format("'{}' is too large", t));
+      return v;
+    }
+  throw UnitError(fmt::format("unknown multiplier '{}' in '{}'", suffix, t), std::string(example));
+}
+
+Price parse_price(std::string_view text) {
+  const std::string_view t = trim(text);
+  const std::string expected_price = "expected a price with a currency, like \"2.5 USD\"";
+  if (t.empty()) throw UnitError(expected_price, "the value is empty");
+  Price p;
+  const char* first = t.data();
+  const char* last = t.data() + t.size();
+  if (*first == '+') ++first;
+  const auto [ptr, ec] = std::from_chars(first, last, p.amount, std::chars_format::general);
+  if (ec != std::errc() || ptr == first || !std::isfinite(p.amount))
+    throw UnitError(expected_price, fmt::format("'{}' does not start with a number", t));
+  if (p.amount < 0) throw UnitError(fmt::format("'{}' must not be negative", t));
+  const std::string_view cur = trim(std::string_view(ptr, static_cast<std::size_t>(last - ptr)));
+  if (cur.empty()) throw UnitError(expected_price, fmt::format("a bare number like {} has no currency", t));
+  const bool iso = cur.size() == 3 && std::all_of(cur.begin(), cur.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+  if (!iso) throw UnitError(fmt::format("'{}' is not a currency code", cur), "write a three-letter code in capitals: USD, EUR, ...");
+  p.currency = std::string(cur);
+  return p;
+}
+
 sim::Time parse_time(std::string_view text) {
   const double ps = parse_quantity(text, kTime);
   // int64 picoseconds end at ~9.22e18; stay well clear so later sums cannot overflow.

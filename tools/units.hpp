@@ -47,6 +47,20 @@ sim::Time parse_time(std::string_view text);
 /// "312 TFLOP/s" → 312e12 FLOP/s. Throws UnitError.
 double parse_flops(std::string_view text);
 
+/// A count with an optional SI multiplier, as token budgets are written: "15T" →
+/// 15e12, "300B" or "300G" → 300e9, "2.5M", "800K" (also "k"), or a bare number; a
+/// space before the suffix is allowed. B means billion here (never bytes). Throws UnitError.
+double parse_count(std::string_view text);
+
+/// A price with its currency: "2.5 USD" → {2.5, "USD"}. The currency is a three-letter
+/// ISO 4217 code in capitals (USD, EUR, ...); a bare number is an error, since a price
+/// without a currency is ambiguous. Throws UnitError.
+struct Price {
+  double amount = 0;
+  std::string currency;
+};
+Price parse_price(std::string_view text);
+
 /// The one nearest-name helper (workloads/did_you_mean.hpp), used here for unit hints.
 using wl::closest_match;
 using wl::edit_distance;

@@ -187,7 +187,8 @@ std::vector<RunRow> read_runs_file(const std::string& path) {
   return rows;
 }
 
-std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs, const std::function<void(wl::Scenario&)>& adjust) {
+std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs, const std::function<void(wl::Scenario&)>& adjust,
+                                      const std::function<void(std::size_t, std::size_t)>& progress) {
   // The sweep runner gives ordered results and per-point exception capture; a
   // point here is just the row's index.
   std::vector<SweepPoint> points;
@@ -202,7 +203,7 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
         opt.what_if = false;  // the predicted step is all validation needs
         return wl::simulate(wl::resolve(std::move(sc)), opt);
       },
-      jobs);
+      jobs, progress);
   std::vector<RowOutcome> out(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     RowOutcome& o = out[i];

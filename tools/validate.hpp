@@ -60,8 +60,10 @@ struct RowOutcome {
 /// Simulates every row (what-ifs off) with `jobs` threads (≤ 0: hardware threads),
 /// after `adjust` (if given) has changed the row's GPU — calibration sets its
 /// constants there. Output keeps the input order.
+/// `progress(done, total)` (if given) is called after each row, serialised.
 std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
-                                      const std::function<void(wl::Scenario&)>& adjust = {});
+                                      const std::function<void(wl::Scenario&)>& adjust = {},
+                                      const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 struct ErrorStats {
   int count = 0;

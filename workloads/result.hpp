@@ -10,6 +10,7 @@
 
 #include "sim/program.hpp"
 #include "workloads/kernels.hpp"
+#include "workloads/training_cost.hpp"
 #include "workloads/vocabulary.hpp"
 #include "sim/time.hpp"
 
@@ -219,6 +220,7 @@ struct Result {
   CriticalPath critical_path;
   std::vector<PerturbedDevice> perturbed_devices;  // slow devices first (device order)
   std::vector<Warning> warnings;
+  TrainingCost training;  // time and cost of the whole run (scenario key training)
 
   // engine statistics (--profile, benchmarks)
   std::uint64_t events = 0;

@@ -18,6 +18,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations", "map", {}, "", ""},
       {"simulation", "map", {}, "", ""},
       {"implementation", "map", {}, "", "the software stack (workloads/implementation_profile.hpp)"},
+      {"training", "map", {}, "absent: no totals", "the whole training run: time, GPU-hours and cost from the simulated step"},
 
       {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
        "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`); a map is merged over its `preset`"},
@@ -153,6 +154,12 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "`auto` simulates one data-parallel replica when every replica is provably alike (no perturbation or jitter, a "
        "generated fabric, uniform MoE routing, replicas on alike links) and accounts the others' traffic; the numbers "
        "equal `off`'s (every rank). The JSON's `engine.symmetry` says which was used, or why not"},
+
+      {"training.tokens", "count", {}, "none",
+       "> 0, tokens to train on, with an optional SI multiplier: `15T`, `300B` (B = billion), `2.5M`; gives "
+       "`time_to_train_s` and `gpu_hours`"},
+      {"training.gpu_hour_price", "price", {}, "none",
+       "≥ 0, price of one GPU-hour with a currency code: `2.5 USD`; gives `cost` (with `tokens`) and `cost_per_million_tokens`"},
 
       {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
        "a bundle of attention kernel, fusion, overlap switches and per-kernel host cost (README: implementation presets); "

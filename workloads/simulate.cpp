@@ -22,6 +22,7 @@
 #include "workloads/interference.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/metrics.hpp"
+#include "workloads/training_cost.hpp"
 #include "workloads/plan.hpp"
 #include "workloads/program_builder.hpp"
 #include "workloads/recorder.hpp"
@@ -220,6 +221,7 @@ Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
     price_warnings(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub).step_time_s; });
     price_cp_advice(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub); });
   }
+  res.training = training_cost(sc.training, res.devices, res.tokens_per_s);
   return res;
 }
 

@@ -147,6 +147,14 @@ struct SimulationSpec {
   bool symmetry = true;
 };
 
+/// The whole training run (optional; workloads/training_cost.hpp): tokens to train on
+/// and the price of one GPU-hour.
+struct TrainingSpec {
+  double tokens = 0;            // 0: not given
+  double gpu_hour_price = -1;   // < 0: not given
+  std::string currency;         // "USD", as written after the price
+};
+
 /// topo::ClusterSpec's defaults with both link bandwidths unset (0): resolve() sets
 /// them from the GPU (nvlink_bandwidth per GPU inside a node, nic_bandwidth per NIC).
 inline topo::ClusterSpec cluster_with_unset_link_rates() {
@@ -167,6 +175,7 @@ struct Scenario {
   PerturbationSpec perturbations;
   SimulationSpec simulation;
   ImplementationSpec implementation;
+  TrainingSpec training;
 };
 
 }  // namespace ls::wl
