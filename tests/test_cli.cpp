@@ -248,7 +248,7 @@ TEST_CASE("sweep --microbatches 1,2,4,8: one CSV row per value, analytic bubble 
   std::istringstream csv(slurp(tmp("s.csv")));
   std::string line;
   std::getline(csv, line);
-  CHECK(line == "layout.microbatches,step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits");
+  CHECK(line == "layout.microbatches,step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits,error");
   std::vector<std::string> rows;
   while (std::getline(csv, line))
     if (!line.empty()) rows.push_back(line);
@@ -321,10 +321,12 @@ TEST_CASE("bad scenarios exit 1 and never crash") {
   CHECK(s.rc == 1);
   CHECK(s.err.find("--set:1:") != std::string::npos);
   CHECK(layoutsim("run " + small_scenario() + " --quiet --set layout.tp=3").rc == 1);
-  // A sweep with an invalid point reports it and exits 1 (no crash).
+  // A sweep with an invalid point reports it as a row and exits 0, since a point ran;
+  // 1 only when no point ran.
   auto sw = layoutsim("sweep " + small_scenario() + " --set layout.tp=2,3 --jobs 1 --csv " + tmp("bad.csv"));
-  CHECK(sw.rc == 1);
+  CHECK(sw.rc == 0);
   CHECK(sw.err.find("layout.tp=3") != std::string::npos);
+  CHECK(layoutsim("sweep " + small_scenario() + " --set layout.tp=3,5 --jobs 1 --csv " + tmp("bad.csv")).rc == 1);
 }
 
 TEST_CASE("keys lists every scenario key; --markdown prints the README's tables") {
