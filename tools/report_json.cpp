@@ -1,6 +1,7 @@
 // tools/report_json.cpp — Result → ordered JSON. Key order follows README.md's "JSON reference" so that a
 // reader can diff two summaries line by line.
 #include "tools/report_json.hpp"
+#include "tools/finetune_report.hpp"
 
 #include "workloads/vocabulary.hpp"
 
@@ -96,6 +97,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     mstages.push_back(std::move(e));
   }
   mem["per_stage"] = std::move(mstages);
+  add_training_memory_json(mem, r);
   j["memory"] = std::move(mem);
 
   const auto& cp = r.critical_path;
@@ -136,6 +138,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     breakdown.push_back(std::move(e));
   }
   j["compute_breakdown"] = std::move(breakdown);
+  add_checkpoint_json(j, r);  // checkpoint, goodput (when the scenario has a checkpoint)
 
   // ---- extras (not in the v1 contract; additive) ----
   ordered_json ss;

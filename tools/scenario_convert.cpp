@@ -38,6 +38,7 @@ public:
           assign(s_.simulation.steps, r_.count(st->value, "simulation.steps", 1, kMaxSteps));
     }
     if (const YEntry* e = root.find("implementation")) implementation(e->value, "implementation");
+    convert_training(root, r_, s_);
     return s_;
   }
 

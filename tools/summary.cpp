@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/finetune_report.hpp"
 #include "tools/report_json.hpp"
 #include "workloads/schedule.hpp"
 #include "workloads/vocabulary.hpp"
@@ -178,6 +179,7 @@ std::string format_summary(const wl::Result& r) {
                      r.memory_fits ? fmt::format("fits, peak {}", human_bytes(r.max_peak_bytes))
                                    : fmt::format("DOES NOT FIT, peak {}", human_bytes(r.max_peak_bytes)));
   append_memory_table(out, r.memory_per_stage, r.memory_capacity_bytes);
+  append_finetune_summary(out, r);
 
   if (r.moe.present) {
     const auto [lo, hi] = std::minmax_element(r.moe.device_factor.begin(), r.moe.device_factor.end());

@@ -13,6 +13,7 @@
 #include "topology/spec.hpp"
 #include "workloads/compute_profile.hpp"
 #include "workloads/implementation_profile.hpp"
+#include "workloads/training_spec.hpp"
 
 namespace ls::wl {
 
@@ -150,6 +151,9 @@ struct Scenario {
   PerturbationSpec perturbations;
   SimulationSpec simulation;
   ImplementationSpec implementation;
+  TrainingSpec training;      // what is trained (training_method.hpp)
+  CheckpointSpec checkpoint;  // checkpoint cost (checkpoint.hpp)
+  FailuresSpec failures;
 };
 
 }  // namespace ls::wl
