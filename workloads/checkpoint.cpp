@@ -42,9 +42,14 @@ CheckpointReport checkpoint_report(const Scenario& s, double step_time_s) {
     r.shard_bytes_per_stage.push_back(rank_params * per_param);
     trained_device_sum += (sp.trained_dense + sp.trained_experts * L.ep) * L.tp;
   }
-  r.bytes_weights = trained_device_sum * pr.weights;
-  r.bytes_master = trained_device_sum * std::max(0, pr.master);
-  r.bytes_optimizer = trained_device_sum * pr.optimizer;
+  // Whole-model count: a LoRA factor replicated over tp (A of a column-parallel target)
+  // is held by every tp rank but saved once, so the per-rank shards are scaled to it.
+  const double trained = parameter_split(s).trained;
+  if (trained_device_sum > 0)
+    for (double& b : r.shard_bytes_per_stage) b *= trained / trained_device_sum;
+  r.bytes_weights = trained * pr.weights;
+  r.bytes_master = trained * std::max(0, pr.master);
+  r.bytes_optimizer = trained * pr.optimizer;
   r.bytes_total = r.bytes_weights + r.bytes_master + r.bytes_optimizer;
   const int devices = dp * L.tp * L.pp;
   if (c.consolidated) {
