@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tools/summary.hpp"
+#include "workloads/training_method.hpp"
 
 namespace ls::tools {
 
@@ -28,11 +29,21 @@ std::string params_text(double p) {
 }
 }  // namespace
 
-void append_finetune_summary(std::string& out, const wl::Result& r) {
-  out += fmt::format("\nParameters ({}): {} trained, {} frozen", r.training_method, params_text(r.trained_parameters),
-                     params_text(r.frozen_parameters));
-  if (r.adapter_parameters > 0) out += fmt::format(" ({} in LoRA adapters)", params_text(r.adapter_parameters));
+static void append_parameters_line(std::string& out, const std::string& method, double trained, double frozen, double adapters) {
+  out += fmt::format("\nParameters ({}): {} trained, {} frozen", method, params_text(trained), params_text(frozen));
+  if (adapters > 0) out += fmt::format(" ({} in LoRA adapters)", params_text(adapters));
   out += "\n";
+}
+
+void append_plan_parameters(std::string& out, const wl::Scenario& s) {
+  if (s.training.method == wl::TrainingMethod::pretrain && s.training.frozen.empty()) return;
+  const wl::ParameterSplit p = wl::parameter_split(s);
+  append_parameters_line(out, wl::training_method_name(s.training.method), p.trained, p.frozen, p.adapters);
+}
+
+void append_finetune_summary(std::string& out, const wl::Result& r) {
+  if (r.training_method != "pretrain" || r.frozen_parameters > 0)
+    append_parameters_line(out, r.training_method, r.trained_parameters, r.frozen_parameters, r.adapter_parameters);
   if (!r.has_checkpoint) return;
   const auto& c = r.checkpoint;
   out += fmt::format("\nCheckpoint ({}, {}): {} every {} ({:.4g} steps)\n", c.consolidated ? "consolidated" : "sharded",

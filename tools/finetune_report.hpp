@@ -11,9 +11,11 @@
 
 namespace ls::tools {
 
-/// "Parameters: 70.55 G trained, 0 frozen" (always), then the checkpoint section
-/// when the scenario has one. Appends to `out`.
+/// "Parameters (lora): 175.6 M trained, 70.55 G frozen" when anything is frozen or the
+/// method is not pretrain, then the checkpoint section when the scenario has one.
 void append_finetune_summary(std::string& out, const wl::Result& r);
+/// The same parameters line for `layoutsim check`.
+void append_plan_parameters(std::string& out, const wl::Scenario& s);
 
 /// memory.trained_parameters / frozen_parameters / adapter_parameters / training_method
 /// into `memory`; `checkpoint` and `goodput` into `j` when the scenario has a checkpoint.

@@ -17,6 +17,7 @@
 #include "tools/yaml_tree.hpp"
 #include "workloads/stage_layers.hpp"
 #include "workloads/stage_memory.hpp"
+#include "workloads/training_method.hpp"
 
 namespace ls::tools {
 
@@ -41,6 +42,13 @@ std::vector<Group> groups(const wl::Scenario& s) {
   for (int l = 0; l < L; ++l) out[static_cast<std::size_t>(l) + 1].params = (params.trained_dense(l) + params.trained_experts(l)) * t;
   out.front() = {0, params.trained_embedding()};
   out.back() = {s.layout.pp - 1, params.trained_head()};  // the last model chunk is on the last stage
+  // Scaled to the whole-model count, as the checkpoint is (checkpoint.cpp): a LoRA factor
+  // replicated over tp is saved once, and the final norm rides with the last group.
+  double sum = 0;
+  for (const auto& g : out) sum += g.params;
+  const double trained = wl::parameter_split(s).trained;
+  if (sum > 0)
+    for (auto& g : out) g.params *= trained / sum;
   return out;
 }
 

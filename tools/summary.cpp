@@ -243,6 +243,7 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
   out += fmt::format("\nMemory budget per GPU (capacity {}): {}\n", human_bytes(p.memory_capacity_bytes),
                      fits ? fmt::format("fits, peak {}", human_bytes(max_peak)) : fmt::format("DOES NOT FIT, peak {}", human_bytes(max_peak)));
   append_memory_table(out, p.memory_per_stage, p.memory_capacity_bytes);
+  append_plan_parameters(out, s);
   append_warnings(out, p.warnings);
   return out;
 }
