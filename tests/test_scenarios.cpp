@@ -59,6 +59,7 @@ const std::vector<std::string> kScenarioFiles = {
     "deepseek-v3-ep.yaml",
     "search-llama3-70b-64xh100.yaml",  // its quoted figures: tests/test_search.cpp
     "llama3-70b-long-context.yaml",
+    "finetune-70b-one-node.yaml",
 };
 
 std::string path_of(const std::string& file) { return (fs::path(SCENARIOS_DIR) / file).string(); }

@@ -38,6 +38,7 @@
 #include "tools/summary.hpp"
 #include "tools/sweep.hpp"
 #include "tools/sweep_command.hpp"
+#include "tools/reshard.hpp"
 #include "tools/trace.hpp"
 #include "tools/trace_check.hpp"
 #include "tools/calibrate.hpp"
@@ -447,6 +448,12 @@ int main(int argc, char** argv) {
   auto* keys = app.add_subcommand("keys", "List every scenario key with its default (the key table)");
   keys->add_flag("--markdown", keys_markdown, "Print the README's scenario reference tables");
 
+  std::string reshard_from, reshard_to, reshard_json;
+  auto* reshard = app.add_subcommand("reshard", "Price moving a sharded checkpoint from one layout of a model to another");
+  reshard->add_option("from", reshard_from, "Scenario the checkpoint was written under")->required()->check(kNonEmptyPath);
+  reshard->add_option("to", reshard_to, "Scenario to restore it under")->required()->check(kNonEmptyPath);
+  reshard->add_option("--json", reshard_json, "Write the JSON plan to FILE ('-' = stdout, replaces the table)")->type_name("FILE")->check(kNonEmptyPath);
+
   std::string trace_path;
   auto* check_trace = app.add_subcommand("check-trace", "Check a Chrome trace (.json or .json.gz) against Perfetto's import rules");
   check_trace->add_option("trace", trace_path, "Trace file ('-' = stdin)")->required()->check(kNonEmptyPath);
@@ -507,6 +514,7 @@ int main(int argc, char** argv) {
     if (*check) return finish(cmd_check(check_path, check_sets));
     if (*diff) return finish(cmd_diff(diff_a, diff_b, diff_json_path));
     if (*check_trace) return finish(cmd_check_trace(trace_path));
+    if (*reshard) return finish(tools::reshard_command(reshard_from, reshard_to, reshard_json));
     if (*validate) return finish(cmd_validate(va));
     if (*calibrate) return finish(cmd_calibrate(ca));
     if (*keys) return finish(cmd_keys(keys_markdown));

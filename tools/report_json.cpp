@@ -1,6 +1,7 @@
 // tools/report_json.cpp — Result → ordered JSON. Key order follows README.md's "JSON reference" so that a
 // reader can diff two summaries line by line.
 #include "tools/report_json.hpp"
+#include "tools/finetune_report.hpp"
 
 #include "tools/training_report.hpp"
 #include "workloads/vocabulary.hpp"
@@ -130,6 +131,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     mstages.push_back(std::move(e));
   }
   mem["per_stage"] = std::move(mstages);
+  add_training_memory_json(mem, r);
   j["memory"] = std::move(mem);
 
   const auto& cp = r.critical_path;
@@ -174,6 +176,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     breakdown.push_back(std::move(e));
   }
   j["compute_breakdown"] = std::move(breakdown);
+  add_checkpoint_json(j, r);  // checkpoint, goodput (when the scenario has a checkpoint)
 
   // Slow devices (perturbations.devices with compute_slowdown > 1) and what each costs:
   // the step time without it (a what-if simulation; null when not priced).

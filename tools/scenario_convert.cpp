@@ -42,6 +42,10 @@ public:
       }
     }
     if (const YEntry* e = root.find("implementation")) implementation(e->value, "implementation");
+    // training.method / frozen / lora (and checkpoint:, failures:) in
+    // scenario_convert_training.cpp, which also checks the section's keys; the token
+    // budget and price here.
+    convert_training(root, r_, s_);
     if (const YEntry* e = root.find("training")) training(e->value, "training");
     return s_;
   }
@@ -49,7 +53,7 @@ public:
 private:
   // ── training: the whole run's token budget and GPU-hour price (workloads/training_cost.hpp) ──
   void training(const YNode& n, const std::string& path) {
-    if (!r_.map(n, path, keys("training"))) return;
+    if (n.kind != YNode::Kind::map) return;  // reported by convert_training
     if (const YEntry* t = n.find("tokens")) {
       const std::string p = path + ".tokens";
       if (auto text = r_.scalar(t->value, p, "a token count like \"15T\"")) {

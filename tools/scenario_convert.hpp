@@ -29,6 +29,9 @@ wl::Scenario convert_scenario(const YNode& root, const std::string& source, Diag
 /// GPU vertices of an explicit graph (empty without one).
 std::set<std::string> convert_cluster(const YEntry* cluster, Reader& r, wl::Scenario& s);
 
+/// `training:`, `checkpoint:`, `failures:` (scenario_convert_training.cpp).
+void convert_training(const YNode& root, Reader& r, wl::Scenario& s);
+
 /// "node<N>.gpu<G>" → {N, G}; nullopt when the name has another shape.
 std::optional<std::pair<long, long>> gpu_coords(std::string_view name);
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/finetune_report.hpp"
 #include "tools/report_json.hpp"
 #include "tools/training_report.hpp"
 #include "workloads/schedule.hpp"
@@ -199,6 +200,7 @@ std::string format_summary(const wl::Result& r) {
                      r.memory_fits ? fmt::format("fits, peak {}", human_bytes(r.max_peak_bytes))
                                    : fmt::format("DOES NOT FIT, peak {}", human_bytes(r.max_peak_bytes)));
   append_memory_table(out, r.memory_per_stage, r.memory_capacity_bytes);
+  append_finetune_summary(out, r);
 
   if (r.moe.present) {
     const auto [lo, hi] = std::minmax_element(r.moe.device_factor.begin(), r.moe.device_factor.end());
@@ -284,6 +286,7 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
   out += fmt::format("\nMemory budget per GPU (capacity {}): {}\n", human_bytes(p.memory_capacity_bytes),
                      fits ? fmt::format("fits, peak {}", human_bytes(max_peak)) : fmt::format("DOES NOT FIT, peak {}", human_bytes(max_peak)));
   append_memory_table(out, p.memory_per_stage, p.memory_capacity_bytes);
+  append_plan_parameters(out, s);
   append_warnings(out, p.warnings);
   return out;
 }

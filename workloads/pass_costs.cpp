@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "workloads/hardware.hpp"
+#include "workloads/training_method.hpp"
 
 namespace ls::wl {
 
@@ -153,6 +154,13 @@ void add_module_overhead(PassCost& cost, sim::Time module) {
   cost.time += module;
 }
 
+/// FLOPs the training method adds or removes (training_method.hpp): hardware FLOPs
+/// always, model FLOPs except for recomputation (which is never model work).
+void add_method_flops(PassCost& cost, double delta, Pass pass) {
+  cost.hardware_flops += delta;
+  if (pass != Pass::recompute) cost.model_flops += delta;
+}
+
 }  // namespace
 
 KernelOptions kernel_options(const Scenario& sc) {
@@ -192,27 +200,45 @@ KernelPassCosts::KernelPassCosts(const Scenario& sc) : s_(&sc), profile_(compute
   const sim::Time module = sim::Time::from_seconds(sc.implementation.profile.module_overhead_s);
   for (Pass p : kPasses) {
     const std::size_t i = index(p);
+    // training_method.hpp: frozen weight gradients dropped, LoRA kernels added; `delta`
+    // keeps the FLOP counts in step.
+    double delta = 0;
+    auto method = [&](int layer, KernelPart part, LayerPass lp, std::vector<Kernel> ks) {
+      return training_kernels(sc, layer, part, lp, o, std::move(ks), delta);
+    };
     dense_[i] = flops_of(flops.dense, p);
     if (dense_layer >= 0) {
-      price(dense_[i], kernels_of([&](LayerPass lp) { return layer_pass_kernels(m, dense_layer, o, lp); }, p), profile_, g, ab, o.dispatch_overhead_s);
+      delta = 0;
+      price(dense_[i], kernels_of([&](LayerPass lp) { return method(dense_layer, KernelPart::layer, lp, layer_pass_kernels(m, dense_layer, o, lp)); }, p), profile_, g, ab, o.dispatch_overhead_s);
+      add_method_flops(dense_[i], delta, p);
       add_module_overhead(dense_[i], module);
     }
     if (!sc.layout.embedding_free && (p == Pass::forward || p == Pass::backward)) {
       embedding_[i] = flops_of(flops.embedding, p);
-      price(embedding_[i], kernels_of([&](LayerPass lp) { return embedding_pass_kernels(m, o, lp); }, p), profile_, g, ab, o.dispatch_overhead_s);
+      price(embedding_[i], kernels_of([&](LayerPass lp) { return method(0, KernelPart::embedding, lp, embedding_pass_kernels(m, o, lp)); }, p), profile_, g, ab, o.dispatch_overhead_s);
       head_[i] = flops_of(flops.head, p);
-      price(head_[i], kernels_of([&](LayerPass lp) { return lm_head_pass_kernels(m, o, lp); }, p), profile_, g, ab, o.dispatch_overhead_s);
+      delta = 0;
+      price(head_[i], kernels_of([&](LayerPass lp) { return method(m.layers - 1, KernelPart::head, lp, lm_head_pass_kernels(m, o, lp)); }, p), profile_, g, ab, o.dispatch_overhead_s);
+      add_method_flops(head_[i], delta, p);
     }
     if (moe_layer < 0) continue;
     // One MoE layer's kernels, split into the routed experts and the rest.
-    auto all = kernels_of([&](LayerPass lp) { return layer_pass_kernels(m, moe_layer, o, lp); }, p);
+    delta = 0;
+    auto all = kernels_of([&](LayerPass lp) { return method(moe_layer, KernelPart::layer, lp, layer_pass_kernels(m, moe_layer, o, lp)); }, p);
+    double routed_delta = 0;  // frozen expert wgrads belong to the routed part
+    if (p == Pass::backward || p == Pass::backward_weight)
+      for (const auto& k : kernels_of([&](LayerPass lp) { return layer_pass_kernels(m, moe_layer, o, lp); }, p))
+        if (k.routed_expert && is_frozen(sc.training, "mlp") && k.name.size() > 6 && k.name.substr(k.name.size() - 6) == ".wgrad")
+          routed_delta -= k.flops;
     std::vector<Kernel> routed, rest;
     for (auto& k : all) (k.routed_expert ? routed : rest).push_back(k);
     moe_dense_[i] = flops_of(flops.moe_dense, p);
     price(moe_dense_[i], std::move(rest), profile_, g, ab, o.dispatch_overhead_s);
+    add_method_flops(moe_dense_[i], delta - routed_delta, p);
     add_module_overhead(moe_dense_[i], module);
     experts_[i] = flops_of(flops.experts, p);
     price(experts_[i], std::move(routed), profile_, g, ab, o.dispatch_overhead_s);
+    add_method_flops(experts_[i], routed_delta, p);
   }
   // The embedding's backward is a scatter-add of gradients into the table: no model FLOPs.
   embedding_[index(Pass::backward)].model_flops = 0;
@@ -286,10 +312,12 @@ PassBytes pass_bytes(const Scenario& sc) {
   if (dense_layer >= 0) {
     pb.activation_per_layer = layer_activation_bytes(m, dense_layer, o);
     pb.activation_full_layer = layer_activation_bytes(m, dense_layer, no_recompute);
+    pb.activation_per_layer += lora_activation_bytes(sc, dense_layer, o);
+    pb.activation_full_layer += lora_activation_bytes(sc, dense_layer, o, true);
   }
   if (moe_layer >= 0) {
-    pb.activation_per_moe_layer = layer_activation_bytes(m, moe_layer, o);
-    pb.activation_full_moe_layer = layer_activation_bytes(m, moe_layer, no_recompute);
+    pb.activation_per_moe_layer = layer_activation_bytes(m, moe_layer, o) + lora_activation_bytes(sc, moe_layer, o);
+    pb.activation_full_moe_layer = layer_activation_bytes(m, moe_layer, no_recompute) + lora_activation_bytes(sc, moe_layer, o, true);
   }
   if (!L.embedding_free) {
     pb.embedding = embedding_activation_bytes(m, o);

@@ -1,5 +1,6 @@
 // workloads/resolve.cpp — derive the unset fields, then validate once.
 #include "workloads/resolve.hpp"
+#include "workloads/training_method.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -218,6 +219,7 @@ ResolvedScenario resolve(Scenario s) {
   throw_if_any(issues);
 
   for (auto& e : validate(s)) issues.push_back({std::move(e.key_path), std::move(e.message), std::move(e.hint), "", false});
+  for (auto& e : training_issues(s)) issues.push_back(std::move(e));  // training.*, checkpoint.*, failures.*
   throw_if_any(issues);
 
   check_work(s, issues);

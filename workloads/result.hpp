@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/program.hpp"
+#include "workloads/checkpoint.hpp"
 #include "workloads/kernels.hpp"
 #include "workloads/training_cost.hpp"
 #include "workloads/vocabulary.hpp"
@@ -210,6 +211,12 @@ struct Result {
   bool memory_fits = true;
   double max_peak_bytes = 0;
   std::vector<MemoryTerms> memory_per_stage;
+  // What is trained (training_method.hpp): whole-model parameter counts.
+  std::string training_method = "pretrain";
+  double trained_parameters = 0, frozen_parameters = 0, adapter_parameters = 0;
+  // Checkpoint cost and goodput (checkpoint.hpp), when the scenario has `checkpoint:`.
+  bool has_checkpoint = false;
+  CheckpointReport checkpoint;
 
   MoeStats moe;
   /// TP groups whose members sit on different nodes: how many, one example (GPU

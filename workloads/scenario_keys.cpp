@@ -18,7 +18,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations", "map", {}, "", ""},
       {"simulation", "map", {}, "", ""},
       {"implementation", "map", {}, "", "the software stack (workloads/implementation_profile.hpp)"},
-      {"training", "map", {}, "absent: no totals", "the whole training run: time, GPU-hours and cost from the simulated step"},
+      {"training", "map", {}, "", "what is trained (workloads/training_method.hpp) and the whole run's token budget and price (workloads/training_cost.hpp)"},
+      {"checkpoint", "map", {}, "", "checkpoint cost (workloads/checkpoint.hpp); absent: not priced"},
+      {"failures", "map", {}, "", "failure model for goodput (needs `checkpoint`)"},
 
       {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
        "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`); a map is merged over its `preset`"},
@@ -175,6 +177,26 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "gradient reduction overlapped with the backward; false: after the backward"},
       {"implementation.param_gather_overlap", "bool", {}, "the preset's (`true`)",
        "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer"},
+
+      {"training.method", "", {"pretrain", "full-finetune", "lora"}, "`pretrain`",
+       "`pretrain` and `full-finetune` train every parameter not in `frozen`; `lora` freezes the base model and trains adapters"},
+      {"training.frozen", "list", {"embedding", "head", "attention", "mlp", "norms", "layers"}, "`[]`",
+       "parts with bf16 weights only: no gradient, master, moments, weight-gradient GEMM or DP gradient traffic"},
+      {"training.lora", "map", {}, "", "(with `method: lora`)"},
+      {"training.lora.rank", "int", {}, "16", "1..65536"},
+      {"training.lora.alpha", "number", {}, "32", "> 0 (scaling alpha/rank; no cost)"},
+      {"training.lora.targets", "list", {"qkv", "proj", "fc1", "fc2"}, "`[qkv, proj, fc1, fc2]`",
+       "linears that get adapters (fc1/fc2: dense MLPs only)"},
+      {"training.lora.dropout", "number", {}, "0", "in [0, 1): dropout on the adapter input"},
+
+      {"checkpoint.every", "steps or duration", {}, "", "*required*: `\"500 steps\"` or `\"30 min\"` (s, min, h, d)"},
+      {"checkpoint.storage_bandwidth", "bandwidth", {}, "`storage_bandwidth_per_node` × nodes",
+       "aggregate write/read rate of the storage (one of the two is *required*)"},
+      {"checkpoint.storage_bandwidth_per_node", "bandwidth", {}, "`storage_bandwidth` / nodes", "per node"},
+      {"checkpoint.format", "", {"sharded", "consolidated"}, "`sharded`", "one file per rank, or one file written by one rank"},
+      {"checkpoint.async", "bool", {}, "false", "copy to host memory and write in the background"},
+
+      {"failures.mtbf_per_gpu", "duration", {}, "", "*required*: mean time between failures of one GPU, like `\"50000 h\"`"},
   };
   return keys;
 }

@@ -215,6 +215,7 @@ Result simulate_symmetric(const Scenario& sc, const SimOptions& opts) {
 Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
   const Scenario& sc = resolved.scenario();
   Result res = simulate_symmetric(sc, opts);
+  fold_training(res, sc);  // checkpoint.hpp: trained/frozen parameters, checkpoint cost
   if (opts.what_if) {
     SimOptions sub;
     sub.what_if = false;

@@ -13,6 +13,7 @@
 #include "topology/spec.hpp"
 #include "workloads/compute_profile.hpp"
 #include "workloads/implementation_profile.hpp"
+#include "workloads/training_spec.hpp"
 
 namespace ls::wl {
 
@@ -149,12 +150,6 @@ struct SimulationSpec {
 
 /// The whole training run (optional; workloads/training_cost.hpp): tokens to train on
 /// and the price of one GPU-hour.
-struct TrainingSpec {
-  double tokens = 0;            // 0: not given
-  double gpu_hour_price = -1;   // < 0: not given
-  std::string currency;         // "USD", as written after the price
-};
-
 /// topo::ClusterSpec's defaults with both link bandwidths unset (0): resolve() sets
 /// them from the GPU (nvlink_bandwidth per GPU inside a node, nic_bandwidth per NIC).
 inline topo::ClusterSpec cluster_with_unset_link_rates() {
@@ -175,7 +170,9 @@ struct Scenario {
   PerturbationSpec perturbations;
   SimulationSpec simulation;
   ImplementationSpec implementation;
-  TrainingSpec training;
+  TrainingSpec training;      // what is trained (training_method.hpp)
+  CheckpointSpec checkpoint;  // checkpoint cost (checkpoint.hpp)
+  FailuresSpec failures;
 };
 
 }  // namespace ls::wl

@@ -352,19 +352,23 @@ std::int64_t StageEmitter::first_use_gather(int chunk, int layer) {
   if (!zero12_gather_ || gathered_this_step_[static_cast<std::size_t>(layer)]) return kNoGather;
   gathered_this_step_[static_cast<std::size_t>(layer)] = 1;
   const double weights = s_.precision.weights;
-  const double dense = params_.gather_weight_bytes(layer) - params_.experts(layer) * weights;
+  // Only trained weights change in the optimizer step: frozen ones need no gather.
+  double dense = params_.gather_weight_bytes(layer) - params_.experts(layer) * weights;
+  dense -= (params_.dense(layer) - params_.trained_dense(layer)) * weights;
+  if (layer == 0) dense -= (params_.embedding() - params_.trained_embedding()) / s_.layout.tp * weights;
+  if (layer == s_.model.layers - 1) dense -= (params_.head() - params_.trained_head()) / s_.layout.tp * weights;
   if (!s_.implementation.param_gather_overlap) {  // not prefetched: exposed before the layer's first forward
     builder_.add(stream::compute, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1, dense, 1));
-    if (expert_dp_ && layer_is_moe(s_.model, layer))
+    if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
       builder_.add(stream::compute, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1,
-                                                  params_.experts(layer) * weights, 1));
+                                                  params_.trained_experts(layer) * weights, 1));
     return kNoGather;
   }
   const auto idx = builder_.add(stream::prefetch, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk,
                                                                 layer, layer + 1, dense, 1));
-  if (expert_dp_ && layer_is_moe(s_.model, layer))
+  if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
     return builder_.add(stream::prefetch, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer,
-                                                        layer + 1, params_.experts(layer) * weights, 1));
+                                                        layer + 1, params_.trained_experts(layer) * weights, 1));
   return idx;
 }
 
@@ -383,10 +387,10 @@ void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, in
 
 void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
   // Expert gradients reduce over the ranks holding the same experts.
-  if (!expert_dp_ || !layer_is_moe(s_.model, layer)) return;
+  if (!expert_dp_ || !layer_is_moe(s_.model, layer) || params_.trained_experts(layer) <= 0) return;
   const CollOp op = s_.layout.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
   add_grad_sync(collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
-                              params_.experts(layer) * s_.precision.gradients, 1));
+                              params_.trained_experts(layer) * s_.precision.gradients, 1));
 }
 
 void StageEmitter::add_grad_sync(const Op& op) {
@@ -474,7 +478,7 @@ void StageEmitter::layer_compute(Pass pass, const Site& at, int l, const PassCos
 }
 
 void StageEmitter::reduce_layer_gradients(int chunk, int layer) {
-  reduce_gradients(params_.dense(layer) * s_.precision.gradients, chunk, layer, layer + 1, false);
+  reduce_gradients(params_.trained_dense(layer) * s_.precision.gradients, chunk, layer, layer + 1, false);
   reduce_expert_gradients(chunk, layer);
 }
 
@@ -482,7 +486,7 @@ void StageEmitter::reduce_chunk_gradients(int chunk) {
   // The embedding and LM head gradients join the chunk's last bucket.
   const int mc = chunk * s_.layout.pp + stage_;
   const auto cl = chunks_[static_cast<std::size_t>(chunk)];
-  const double extra = (mc == 0 ? params_.embedding() : 0.0) + (mc == last_model_chunk_ ? params_.head() : 0.0);
+  const double extra = (mc == 0 ? params_.trained_embedding() : 0.0) + (mc == last_model_chunk_ ? params_.trained_head() : 0.0);
   reduce_gradients(extra / s_.layout.tp * s_.precision.gradients, chunk, cl.begin, cl.end, true);
 }
 

@@ -5,6 +5,7 @@
 
 #include "workloads/memory.hpp"
 #include "workloads/model.hpp"
+#include "workloads/training_method.hpp"
 
 namespace ls::wl {
 
@@ -29,9 +30,18 @@ double DeviceParams::experts(int l) const {
 
 double DeviceParams::dense(int l) const {
   const auto& m = s_->model;
-  return layer_is_moe(m, l) ? (layer_params(m, l) - m.moe.experts * expert_params(m)) / s_->layout.tp
-                            : layer_params(m) / s_->layout.tp;
+  return (layer_is_moe(m, l) ? (layer_params(m, l) - m.moe.experts * expert_params(m)) / s_->layout.tp
+                             : layer_params(m) / s_->layout.tp) +
+         lora_params_on_device(*s_, l);
 }
+
+double DeviceParams::trained_dense(int l) const {
+  const double lora = lora_params_on_device(*s_, l);
+  return (dense(l) - lora) * trained_fraction_dense(*s_, l) + lora;
+}
+double DeviceParams::trained_experts(int l) const { return experts(l) * trained_fraction_experts(*s_); }
+double DeviceParams::trained_embedding() const { return is_frozen(s_->training, "embedding") ? 0.0 : embedding_; }
+double DeviceParams::trained_head() const { return is_frozen(s_->training, "head") ? 0.0 : head_; }
 
 double DeviceParams::layer_weight_bytes(int l) const { return (dense(l) + experts(l)) * s_->precision.weights; }
 
@@ -51,9 +61,13 @@ StageParams stage_params(const Scenario& s, const DeviceParams& params, const st
     for (int l = cl.begin; l < cl.end; ++l) {
       sp.dense += params.dense(l);
       sp.experts += params.experts(l);
+      sp.trained_dense += params.trained_dense(l);
+      sp.trained_experts += params.trained_experts(l);
     }
     if (mc == 0) sp.dense += params.embedding() / t;
     if (mc == last_model_chunk(s)) sp.dense += params.head() / t;
+    if (mc == 0) sp.trained_dense += params.trained_embedding() / t;
+    if (mc == last_model_chunk(s)) sp.trained_dense += params.trained_head() / t;
   }
   return sp;
 }
@@ -61,7 +75,7 @@ StageParams stage_params(const Scenario& s, const DeviceParams& params, const st
 double optimizer_params(const Scenario& s, const StageParams& sp) {
   const int d = s.layout.dp * s.layout.cp;  // ZeRO shards over the dp·cp gradient group
   const int edp_size = std::max(1, d / s.layout.ep);
-  return s.layout.zero >= 1 ? sp.dense / d + sp.experts / edp_size : sp.dense + sp.experts;
+  return s.layout.zero >= 1 ? sp.trained_dense / d + sp.trained_experts / edp_size : sp.trained_dense + sp.trained_experts;
 }
 
 MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const std::vector<ChunkLayers>& chunks, int stage,
@@ -69,9 +83,11 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   const auto& L = s.layout;
   const auto& pr = s.precision;
   const int d = L.dp * L.cp;  // ZeRO shards over the dp·cp gradient group (Megatron-Core)
-  StateBytes sb = state_bytes(sp.dense, pr, L.zero, d);
+  // Frozen parameters keep their weights only (training_method.hpp).
+  StateBytes sb = training_state_bytes(sp.trained_dense, sp.dense - sp.trained_dense, pr, L.zero, d);
   if (sp.experts > 0) {
-    const StateBytes se = state_bytes(sp.experts, pr, L.zero, std::max(1, d / L.ep));
+    const StateBytes se =
+        training_state_bytes(sp.trained_experts, sp.experts - sp.trained_experts, pr, L.zero, std::max(1, d / L.ep));
     sb.weights += se.weights;
     sb.gradients += se.gradients;
     sb.master += se.master;
@@ -90,7 +106,7 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
       for (int l = cl.begin; l < cl.end; ++l) widest = std::max(widest, params.layer_weight_bytes(l));
     buffers += 2 * widest;
   }
-  if (d > 1) buffers += std::min(L.dp_bucket_bytes, sp.dense * pr.gradients);  // bucket being reduced
+  if (d > 1) buffers += std::min(L.dp_bucket_bytes, sp.trained_dense * pr.gradients);  // bucket being reduced
   mt.buffers = buffers;
   return mt;
 }

@@ -32,6 +32,12 @@ public:
   /// Whole (not tp-split) embedding and LM head parameters; 0 when embedding_free.
   double embedding() const { return embedding_; }
   double head() const { return head_; }
+  /// The trained share of dense(l), experts(l), embedding() and head()
+  /// (training_method.hpp); equal to them when everything is trained.
+  double trained_dense(int layer) const;
+  double trained_experts(int layer) const;
+  double trained_embedding() const;
+  double trained_head() const;
 
 private:
   const Scenario* s_;
@@ -42,6 +48,7 @@ private:
 struct StageParams {
   double dense = 0;    // dense layers, dense parts of MoE layers, embedding and head shares
   double experts = 0;  // routed experts
+  double trained_dense = 0, trained_experts = 0;  // their trained share (training_method.hpp)
 };
 StageParams stage_params(const Scenario& s, const DeviceParams& params, const std::vector<ChunkLayers>& chunks, int stage);
 
