@@ -8,6 +8,7 @@
 #include <map>
 
 #include "tools/scenario_reader.hpp"
+#include "workloads/low_precision.hpp"
 #include "workloads/model.hpp"
 
 namespace ls::tools {
@@ -318,6 +319,9 @@ private:
           pr.optimizer = (*t == "adam-fp32" || *t == "adamw-fp32") ? 8 : *t == "sgd" ? 0 : 4;
       } else if (e.key == "activations") {
         if (auto t = r_.choice(v, p, values("precision.activations"))) pr.activations = dtype_bytes(*t);
+      } else if (e.key == "compute") {
+        if (auto t = r_.choice(v, p, values("precision.compute")))
+          if (auto c = wl::parse_compute_precision(*t)) pr.compute = *c;
       }
     }
   }
