@@ -36,7 +36,8 @@ TEST_CASE("presets carry the datasheet figures") {
   CHECK(b200->hbm_bandwidth_Bps == doctest::Approx(8e12));
   CHECK(b200->nvlink_bandwidth_Bps == doctest::Approx(900e9));
   CHECK_FALSE(gpu_preset("v100"));
-  CHECK(gpu_preset_names() == std::vector<std::string>{"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200"});
+  CHECK(gpu_preset_names() ==
+        std::vector<std::string>{"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "b300", "gb200", "gb300"});
   for (const auto& n : gpu_preset_names()) {
     const auto g = gpu_preset(n);
     CHECK(g->matmul_efficiency > 0.5);

@@ -69,7 +69,7 @@ TEST_CASE("every GPU preset has a compute profile inside its bounds") {
 
 TEST_CASE("the constant table reads and writes every field by name") {
   ComputeProfile p = a100();
-  CHECK(profile_constants().size() == 13);  // + overlap_slowdown (interference.hpp)
+  CHECK(profile_constants().size() == 14);  // + fp8_gemm_sustained_fraction, overlap_slowdown
   for (const auto& c : profile_constants()) {
     CAPTURE(std::string(c.name));
     CHECK(c.lower < c.upper);

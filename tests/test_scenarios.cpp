@@ -60,6 +60,7 @@ const std::vector<std::string> kScenarioFiles = {
     "search-llama3-70b-64xh100.yaml",  // its quoted figures: tests/test_search.cpp
     "llama3-70b-long-context.yaml",
     "finetune-70b-one-node.yaml",
+    "gb200-nvl72.yaml",
 };
 
 std::string path_of(const std::string& file) { return (fs::path(SCENARIOS_DIR) / file).string(); }
@@ -126,6 +127,14 @@ TEST_CASE("tp16-across-nodes warns that TP crosses nodes; tp8-in-node does not")
   CHECK_MESSAGE(!has_warning(good, "tp-crosses-nodes"), warning_codes(good));
   // Same 16 GPUs, same global batch: keeping TP on NVSwitch must be the faster one.
   CHECK(good["step_time_s"].get<double>() < bad["step_time_s"].get<double>());
+}
+
+TEST_CASE("gb200-nvl72: TP across trays stays on NVLink; one NVLink island per tray sends it over InfiniBand") {
+  const json rack = run_json("gb200-nvl72.yaml");
+  CHECK_MESSAGE(!has_warning(rack, "tp-crosses-nodes"), warning_codes(rack));
+  const json trays = run_json("gb200-nvl72.yaml", "--set cluster.nvlink_domain=4");
+  CHECK_MESSAGE(has_warning(trays, "tp-crosses-nodes"), warning_codes(trays));
+  CHECK(rack["step_time_s"].get<double>() < trays["step_time_s"].get<double>());
 }
 
 TEST_CASE("straggler shows the straggler warning") {

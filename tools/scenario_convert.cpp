@@ -9,6 +9,7 @@
 
 #include "tools/scenario_reader.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/low_precision.hpp"
 #include "workloads/model.hpp"
 
 namespace ls::tools {
@@ -365,6 +366,9 @@ private:
           pr.optimizer = (*t == "adam-fp32" || *t == "adamw-fp32") ? 8 : *t == "sgd" ? 0 : 4;
       } else if (e.key == "activations") {
         if (auto t = r_.choice(v, p, values("precision.activations"))) pr.activations = dtype_bytes(*t);
+      } else if (e.key == "compute") {
+        if (auto t = r_.choice(v, p, values("precision.compute")))
+          if (auto c = wl::parse_compute_precision(*t)) pr.compute = *c;
       }
     }
   }

@@ -24,13 +24,15 @@ public:
       if (const YEntry* e = c.find("nodes")) assign(s_.cluster.nodes, r_.count(e->value, "cluster.nodes", 1, kMaxDevices));
       if (const YEntry* e = c.find("gpus_per_node"))
         assign(s_.cluster.gpus_per_node, r_.count(e->value, "cluster.gpus_per_node", 1, 1024));
+      if (const YEntry* e = c.find("nvlink_domain"))
+        assign(s_.cluster.nvlink_domain, r_.count(e->value, "cluster.nvlink_domain", 1, kMaxDevices));
       if (const YEntry* e = c.find("intra_node")) intra(e->value, "cluster.intra_node");
       if (const YEntry* e = c.find("inter_node")) inter(e->value, "cluster.inter_node");
       if (const YEntry* e = c.find("network")) {
         if (auto v = r_.choice(e->value, "cluster.network", values("cluster.network"))) s_.cluster.ideal_network = *v == "ideal";
       }
       if (const YEntry* e = c.find("graph")) {
-        for (const char* k : {"nodes", "gpus_per_node", "intra_node", "inter_node"})
+        for (const char* k : {"nodes", "gpus_per_node", "intra_node", "inter_node", "nvlink_domain"})
           if (const YEntry* x = c.find(k))
             d_.error(x->key_loc, join_key("cluster", k), "cannot be combined with cluster.graph",
                      "an explicit graph replaces nodes, gpus_per_node, intra_node and inter_node");
@@ -103,6 +105,9 @@ public:
       } else if (e.key == "memory") assign(g.memory_bytes, r_.bytes(v, p));
       else if (e.key == "hbm_bandwidth") assign(g.hbm_bandwidth_Bps, r_.bandwidth(v, p));
       else if (e.key == "matmul_efficiency") assign(g.matmul_efficiency, r_.number(v, p, 0, 1, true));
+      else if (e.key == "fp8_tflops") {
+        if (auto t = r_.number(v, p, 0, 1e9, false)) g.fp8_peak_flops = *t * 1e12;
+      } else if (e.key == "mx_formats") assign(g.mx_formats, r_.boolean(v, p));
       else if (e.key == "nvlink_bandwidth") assign(g.nvlink_bandwidth_Bps, r_.bandwidth(v, p));
       else if (e.key == "nic_bandwidth") assign(g.nic_bandwidth_Bps, r_.bandwidth(v, p));
       else if (e.key == "saturation_rows") assign(g.saturation_rows, r_.number(v, p, 0, 1e12, true));

@@ -150,6 +150,16 @@ bool Cluster::crosses_nodes(std::span<const std::int32_t> gpus) const {
     if (node_of_gpu(gpu) != node_of_gpu(gpus.front())) return true;
   return false;
 }
+int Cluster::nvlink_domain_count() const { return impl_->nvlink_domains; }
+int Cluster::nvlink_domain_of_gpu(int gpu) const {
+  impl_->check_gpu(gpu);
+  return impl_->gpu_domain[gpu];
+}
+bool Cluster::crosses_nvlink_domains(std::span<const std::int32_t> gpus) const {
+  for (std::int32_t gpu : gpus)
+    if (nvlink_domain_of_gpu(gpu) != nvlink_domain_of_gpu(gpus.front())) return true;
+  return false;
+}
 
 std::size_t Cluster::vertex_count() const { return boost::num_vertices(impl_->g); }
 const std::string& Cluster::vertex_name(int vertex) const { return impl_->g[static_cast<Vertex>(vertex)].name; }

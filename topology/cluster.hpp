@@ -13,7 +13,8 @@
 //
 // Naming (scenarios and perturbations refer to these names):
 //   GPUs            node<N>.gpu<G>
-//   intra switch    node<N>.nvswitch (kind "nvswitch") | node<N>.pcie (kind "pcie-switch")
+//   intra switch    node<N>.nvswitch (kind "nvswitch") | node<N>.pcie (kind "pcie-switch");
+//                   an NVLink domain of several nodes (nvlink_domain): nvl<D>.nvswitch
 //   NICs            node<N>.nic<R>
 //   leaf switches   leaf<i>   (rail-optimized: i = group·nics_per_node + rail;
 //                              fat-tree: i = group, a group being nodes_per_leaf nodes)
@@ -23,7 +24,8 @@
 //                   explicit graph get a suffix: "a->b", "a->b#1", "a->b#2", ...
 //
 // Generated topology (see fabric.cpp for the numbers and why):
-//   intra node: every GPU has a duplex link to its node's switch, bandwidth
+//   intra node: every GPU has a duplex link to its node's switch (its NVLink domain's
+//     switch fabric when nvlink_domain spans several nodes: NVL72), bandwidth
 //     intra.bandwidth_Bps per direction, latency intra.latency/2 per hop, so that
 //     gpu→switch→gpu costs exactly intra.latency.
 //   inter node (nodes > 1): GPU g uses NIC g % nics_per_node over a "pcie" link; NICs
@@ -41,7 +43,7 @@
 // `flow_hash % path_count` chooses one, the paths being ordered deterministically
 // (by link ids), so the same hash always gives the same path.
 //   Generated topologies are routed structurally, from the generator's layout, in
-//   O(1): same node gpu→switch→gpu; NICs under one leaf gpu→nic→leaf→nic→gpu;
+//   O(1): same node (NVLink domain) gpu→switch→gpu; NICs under one leaf gpu→nic→leaf→nic→gpu;
 //   otherwise gpu→nic→leaf→spine_k→leaf'→nic→gpu with path_count = spines (k =
 //   flow_hash % spines) — exactly what the graph search gives on that graph
 //   (tests/test_cluster.cpp compares the two for every pair).
@@ -138,6 +140,13 @@ public:
   int gpu_index(std::string_view name) const;
   /// True when the GPUs are not all on one node.
   bool crosses_nodes(std::span<const std::int32_t> gpus) const;
+  /// NVLink domains (ClusterSpec::nvlink_domain): GPUs of one domain share a switch
+  /// fabric and route over it, never the network. Domain d holds nodes
+  /// [d·k, (d+1)·k), k = nvlink_domain / gpus_per_node; explicit graphs: one per node.
+  int nvlink_domain_count() const;
+  int nvlink_domain_of_gpu(int gpu) const;
+  /// True when the GPUs are not all in one NVLink domain.
+  bool crosses_nvlink_domains(std::span<const std::int32_t> gpus) const;
 
   // ---- vertices ---------------------------------------------------------------
   std::size_t vertex_count() const;

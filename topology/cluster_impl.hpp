@@ -83,8 +83,10 @@ struct Cluster::Impl {
   std::vector<char> is_gpu;             // per vertex
   std::vector<int> gpu_vertex;          // GPU index -> vertex
   std::vector<int> gpu_node;            // GPU index -> node
+  std::vector<int> gpu_domain;          // GPU index -> NVLink domain (explicit graphs: the node)
   std::unordered_map<std::string_view, int> gpu_by_name;  // views into g[v].name
   int nodes = 0;
+  int nvlink_domains = 0;
 
   struct PairRoutes {
     std::vector<std::vector<LinkId>> paths;  // equal-cost paths, sorted by link ids

@@ -17,6 +17,11 @@
 //      InfiniBand, "you should see 46–48 GB/s per NIC".
 //  [R] NCCL issue #812 (D. Addison, NVIDIA, 2023): DGX A100 with 8× 200 Gb/s HDR
 //      InfiniBand measures 192 GB/s all-reduce bus bandwidth across nodes (of 200).
+//  [B] NCCL issue #1807 (2025): 8× B200 in one node, all_reduce_perf "830+" GB/s bus
+//      bandwidth of NVLink 5's 900 GB/s per direction.
+//  [M] coreweave/nccl-tests pull request #43 (2025), a full GB200 NVL72 rack (72 GPUs,
+//      18 trays of 4, one multi-node NVLink domain): all_reduce_perf 835–847 GB/s bus
+//      bandwidth at 4–8 GB messages (of 900 GB/s per direction).
 #include "topology/collective_costs.hpp"
 
 #include <stdexcept>
@@ -81,6 +86,20 @@ CollectiveCostModel default_collective_costs() {
   m[LinkKind::nvlink].efficiency = 370.0 / 450.0;
   m[LinkKind::nvswitch].efficiency = 370.0 / 450.0;
   // [N] 46 / 50 GB/s (the low end of 46–48).
+  m[LinkKind::infiniband].efficiency = 46.0 / 50.0;
+  return m;
+}
+
+CollectiveCostModel blackwell_collective_costs() {
+  CollectiveCostModel m = nccl_common();
+  // [B] 830 / 900 GB/s inside a node; [M] 835 / 900 across the trays of an NVL72 rack:
+  // the same fraction, so one NVLink entry serves DGX B200 and the NVL72 fabric (whose
+  // GPU↔switch links are NVLink too, kind `nvlink`). The per-step latency stays [T]'s
+  // NVLink 3.4 us: the NVLink Switch trays add a switch hop of ~100 ns, below it.
+  m[LinkKind::nvlink].efficiency = 830.0 / 900.0;
+  m[LinkKind::nvswitch].efficiency = 830.0 / 900.0;
+  // ConnectX-7 (400 Gb/s) or ConnectX-8 (800 Gb/s) InfiniBand: no measurement here of
+  // XDR; [N]'s NDR fraction, 46 / 50, derived (same NCCL network path).
   m[LinkKind::infiniband].efficiency = 46.0 / 50.0;
   return m;
 }

@@ -28,9 +28,10 @@
 //     0.92 and counts 2S of traffic per rank (its "ratio .5" for trees).
 // A zero-byte collective costs nothing (no phases).
 //
-// Every number below is one profile: default_collective_costs() (DGX H100 class) and
-// dgx_a100_collective_costs(). wire_only() reproduces the plans from before this
-// model (line rate, route latency only, two-level reduce-scatter/all-gather and the
+// Every number below is one profile: default_collective_costs() (DGX H100 class),
+// blackwell_collective_costs() (DGX B200, GB200/GB300 NVL72) and
+// dgx_a100_collective_costs(). wire_only() reproduces the plans from before this model
+// (line rate, route latency only, two-level reduce-scatter/all-gather and the
 // hierarchical all-reduce across nodes) and is what Planner uses unless told.
 #pragma once
 
@@ -76,6 +77,9 @@ struct CollectiveCostModel {
 /// DGX H100 class: NVLink 4 through NVSwitch, NDR InfiniBand, PCIe Gen5. The values
 /// and their sources are in collective_costs.cpp.
 CollectiveCostModel default_collective_costs();
+/// NVLink 5 class: DGX B200 / B300 (8 GPUs on NVSwitch) and GB200 / GB300 NVL72 (72 GPUs
+/// on one multi-node NVLink Switch fabric, cluster.nvlink_domain), NDR/XDR InfiniBand.
+CollectiveCostModel blackwell_collective_costs();
 /// DGX A100 class: NVLink 3 through NVSwitch, HDR InfiniBand, PCIe Gen4.
 CollectiveCostModel dgx_a100_collective_costs();
 

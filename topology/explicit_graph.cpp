@@ -57,8 +57,10 @@ void Cluster::Impl::load_graph(const ExplicitGraphSpec& graph) {
     gpu_by_name.emplace(g[e.vertex].name, static_cast<int>(gpu_vertex.size()));
     gpu_vertex.push_back(e.vertex);
     gpu_node.push_back(e.node);
+    gpu_domain.push_back(e.node);
     nodes = std::max(nodes, e.node + 1);
   }
+  nvlink_domains = nodes;
   for (std::size_t i = 0; i < graph.links.size(); ++i) {
     const auto& ls = graph.links[i];
     const std::string where = fmt::format("cluster.graph.links[{}] ({} -> {})", i, ls.from, ls.to);

@@ -18,7 +18,17 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
   if (N < 1) throw std::invalid_argument(fmt::format("cluster.nodes must be >= 1 (got {})", N));
   if (G < 1) throw std::invalid_argument(fmt::format("cluster.gpus_per_node must be >= 1 (got {})", G));
 
-  // Intra-node: one switch per node, a duplex link per GPU.
+  // NVLink domains (ClusterSpec::nvlink_domain): `per_domain` consecutive nodes share one
+  // switch fabric. One node per domain is the classic intra-node switch.
+  const int domain_gpus = spec.nvlink_domain > 0 ? spec.nvlink_domain : G;
+  if (domain_gpus < G || domain_gpus % G != 0)
+    throw std::invalid_argument(fmt::format(
+        "cluster.nvlink_domain: {} GPUs is not a multiple of gpus_per_node ({}); an NVLink domain is whole nodes",
+        domain_gpus, G));
+  const int per_domain = domain_gpus / G;
+  const int domains = (N + per_domain - 1) / per_domain;
+
+  // Intra-node: one switch per node (per NVLink domain), a duplex link per GPU.
   std::string_view sw_suffix;
   VertexKind sw_kind{};
   LinkKind intra_link_kind{};
@@ -26,6 +36,10 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
   if (intra_kind == LinkKind::nvswitch || intra_kind == LinkKind::nvlink) {
     sw_suffix = "nvswitch", sw_kind = VertexKind::nvswitch, intra_link_kind = LinkKind::nvlink;
   } else if (intra_kind == LinkKind::pcie) {
+    if (per_domain > 1)
+      throw std::invalid_argument(fmt::format(
+          "cluster.nvlink_domain: {} GPUs spans {} nodes, but intra_node.kind is pcie (an NVLink domain needs nvswitch)",
+          domain_gpus, per_domain));
     sw_suffix = "pcie", sw_kind = VertexKind::pcie_switch, intra_link_kind = LinkKind::pcie;
   } else {
     throw std::invalid_argument(
@@ -105,7 +119,7 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
           "cluster.inter_node: the fabric would have {:.4g} links ({} leaves × {} spines, {} nodes × {} GPUs, {} NICs per "
           "node), above the limit of {}; use fewer spines or more nodes_per_leaf",
           link_total, leaves, sp, n, gpn, r, kMaxGeneratedLinks));
-    reserve(n * (1 + gpn + r) + leaves + sp,                      // switches, GPUs, NICs, leaves, spines
+    reserve(static_cast<std::size_t>(domains) + n * (gpn + r) + leaves + sp,  // switches, GPUs, NICs, leaves, spines
             2 * (n * gpn + n * r + (r ? n * gpn : 0) + leaves * sp));  // duplex: intra, nic-leaf, gpu-nic, leaf-spine
   }
 
@@ -114,22 +128,32 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
   const sim::Time intra_up = spec.intra.latency - intra_down;
 
   nodes = N;
+  nvlink_domains = domains;
   layout.on = true;
   const auto gpus = static_cast<std::size_t>(N) * static_cast<std::size_t>(G);
   layout.gpu_to_switch.reserve(gpus);
   layout.switch_to_gpu.reserve(gpus);
   gpu_vertex.reserve(gpus);
   gpu_node.reserve(gpus);
+  gpu_domain.reserve(gpus);
   gpu_by_name.reserve(gpus);
-  std::vector<int> node_switch(static_cast<std::size_t>(N));
+  int domain_switch = -1;
   for (int n = 0; n < N; ++n) {
-    node_switch[n] = add_vertex(fmt::format("node{}.{}", n, sw_suffix), sw_kind);
+    // A node's switch is "node<N>.nvswitch"; a domain of several nodes has one switch
+    // fabric "nvl<D>.nvswitch" (NVL72: the 18 NVLink Switch chips of 9 switch trays,
+    // non-blocking, so one vertex with one full-rate link per GPU).
+    const int d = n / per_domain;
+    if (n % per_domain == 0)
+      domain_switch = add_vertex(per_domain == 1 ? fmt::format("node{}.{}", n, sw_suffix)
+                                                 : fmt::format("nvl{}.{}", d, sw_suffix),
+                                 sw_kind);
     for (int gi = 0; gi < G; ++gi) {
       const int v = add_vertex(fmt::format("node{}.gpu{}", n, gi), VertexKind::gpu);
       gpu_by_name.emplace(g[v].name, static_cast<int>(gpu_vertex.size()));
       gpu_vertex.push_back(v);
       gpu_node.push_back(n);
-      const auto [up, down] = add_duplex(v, node_switch[n], intra_link_kind, spec.intra.bandwidth_Bps, intra_up, intra_down);
+      gpu_domain.push_back(d);
+      const auto [up, down] = add_duplex(v, domain_switch, intra_link_kind, spec.intra.bandwidth_Bps, intra_up, intra_down);
       layout.gpu_to_switch.push_back(up);
       layout.switch_to_gpu.push_back(down);
     }
@@ -199,10 +223,11 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
 // ---------------------------------------------------------------------------------
 // Structural routes of a generated topology. The generator's graph has exactly
 // three kinds of loop-free GPU→GPU paths that neither relay through a GPU nor turn
-// around in a NIC (the switch of a node only touches that node's GPUs; a NIC's
+// around in a NIC (the switch of a node — of an NVLink domain — only touches that
+// node's (domain's) GPUs; a NIC's
 // host side is its GPUs; leaves touch NICs and spines; every leaf touches every
 // spine):
-//   A  gpu→switch→gpu                                  same node only, 2 hops
+//   A  gpu→switch→gpu                                  same node (NVLink domain) only, 2 hops
 //   B  gpu→nic→leaf→nic'→gpu                           NICs under one leaf, 4 hops
 //   C  gpu→nic→leaf→spine_k→leaf'→nic'→gpu, k = any    6 hops
 // where nic / nic' are the NICs of the two GPUs (g % nics). Any other walk adds
@@ -223,9 +248,9 @@ std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64
     out->len = static_cast<std::uint8_t>(ids.size());
     std::copy(ids.begin(), ids.end(), out->ids.begin());
   };
-  const bool same_node = gpu_node[s] == gpu_node[d];
+  const bool same_domain = gpu_domain[s] == gpu_domain[d];
   const std::int64_t via_switch =
-      same_node ? w(L.gpu_to_switch[s]) + w(L.switch_to_gpu[d]) : std::numeric_limits<std::int64_t>::max();
+      same_domain ? w(L.gpu_to_switch[s]) + w(L.switch_to_gpu[d]) : std::numeric_limits<std::int64_t>::max();
   if (L.nics == 0) {  // one node: the switch is the only way
     emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
     return 1;

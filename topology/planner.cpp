@@ -175,12 +175,14 @@ void check_devices(const Cluster& c, std::span<const std::int32_t> devices) {
 
 /// Members grouped by node (nodes in order of first appearance, members in ring
 /// order) when the group spans at least 2 nodes with the same number of members on
-/// each; empty otherwise.
+/// each; empty otherwise. A "node" here is an NVLink domain (a node unless
+/// cluster.nvlink_domain joins several): NCCL treats a multi-node NVLink domain (MNNVL,
+/// NVL72) as one NVLink clique, its rings and trees cross the network between domains only.
 std::vector<std::vector<std::int32_t>> node_groups(const Cluster& c, std::span<const std::int32_t> devices) {
   std::vector<int> node_ids;
   std::vector<std::vector<std::int32_t>> per_node;
   for (std::int32_t d : devices) {
-    const int n = c.node_of_gpu(d);
+    const int n = c.nvlink_domain_of_gpu(d);
     auto it = std::find(node_ids.begin(), node_ids.end(), n);
     if (it == node_ids.end()) {
       node_ids.push_back(n);

@@ -49,6 +49,12 @@ struct ExplicitGraphSpec {
 struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 8;
+  /// GPUs that share one NVLink switch fabric (an NVLink domain): consecutive nodes,
+  /// nvlink_domain / gpus_per_node of them, hang off one NVSwitch fabric and talk over it,
+  /// never over the network (GB200/GB300 NVL72: 18 trays of 4 GPUs, 72). A multiple of
+  /// gpus_per_node; the last domain may be partial. 0 (unset) or gpus_per_node: one
+  /// domain per node, the intra-node switch. Generated topologies only.
+  int nvlink_domain = 0;
   LinkSpec intra{"nvswitch", 300e9, sim::us(1)};
   InterNodeSpec inter{{"infiniband", 25e9, sim::us(3)}};  // 200 Gb/s HDR per GPU
   std::optional<ExplicitGraphSpec> graph;  // replaces the generator keys when set

@@ -50,6 +50,7 @@ def foundry_row(r):
     else:
         net = A100_NET
     pure = sysd["fsdp_mixed_precision"] == "PURE"
+    fp8 = sysd["precision"] == "amp_fp8"
     scenario = {
         "name": r["id"],
         "cluster": cluster_for(gpu, gpus, net),
@@ -74,15 +75,18 @@ def foundry_row(r):
         # DEFAULT: bf16 compute, fp32 gradient reduction; PURE: gradients reduced in bf16.
         "precision": {"weights": "bf16", "gradients": "bf16" if pure else "fp32",
                       "master": "fp32", "optimizer": "adamw-fp32"},
+        # amp_fp8: TransformerEngine FP8 linear layers (per-tensor scaling) on H100.
         # PyTorch FSDP, eager modules; the attention kernel the row ran (triton: LLM
         # Foundry's Triton flash attention; flash: FlashAttention-2).
         "implementation": {"preset": "pytorch-fsdp", "attention": model["attention_impl"]},
     }
+    if fp8:
+        scenario["precision"]["compute"] = "fp8"
     assert lay["global_batch"] == gpus * lay["microbatch_size"] * lay["grad_accum"]
     src = r["source"]
     return {
         "name": r["id"],
-        "groups": {"gpu": gpu, "precision": "bf16-pure" if pure else "bf16-amp",
+        "groups": {"gpu": gpu, "precision": "fp8" if fp8 else "bf16-pure" if pure else "bf16-amp",
                    "parallelism": FSDP_KIND[lay["fsdp"]],
                    "recompute": "full" if lay["activation_checkpointing"] else "none"},
         "citation": {"repo": src["repo"], "path": src["path"], "commit": src["commit"],
@@ -110,9 +114,6 @@ def convert_foundry(src):
     data = yaml.safe_load(open(os.path.join(src, "llm_foundry.yaml")))
     runs, kept_out = [], []
     for r in data["rows"]:
-        if r["system"]["precision"] == "amp_fp8":
-            kept_out.append((r["id"], "FP8 (TransformerEngine) row: the simulator has no FP8 compute rate yet"))
-            continue
         runs.append(foundry_row(r))
     return runs, kept_out, len(data.get("superseded_rows", []))
 
@@ -167,13 +168,109 @@ def mb_row(r, models):
     }
 
 
+# Systems of the Megatron-Bridge / NeMo pages: GPU preset, GPUs per node (tray), the NVLink
+# domain, and the inter-node NIC per GPU (DGX datasheets; see workloads/hardware.cpp).
+MB_SYSTEM = {
+    "H100": {"gpu": "h100-sxm", "per_node": 8, "nvlink_domain": None,
+             "net": {"kind": "infiniband", "bandwidth": "400 Gb/s"}},
+    "B200": {"gpu": "b200", "per_node": 8, "nvlink_domain": None,
+             "net": {"kind": "infiniband", "bandwidth": "400 Gb/s"}},
+    "B300": {"gpu": "b300", "per_node": 8, "nvlink_domain": None,
+             "net": {"kind": "infiniband", "bandwidth": "800 Gb/s"}},
+    "GB200": {"gpu": "gb200", "per_node": 4, "nvlink_domain": 72,
+              "net": {"kind": "infiniband", "bandwidth": "400 Gb/s"}},
+    "GB300": {"gpu": "gb300", "per_node": 4, "nvlink_domain": 72,
+              "net": {"kind": "infiniband", "bandwidth": "800 Gb/s"}},
+}
+MB_PRECISION = {"FP8": "fp8", "MXFP8": "mxfp8", "BF16": "bf16"}
+
+
+def mb_stage_layers(layers, chunks):
+    """Megatron's account_for_embedding / account_for_loss split when `layers` does not
+    divide: layers + 2 slots over the chunks, the embedding taking one slot of the first
+    chunk and the loss one of the last. None when a chunk would have no layer."""
+    if layers % chunks == 0:
+        return None
+    per, rest = divmod(layers + 2, chunks)
+    if rest or per < 2:
+        return False
+    return [per - 1] + [per] * (chunks - 2) + [per - 1]
+
+
+def mb_page_row(r, models):
+    """A Megatron-Bridge / NeMo performance-page row of a dense model in FP8 / MXFP8."""
+    sysd, model, lay = r["system"], r["model"], r["layout"]
+    arch = models[model["key"]]
+    fam = MB_SYSTEM[sysd["gpu_family"]]
+    gpus = sysd["num_gpus"]
+    per_node = min(gpus, fam["per_node"])
+    dp = lay["dp_derived"]
+    fsdp = lay["fsdp"] or 0
+    prec = MB_PRECISION[sysd["precision"]]
+    tp, pp, vp = lay["tp"], lay["pp"], lay["vp"] or 1
+    cluster = {"gpu": fam["gpu"], "nodes": gpus // per_node, "gpus_per_node": per_node,
+               "inter_node": dict(fam["net"])}
+    assumptions = [
+        f"inter-node network not stated: {fam['net']['bandwidth']} InfiniBand per GPU (the DGX system's NIC)",
+        "Megatron distributed optimizer (recipe default) when FSDP is 0: zero 1; FSDP = dp: zero 3",
+        "no activation recompute (the page states none)",
+        "sequence parallelism on when tp > 1 (Megatron-Bridge perf recipes)",
+        "gradients reduced in fp32, fp32 master, AdamW fp32 moments",
+    ]
+    if fam["nvlink_domain"]:
+        cluster["nvlink_domain"] = min(fam["nvlink_domain"], gpus)
+        assumptions.append("trays of 4 GPUs in NVL72 racks, filled in order (72 GPUs per NVLink domain)")
+    layout = {"dp": dp, "tp": tp, "pp": pp, "zero": 3 if fsdp else 1, "sequence_parallel": tp > 1,
+              "recompute": "none", "microbatch_size": lay["mbs"], "microbatches": lay["ga_derived"]}
+    if pp > 1 and vp > 1:
+        layout["schedule"] = "interleaved-1f1b"
+        layout["virtual_stages"] = vp
+    chunks = pp * (vp if pp > 1 else 1)
+    split = mb_stage_layers(arch["layers"], chunks) if pp > 1 else None
+    if split:
+        layout["stage_layers"] = split
+        assumptions.append("uneven pipeline split as Megatron's account_for_embedding/loss: first and last chunk "
+                           "one layer short")
+    scenario = {
+        "name": r["id"],
+        "cluster": cluster,
+        "model": {
+            "name": model["name"], "layers": arch["layers"], "hidden": arch["hidden"],
+            "heads": arch["heads"], "kv_heads": arch["kv_heads"], "ffn_hidden": arch["ffn_hidden"],
+            "vocab": arch["vocab"], "seq_len": model["seq_len"], "activation": "swiglu",
+            "tied_embeddings": bool(arch["tied_embeddings"]),
+        },
+        "layout": layout,
+        "precision": {"weights": "bf16", "gradients": "fp32", "master": "fp32", "optimizer": "adamw-fp32",
+                      "compute": prec},
+        "implementation": {"preset": "megatron-core"},  # TransformerEngine fused kernels, flash attention
+    }
+    src = r["source"]
+    parallelism = "fsdp-full" if fsdp else ("tp-pp" if pp > 1 else "tp-dp" if tp > 1 else "dp")
+    return {
+        "name": r["id"],
+        "groups": {"gpu": fam["gpu"], "precision": prec, "parallelism": parallelism, "recompute": "none",
+                   "model": model["key"]},
+        "citation": {"repo": src["repo"], "path": src["path"], "commit": src["commit"], "table": src["table"]},
+        "metadata": {
+            "precision_detail": sysd.get("precision_detail"),
+            "flags": list(r["flags"]),
+            "measurement_kind": r["measured"]["measurement_kind"],
+            "model_tflops_per_sec_per_gpu_published": r["measured"]["model_tflops_per_sec_per_gpu"],
+            "assumptions": assumptions,
+        },
+        "scenario": scenario,
+        "measured": {"tokens_per_s": r["measured"]["tokens_per_sec_per_gpu"] * gpus},
+    }
+
+
 def mb_reason(r, models):
-    sysd, model = r["system"], r["model"]
+    """Why a row stays out (None: it is admitted). Model features first, then precision,
+    then layout features the simulator does not state yet."""
+    sysd, model, lay = r["system"], r["model"], r["layout"]
     prec = sysd["precision"] or sysd.get("precision_likely")
     if "superseded" in r.get("flags", []):
         return "superseded: removed from the page by the maintainers"
-    if prec != "BF16":
-        return f"precision {prec}: only BF16 rows are kept (no FP8/FP4 compute model yet)"
     attention = str(model.get("attention") or "")
     arch = models.get(model["key"]) or {}
     if "mamba" in model["kind"]:
@@ -188,7 +285,34 @@ def mb_reason(r, models):
     if head_dim and model["heads"] and head_dim * model["heads"] != model["hidden"]:
         return (f"attention width heads x head_dim = {model['heads']} x {head_dim} differs from hidden "
                 f"{model['hidden']}: the scenario format assumes head_dim = hidden / heads")
-    return "not expressible (see notes)"
+    if model["kind"] != "dense":
+        return "MoE model: not admitted (every MoE row here also has an attention form above or no stated shape)"
+    activation = arch.get("activation")
+    if activation is None:
+        return "activation and embedding tying not stated in the source config"
+    if activation != "SwiGLU":
+        return f"{activation} activation is not modelled (gelu or swiglu only)"
+    if not arch.get("vocab"):
+        return "vocabulary size not stated in the source"
+    if sysd["precision"] is None:
+        return f"precision not stated on the page (25.09; likely {prec}): not admitted on an inference"
+    if prec == "NVFP4":
+        return "precision NVFP4: no FP4 compute model"
+    if prec not in ("FP8", "MXFP8", "BF16"):
+        return f"precision {prec}: not modelled"
+    if (lay["cp"] or 1) > 1:
+        return "context parallelism"
+    fsdp = lay["fsdp"] or 0
+    if fsdp and fsdp != lay["dp_derived"]:
+        return f"FSDP sharding group {fsdp} smaller than dp {lay['dp_derived']} (hybrid sharding) not modelled"
+    if fsdp and model["key"] in ("llama3_70b", "llama3.1_405b"):
+        return ("Megatron-FSDP perf preset with activation CPU offloading (cpu_offloading_num_layers; not on the page): "
+                "offload not modelled")
+    pp, vp = lay["pp"], lay["vp"] or 1
+    if pp > 1 and mb_stage_layers(arch["layers"], pp * vp) is False:
+        return (f"{arch['layers']} layers over pp x vp = {pp * vp} pipeline chunks leaves a chunk with no layer "
+                "(Megatron's embedding/loss slots): not expressible")
+    return None
 
 
 def convert_mb(src):
@@ -198,8 +322,16 @@ def convert_mb(src):
     for r in data["rows"]:
         if r["id"] in MB_KEEP:
             runs.append(mb_row(r, models))
+            continue
+        why = mb_reason(r, models)
+        if why is None and r["source"]["path"].endswith("card.yaml"):
+            why = "model-verification card row: only the Qwen3-8B functional card is converted"
+        if why is None and r["system"]["precision"] == "BF16":
+            why = "BF16 row not converted"
+        if why is None:
+            runs.append(mb_page_row(r, models))
         else:
-            kept_out.append((r["id"], mb_reason(r, models)))
+            kept_out.append((r["id"], why))
     return runs, kept_out
 
 
@@ -267,7 +399,7 @@ def main():
     write_runs(os.path.join(a.out, "subset.yaml"),
                "Validation subset for the CTest validation_subset (rows copied from llm_foundry.yaml and megatron_bridge.yaml)",
                "llm_foundry.yaml and megatron_bridge.yaml", [by_name[n] for n in SUBSET])
-    print(f"llm_foundry: {len(runs)} runs, {len(kept_out)} kept out (fp8), {superseded} superseded rows not read")
+    print(f"llm_foundry: {len(runs)} runs, {len(kept_out)} kept out, {superseded} superseded rows not read")
     print(f"megatron_bridge: {len(mb_runs)} runs, {len(mb_out)} kept out")
     with open(os.path.join(a.out, "kept_out.txt"), "w") as f:
         f.write("# Rows of /work/shared/calibration/*.yaml NOT in the validation set, with the reason.\n")

@@ -45,8 +45,9 @@ namespace {
 
 ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double gemm_fraction, double min_k,
                     double flash_fwd, double flash_bwd, double triton_fwd, double triton_bwd, double hbm_fraction,
-                    double launch_us) {
+                    double launch_us, double fp8_fraction) {
   ComputeProfile p;
+  p.fp8_gemm_sustained_fraction = fp8_fraction;
   p.name = std::move(name);
   p.sm_count = sms;
   p.tile_m = tile_m;
@@ -102,13 +103,21 @@ ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double ge
 //  a100-80gb: 61 runs, fit mean 3.7 %, max 23.7 % (mpt-760m at seq 512); h100-sxm: 70 runs,
 //  fit mean 3.7 %, max 17.3 %; leave-one-model-out in README "How accurate is it?".
 //  h200: no measured rows; the H100 fit carried over (same GH100 die and software).
-//  b200: no measured rows; the cited figures above, not calibrated.
+//  b200: no measured rows; the cited figures above, not calibrated. b300, gb200, gb300:
+//  the B200 constants (the same Blackwell SM and tensor core; GB200 is the B200 die at
+//  1,200 W, its higher peak is in hardware.cpp); SM counts: B200/GB200 148, B300/GB300
+//  160 (NVIDIA technical blog "Inside NVIDIA Blackwell Ultra", 2025).
+//
+// FP8 (fp8_gemm_sustained_fraction, of the dense FP8 peak; bounds 0.3–0.95, as the bf16
+// fraction's but a lower floor: TransformerEngine's FP8 GEMMs pay scaling and a bf16
+// output in the epilogue). Without a fit: H100 0.55, Blackwell 0.6 — assumptions, a
+// little below each part's bf16 fraction (no FP8 GEMM benchmark checked here).
 /// Every preset's overlap_slowdown (compute time beside an NCCL collective): 1.70, the
 /// cited H100 one-wave-GEMM measurement (see the constant's bounds below). CALIBRATED
 /// (2026-12-01, `layoutsim calibrate validation/llm_foundry.yaml --gpu G --fit
 /// gemm_sustained_fraction,triton_fwd_efficiency,triton_bwd_efficiency,overlap_slowdown`):
 /// h100-sxm 1.70, a100-80gb 1.45, a100-40gb 2.0 (its bound); one value for one physical
-/// effect, the cited one, inside the fitted spread. The same on H200 and B200 (NCCL's
+/// effect, the cited one, inside the fitted spread. The same on H200 and Blackwell (NCCL's
 /// blocks and a GEMM's wave tail behave alike; not measured there).
 constexpr double kOverlapSlowdown = 1.70;
 
@@ -118,12 +127,17 @@ std::vector<ComputeProfile> with_interference(std::vector<ComputeProfile> profil
 }
 
 std::vector<ComputeProfile> presets() {
+  // Last argument: fp8_gemm_sustained_fraction (see FP8 above); 0.5 on A100, which has no
+  // FP8 tensor cores (the constant is never read there; kept inside its bounds).
   return with_interference({
-      make("a100-40gb", 108, 256, 128, 0.7754, 256, 0.62, 0.50, 0.3088, 0.3393, 0.88, 4),
-      make("a100-80gb", 108, 256, 128, 0.8130, 256, 0.62, 0.50, 0.5140, 0.2635, 0.88, 4),
-      make("h100-sxm", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3),
-      make("h200", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3),
-      make("b200", 148, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3),
+      make("a100-40gb", 108, 256, 128, 0.7754, 256, 0.62, 0.50, 0.3088, 0.3393, 0.88, 4, 0.5),
+      make("a100-80gb", 108, 256, 128, 0.8130, 256, 0.62, 0.50, 0.5140, 0.2635, 0.88, 4, 0.5),
+      make("h100-sxm", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55),
+      make("h200", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55),
+      make("b200", 148, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3, 0.6),
+      make("b300", 160, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3, 0.6),
+      make("gb200", 148, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3, 0.6),
+      make("gb300", 160, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3, 0.6),
   });
 }
 
@@ -152,6 +166,9 @@ const std::array<ProfileConstant, 13> kConstants{{
     {"gemm_sustained_fraction", "fraction", "achieved/peak of an exactly tiled, deep-K GEMM", 0.45, 0.95, false,
      [](const ComputeProfile& p) { return p.gemm_sustained_fraction; },
      [](ComputeProfile& p, double v) { p.gemm_sustained_fraction = v; }},
+    {"fp8_gemm_sustained_fraction", "fraction", "achieved/FP8 dense peak of an exactly tiled, deep-K FP8 GEMM", 0.3,
+     0.95, false, [](const ComputeProfile& p) { return p.fp8_gemm_sustained_fraction; },
+     [](ComputeProfile& p, double v) { p.fp8_gemm_sustained_fraction = v; }},
     {"gemm_min_k", "elements", "K depth a tile needs to hide its prologue and epilogue", 0, 4096, false,
      [](const ComputeProfile& p) { return p.gemm_min_k; }, [](ComputeProfile& p, double v) { p.gemm_min_k = v; }},
     {"flash_fwd_efficiency", "fraction", "achieved/peak of the FlashAttention forward on executed FLOPs", 0.1, 0.8,

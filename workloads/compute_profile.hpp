@@ -27,6 +27,10 @@ struct ComputeProfile {
   /// Achieved / dense peak of a GEMM whose tiles fill every SM in whole waves and
   /// whose K is deep (>= gemm_min_k): the library's best case on this part.
   double gemm_sustained_fraction = 0.8;
+  /// The same for an FP8 GEMM (precision.compute fp8 / mxfp8), of the dense FP8 peak
+  /// (GpuSpec::fp8_peak_flops): the FP8 tensor-core pipe at twice the bf16 rate is harder
+  /// to keep fed (operand loads, scaling in the epilogue), so it sits below the bf16 fraction.
+  double fp8_gemm_sustained_fraction = 0.6;
   /// K depth below which a tile cannot hide its prologue (pipeline fill) and epilogue
   /// (writing C): a tile costs as long as a gemm_min_k-deep main loop. Elements.
   double gemm_min_k = 256;
@@ -53,7 +57,7 @@ struct ComputeProfile {
   double overlap_slowdown = 1;
 };
 
-/// a100-40gb, a100-80gb, h100-sxm, h200, b200 (the GPU preset names). nullopt otherwise.
+/// a100-40gb, a100-80gb, h100-sxm, h200, b200, b300, gb200, gb300 (the GPU preset names). nullopt otherwise.
 std::optional<ComputeProfile> compute_profile_preset(std::string_view gpu_name);
 std::vector<std::string> compute_profile_preset_names();
 

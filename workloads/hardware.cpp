@@ -49,27 +49,56 @@ GpuSpec make(std::string name, double peak_tflops, double memory_gb, double hbm_
 //  * kernel_overhead: a launch plus the tail of a dependent kernel is a few µs;
 //    one modelled op is a handful of fused kernels -> 5 µs (4 µs on Hopper and later,
 //    where CUDA graphs / faster launch paths are the norm in Megatron-LM and NeMo).
+/// The FP8 figures of a preset: dense FP8 FLOP/s (datasheet, without sparsity) and
+/// whether the tensor cores run block-scaled MX formats.
+GpuSpec with_fp8(GpuSpec g, double fp8_tflops, bool mx_formats) {
+  g.fp8_peak_flops = fp8_tflops * kTFLOPs;
+  g.mx_formats = mx_formats;
+  return g;
+}
+
 std::vector<GpuSpec> presets() {
   return {
       // NVIDIA A100 Tensor Core GPU datasheet (2021): bf16 dense 312 TFLOP/s; 40GB HBM2
       // at 1,555 GB/s; NVLink 600 GB/s total (12 links) = 300 GB/s per direction.
       // A100-era DGX (DGX A100) ships one 200 Gb/s HDR InfiniBand NIC per GPU.
+      // No FP8 tensor cores (Ampere): precision.compute fp8 is an error.
       make("a100-40gb", 312, 40, 1.555, 300, 200, 0.75, 1024, sim::us(5)),
       // Same datasheet, 80GB HBM2e at 2,039 GB/s (SXM).
       make("a100-80gb", 312, 80, 2.039, 300, 200, 0.75, 1024, sim::us(5)),
       // NVIDIA H100 Tensor Core GPU datasheet, SXM5: bf16 dense 989 TFLOP/s
-      // (1,979 with sparsity); 80GB HBM3 at 3.35 TB/s; NVLink 900 GB/s total
+      // (1,979 with sparsity); FP8 3,958 TFLOP/s with sparsity = 1,979 dense;
+      // 80GB HBM3 at 3.35 TB/s; NVLink 900 GB/s total
       // = 450 GB/s per direction; DGX H100: one 400 Gb/s NDR ConnectX-7 per GPU.
-      make("h100-sxm", 989, 80, 3.35, 450, 400, 0.70, 2048, sim::us(4)),
-      // NVIDIA H200 datasheet (SXM): same compute as H100 (989 TFLOP/s dense bf16);
-      // 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s total; 400 Gb/s NDR per GPU.
-      make("h200", 989, 141, 4.8, 450, 400, 0.70, 2048, sim::us(4)),
-      // NVIDIA DGX B200 / HGX B200 datasheet: 72 PFLOP/s dense FP8 training per 8 GPUs
-      // -> ~2,250 TFLOP/s dense bf16 per GPU; 1,440 GB HBM3e per 8 GPUs = 180 GB per GPU
-      // (the 192 GB part is the full-stack figure; DGX exposes 180 GB); 8 TB/s HBM;
+      with_fp8(make("h100-sxm", 989, 80, 3.35, 450, 400, 0.70, 2048, sim::us(4)), 1979, false),
+      // NVIDIA H200 datasheet (SXM): same compute as H100 (989 TFLOP/s dense bf16,
+      // 1,979 dense FP8); 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s total; 400 Gb/s NDR per GPU.
+      with_fp8(make("h200", 989, 141, 4.8, 450, 400, 0.70, 2048, sim::us(4)), 1979, false),
+      // NVIDIA DGX B200 / HGX B200 datasheet, per 8 GPUs: FP8 72 PFLOP/s and FP16/BF16
+      // 36 PFLOP/s, both with sparsity -> 4,500 dense FP8 and 2,250 dense bf16 TFLOP/s per
+      // GPU; 1,440 GB HBM3e per 8 GPUs = 180 GB per GPU (the 192 GB part is the
+      // full-stack figure; DGX exposes 180 GB); 64 TB/s HBM per 8 GPUs = 8 TB/s;
       // NVLink 5 at 1.8 TB/s total = 900 GB/s per direction; DGX B200 ships
-      // ConnectX-7 400 Gb/s per GPU (800 Gb/s ConnectX-8 on later systems).
-      make("b200", 2250, 180, 8.0, 900, 400, 0.65, 2048, sim::us(4)),
+      // ConnectX-7 400 Gb/s per GPU. Blackwell tensor cores run MXFP8 natively.
+      with_fp8(make("b200", 2250, 180, 8.0, 900, 400, 0.65, 2048, sim::us(4)), 4500, true),
+      // NVIDIA HGX B300 datasheet, per 8 GPUs: FP8 72 PFLOP/s and FP16/BF16 36 PFLOP/s
+      // with sparsity (Blackwell Ultra raised FP4, not FP8/BF16) -> 4,500 / 2,250 dense per
+      // GPU; up to 2.3 TB HBM3e per 8 GPUs = 288 GB per GPU at 8 TB/s; NVLink 5 1.8 TB/s
+      // total; networking 1.6 TB/s per 8 GPUs = one 800 Gb/s ConnectX-8 per GPU.
+      with_fp8(make("b300", 2250, 288, 8.0, 900, 800, 0.65, 2048, sim::us(4)), 4500, true),
+      // NVIDIA GB200 NVL72 datasheet, per rack of 72 GPUs: FP8/FP6 720 PFLOP/s and
+      // FP16/BF16 360 PFLOP/s with sparsity -> 5,000 dense FP8 and 2,500 dense bf16
+      // TFLOP/s per GPU (1,200 W parts: more than HGX B200's 1,000 W); up to 13.4 TB
+      // HBM3e at 576 TB/s -> 186 GB at 8 TB/s per GPU; NVLink 5 1.8 TB/s total per GPU
+      // (130 TB/s per rack) through the NVLink Switch System: one 72-GPU NVLink domain
+      // (cluster.nvlink_domain: 72, nodes = compute trays of 4 GPUs); DGX GB200: one
+      // 400 Gb/s ConnectX-7 per GPU.
+      with_fp8(make("gb200", 2500, 186, 8.0, 900, 400, 0.65, 2048, sim::us(4)), 5000, true),
+      // NVIDIA GB300 NVL72 datasheet, per rack: FP8 720 PFLOP/s and FP16/BF16 360 PFLOP/s
+      // with sparsity -> 5,000 / 2,500 dense per GPU; up to 20 TB HBM3e at 576 TB/s ->
+      // 279 GB at 8 TB/s per GPU; NVLink 5 1.8 TB/s per GPU in one 72-GPU domain;
+      // 72 ConnectX-8 SuperNICs per rack = one 800 Gb/s NIC per GPU.
+      with_fp8(make("gb300", 2500, 279, 8.0, 900, 800, 0.65, 2048, sim::us(4)), 5000, true),
   };
 }
 
@@ -95,6 +124,8 @@ ComputeProfile compute_profile_of(const GpuSpec& gpu) {
   // fraction takes it, FlashAttention the ratio the presets have to their GEMM fraction
   // (0.60/0.80 and 0.50/0.87: about 0.7 forward, 0.58 backward).
   p.gemm_sustained_fraction = std::clamp(gpu.matmul_efficiency, 0.3, 1.0);
+  // FP8 GEMMs: the same fraction of their own peak (no measurement for a custom part).
+  p.fp8_gemm_sustained_fraction = p.gemm_sustained_fraction;
   p.flash_fwd_efficiency = 0.7 * p.gemm_sustained_fraction;
   p.flash_bwd_efficiency = 0.58 * p.gemm_sustained_fraction;
   // Triton attention: the A100 preset's ratios to its GEMM fraction (assumption).
@@ -106,6 +137,8 @@ ComputeProfile compute_profile_of(const GpuSpec& gpu) {
 topo::CollectiveCostModel collective_costs_of(const GpuSpec& gpu) {
   const std::string& type = gpu.compute.name.empty() ? gpu.name : gpu.compute.name;
   if (type.rfind("a100", 0) == 0) return topo::dgx_a100_collective_costs();
+  for (const char* blackwell : {"b200", "b300", "gb200", "gb300"})
+    if (type == blackwell) return topo::blackwell_collective_costs();
   return topo::default_collective_costs();
 }
 

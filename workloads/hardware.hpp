@@ -18,7 +18,7 @@
 
 namespace ls::wl {
 
-/// a100-40gb, a100-80gb, h100-sxm, h200, b200. nullopt for an unknown name.
+/// a100-40gb, a100-80gb, h100-sxm, h200, b200, b300, gb200, gb300. nullopt for an unknown name.
 std::optional<GpuSpec> gpu_preset(std::string_view name);
 /// The preset names, in the order above.
 std::vector<std::string> gpu_preset_names();
@@ -31,8 +31,9 @@ std::vector<std::string> gpu_preset_names();
 ComputeProfile compute_profile_of(const GpuSpec& gpu);
 
 /// The collective cost profile (topology/collective_costs.hpp) of the system a GPU type
-/// ships in: A100 parts -> DGX A100 (NVLink 3, HDR); everything else (Hopper, Blackwell,
-/// a GPU given as a map) -> DGX H100 (NVLink 4, NDR). The one place this choice is made;
+/// ships in: A100 parts -> DGX A100 (NVLink 3, HDR); Blackwell (b200, b300, gb200,
+/// gb300) -> NVLink 5 systems (DGX B200, GB200/GB300 NVL72); everything else (Hopper, a
+/// GPU given as a map) -> DGX H100 (NVLink 4, NDR). The one place this choice is made;
 /// every Planner that prices a scenario's collectives is built with it. O(1).
 topo::CollectiveCostModel collective_costs_of(const GpuSpec& gpu);
 

@@ -60,18 +60,35 @@ double gemm_efficiency(const ComputeProfile& p, const GemmShape& s) {
   return p.gemm_sustained_fraction * s.flops() / best_tiling(p, s).padded_flops;
 }
 
-sim::Time gemm_time(const ComputeProfile& p, const GpuSpec& gpu, const GemmShape& s, int element_bytes) {
-  if (s.flops() <= 0) return sim::Time::zero();
+namespace {
+
+/// gemm_time's model at a given peak and sustained fraction, with A/B and C element widths.
+sim::Time gemm_time_at(const ComputeProfile& p, const GpuSpec& gpu, const GemmShape& s, double peak, double fraction,
+                       double ab_bytes, double c_bytes, std::string_view what) {
   const Tiling tiles = best_tiling(p, s);
-  const double eff = p.gemm_sustained_fraction * s.flops() / tiles.padded_flops;
-  require_rate(gpu.peak_flops > 0 && eff > 0, "peak FLOP/s × GEMM efficiency", gpu, "gemm");
-  const double compute = s.flops() / (gpu.peak_flops * eff);
-  const double bytes = s.batch * (s.m * s.k + s.k * s.n + s.m * s.n) * element_bytes;
+  const double eff = fraction * s.flops() / tiles.padded_flops;
+  require_rate(peak > 0 && eff > 0, what, gpu, "gemm");
+  const double compute = s.flops() / (peak * eff);
+  const double bytes = s.batch * ((s.m * s.k + s.k * s.n) * ab_bytes + s.m * s.n * c_bytes);
   const double hbm = gpu.hbm_bandwidth_Bps * p.hbm_fraction;
   require_rate(hbm > 0, "HBM bandwidth × hbm_fraction", gpu, "gemm");
   // Split-K writes and reads back one fp32 partial C per slice before the final sum.
   const double reduction = tiles.split > 1 ? 2 * tiles.split * s.batch * s.m * s.n * 4 / hbm : 0;
   return sim::Time::from_seconds(std::max(compute, bytes / hbm) + reduction);
+}
+
+}  // namespace
+
+sim::Time gemm_time(const ComputeProfile& p, const GpuSpec& gpu, const GemmShape& s, int element_bytes) {
+  if (s.flops() <= 0) return sim::Time::zero();
+  return gemm_time_at(p, gpu, s, gpu.peak_flops, p.gemm_sustained_fraction, element_bytes, element_bytes,
+                      "peak FLOP/s × GEMM efficiency");
+}
+
+sim::Time fp8_gemm_time(const ComputeProfile& p, const GpuSpec& gpu, const GemmShape& s) {
+  if (s.flops() <= 0) return sim::Time::zero();
+  return gemm_time_at(p, gpu, s, gpu.fp8_peak_flops, p.fp8_gemm_sustained_fraction, 1, 2,
+                      "FP8 peak FLOP/s × FP8 GEMM efficiency");
 }
 
 sim::Time memory_time(const ComputeProfile& p, const GpuSpec& gpu, double bytes) {
@@ -106,7 +123,7 @@ void time_kernels(const ComputeProfile& p, const GpuSpec& gpu, std::vector<Kerne
     switch (k.kind) {
       case KernelKind::gemm:
         k.executed_flops = k.flops;
-        k.time = gemm_time(p, gpu, k.shape, element_bytes);
+        k.time = k.fp8 ? fp8_gemm_time(p, gpu, k.shape) : gemm_time(p, gpu, k.shape, element_bytes);
         break;
       case KernelKind::flash_forward:
       case KernelKind::flash_backward:

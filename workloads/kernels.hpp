@@ -13,6 +13,8 @@
 //    whole wave. A grid smaller than one wave splits K over the idle SMs (split-K, down to
 //    gemm_min_k-deep slices) and pays a reduction of fp32 partial sums through HBM.
 //    Bounded below by its operand bytes through HBM.
+//  * FP8 GEMM (Kernel::fp8, precision.compute fp8 / mxfp8): the same tiles at the dense FP8
+//    peak · fp8_gemm_sustained_fraction; 1-byte A and B, a 2-byte (bf16) C.
 //  * FlashAttention: executed FLOPs / (peak · flash_{fwd,bwd}_efficiency), bounded below
 //    by its bytes.
 //  * Memory-bound kernels: bytes / (hbm_bandwidth · hbm_fraction).
@@ -57,6 +59,7 @@ struct Kernel {
   bool saved_inside_core_attention = false;
   bool core_attention = false;  // part of the core-attention region (selective recompute reruns it)
   bool routed_expert = false;   // routed-expert work of an MoE layer (scales with a device's expert load)
+  bool fp8 = false;             // kind == gemm: an FP8 GEMM (low_precision.hpp), timed at the FP8 peak
   sim::Time time;               // work, without the launch (time_kernels fills it)
   sim::Time launch;             // launch overhead (time_kernels fills it)
   sim::Time total() const { return time + launch; }
@@ -70,6 +73,10 @@ double gemm_efficiency(const ComputeProfile& profile, const GemmShape& shape);
 /// max(compute at gemm_efficiency, operand bytes / achievable HBM bandwidth), plus the
 /// split-K reduction when there is one. O(1).
 sim::Time gemm_time(const ComputeProfile& profile, const GpuSpec& gpu, const GemmShape& shape, int element_bytes);
+/// An FP8 GEMM of this shape, without launch: gemm_time's model at gpu.fp8_peak_flops ·
+/// fp8_gemm_sustained_fraction, 1-byte A and B, a 2-byte C. Throws std::invalid_argument
+/// when the GPU has no FP8 rate. O(1).
+sim::Time fp8_gemm_time(const ComputeProfile& profile, const GpuSpec& gpu, const GemmShape& shape);
 /// bytes / (hbm_bandwidth · hbm_fraction), without launch. O(1).
 sim::Time memory_time(const ComputeProfile& profile, const GpuSpec& gpu, double bytes);
 /// FlashAttention kernel time on `executed_flops`, without launch. O(1).

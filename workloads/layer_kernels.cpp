@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/low_precision.hpp"
 #include "workloads/model.hpp"
 
 namespace ls::wl {
@@ -77,12 +78,24 @@ public:
 
   // --- building blocks -------------------------------------------------------------
 
-  /// A linear layer X[M×K]·W[K×N] on this device, with its dgrad and wgrad GEMMs.
+  /// A linear layer X[M×K]·W[K×N] on this device, with its dgrad and wgrad GEMMs. Under
+  /// FP8 compute (o.compute, low_precision.hpp) a TransformerEngine linear (category gemm,
+  /// not the router): all three GEMMs in FP8, X quantized before the forward and dY
+  /// before the dgrad (the wgrad reuses both quantized copies).
   void linear(std::string_view name, std::string_view dgrad, std::string_view wgrad, GemmShape fwd, double saved,
-              KernelCategory category = KernelCategory::gemm) {
+              KernelCategory category = KernelCategory::gemm, bool te_linear = true) {
+    const bool fp8 = fp8_gemms(o_.compute) && te_linear && category == KernelCategory::gemm;
+    const double q = quantize_bytes_per_element(o_.compute);
+    if (fp8) steps.push_back({mem("fp8.quantize_input", fwd.batch * fwd.m * fwd.k * q), {}, {}});
     Step st{gemm(name, fwd, category, saved), {}, {}};
+    if (fp8) st.bwd_input.push_back(mem("fp8.quantize_grad", fwd.batch * fwd.m * fwd.n * q));
     st.bwd_input.push_back(gemm(dgrad, {fwd.m, fwd.k, fwd.n, fwd.batch}, category));
     st.bwd_weight.push_back(gemm(wgrad, {fwd.k, fwd.n, fwd.m, fwd.batch}, category));
+    if (fp8) {
+      st.fwd.fp8 = true;
+      for (auto& k : st.bwd_input) k.fp8 = k.kind == KernelKind::gemm;
+      st.bwd_weight.front().fp8 = true;
+    }
     steps.push_back(std::move(st));
   }
 
@@ -238,7 +251,8 @@ public:
     const double local = E / o_.ep, rows = T_ * k * o_.ep / E;  // per local expert
     const double pairs = T_ * k;                                // token-expert pairs on this device
     // The router reads the norm output (kept once, here, for the router and the permutation).
-    linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_ * ab_);
+    linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_ * ab_, KernelCategory::gemm,
+           /*te_linear=*/false);
     steps.push_back({mem("router.softmax_topk", T_ * E * 4 * 2, T_ * E * 4), {mem("router.softmax_topk.bwd", T_ * E * 4 * 3)}, {}});
     steps.push_back({mem("moe.permute", 2 * pairs * h_ * ab_), {mem("moe.permute.bwd", (pairs + T_) * h_ * ab_)}, {}});
     const std::size_t first_expert_step = steps.size();

@@ -42,6 +42,8 @@ struct KernelOptions {
   Recompute recompute = Recompute::none;
   int activation_bytes = 2;  // bytes per activation element (bf16)
   double dispatch_overhead_s = 0;  // the framework's host time per kernel (implementation_profile.hpp)
+  /// fp8 / mxfp8: the linear layers' GEMMs in FP8 plus their quantize kernels (low_precision.hpp).
+  ComputePrecision compute = ComputePrecision::bf16;
 };
 
 /// Kernels of one pass of layer `layer` (0-based; an MoE layer when layer_is_moe) in

@@ -214,7 +214,7 @@ void fold_tp_crossing(Result& res, const topo::Cluster& cluster, const sim::Prog
     if (axis_of(grp) != Axis::tp) continue;
     std::vector<std::int32_t> devs;
     for (auto r : grp.ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
-    if (!cluster.crosses_nodes(devs)) continue;
+    if (!cluster.crosses_nvlink_domains(devs)) continue;
     if (res.tp_groups_crossing_nodes++ == 0) {
       for (auto dv : devs) res.tp_crossing_example.push_back(cluster.gpu_name(dv));
       for (std::size_t k = 0; k < devs.size(); ++k)

@@ -178,6 +178,7 @@ KernelOptions kernel_options(const Scenario& sc) {
   o.recompute = L.recompute;
   o.activation_bytes = sc.precision.activations;
   o.dispatch_overhead_s = sc.implementation.profile.dispatch_overhead_s;
+  o.compute = sc.precision.compute;
   return o;
 }
 

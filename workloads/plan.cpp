@@ -83,7 +83,7 @@ PlanSummary plan(const ResolvedScenario& resolved) {
     const auto& grp = prog.groups[g];
     std::vector<std::int32_t> devs;
     for (auto r : grp.ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
-    const bool crosses = cluster.crosses_nodes(devs);
+    const bool crosses = cluster.crosses_nvlink_domains(devs);
     const int ax = static_cast<int>(axis_of(grp));
     if (shown[static_cast<std::size_t>(ax)] && !(axis_of(grp) == Axis::tp && crosses)) continue;
     shown[static_cast<std::size_t>(ax)] = true;

@@ -11,6 +11,7 @@
 #include "topology/cluster.hpp"
 #include "workloads/did_you_mean.hpp"
 #include "workloads/hardware.hpp"
+#include "workloads/hardware_checks.hpp"
 #include "workloads/layout.hpp"
 
 namespace ls::wl {
@@ -216,6 +217,7 @@ ResolvedScenario resolve(Scenario s) {
   // fp32 weights are their own master copy.
   if (s.precision.master < 0) s.precision.master = s.precision.weights == 4 ? 0 : 4;
   derive_layout(s, issues);
+  for (auto& issue : hardware_issues(s)) issues.push_back(std::move(issue));
   throw_if_any(issues);
 
   for (auto& e : validate(s)) issues.push_back({std::move(e.key_path), std::move(e.message), std::move(e.hint), "", false});

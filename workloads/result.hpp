@@ -246,7 +246,7 @@ struct Result {
 struct GroupInfo {
   std::string axis;                      // "tp", "dp", "pp", "ep"
   std::vector<std::string> devices;      // GPU names, ring order
-  bool crosses_nodes = false;
+  bool crosses_nodes = false;  // spans NVLink domains (nodes, unless cluster.nvlink_domain joins several): uses the network
   std::vector<std::string> link_kinds;   // kinds of link the group's traffic uses
 };
 

@@ -23,9 +23,13 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"failures", "map", {}, "", "failure model for goodput (needs `checkpoint`)"},
 
       {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
-       "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`); a map is merged over its `preset`"},
+       "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`, `b300`, `gb200`, `gb300`); a map is merged over its `preset`"},
       {"cluster.nodes", "int", {}, "1", "(nodes × gpus_per_node ≤ 131072)"},
       {"cluster.gpus_per_node", "int", {}, "8", ""},
+      {"cluster.nvlink_domain", "int", {}, "`gpus_per_node`",
+       "GPUs on one NVLink switch fabric, a multiple of gpus_per_node: consecutive nodes form a domain whose GPUs talk "
+       "over NVLink, never the network (GB200/GB300 NVL72: `gpus_per_node: 4, nvlink_domain: 72`); the last domain may be "
+       "partial; not with `graph`"},
       {"cluster.intra_node", "map", {}, "", "the links inside a node, per GPU per direction"},
       {"cluster.inter_node", "map", {}, "", "the network between nodes, per NIC per direction"},
       {"cluster.graph", "map", {}, "",
@@ -40,6 +44,8 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"cluster.gpu.memory", "size", {}, "preset; *required* without one", "(HBM capacity)"},
       {"cluster.gpu.hbm_bandwidth", "bandwidth", {}, "preset; *required* without one", ""},
       {"cluster.gpu.matmul_efficiency", "number", {}, "0.75", "in (0, 1]"},
+      {"cluster.gpu.fp8_tflops", "number", {}, "preset, else 0 (no FP8 tensor cores)", "dense FP8 TFLOP/s (`precision.compute: fp8` needs it)"},
+      {"cluster.gpu.mx_formats", "bool", {}, "preset, else false", "block-scaled MX formats on the tensor cores (`precision.compute: mxfp8` needs it)"},
       {"cluster.gpu.nvlink_bandwidth", "bandwidth", {}, "preset (*required* without one unless `intra_node.bandwidth` is given)",
        "per GPU per direction"},
       {"cluster.gpu.nic_bandwidth", "bandwidth", {}, "preset (*required* without one unless `inter_node.bandwidth` is given)",
@@ -135,6 +141,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"precision.optimizer", "", {"adam-fp32", "adam-bf16", "adamw-fp32", "adamw-bf16", "sgd", "sgd-momentum"}, "`adam-fp32`",
        "(8, 4, 8, 4, 0, 4 B per parameter)"},
       {"precision.activations", "", {"fp8", "bf16", "fp16", "fp32"}, "`bf16` (2 B)", ""},
+      {"precision.compute", "", {"bf16", "fp16", "fp8", "mxfp8"}, "`bf16`",
+       "the linear layers' GEMMs: `fp8` per-tensor scaling at the GPU's FP8 peak, `mxfp8` block scaling (B200 and later); "
+       "attention, LM head and router stay bf16; quantize kernels added (workloads/low_precision.hpp)"},
 
       {"perturbations.devices", "list of maps", {}, "none", ""},
       {"perturbations.links", "list of maps", {}, "none", ""},

@@ -22,6 +22,12 @@ namespace ls::wl {
 struct GpuSpec {
   std::string name;
   double peak_flops = 0;            // dense bf16, FLOP/s
+  /// Dense FP8 tensor-core FLOP/s (datasheet, without sparsity); 0: the part has no FP8
+  /// tensor cores (A100), and precision.compute fp8 / mxfp8 is an error.
+  double fp8_peak_flops = 0;
+  /// Block-scaled MX formats (MXFP8: 32-element blocks with an 8-bit scale) run on the
+  /// tensor cores natively (Blackwell and later); precision.compute mxfp8 needs it.
+  bool mx_formats = false;
   double memory_bytes = 0;          // HBM capacity
   double hbm_bandwidth_Bps = 0;
   double nvlink_bandwidth_Bps = 0;  // per GPU, per direction
@@ -103,6 +109,12 @@ struct LayoutSpec {
   bool embedding_free = false;            // tests: make embedding and LM head cost nothing
 };
 
+/// The number format of the linear layers' GEMMs (TransformerEngine recipes): bf16 / fp16
+/// at the dense bf16 peak; fp8 with one scale per tensor (E4M3 forward, E5M2 gradients,
+/// delayed or current scaling); mxfp8 with one 8-bit scale per 32-element block
+/// (Blackwell). Attention, the LM head and the router stay in bf16 (kernels.hpp).
+enum class ComputePrecision { bf16, fp16, fp8, mxfp8 };
+
 /// Bytes per parameter for each state term. 18 B/param: {2, 4, 4, 8}; 16 B/param: {2, 2, 4, 8}.
 struct PrecisionSpec {
   int weights = 2;      // bf16
@@ -110,6 +122,7 @@ struct PrecisionSpec {
   int master = -1;      // -1: unset, resolve() sets 4 (fp32 master copy), or 0 when weights are fp32
   int optimizer = 8;    // Adam: two fp32 moments
   int activations = 2;  // bf16 activations (Korthikanti's 16-bit formulas)
+  ComputePrecision compute = ComputePrecision::bf16;
 };
 
 /// How the framework runs the layer (layer_kernels.hpp, implementation_profile.hpp):
