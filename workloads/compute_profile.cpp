@@ -153,7 +153,7 @@ int round_to_int(double v) { return static_cast<int>(std::lround(v)); }
 // Triton attention 0.05–0.8 ([FA3]'s best, 0.75 of the H100's peak forward at long
 // sequences, is the top).
 // Captureless lambdas convert to the table's function pointers.
-const std::array<ProfileConstant, 13> kConstants{{
+const std::array<ProfileConstant, 14> kConstants{{
     {"sm_count", "SMs", "streaming multiprocessors: GEMM tiles that run at once (one wave)", 1, 1024, true,
      [](const ComputeProfile& p) { return static_cast<double>(p.sm_count); },
      [](ComputeProfile& p, double v) { p.sm_count = round_to_int(v); }},
