@@ -82,6 +82,9 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   mem["capacity_bytes"] = num(r.memory_capacity_bytes);
   mem["fits"] = r.memory_fits;
   mem["max_peak_bytes"] = num(r.max_peak_bytes);
+  // headroom.hpp: usable = capacity − reserved − fragmentation · capacity; headroom = usable − peak
+  mem["usable_bytes"] = num(r.memory_usable_bytes);
+  mem["headroom_bytes"] = num(r.memory_usable_bytes - r.max_peak_bytes);
   ordered_json mstages = ordered_json::array();
   for (const auto& m : r.memory_per_stage) {
     ordered_json e;

@@ -17,6 +17,7 @@
 
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
+#include "workloads/headroom.hpp"
 #include "workloads/plan.hpp"
 #include "workloads/program_builder.hpp"
 #include "workloads/layout.hpp"
@@ -157,7 +158,7 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
   }
   // Most candidates that do not fit are caught here, without building the program.
   e.peak_bytes = memory_lower_bound(sc);
-  if (e.peak_bytes > sc.gpu.memory_bytes) {
+  if (!wl::memory_fits(sc, e.peak_bytes)) {
     e.rejected = "memory";
     return e;
   }
@@ -172,7 +173,7 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
   e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches, std::max(1, sc.layout.virtual_stages));
   e.model_flops = totals.model_flops;
   e.tokens = bp.tokens_per_step;
-  if (e.peak_bytes > sc.gpu.memory_bytes) {
+  if (!wl::memory_fits(sc, e.peak_bytes)) {
     e.rejected = "memory";
     return e;
   }
@@ -215,6 +216,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   rep.global_batch = base_global_batch(base);
   rep.seq_len = base.model.seq_len;
   rep.memory_capacity_bytes = base.gpu.memory_bytes;
+  rep.memory_usable_bytes = wl::usable_memory_bytes(base);
   rep.objective = opts.objective;
   rep.dp_bucket_bytes = base.layout.dp_bucket_bytes;
   rep.embedding_free = base.layout.embedding_free;

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "workloads/headroom.hpp"
 #include "workloads/layout.hpp"
 
 namespace ls::wl {
@@ -35,7 +36,12 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     ri.dp = co.dp;
     ri.tp = co.tp;
     if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp, co.pp);
-    if (d > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
+    // HSDP: the dp slot is the shard group (g consecutive dp indices, inside a node
+    // when the placement puts dp right after tp, as PyTorch's device mesh does) and the
+    // replica group joins the ranks with the same index in every shard group.
+    const int g = shard_degree(L), replicas = d / g;
+    if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp * replicas + co.dp / g);
+    if (replicas > 1) ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g);
     // Expert parallelism is carved out of dp (Megatron): ep consecutive dp indices
     // share the experts; ranks with the same dp index modulo ep hold the same
     // experts and reduce their gradients together (expert-data-parallel group).

@@ -161,6 +161,8 @@ struct Result {
   std::vector<LinkStat> busiest_links;  // top 10
 
   double memory_capacity_bytes = 0;
+  /// capacity − reserved − fragmentation · capacity (headroom.hpp); fits ⇔ max peak ≤ this.
+  double memory_usable_bytes = 0;
   bool memory_fits = true;
   double max_peak_bytes = 0;
   std::vector<MemoryTerms> memory_per_stage;
@@ -200,6 +202,7 @@ struct PlanSummary {
   double bubble_fraction_analytic = 0;
   std::vector<MemoryTerms> memory_per_stage;  // static terms, activation peak of the ops
   double memory_capacity_bytes = 0;
+  double memory_usable_bytes = 0;        // headroom.hpp
   double params_total = 0;
   double model_flops_per_step = 0;       // summed over the program's ops: equals run's
   double hardware_flops_per_step = 0;    // likewise (recompute included)

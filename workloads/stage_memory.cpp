@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "workloads/headroom.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/model.hpp"
 
@@ -59,7 +60,7 @@ StageParams stage_params(const Scenario& s, const DeviceParams& params, const st
 }
 
 double optimizer_params(const Scenario& s, const StageParams& sp) {
-  const int d = s.layout.dp;
+  const int d = shard_degree(s.layout);  // dp, or the HSDP shard group
   const int edp_size = std::max(1, d / s.layout.ep);
   return s.layout.zero >= 1 ? sp.dense / d + sp.experts / edp_size : sp.dense + sp.experts;
 }
@@ -69,11 +70,15 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   const auto& L = s.layout;
   const auto& pr = s.precision;
   const int d = L.dp;
-  StateBytes sb = state_bytes(sp.dense, pr, L.zero, d);
+  // ZeRO shards over the shard group (HSDP) or all of dp (headroom.hpp shard_degree).
+  const int shard = shard_degree(L);
+  StateBytes sb = state_bytes(sp.dense, pr, L.zero, shard);
+  // A full gradient buffer accumulated over the micro-batches (FSDP no_sync): ZeRO-1's gradients.
+  if (L.accumulate_unsharded && L.zero >= 2) sb.gradients = sp.dense * pr.gradients;
   if (sp.experts > 0) {
     const StateBytes se = state_bytes(sp.experts, pr, L.zero, std::max(1, d / L.ep));
     sb.weights += se.weights;
-    sb.gradients += se.gradients;
+    sb.gradients += L.accumulate_unsharded && L.zero >= 2 ? sp.experts * pr.gradients : se.gradients;
     sb.master += se.master;
     sb.optimizer += se.optimizer;
   }
@@ -83,8 +88,10 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   mt.gradients = sb.gradients;
   mt.master = sb.master;
   mt.optimizer = sb.optimizer;
+  // Optimizer offload (offload.hpp): master weights and moments live in host memory.
+  if (L.offload.optimizer) mt.master = mt.optimizer = 0;
   double buffers = 0;
-  if (L.zero >= 3 && d > 1) {
+  if (L.zero >= 3 && shard > 1) {
     double widest = 0;  // two gathered layers (one-layer prefetch)
     for (const auto& cl : chunks)
       for (int l = cl.begin; l < cl.end; ++l) widest = std::max(widest, params.layer_weight_bytes(l));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "workloads/layout.hpp"
+#include "workloads/memory_remedies.hpp"
 #include "workloads/program_builder.hpp"
 
 namespace ls::wl {
@@ -26,6 +27,7 @@ std::string delta_text(double base_s, double fixed_s) {
 
 void price_warnings(const Scenario& sc, Result& res, const StepTimeOf& step_time_of) {
   const double base = res.step_time_s;
+  if (Warning* w = find_warning(res, "out-of-memory")) w->message += priced_memory_remedies(sc, base, step_time_of);
   if (Warning* w = find_warning(res, "straggler")) {
     Scenario fixed = sc;
     fixed.perturbations.devices.clear();
