@@ -192,6 +192,12 @@ TEST_CASE("activation offload: bytes over PCIe per step and the activations that
   const double after = program_totals(bp.program).activation_peak_bytes[0];
   CHECK(before == doctest::Approx(L * a).epsilon(1e-9));
   CHECK(after <= 3 * a * (1 + 1e-9));
+  // The same bytes in the run's offload report, and their share of the PCIe rate.
+  const Result r = simulate(resolve(s));
+  REQUIRE(r.offload.present);
+  CHECK(r.offload.pcie_bytes_per_device == doctest::Approx(2.0 * m * (L - 2) * a).epsilon(1e-9));
+  CHECK(r.offload.pcie_utilization ==
+        doctest::Approx(r.offload.pcie_bytes_per_device / (s.cluster.inter.pcie_bandwidth_Bps * r.step_time_s)).epsilon(1e-9));
 }
 
 TEST_CASE("optimizer offload: no master or moments on the GPU; the step is D2H + CPU Adam + H2D") {
@@ -216,9 +222,18 @@ TEST_CASE("out-of-memory remedies: offload and HSDP candidates, valid layouts on
   s.cluster.nodes = 2;
   const auto rs = memory_remedies(s);
   REQUIRE(rs.size() == 4);
-  CHECK(rs[0].change == "layout.offload.optimizer: true");
+  CHECK(rs[0].change == "layout.zero: 1");
   CHECK(rs[1].change == "layout.zero: 3, layout.shard_group: 4");
-  CHECK(rs[2].change == "layout.zero: 1");
-  CHECK(rs[3].change == "layout.offload.activations: true");
+  CHECK(rs[2].change == "layout.offload.activations: true");
+  CHECK(rs[3].change == "layout.offload.optimizer: true");
   CHECK(built_peak_bytes(rs[1].scenario) < built_peak_bytes(s));
+  // With pipeline parallelism ZeRO stops at 1 and there is no HSDP candidate.
+  Scenario piped = test::uniform_pipeline(2, 4);
+  piped.precision.master = 4;
+  piped.cluster.gpus_per_node = 4;
+  piped.layout.dp = 2;
+  piped.layout.zero = 1;
+  const auto rp = memory_remedies(piped);
+  REQUIRE(rp.size() == 2);
+  CHECK(rp[0].change == "layout.offload.activations: true");
 }

@@ -100,6 +100,9 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   }
   mem["per_stage"] = std::move(mstages);
   j["memory"] = std::move(mem);
+  if (r.offload.present)  // extra: layout.offload's PCIe traffic (workloads/offload.hpp)
+    j["offload"] = ordered_json{{"pcie_bytes_per_device", num(r.offload.pcie_bytes_per_device)},
+                                {"pcie_utilization", num(r.offload.pcie_utilization)}};
 
   const auto& cp = r.critical_path;
   ordered_json crit;

@@ -192,7 +192,10 @@ double memory_lower_bound(const wl::Scenario& sc) {
     const auto& chunks = layers.chunks[static_cast<std::size_t>(st)];
     const wl::MemoryTerms m = wl::static_memory(sc, params, chunks, st, wl::stage_params(sc, params, chunks, st));
     const double held = m.weights + m.gradients + m.master + m.optimizer + m.buffers;
-    bound = std::max(bound, held + wl::activation_bytes_per_microbatch(sc, bytes, chunks, st));
+    // Activation offload keeps only a few layers of a micro-batch on the GPU: the
+    // static state alone is the bound then.
+    const double act = sc.layout.offload.activations ? 0.0 : wl::activation_bytes_per_microbatch(sc, bytes, chunks, st);
+    bound = std::max(bound, held + act);
   }
   return bound;
 }

@@ -18,29 +18,31 @@ std::vector<MemoryRemedy> memory_remedies(const Scenario& s) {
     if (validate(fixed).empty()) out.push_back({std::move(change), std::move(fixed)});
   };
   const auto& L = s.layout;
-  if (!L.offload.optimizer) {
-    Scenario f = s;
-    f.layout.offload.optimizer = true;
-    add("layout.offload.optimizer: true", std::move(f));
-  }
-  // HSDP: shard inside a node (NVLink), replicate across nodes.
-  const int in_node = std::max(1, s.cluster.gpus_per_node / std::max(1, L.tp));
-  if (L.zero < 3 && L.dp > in_node && in_node > 1 && L.dp % in_node == 0 && s.model.moe.experts == 0) {
-    Scenario f = s;
-    f.layout.zero = 3;
-    f.layout.shard_group = in_node;
-    add(fmt::format("layout.zero: 3, layout.shard_group: {}", in_node), std::move(f));
-  }
-  if (L.zero < 3 && L.dp > 1) {
+  // ZeRO-2/3 only without pipeline parallelism (the zero-with-pp warning says why).
+  const int max_zero = L.pp > 1 ? 1 : 3;
+  if (L.zero < max_zero && L.dp > 1) {
     Scenario f = s;
     f.layout.zero = L.zero + 1;
     f.layout.shard_group = 0;
     add(fmt::format("layout.zero: {}", L.zero + 1), std::move(f));
   }
+  // HSDP: shard inside a node (NVLink), replicate across nodes.
+  const int in_node = std::max(1, s.cluster.gpus_per_node / std::max(1, L.tp));
+  if (max_zero == 3 && L.zero < 3 && L.dp > in_node && in_node > 1 && L.dp % in_node == 0 && s.model.moe.experts == 0) {
+    Scenario f = s;
+    f.layout.zero = 3;
+    f.layout.shard_group = in_node;
+    add(fmt::format("layout.zero: 3, layout.shard_group: {}", in_node), std::move(f));
+  }
   if (!L.offload.activations) {
     Scenario f = s;
     f.layout.offload.activations = true;
     add("layout.offload.activations: true", std::move(f));
+  }
+  if (!L.offload.optimizer) {
+    Scenario f = s;
+    f.layout.offload.optimizer = true;
+    add("layout.offload.optimizer: true", std::move(f));
   }
   return out;
 }

@@ -20,6 +20,8 @@
 // bytes/s, seconds. Cost: O(1).
 #pragma once
 
+#include "workloads/program_builder.hpp"
+#include "workloads/result.hpp"
 #include "workloads/spec.hpp"
 
 namespace ls::wl {
@@ -48,6 +50,15 @@ double cpu_optimizer_seconds(const Scenario& s, double params);
 /// Optimizer offload's PCIe bytes per step for an update of `params` parameters:
 /// the gradient shard down plus the updated weight shard up, params·(g + w).
 double optimizer_offload_bytes(const Scenario& s, double params);
+
+/// Bytes one device of the busiest stage moves over its PCIe link per step: the
+/// activation copies of the program (Work::offload ops) plus the optimizer offload's
+/// gradients down and weights up. 0 without offload. O(ops).
+double offload_pcie_bytes_per_step(const Scenario& s, const BuiltProgram& bp);
+
+/// Sets res.offload (bytes per device per step and the PCIe link's utilisation over
+/// `step_s`) when layout.offload moves anything.
+void fold_offload(Result& res, const Scenario& s, const BuiltProgram& bp, double step_s);
 
 /// Layers [begin, end) of a model chunk whose activations activation offload copies
 /// to the host: all but the last two.

@@ -168,6 +168,13 @@ struct Result {
   std::vector<MemoryTerms> memory_per_stage;
 
   MoeStats moe;
+  /// Offload (offload.hpp): PCIe bytes per device per step (busiest stage) and the
+  /// share of the PCIe link's rate they use over the step. Not network flows.
+  struct OffloadStats {
+    bool present = false;
+    double pcie_bytes_per_device = 0;
+    double pcie_utilization = 0;
+  } offload;
   /// TP groups whose members sit on different nodes: how many, one example (GPU
   /// names) and the link kinds its traffic uses.
   int tp_groups_crossing_nodes = 0;

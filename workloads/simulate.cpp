@@ -20,6 +20,7 @@
 #include "workloads/hardware.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/metrics.hpp"
+#include "workloads/offload.hpp"
 #include "workloads/plan.hpp"
 #include "workloads/program_builder.hpp"
 #include "workloads/recorder.hpp"
@@ -111,6 +112,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts) {
   fold_links(res, cluster, net, total);
   fold_compute_breakdown(res, bp);
   fold_memory(res, sc, bp, stats);
+  fold_offload(res, sc, bp, step0);
   if (cfg.record_ops) {
     fold_critical_path(res, crit, step0);
     if (opts.trace) {
