@@ -505,7 +505,8 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
   std::uint64_t flow_id = 0;
   switch (op.kind) {
     case OpKind::compute: {
-      st.compute_busy += dur;
+      // Compute on a side stream is a copy engine's work (workloads: offload copies), not the SMs'.
+      if (stream == 0) st.compute_busy += dur;
       // Scaled work (workloads: expert compute) scales its FLOPs with its duration.
       const double k = op.scaled_by_rank ? info.work_scale : 1.0;
       st.hw_flops += op.hw_flops * k;

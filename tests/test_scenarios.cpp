@@ -61,6 +61,9 @@ const std::vector<std::string> kScenarioFiles = {
     "llama3-70b-long-context.yaml",
     "finetune-70b-one-node.yaml",
     "gb200-nvl72.yaml",
+    "zero2-accumulate.yaml",
+    "hsdp.yaml",
+    "offload.yaml",
 };
 
 std::string path_of(const std::string& file) { return (fs::path(SCENARIOS_DIR) / file).string(); }
@@ -152,6 +155,20 @@ TEST_CASE("out-of-memory does not fit, warns, and still exits 0") {
   CHECK_MESSAGE(has_warning(j, "out-of-memory"), warning_codes(j));
   CHECK(j["memory"]["fits"].get<bool>() == false);
   CHECK(j["memory"]["max_peak_bytes"].get<double>() > j["memory"]["capacity_bytes"].get<double>());
+}
+
+TEST_CASE("offload fits with optimizer offload; without it the out-of-memory warning prices that remedy") {
+  const json j = run_json("offload.yaml");
+  CHECK(j["memory"]["fits"].get<bool>());
+  CHECK(j["memory"]["headroom_bytes"].get<double>() ==
+        doctest::Approx(j["memory"]["usable_bytes"].get<double>() - j["memory"]["max_peak_bytes"].get<double>()));
+  const json over = run_json("offload.yaml", "--set layout.offload.optimizer=false");
+  CHECK_FALSE(over["memory"]["fits"].get<bool>());
+  bool priced = false;
+  for (const auto& w : over["warnings"])
+    if (w["code"] == "out-of-memory" && w["message"].get<std::string>().find("layout.offload.optimizer: true fits") != std::string::npos)
+      priced = true;
+  CHECK(priced);
 }
 
 TEST_CASE("small-microbatch shows small-microbatch") {

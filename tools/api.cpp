@@ -65,6 +65,7 @@ nlohmann::ordered_json plan_json(const ResolvedScenario& scenario, const PlanSum
   j["groups"] = std::move(groups);
   j["bubble_fraction_analytic"] = number(plan.bubble_fraction_analytic);
   j["memory_capacity_bytes"] = number(plan.memory_capacity_bytes);
+  j["memory_usable_bytes"] = number(plan.memory_usable_bytes);
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
   double max_peak = 0;
   for (const auto& m : plan.memory_per_stage) {
@@ -74,7 +75,7 @@ nlohmann::ordered_json plan_json(const ResolvedScenario& scenario, const PlanSum
   j["memory_per_stage"] = std::move(memory);
   j["max_peak_bytes"] = number(max_peak);
   // the rule `layoutsim check` prints: no capacity given means it fits
-  j["fits"] = plan.memory_capacity_bytes <= 0 || max_peak <= plan.memory_capacity_bytes;
+  j["fits"] = plan.memory_capacity_bytes <= 0 || max_peak <= plan.memory_usable_bytes;
   j["params_total"] = number(plan.params_total);
   j["model_flops_per_step"] = number(plan.model_flops_per_step);
   j["hardware_flops_per_step"] = number(plan.hardware_flops_per_step);

@@ -27,7 +27,8 @@ void walk(const nlohmann::ordered_json& v, const std::string& path, const std::s
   if (!v.is_number()) return;
   const double x = v.get<double>();
   if (!std::isfinite(x)) throw OutputInvariantError(fmt::format("summary field {} = {} is not finite", path, x));
-  if (x < 0) throw OutputInvariantError(fmt::format("summary field {} = {} is negative", path, x));
+  // headroom_bytes (usable − peak) is negative exactly when the layout does not fit.
+  if (x < 0 && key != "headroom_bytes") throw OutputInvariantError(fmt::format("summary field {} = {} is negative", path, x));
   if (is_fraction_key(key) && x > 1 + kFractionSlack)
     throw OutputInvariantError(fmt::format("summary field {} = {} is a fraction above 1", path, x));
 }

@@ -117,6 +117,9 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   mem["capacity_bytes"] = num(r.memory_capacity_bytes);
   mem["fits"] = r.memory_fits;
   mem["max_peak_bytes"] = num(r.max_peak_bytes);
+  // headroom.hpp: usable = capacity − reserved − fragmentation · capacity; headroom = usable − peak
+  mem["usable_bytes"] = num(r.memory_usable_bytes);
+  mem["headroom_bytes"] = num(r.memory_usable_bytes - r.max_peak_bytes);
   ordered_json mstages = ordered_json::array();
   for (const auto& m : r.memory_per_stage) {
     ordered_json e;
@@ -133,6 +136,9 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   mem["per_stage"] = std::move(mstages);
   add_training_memory_json(mem, r);
   j["memory"] = std::move(mem);
+  if (r.offload.present)  // extra: layout.offload's PCIe traffic (workloads/offload.hpp)
+    j["offload"] = ordered_json{{"pcie_bytes_per_device", num(r.offload.pcie_bytes_per_device)},
+                                {"pcie_utilization", num(r.offload.pcie_utilization)}};
 
   const auto& cp = r.critical_path;
   ordered_json crit;

@@ -48,6 +48,11 @@ public:
     // budget and price here.
     convert_training(root, r_, s_);
     if (const YEntry* e = root.find("training")) training(e->value, "training");
+    if (const YEntry* e = root.find("memory")) {
+      if (r_.map(e->value, "memory", keys("memory")))
+        if (const YEntry* f = e->value.find("fragmentation"))
+          assign(s_.memory.fragmentation, r_.number(f->value, "memory.fragmentation", 0, 0.5, false));
+    }
     return s_;
   }
 
@@ -285,6 +290,15 @@ private:
         else if (e.key == "placement") placement(v, p);
         else if (e.key == "dp_bucket") assign(l.dp_bucket_bytes, r_.bytes(v, p));
         else if (e.key == "embedding_free") assign(l.embedding_free, r_.boolean(v, p));
+        else if (e.key == "accumulate_unsharded") assign(l.accumulate_unsharded, r_.boolean(v, p));
+        else if (e.key == "shard_group") assign(l.shard_group, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "offload") {
+          if (r_.map(v, p, keys("layout.offload")))
+            for (const auto& o : v.entries) {
+              if (o.key == "activations") assign(l.offload.activations, r_.boolean(o.value, join_key(p, o.key)));
+              else if (o.key == "optimizer") assign(l.offload.optimizer, r_.boolean(o.value, join_key(p, o.key)));
+            }
+        }
       }
     }
     if (mb && gb) {

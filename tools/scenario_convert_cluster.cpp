@@ -112,6 +112,7 @@ public:
       else if (e.key == "nic_bandwidth") assign(g.nic_bandwidth_Bps, r_.bandwidth(v, p));
       else if (e.key == "saturation_rows") assign(g.saturation_rows, r_.number(v, p, 0, 1e12, true));
       else if (e.key == "kernel_overhead") assign(g.kernel_overhead, r_.time(v, p));
+      else if (e.key == "reserved_memory") assign(g.reserved_memory_bytes, r_.bytes(v, p));
     }
     if (const YEntry* pf = n->find("profile")) {
       // A calibrate output fitted on this GPU type, over the preset's constants.

@@ -18,6 +18,7 @@
 
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
+#include "workloads/headroom.hpp"
 #include "workloads/plan.hpp"
 #include "workloads/program_builder.hpp"
 #include "workloads/layout.hpp"
@@ -158,7 +159,7 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
   }
   // Most candidates that do not fit are caught here, without building the program.
   e.peak_bytes = memory_lower_bound(sc);
-  if (e.peak_bytes > sc.gpu.memory_bytes) {
+  if (!wl::memory_fits(sc, e.peak_bytes)) {
     e.rejected = "memory";
     return e;
   }
@@ -173,7 +174,7 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
   e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches, std::max(1, sc.layout.virtual_stages));
   e.model_flops = totals.model_flops;
   e.tokens = bp.tokens_per_step;
-  if (e.peak_bytes > sc.gpu.memory_bytes) {
+  if (!wl::memory_fits(sc, e.peak_bytes)) {
     e.rejected = "memory";
     return e;
   }
@@ -192,7 +193,10 @@ double memory_lower_bound(const wl::Scenario& sc) {
     const auto& chunks = layers.chunks[static_cast<std::size_t>(st)];
     const wl::MemoryTerms m = wl::static_memory(sc, params, chunks, st, wl::stage_params(sc, params, chunks, st));
     const double held = m.weights + m.gradients + m.master + m.optimizer + m.buffers;
-    bound = std::max(bound, held + wl::activation_bytes_per_microbatch(sc, bytes, chunks, st));
+    // Activation offload keeps only a few layers of a micro-batch on the GPU: the
+    // static state alone is the bound then.
+    const double act = sc.layout.offload.activations ? 0.0 : wl::activation_bytes_per_microbatch(sc, bytes, chunks, st);
+    bound = std::max(bound, held + act);
   }
   return bound;
 }
@@ -270,6 +274,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   rep.global_batch = base_global_batch(base);
   rep.seq_len = base.model.seq_len;
   rep.memory_capacity_bytes = base.gpu.memory_bytes;
+  rep.memory_usable_bytes = wl::usable_memory_bytes(base);
   rep.objective = opts.objective;
   rep.training = base.training;
   if (opts.objective == SearchObjective::cost && base.training.gpu_hour_price < 0)

@@ -185,6 +185,7 @@ struct SearchReport {
   int devices = 0;
   std::int64_t global_batch = 0, seq_len = 0;
   double memory_capacity_bytes = 0;
+  double memory_usable_bytes = 0;  // what "fits" compares with (workloads/headroom.hpp)
   double dp_bucket_bytes = 0;   // the base layout's keys the search keeps (for --emit)
   bool embedding_free = false;
   bool cp_all_gather = false;   // the base layout's cp_kind (the search varies cp, not its kind)

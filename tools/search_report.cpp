@@ -125,7 +125,7 @@ std::string format_search(const SearchReport& r, int top) {
                     : "-";
     s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", i + 1, pad(compact_layout(c.layout)),
                      human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu), human_bytes(c.peak_memory_bytes),
-                     c.fits ? human_bytes(r.memory_capacity_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
+                     c.fits ? human_bytes(r.memory_usable_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
                      training_cells(r, &c), c.simulated ? exposed : "(estimate, not simulated)");
   }
   if (r.ranked.size() > rows) s += fmt::format("      ... {} more (--top K shows more; --csv/--json hold all)\n", r.ranked.size() - rows);
@@ -175,7 +175,7 @@ std::string search_csv(const SearchReport& r) {
     const int tier = c.simulated ? (c.fits ? 0 : 1) : 2;
     s += fmt::format("{},{},{},{},kept,{},{},{},{},{},{},{},{},{},{},{},{}{}\n", tier, num(c.step_time_s), c.index,
                      layout_cells(c.layout), c.simulated ? "true" : "false", num(c.tokens_per_s), num(c.mfu),
-                     num(c.peak_memory_bytes), num(r.memory_capacity_bytes - c.peak_memory_bytes), c.fits ? "true" : "false",
+                     num(c.peak_memory_bytes), num(r.memory_usable_bytes - c.peak_memory_bytes), c.fits ? "true" : "false",
                      num(c.bubble_fraction), c.simulated ? num(c.exposed.tp) : "", c.simulated ? num(c.exposed.pp) : "",
                      c.simulated ? num(c.exposed.dp) : "", c.simulated ? num(c.exposed.ep) : "", num(c.analytic_step_s),
                      training_csv(&c));
@@ -194,6 +194,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
   j["objective"] = objective_name(r.objective);
   if (r.shard_count > 1) j["shard"] = {{"index", r.shard_index}, {"count", r.shard_count}};
   j["memory_capacity_bytes"] = r.memory_capacity_bytes;
+  j["memory_usable_bytes"] = r.memory_usable_bytes;
   auto& cands = j["candidates"] = nlohmann::ordered_json::array();
   for (const auto& c : r.ranked) {
     nlohmann::ordered_json e;
@@ -204,7 +205,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
     e["tokens_per_s"] = c.tokens_per_s;
     e["mfu"] = c.mfu;
     e["peak_memory_bytes"] = c.peak_memory_bytes;
-    e["headroom_bytes"] = r.memory_capacity_bytes - c.peak_memory_bytes;
+    e["headroom_bytes"] = r.memory_usable_bytes - c.peak_memory_bytes;
     e["fits"] = c.fits;
     e["simulated"] = c.simulated;
     e["bubble_fraction"] = c.bubble_fraction;

@@ -53,9 +53,10 @@ const char* recompute_name(wl::Recompute r) {
   return "?";
 }
 
+/// `capacity`: the usable bytes (headroom.hpp), what "fits" compares with.
 void append_memory_table(std::string& out, const std::vector<wl::MemoryTerms>& terms, double capacity) {
   out += fmt::format("  {:>5}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:>10}  {:>6}\n", "stage", "weights", "gradients",
-                     "master", "optimizer", "activations", "buffers", "peak", "of cap");
+                     "master", "optimizer", "activations", "buffers", "peak", "usable");
   for (const auto& m : terms) {
     const double frac = capacity > 0 ? m.peak / capacity : 0;
     out += fmt::format("  {:>5}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:>10}  {:>6}{}\n", m.stage, human_bytes(m.weights),
@@ -196,10 +197,11 @@ std::string format_summary(const wl::Result& r) {
     }
   }
 
-  out += fmt::format("\nMemory per GPU (capacity {}): {}\n", human_bytes(r.memory_capacity_bytes),
+  out += fmt::format("\nMemory per GPU (capacity {}, usable {}): {}\n", human_bytes(r.memory_capacity_bytes),
+                     human_bytes(r.memory_usable_bytes),
                      r.memory_fits ? fmt::format("fits, peak {}", human_bytes(r.max_peak_bytes))
                                    : fmt::format("DOES NOT FIT, peak {}", human_bytes(r.max_peak_bytes)));
-  append_memory_table(out, r.memory_per_stage, r.memory_capacity_bytes);
+  append_memory_table(out, r.memory_per_stage, r.memory_usable_bytes);
   append_finetune_summary(out, r);
 
   if (r.moe.present) {
@@ -282,10 +284,11 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
 
   double max_peak = 0;
   for (const auto& m : p.memory_per_stage) max_peak = std::max(max_peak, m.peak);
-  const bool fits = p.memory_capacity_bytes <= 0 || max_peak <= p.memory_capacity_bytes;
-  out += fmt::format("\nMemory budget per GPU (capacity {}): {}\n", human_bytes(p.memory_capacity_bytes),
+  const bool fits = p.memory_capacity_bytes <= 0 || max_peak <= p.memory_usable_bytes;
+  out += fmt::format("\nMemory budget per GPU (capacity {}, usable {}): {}\n", human_bytes(p.memory_capacity_bytes),
+                     human_bytes(p.memory_usable_bytes),
                      fits ? fmt::format("fits, peak {}", human_bytes(max_peak)) : fmt::format("DOES NOT FIT, peak {}", human_bytes(max_peak)));
-  append_memory_table(out, p.memory_per_stage, p.memory_capacity_bytes);
+  append_memory_table(out, p.memory_per_stage, p.memory_usable_bytes);
   append_plan_parameters(out, s);
   append_warnings(out, p.warnings);
   return out;

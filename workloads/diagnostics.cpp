@@ -11,6 +11,7 @@
 #include "workloads/cp_advice.hpp"
 #include "workloads/bubble_advice.hpp"
 #include "workloads/hardware.hpp"
+#include "workloads/headroom.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/schedule.hpp"
 #include "workloads/stage_layers.hpp"
@@ -22,7 +23,16 @@ namespace {
 std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
 
 void memory_warnings(const Scenario& s, const std::vector<MemoryTerms>& stages, std::vector<Warning>& out) {
-  const double cap = s.gpu.memory_bytes;
+  const double cap = usable_memory_bytes(s);
+  double worst = 0;
+  for (const auto& mt : stages) worst = std::max(worst, mt.peak);
+  if (worst <= cap && worst > kMemoryTightFraction * cap) {
+    out.push_back({"memory-tight",
+                   fmt::format("the peak of {} per device is {:.1f}% of the usable {} (HBM {} less {} reserved and {:.0f}% "
+                               "fragmentation): a longer sequence, a larger micro-batch or a little more fragmentation runs out of memory",
+                               gb(worst), 100 * worst / cap, gb(cap), gb(s.gpu.memory_bytes), gb(reserved_memory_bytes(s.gpu)),
+                               100 * s.memory.fragmentation)});
+  }
   for (const auto& mt : stages) {
     if (mt.peak <= cap) continue;
     struct Term { const char* name; double v; };
@@ -31,6 +41,7 @@ void memory_warnings(const Scenario& s, const std::vector<MemoryTerms>& stages, 
     const auto* top = std::max_element(std::begin(terms), std::end(terms), [](const Term& a, const Term& b) { return a.v < b.v; });
     // The seed's remedies, cheapest first: shard the optimizer state, recompute, then split the model further.
     std::vector<std::string> remedies;
+    // Offload and HSDP remedies are priced by simulation afterwards (what_if.cpp, memory_remedies.cpp).
     if (s.layout.zero < 1 && s.layout.dp > 1) remedies.push_back(fmt::format("zero: 1 (shards master+moments over dp={}: saves {})", s.layout.dp, gb((mt.master + mt.optimizer) * (1.0 - 1.0 / s.layout.dp))));
     else if (s.layout.zero < 3 && s.layout.dp > 1) remedies.push_back(fmt::format("zero: {} (shard {} too)", s.layout.zero + 1, s.layout.zero == 1 ? "gradients" : "weights"));
     // Long sequences: context parallelism divides the activations (priced by cp_advice.hpp).
@@ -42,9 +53,20 @@ void memory_warnings(const Scenario& s, const std::vector<MemoryTerms>& stages, 
     std::string r;
     for (std::size_t i = 0; i < remedies.size(); ++i) r += fmt::format("{}{}) {}", i ? "; " : "", i + 1, remedies[i]);
     out.push_back({"out-of-memory",
-                   fmt::format("stage {} needs {} per device but the GPU has {} (over by {}); the largest term is {} ({}). Remedies in order: {}",
+                   fmt::format("stage {} needs {} per device but the GPU has {} usable (over by {}); the largest term is {} ({}). Remedies in order: {}",
                                mt.stage, gb(mt.peak), gb(cap), gb(mt.peak - cap), top->name, gb(top->v), r)});
   }
+}
+
+/// ZeRO-2/3 shard the gradients the pipeline schedule accumulates across micro-batches:
+/// Megatron-LM's distributed optimizer shards only optimizer state (ZeRO-1) and
+/// DeepSpeed's pipeline engine rejects ZeRO stages 2 and 3.
+void zero_with_pipeline(const Scenario& s, std::vector<Warning>& out) {
+  if (s.layout.zero < 2 || s.layout.pp <= 1 || s.layout.dp <= 1) return;
+  out.push_back({"zero-with-pp",
+                 fmt::format("zero: {} with pp = {}: Megatron-LM (distributed optimizer = ZeRO-1) and DeepSpeed's pipeline engine do not "
+                             "support ZeRO-2/3 with pipeline parallelism; the simulated layout has no framework that runs it. Use zero: 1",
+                             s.layout.zero, s.layout.pp)});
 }
 
 void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<Warning>& out) {
@@ -86,6 +108,7 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
                                                      g.devices.front(), g.devices.back(), g.devices.size(), kinds)});
       break;
     }
+  zero_with_pipeline(s, out);
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
     const std::string fix = bubble_remedies(s, 0.10, plan.memory_per_stage);
@@ -108,6 +131,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
                                r.tp_groups_crossing_nodes, r.tp_crossing_example.front(), r.tp_crossing_example.back(),
                                r.tp_crossing_example.size(), kinds, tp_s, 100 * tp_s / r.step_time_s)});
   }
+  zero_with_pipeline(s, out);
   small_microbatch(s, bp, out);
   if (s.layout.pp > 1 && r.bubble_fraction > 0.10) {
     if (r.bubble_fraction_analytic > 0.10) {

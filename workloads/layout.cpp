@@ -1,6 +1,7 @@
 // workloads/layout.cpp — layout rules, mesh map, stage/chunk layer maps.
 #include "workloads/layout.hpp"
 #include "workloads/schedule.hpp"
+#include "workloads/headroom.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -224,6 +225,7 @@ std::vector<LayoutError> validate(const Scenario& s) {
     if (val < 0) e.add(key, fmt::format("bytes per parameter must be >= 0, got {}", val), "0 means the state is not kept");
   if (s.simulation.steps < 1)
     e.add("simulation.steps", fmt::format("steps must be >= 1, got {}", s.simulation.steps), "simulate at least one step");
+  for (auto& x : validate_memory_options(s)) e.add(std::move(x.key_path), std::move(x.message), std::move(x.hint));
   return std::move(e.list);
 }
 

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 
+#include "workloads/headroom.hpp"
 #include "workloads/link_groups.hpp"
 #include "workloads/model.hpp"
 #include "workloads/schedule.hpp"
@@ -91,7 +92,7 @@ void fold_comm(Result& res, const Scenario& sc, const sim::Program& prog, const 
   const auto& L = sc.layout;
   const int D = static_cast<int>(stats.size());
   for (int ax = 1; ax < kAxisCount; ++ax) {
-    if (ax == static_cast<int>(Axis::edp)) continue;
+    if (ax == static_cast<int>(Axis::edp) || ax == static_cast<int>(Axis::dpr)) continue;
     const bool is_dp = ax == static_cast<int>(Axis::dp);
     double bytes = 0, exposed = 0;
     int n = 0;
@@ -99,14 +100,16 @@ void fold_comm(Result& res, const Scenario& sc, const sim::Program& prog, const 
       const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
       const auto& st = stats[static_cast<std::size_t>(r)];
       bool member = ax == static_cast<int>(Axis::pp) ? L.pp > 1 : ri.group[static_cast<std::size_t>(ax)] >= 0;
-      if (is_dp) member = member || ri.group[static_cast<int>(Axis::edp)] >= 0;
+      if (is_dp) member = member || ri.group[static_cast<int>(Axis::edp)] >= 0 || ri.group[static_cast<int>(Axis::dpr)] >= 0;
       if (!member) continue;
       ++n;
       bytes += st.bytes_sent[ax];
       exposed += st.exposed[ax].seconds();
       if (is_dp) {
-        bytes += st.bytes_sent[static_cast<int>(Axis::edp)];
-        exposed += st.exposed[static_cast<int>(Axis::edp)].seconds();
+        for (const Axis extra : {Axis::edp, Axis::dpr}) {
+          bytes += st.bytes_sent[static_cast<int>(extra)];
+          exposed += st.exposed[static_cast<int>(extra)].seconds();
+        }
       }
     }
     if (n > 0) {
@@ -189,7 +192,8 @@ void fold_memory(Result& res, const Scenario& sc, const BuiltProgram& bp, const 
     mt.peak = mt.weights + mt.gradients + mt.master + mt.optimizer + mt.buffers + mt.activations;
     res.max_peak_bytes = std::max(res.max_peak_bytes, mt.peak);
   }
-  res.memory_fits = res.max_peak_bytes <= res.memory_capacity_bytes;
+  res.memory_usable_bytes = usable_memory_bytes(sc);
+  res.memory_fits = memory_fits(sc, res.max_peak_bytes);
 }
 
 void fold_critical_path(Result& res, const CriticalWalk& crit, double step0) {

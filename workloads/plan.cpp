@@ -1,6 +1,7 @@
 // workloads/plan.cpp — see plan.hpp.
 #include "workloads/vocabulary.hpp"
 #include "workloads/plan.hpp"
+#include "workloads/headroom.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -68,6 +69,7 @@ PlanSummary plan(const ResolvedScenario& resolved) {
   ps.model_flops_per_step = totals.model_flops;
   ps.hardware_flops_per_step = totals.hardware_flops;
   ps.memory_capacity_bytes = sc.gpu.memory_bytes;
+  ps.memory_usable_bytes = usable_memory_bytes(sc);
   ps.bubble_fraction_analytic =
       analytic_bubble(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches, std::max(1, sc.layout.virtual_stages));
   for (int st = 0; st < sc.layout.pp; ++st) {

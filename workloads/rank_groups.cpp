@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "workloads/headroom.hpp"
 #include "workloads/layout.hpp"
 
 namespace ls::wl {
@@ -37,8 +38,19 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     ri.dp = co.dp;
     ri.tp = co.tp;
     if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp * c + co.cp, co.pp);
-    if (d * c > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
     if (c > 1) ri.group[static_cast<int>(Axis::cp)] = group_of(Axis::cp, co.tp, co.pp * d + co.dp);
+    // HSDP: the dp slot is the shard group (g consecutive dp indices, inside a node
+    // when the placement puts dp right after tp, as PyTorch's device mesh does) and the
+    // replica group joins the ranks with the same index in every shard group. Without
+    // HSDP (g = dp) the dp group spans every (dp, cp) coordinate; resolve() refuses HSDP
+    // with cp > 1.
+    const int g = shard_degree(L), replicas = d / g;
+    if (replicas == 1) {
+      if (d * c > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
+    } else {
+      if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp * replicas + co.dp / g);
+      ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g);
+    }
     // Expert parallelism is carved out of dp (Megatron): ep consecutive dp indices
     // share the experts; ranks with the same dp index modulo ep hold the same
     // experts and reduce their gradients together (expert-data-parallel group).

@@ -208,6 +208,8 @@ struct Result {
   int link_group_count = 0;             // groups in all, before the ranking cut
 
   double memory_capacity_bytes = 0;
+  /// capacity − reserved − fragmentation · capacity (headroom.hpp); fits ⇔ max peak ≤ this.
+  double memory_usable_bytes = 0;
   bool memory_fits = true;
   double max_peak_bytes = 0;
   std::vector<MemoryTerms> memory_per_stage;
@@ -219,6 +221,13 @@ struct Result {
   CheckpointReport checkpoint;
 
   MoeStats moe;
+  /// Offload (offload.hpp): PCIe bytes per device per step (busiest stage) and the
+  /// share of the PCIe link's rate they use over the step. Not network flows.
+  struct OffloadStats {
+    bool present = false;
+    double pcie_bytes_per_device = 0;
+    double pcie_utilization = 0;
+  } offload;
   /// TP groups whose members sit on different nodes: how many, one example (GPU
   /// names) and the link kinds its traffic uses.
   int tp_groups_crossing_nodes = 0;
@@ -257,6 +266,7 @@ struct PlanSummary {
   double bubble_fraction_analytic = 0;
   std::vector<MemoryTerms> memory_per_stage;  // static terms, activation peak of the ops
   double memory_capacity_bytes = 0;
+  double memory_usable_bytes = 0;        // headroom.hpp
   double params_total = 0;
   double model_flops_per_step = 0;       // summed over the program's ops: equals run's
   double hardware_flops_per_step = 0;    // likewise (recompute included)

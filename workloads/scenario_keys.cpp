@@ -21,6 +21,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"training", "map", {}, "", "what is trained (workloads/training_method.hpp) and the whole run's token budget and price (workloads/training_cost.hpp)"},
       {"checkpoint", "map", {}, "", "checkpoint cost (workloads/checkpoint.hpp); absent: not priced"},
       {"failures", "map", {}, "", "failure model for goodput (needs `checkpoint`)"},
+      {"memory", "map", {}, "", "what of the GPU's memory tensors can use (workloads/headroom.hpp)"},
 
       {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
        "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`, `b300`, `gb200`, `gb300`); a map is merged over its `preset`"},
@@ -52,6 +53,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "per GPU per direction"},
       {"cluster.gpu.saturation_rows", "number", {}, "1024", "> 0: matmul rows at full efficiency"},
       {"cluster.gpu.kernel_overhead", "time", {}, "5 us", "per compute op"},
+      {"cluster.gpu.reserved_memory", "size", {}, "2 GB",
+       "held outside tensors: CUDA context, NCCL buffers, cuBLAS/cuDNN workspaces; in [0, memory / 4]; "
+       "usable = memory − reserved_memory − fragmentation · memory"},
       {"cluster.gpu.profile", "file", {}, "none",
        "a `layoutsim calibrate --out` profile applied over the preset's constants (its `gpu` must match; "
        "relative to the scenario file)"},
@@ -134,6 +138,17 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "a permutation, fastest-varying first; `cp` may be left out (then it sits right after `tp`)"},
       {"layout.dp_bucket", "size", {}, "100 MB", "gradient all-reduce bucket"},
       {"layout.embedding_free", "bool", {}, "false", "(what-if/tests: embedding and LM head cost nothing)"},
+      {"layout.accumulate_unsharded", "bool", {}, "false",
+       "ZeRO-2/3: keep a full gradient buffer and reduce once per step (FSDP `no_sync`; gradient memory as ZeRO-1) "
+       "instead of reduce-scattering after every micro-batch"},
+      {"layout.shard_group", "int", {}, "dp",
+       "HSDP (PyTorch HYBRID_SHARD): ZeRO shards within groups of this many dp ranks and replicates across them; "
+       "must divide dp, needs zero ≥ 1"},
+      {"layout.offload", "map", {}, "", "state moved to host memory over the GPU's PCIe link (workloads/offload.hpp)"},
+      {"layout.offload.activations", "bool", {}, "false",
+       "stored activations copied to the host during the forward, prefetched back in the backward"},
+      {"layout.offload.optimizer", "bool", {}, "false",
+       "master weights and moments live on the host; the step runs on the CPU (gradients down, weights up)"},
 
       {"precision.weights", "", {"fp8", "bf16", "fp16", "fp32"}, "`bf16` (2 B)", ""},
       {"precision.gradients", "", {"bf16", "fp16", "fp32"}, "`fp32` (4 B)", ""},
@@ -206,6 +221,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"checkpoint.async", "bool", {}, "false", "copy to host memory and write in the background"},
 
       {"failures.mtbf_per_gpu", "duration", {}, "", "*required*: mean time between failures of one GPU, like `\"50000 h\"`"},
+
+      {"memory.fragmentation", "number", {}, "0.05",
+       "in [0, 0.5]: share of HBM the caching allocator cannot hand out as tensors; a layout above 95 % of the usable "
+       "memory gets a `memory-tight` warning"},
   };
   return keys;
 }

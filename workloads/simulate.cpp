@@ -22,6 +22,7 @@
 #include "workloads/interference.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/metrics.hpp"
+#include "workloads/offload.hpp"
 #include "workloads/training_cost.hpp"
 #include "workloads/plan.hpp"
 #include "workloads/program_builder.hpp"
@@ -181,6 +182,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   if (interference) book_interference(res);
   fold_memory(res, sc, bp, stats);
   fold_perturbed_devices(res, sc, prog, stats, cfg.record_ops ? &crit : nullptr, step0);
+  fold_offload(res, sc, bp, step0);
   if (cfg.record_ops) {
     fold_critical_path(res, crit, step0);
     fold_critical_devices(res, crit, step0);

@@ -37,6 +37,10 @@ struct GpuSpec {
   /// than this runs at efficiency · rows / saturation_rows.
   double saturation_rows = 1024;
   sim::Time kernel_overhead = sim::us(5);  // fixed cost per compute op (launches)
+  /// Device memory the training process cannot use for tensors: CUDA context, NCCL
+  /// buffers, cuBLAS/cuDNN workspaces (headroom.hpp). -1: unset, resolve() takes the
+  /// preset's figure (headroom.hpp default_reserved_memory).
+  double reserved_memory_bytes = -1;
   /// Kernel-level cost constants (compute_profile.hpp): what prices every compute op.
   /// A preset carries its own; an empty name (a GPU given as a map without a preset)
   /// means "derive one" (hardware.hpp compute_profile_of).
@@ -107,6 +111,14 @@ struct LayoutSpec {
   std::vector<std::string> placement{"tp", "dp", "pp"};
   double dp_bucket_bytes = 25e6 * 4;      // gradient bucket (Megatron default 40M params… here bytes)
   bool embedding_free = false;            // tests: make embedding and LM head cost nothing
+  /// ZeRO-2/3 with m > 1 micro-batches: keep a full unsharded gradient buffer and reduce
+  /// once per step (PyTorch FSDP no_sync) instead of reduce-scattering every micro-batch.
+  bool accumulate_unsharded = false;
+  /// HSDP: ZeRO shards over groups of this many dp ranks and replicates across the
+  /// dp / shard_group groups (PyTorch HYBRID_SHARD). 0: unset, resolve() sets dp.
+  int shard_group = 0;
+  /// What moves to host memory over the GPU's PCIe link (offload.hpp).
+  struct Offload { bool activations = false; bool optimizer = false; } offload;
 };
 
 /// The number format of the linear layers' GEMMs (TransformerEngine recipes): bf16 / fp16
@@ -154,6 +166,12 @@ struct PerturbationSpec {
   JitterSpec jitter;
 };
 
+/// Allocator fragmentation: the fraction of HBM the caching allocator cannot hand out
+/// as tensors (headroom.hpp).
+struct MemorySpec {
+  double fragmentation = 0.05;
+};
+
 struct SimulationSpec {
   int steps = 1;
   /// Simulate one dp replica when the scenario is symmetric (workloads/symmetry.hpp);
@@ -186,6 +204,7 @@ struct Scenario {
   TrainingSpec training;      // what is trained (training_method.hpp)
   CheckpointSpec checkpoint;  // checkpoint cost (checkpoint.hpp)
   FailuresSpec failures;
+  MemorySpec memory;
 };
 
 }  // namespace ls::wl

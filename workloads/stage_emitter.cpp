@@ -6,7 +6,9 @@
 #include <cstddef>
 
 #include "workloads/cp_attention.hpp"
+#include "workloads/headroom.hpp"
 #include "workloads/model.hpp"
+#include "workloads/offload.hpp"
 
 namespace ls::wl {
 
@@ -86,15 +88,17 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       chunks_(chunks),
       stage_(stage),
       last_model_chunk_(s_.layout.pp * static_cast<int>(chunks.size()) - 1),
-      zero3_(s_.layout.zero >= 3 && s_.layout.dp * s_.layout.cp > 1),
+      zero3_(s_.layout.zero >= 3 && shard_degree(s_.layout) * s_.layout.cp > 1),
       // ZeRO-1/2 (distributed optimizer): each rank updated its shard; the new weights are
       // all-gathered bucket by bucket at the start of the next step, overlapped with the
       // forward (Megatron's overlap_param_gather). In one simulated step: a gather per
       // layer on the prefetch stream, and the layer's first forward waits for it.
-      zero12_gather_(s_.layout.dp * s_.layout.cp > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
+      zero12_gather_(shard_degree(s_.layout) * s_.layout.cp > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
       expert_dp_(s_.model.moe.experts > 0 && s_.layout.dp / s_.layout.ep > 1),
+      offload_activations_(s_.layout.offload.activations),
       recv_(static_cast<std::size_t>(2 * s_.layout.microbatches) * chunks.size(), 0),
-      gathered_this_step_(static_cast<std::size_t>(s_.model.layers), 0) {}
+      gathered_this_step_(static_cast<std::size_t>(s_.model.layers), 0),
+      offload_copy_(static_cast<std::size_t>(s_.model.layers), 0) {}
 
 std::size_t StageEmitter::recv_slot(bool gradient, int microbatch, int chunk) const {
   const std::size_t dir = gradient ? 1 : 0;
@@ -120,8 +124,9 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
   // ZeRO-2/3 (DeepSpeed stages 2 and 3, PyTorch FSDP SHARD_GRAD_OP / FULL_SHARD) keep
   // only their gradient shard, so every micro-batch's backward reduce-scatters its
   // gradients (accumulating unsharded gradients would cost the memory the sharding
-  // saves). ZeRO-0/1 accumulate locally and reduce once, after the last micro-batch.
-  const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp * s_.layout.cp > 1;
+  // saves). ZeRO-0/1 accumulate locally and reduce once, after the last micro-batch;
+  // so do ZeRO-2/3 with accumulate_unsharded (FSDP no_sync: a full gradient buffer).
+  const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp * s_.layout.cp > 1 && !s_.layout.accumulate_unsharded;
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {
     const auto& it = items[static_cast<std::size_t>(i)];
     const Site at{it.microbatch, it.chunk};
@@ -157,7 +162,15 @@ void StageEmitter::emit_forward(const Site& at) {
   for (int l = cl.begin; l < cl.end; ++l) {
     std::int64_t gather = zero3_gather(at, l);
     if (gather == kNoGather) gather = first_use_gather(at.chunk, l);
+    // Activation offload: layer l's forward waits for the copy of layer l−2, which frees it.
+    if (offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end)) {
+      pending_copy_ = offload_copy_[static_cast<std::size_t>(l - 2)];
+      pending_mem_ -= static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
+    }
     emit_layer(l, Pass::forward, at, gather);
+    if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end))
+      offload_copy_[static_cast<std::size_t>(l)] =
+          builder_.add(stream::prefetch, copy_op(at, l, layer_activation(s_, bytes_, l)), {builder_.last(stream::compute)});
   }
   if (mc == last_model_chunk_ && !L.embedding_free)
     builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
@@ -186,6 +199,10 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
   }
   for (int l = cl.end - 1; l >= cl.begin; --l) {
     std::int64_t gather = zero3_gather(at, l);
+    // Activation offload: wait for layer l's reload; allocate layer l−2's, which starts after this backward.
+    const bool reload_next = offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end);
+    if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end)) pending_copy_ = offload_copy_[static_cast<std::size_t>(l)];
+    if (reload_next) pending_mem_ += static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
     // Full recompute re-runs the layer's forward and holds its complete activations
     // until the backward ends: a separate op. Selective recompute of a dense layer
     // (the attention core) runs back to back with the backward and no communication
@@ -195,6 +212,9 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     const bool separate_recompute = moe ? L.recompute != Recompute::none : L.recompute == Recompute::full;
     const std::int64_t held = separate_recompute ? emit_layer(l, Pass::recompute, at, gather) : 0;
     emit_layer(l, pass, at, gather, held);
+    if (reload_next)
+      offload_copy_[static_cast<std::size_t>(l - 2)] = builder_.add(
+          stream::prefetch, copy_op(at, l - 2, layer_activation(s_, bytes_, l - 2)), {builder_.last(stream::compute)});
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
   if (mc == 0 && !L.embedding_free)
@@ -283,7 +303,16 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
 
 void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   // Gradient clipping and Adam on the shard this device updates (no counted FLOPs).
-  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, costs_.optimizer(optimizer_params(s_, stage_params)), 0);
+  const double params = optimizer_params(s_, stage_params);
+  PassCost cost = costs_.optimizer(params);
+  if (s_.layout.offload.optimizer) {
+    // ZeRO-Offload: gradients down, CPU Adam, weights up, back to back (offload.hpp).
+    cost = PassCost{};
+    cost.time = sim::Time::from_seconds(pcie_copy_seconds(s_, optimizer_offload_bytes(s_, params)) +
+                                        cpu_optimizer_seconds(s_, params));
+    cost.breakdown.optimizer = cost.time;
+  }
+  const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, cost, 0);
   // implementation.dp_overlap false: every gradient collective starts after the backward.
   for (const Op& g : deferred_grad_sync_) builder_.add(stream::dp, g, {builder_.last(stream::compute)});
   deferred_grad_sync_.clear();
@@ -292,10 +321,29 @@ void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   else builder_.add(stream::compute, opt);
 }
 
-std::uint32_t StageEmitter::add_compute(const Op& op, std::int64_t& gather) {
-  if (gather == kNoGather) return builder_.add(stream::compute, op);
-  const auto idx = builder_.add(stream::compute, op,
-                                {OpRef{static_cast<std::uint8_t>(stream::prefetch), static_cast<std::uint32_t>(gather)}});
+Op StageEmitter::copy_op(const Site& at, int layer, double bytes) const {
+  Op op = base_op(OpKind::compute, Work::offload, at.microbatch, at.chunk, layer, layer + 1);
+  op.counts_as_busy = false;  // a copy engine's work, not the SMs'
+  op.duration = sim::Time::from_seconds(pcie_copy_seconds(s_, bytes));
+  op.bytes = bytes;
+  return op;
+}
+
+std::uint32_t StageEmitter::add_compute(const Op& given, std::int64_t& gather) {
+  Op op = given;
+  op.mem_delta_bytes += pending_mem_;
+  pending_mem_ = 0;
+  const std::int64_t copy = pending_copy_;
+  pending_copy_ = kNoGather;
+  const auto pre = static_cast<std::uint8_t>(stream::prefetch);
+  if (gather == kNoGather) {
+    if (copy == kNoGather) return builder_.add(stream::compute, op);
+    return builder_.add(stream::compute, op, {OpRef{pre, static_cast<std::uint32_t>(copy)}});
+  }
+  const auto idx = copy == kNoGather
+                       ? builder_.add(stream::compute, op, {OpRef{pre, static_cast<std::uint32_t>(gather)}})
+                       : builder_.add(stream::compute, op,
+                                      {OpRef{pre, static_cast<std::uint32_t>(gather)}, OpRef{pre, static_cast<std::uint32_t>(copy)}});
   if (zero3_) gather_user_.push_back(idx);  // the ZeRO-3 window tracks who used gather k
   gather = kNoGather;
   return idx;
@@ -382,6 +430,10 @@ void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, in
   if (bucket_bytes_ <= 0) return;
   const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
   add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1));
+  // HSDP: the reduced shard (bucket / shard group) is all-reduced across the replicas.
+  if (replica_degree(L) > 1)
+    add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
+                                bucket_bytes_ / shard_degree(L), 1));
   bucket_bytes_ = 0;
 }
 

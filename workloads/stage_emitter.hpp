@@ -77,6 +77,8 @@ private:
                      std::int64_t mem_delta);
 
   std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;
+  /// Adds a compute op after `gather` (reset to kNoGather) and after the pending
+  /// activation copy, with the pending offload memory change added to its own.
   std::uint32_t add_compute(const sim::Op& op, std::int64_t& gather);
   /// The compute of one layer pass with its context-parallel K/V exchange and, when
   /// `overlap_tp`, its TP collectives beside the GEMMs (overlap.md in the README): a
@@ -89,6 +91,8 @@ private:
   /// Adds a gradient collective on the dp stream now (dp_overlap) or keeps it for after
   /// the backward (flushed before the optimizer).
   void add_grad_sync(const sim::Op& op);
+  /// Activation offload (offload.hpp): a copy of `bytes` of layer `layer` on the prefetch stream.
+  sim::Op copy_op(const Site& at, int layer, double bytes) const;
   void tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat);
   void expert_round_trip(Pass pass, const Site& at, int layer);
   void expert_op_for(Pass pass, const Site& at, int layer);
@@ -110,6 +114,7 @@ private:
   const bool zero3_;               // per-layer gathers before every use, one-layer prefetch
   const bool zero12_gather_;       // one gather per layer at its first forward of the step
   const bool expert_dp_;           // expert gradients reduce over an expert-data-parallel group
+  const bool offload_activations_; // layout.offload.activations
 
   sim::StageProgramBuilder builder_;
   std::vector<std::uint32_t> recv_;        // by (gradient, micro-batch, chunk)
@@ -120,6 +125,9 @@ private:
   double bucket_bytes_ = 0;                // DP gradient bytes not yet reduced
   bool any_gradient_sync_ = false;
   std::vector<sim::Op> deferred_grad_sync_;  // implementation.dp_overlap false: after the backward
+  std::vector<std::uint32_t> offload_copy_;  // by layer: its latest activation copy (prefetch stream)
+  std::int64_t pending_copy_ = kNoGather;    // copy the next compute op waits on
+  std::int64_t pending_mem_ = 0;             // memory change the next compute op carries
   ComputeBreakdown compute_breakdown_;
 };
 

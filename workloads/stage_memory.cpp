@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "workloads/headroom.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/model.hpp"
 #include "workloads/training_method.hpp"
@@ -73,7 +74,7 @@ StageParams stage_params(const Scenario& s, const DeviceParams& params, const st
 }
 
 double optimizer_params(const Scenario& s, const StageParams& sp) {
-  const int d = s.layout.dp * s.layout.cp;  // ZeRO shards over the dp·cp gradient group
+  const int d = shard_degree(s.layout) * s.layout.cp;  // ZeRO shards over dp·cp, or the HSDP shard group
   const int edp_size = std::max(1, d / s.layout.ep);
   return s.layout.zero >= 1 ? sp.trained_dense / d + sp.trained_experts / edp_size : sp.trained_dense + sp.trained_experts;
 }
@@ -83,13 +84,17 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   const auto& L = s.layout;
   const auto& pr = s.precision;
   const int d = L.dp * L.cp;  // ZeRO shards over the dp·cp gradient group (Megatron-Core)
+  // ... or over the HSDP shard group (headroom.hpp shard_degree; cp is 1 then).
+  const int shard = shard_degree(L) * L.cp;
   // Frozen parameters keep their weights only (training_method.hpp).
-  StateBytes sb = training_state_bytes(sp.trained_dense, sp.dense - sp.trained_dense, pr, L.zero, d);
+  StateBytes sb = training_state_bytes(sp.trained_dense, sp.dense - sp.trained_dense, pr, L.zero, shard);
+  // A full gradient buffer accumulated over the micro-batches (FSDP no_sync): ZeRO-1's gradients.
+  if (L.accumulate_unsharded && L.zero >= 2) sb.gradients = sp.trained_dense * pr.gradients;
   if (sp.experts > 0) {
     const StateBytes se =
         training_state_bytes(sp.trained_experts, sp.experts - sp.trained_experts, pr, L.zero, std::max(1, d / L.ep));
     sb.weights += se.weights;
-    sb.gradients += se.gradients;
+    sb.gradients += L.accumulate_unsharded && L.zero >= 2 ? sp.trained_experts * pr.gradients : se.gradients;
     sb.master += se.master;
     sb.optimizer += se.optimizer;
   }
@@ -99,8 +104,10 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   mt.gradients = sb.gradients;
   mt.master = sb.master;
   mt.optimizer = sb.optimizer;
+  // Optimizer offload (offload.hpp): master weights and moments live in host memory.
+  if (L.offload.optimizer) mt.master = mt.optimizer = 0;
   double buffers = 0;
-  if (L.zero >= 3 && d > 1) {
+  if (L.zero >= 3 && shard > 1) {
     double widest = 0;  // two gathered layers (one-layer prefetch)
     for (const auto& cl : chunks)
       for (int l = cl.begin; l < cl.end; ++l) widest = std::max(widest, params.layer_weight_bytes(l));

@@ -16,19 +16,22 @@ namespace ls::wl {
 /// Parallelism axes; each is the group slot of the same value. edp: the
 /// expert-data-parallel group (ranks holding the same experts), reported under dp.
 /// cp: the context-parallel group (ranks holding chunks of the same sequences).
-enum class Axis : sim::GroupSlot { none = sim::kNoGroup, tp, pp, dp, ep, edp, cp };
-inline constexpr int kAxisCount = 7;
+/// dpr: HSDP's replica group (ranks holding the same ZeRO shard, one per shard group),
+/// reported under dp; with HSDP the dp slot is the shard group.
+enum class Axis : sim::GroupSlot { none = sim::kNoGroup, tp, pp, dp, ep, edp, cp, dpr };
+inline constexpr int kAxisCount = 8;
 static_assert(kAxisCount <= sim::kGroupSlots, "every axis needs a group slot");
 
 constexpr sim::GroupSlot slot(Axis a) { return static_cast<sim::GroupSlot>(a); }
 constexpr Axis axis_of(const sim::Op& op) { return static_cast<Axis>(op.group_slot); }
 constexpr Axis axis_of(const sim::Group& g) { return static_cast<Axis>(g.slot); }
 /// The axis a report files traffic under: expert-dp counts as dp.
-constexpr Axis reported_axis(Axis a) { return a == Axis::edp ? Axis::dp : a; }
+constexpr Axis reported_axis(Axis a) { return a == Axis::edp || a == Axis::dpr ? Axis::dp : a; }
 
 /// What an op is for (sim::Op::tag): naming, accounting (bubble, critical path) and
 /// the trace. `other` is 0, the tag of an op nobody labelled.
-enum class Work : std::uint8_t { other, forward, backward, backward_input, backward_weight, recompute, optimizer, grad_sync, param_gather };
+/// offload: a GPU ↔ host copy of stored activations (offload.hpp).
+enum class Work : std::uint8_t { other, forward, backward, backward_input, backward_weight, recompute, optimizer, grad_sync, param_gather, offload };
 
 constexpr std::uint8_t tag(Work w) { return static_cast<std::uint8_t>(w); }
 constexpr Work work_of(const sim::Op& op) { return static_cast<Work>(op.tag); }
@@ -39,7 +42,7 @@ namespace stream {
 inline constexpr sim::Stream compute = sim::Stream::main;
 inline constexpr sim::Stream pp_send = sim::Stream::send;
 inline constexpr sim::Stream dp = sim::Stream::side0;        // gradient reduction
-inline constexpr sim::Stream prefetch = sim::Stream::side1;  // ZeRO-3 parameter gathers
+inline constexpr sim::Stream prefetch = sim::Stream::side1;  // ZeRO parameter gathers, activation offload copies
 inline constexpr sim::Stream overlap = sim::Stream::side2;   // CP ring and overlapped TP collectives
 }  // namespace stream
 /// Stream names for the engine's deadlock message, by sim::Stream value.
@@ -63,6 +66,7 @@ constexpr const char* axis_name(Axis a) {
     case Axis::ep: return "ep";
     case Axis::edp: return "expert-dp";
     case Axis::cp: return "cp";
+    case Axis::dpr: return "dp-replica";
     case Axis::none: break;
   }
   return "none";
@@ -79,6 +83,7 @@ constexpr const char* work_name(Work w) {
     case Work::optimizer: return "optimizer";
     case Work::grad_sync: return "grad_sync";
     case Work::param_gather: return "param_gather";
+    case Work::offload: return "offload";
     case Work::other: break;
   }
   return "other";

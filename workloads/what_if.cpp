@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "workloads/layout.hpp"
+#include "workloads/memory_remedies.hpp"
 #include "workloads/program_builder.hpp"
 #include "workloads/stage_layers.hpp"
 
@@ -53,7 +54,10 @@ constexpr std::size_t kMaxPricedStragglers = 4;
 
 void price_warnings(const Scenario& sc, Result& res, const StepTimeOf& simulate_fix) {
   const double base = res.step_time_s;
+  // same_simulation only recognises fixes that leave the layout alone; the memory
+  // remedies change it, so they always simulate.
   const auto step_time_of = [&](const Scenario& fixed) { return same_simulation(sc, fixed) ? base : simulate_fix(fixed); };
+  if (Warning* w = find_warning(res, "out-of-memory")) w->message += priced_memory_remedies(sc, base, simulate_fix);
   if (Warning* w = find_warning(res, "straggler")) {
     Scenario fixed = sc;
     fixed.perturbations.devices.clear();
