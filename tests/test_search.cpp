@@ -284,8 +284,8 @@ TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quo
                           "interleaved-microbatches"})
     structural += n["rejected"].value(why, 0L);
   CHECK(structural == 5382);
-  CHECK(n["rejected"]["memory"] == 12012);
-  CHECK(n["kept"] == 3414);
+  CHECK(n["rejected"]["memory"] == 12300);
+  CHECK(n["kept"] == 3126);
   CHECK(n["simulated"] == 64);
   const auto& best = j["candidates"][0];
   CHECK(best["compact"] == "t4·p8(bal)·d2 z1 sp mbs1 zb-h1");
