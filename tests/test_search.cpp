@@ -284,14 +284,15 @@ TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quo
                           "interleaved-microbatches"})
     structural += n["rejected"].value(why, 0L);
   CHECK(structural == 5382);
-  CHECK(n["rejected"]["memory"] == 12300);
-  CHECK(n["kept"] == 3126);
+  CHECK(n["rejected"]["zero-with-pp"] == 7368);
+  CHECK(n["rejected"]["memory"] == 7008);
+  CHECK(n["kept"] == 1050);
   CHECK(n["simulated"] == 64);
   const auto& best = j["candidates"][0];
-  CHECK(best["compact"] == "t4·p8(bal)·d2 z1 sp mbs1 zb-h1");
-  CHECK(best["step_time_s"].get<double>() == doctest::Approx(15.84).epsilon(1e-3));
-  CHECK(best["mfu"].get<double>() == doctest::Approx(0.504).epsilon(1e-3));
-  CHECK(best["peak_memory_bytes"].get<double>() == doctest::Approx(77.8e9).epsilon(1e-3));
+  CHECK(best["compact"] == "t8·p2(v4,bal)·d4 z1 sp mbs1 1f1b");
+  CHECK(best["step_time_s"].get<double>() == doctest::Approx(16.75).epsilon(1e-3));
+  CHECK(best["mfu"].get<double>() == doctest::Approx(0.476).epsilon(1e-3));
+  CHECK(best["peak_memory_bytes"].get<double>() == doctest::Approx(67.2e9).epsilon(1e-3));
 
   const auto run = test::run_layoutsim("run '" + file + "' --json -");
   REQUIRE(run.rc == 0);

@@ -111,7 +111,8 @@ struct Candidate {
 /// "tp-indivisible" (heads, kv_heads, ffn_hidden or expert ffn), "ep-indivisible"
 /// (experts or dp), "too-few-layers" (pp·v > layers), "layers-indivisible" (auto
 /// stage layers: layers mod pp·v), "batch-indivisible" (global batch mod dp·mbs),
-/// "interleaved-microbatches" (interleaved-1f1b: micro-batches mod pp). dp·tp·pp =
+/// "interleaved-microbatches" (interleaved-1f1b: micro-batches mod pp), "zero-with-pp"
+/// (ZeRO-2/3 with pp > 1, which Megatron-Core does not run). dp·tp·pp =
 /// GPUs holds by construction.
 std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& axes);
 

@@ -293,6 +293,11 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
                           c.rejected = "batch-indivisible";
                         else if (sched == interleaved && l.microbatches % pp != 0)
                           c.rejected = "interleaved-microbatches";
+                        // Megatron-Core shards gradients (ZeRO-2/3) only without pipeline
+                        // parallelism: such a layout would warn zero-with-pp and is not
+                        // something a user can run, so the search does not rank it.
+                        else if (l.zero >= 2 && pp > 1)
+                          c.rejected = "zero-with-pp";
                         out.push_back(std::move(c));
                       }
                     }
