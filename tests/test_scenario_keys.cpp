@@ -31,7 +31,8 @@ TEST_CASE("every key is listed once, under a parent that is itself a key") {
 
 TEST_CASE("names and values come in table order") {
   CHECK(scenario_key_names("") ==
-        std::vector<std::string>{"name", "cluster", "model", "layout", "precision", "perturbations", "simulation", "implementation"});
+        std::vector<std::string>{"name", "cluster", "model", "layout", "precision", "perturbations", "simulation", "implementation",
+                                                               "training", "checkpoint", "failures"});
   CHECK(scenario_key_names("cluster.graph.links[]") ==
         std::vector<std::string>{"from", "to", "kind", "bandwidth", "latency", "duplex"});
   CHECK(scenario_key_values("layout.schedule") == std::vector<std::string>{"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"});
