@@ -79,6 +79,7 @@ void training(Reader& r, const YNode& n, wl::TrainingSpec& t) {
   }
   if (const YEntry* e = n.find("lora")) {
     if (!r.map(e->value, "training.lora", keys("training.lora"))) return;
+    t.lora.given = true;
     const YNode& l = e->value;
     if (const YEntry* k = l.find("rank")) assign(t.lora.rank, r.count(k->value, "training.lora.rank", 1, 65536));
     if (const YEntry* k = l.find("alpha")) assign(t.lora.alpha, r.number(k->value, "training.lora.alpha", 0, 1e9, true));

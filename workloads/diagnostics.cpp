@@ -69,6 +69,15 @@ void zero_with_pipeline(const Scenario& s, std::vector<Warning>& out) {
                              s.layout.zero, s.layout.pp)});
 }
 
+/// A `training.lora` map under another method has no effect: said, not silently dropped
+/// (a warning rather than an error, so `--set training.method=full-finetune` compares
+/// the same file without its adapters).
+void unused_lora(const Scenario& s, std::vector<Warning>& out) {
+  if (!s.training.lora.given || s.training.method == TrainingMethod::lora) return;
+  out.push_back({"lora-ignored", "training.lora is given but training.method is not lora: the adapters are not simulated "
+                                 "(set training.method: lora to train them)"});
+}
+
 void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<Warning>& out) {
   const auto& moe = s.model.moe;
   if (moe.experts > 0 && moe.top_k > 0) {
@@ -109,6 +118,7 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
       break;
     }
   zero_with_pipeline(s, out);
+  unused_lora(s, out);
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
     const std::string fix = bubble_remedies(s, 0.10, plan.memory_per_stage);
@@ -132,6 +142,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
                                r.tp_crossing_example.size(), kinds, tp_s, 100 * tp_s / r.step_time_s)});
   }
   zero_with_pipeline(s, out);
+  unused_lora(s, out);
   small_microbatch(s, bp, out);
   if (s.layout.pp > 1 && r.bubble_fraction > 0.10) {
     if (r.bubble_fraction_analytic > 0.10) {

@@ -14,6 +14,7 @@ enum class TrainingMethod { pretrain, full_finetune, lora };
 /// Low-rank adapters (Hu et al. 2021, "LoRA: Low-Rank Adaptation of Large Language
 /// Models"): W x + (alpha/r)·B A x on each target linear, A: in×r, B: r×out.
 struct LoraSpec {
+  bool given = false;  // a `training.lora` map was written (it needs method: lora)
   int rank = 16;
   double alpha = 32;   // scaling alpha/rank: no cost, reported only
   double dropout = 0;  // on the adapter input: one dropout kernel and a kept mask per target
