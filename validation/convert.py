@@ -217,6 +217,9 @@ def mb_page_row(r, models):
         "sequence parallelism on when tp > 1 (Megatron-Bridge perf recipes)",
         "gradients reduced in fp32, fp32 master, AdamW fp32 moments",
     ]
+    if tp > 1:
+        assumptions.append("TP communication overlapped with the GEMMs when tp > 1 (the performance recipes' "
+                           "comm-overlap setting with TransformerEngine userbuffers): implementation.tp_comm_overlap")
     if fam["nvlink_domain"]:
         cluster["nvlink_domain"] = min(fam["nvlink_domain"], gpus)
         assumptions.append("trays of 4 GPUs in NVL72 racks, filled in order (72 GPUs per NVLink domain)")
@@ -225,6 +228,9 @@ def mb_page_row(r, models):
     if pp > 1 and vp > 1:
         layout["schedule"] = "interleaved-1f1b"
         layout["virtual_stages"] = vp
+    if (lay.get("cp") or 1) > 1:  # context parallelism, ring (Megatron-Core); dp_derived excludes it
+        layout["cp"] = lay["cp"]
+        assumptions.append("context parallelism as Megatron-Core's ring (cp_comm_type p2p, the default)")
     chunks = pp * (vp if pp > 1 else 1)
     split = mb_stage_layers(arch["layers"], chunks) if pp > 1 else None
     if split:
@@ -243,7 +249,7 @@ def mb_page_row(r, models):
         "layout": layout,
         "precision": {"weights": "bf16", "gradients": "fp32", "master": "fp32", "optimizer": "adamw-fp32",
                       "compute": prec},
-        "implementation": {"preset": "megatron-core"},  # TransformerEngine fused kernels, flash attention
+        "implementation": {"preset": "megatron-core", **({"tp_comm_overlap": True} if tp > 1 else {})},
     }
     src = r["source"]
     parallelism = "fsdp-full" if fsdp else ("tp-pp" if pp > 1 else "tp-dp" if tp > 1 else "dp")
@@ -300,8 +306,6 @@ def mb_reason(r, models):
         return "precision NVFP4: no FP4 compute model"
     if prec not in ("FP8", "MXFP8", "BF16"):
         return f"precision {prec}: not modelled"
-    if (lay["cp"] or 1) > 1:
-        return "context parallelism"
     fsdp = lay["fsdp"] or 0
     if fsdp and fsdp != lay["dp_derived"]:
         return f"FSDP sharding group {fsdp} smaller than dp {lay['dp_derived']} (hybrid sharding) not modelled"

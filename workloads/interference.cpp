@@ -1,6 +1,8 @@
 // workloads/interference.cpp — per-rank compute slowdown under overlapped collectives.
 #include "workloads/interference.hpp"
 
+#include "workloads/vocabulary.hpp"
+
 #include <algorithm>
 
 namespace ls::wl {
@@ -25,7 +27,11 @@ std::vector<double> interference_factors(const sim::Engine& engine, const sim::P
         if (t.end <= t.start) continue;
         if (s == static_cast<int>(sim::Stream::main) && ops[i].kind == sim::OpKind::compute)
           compute.push_back({t.start, t.end});
-        else if (s != static_cast<int>(sim::Stream::main) && ops[i].kind == sim::OpKind::collective)
+        // The overlap stream's collectives (TP comm-GEMM overlap, the CP ring) are
+        // priced with their own SM-sharing factor (implementation.tp_overlap_slowdown,
+        // stage_emitter.cpp): counting them here too would slow those GEMMs twice.
+        else if (s != static_cast<int>(sim::Stream::main) && s != static_cast<int>(stream::overlap) &&
+                 ops[i].kind == sim::OpKind::collective)
           comm.push_back({t.start, t.end});
       }
     }
