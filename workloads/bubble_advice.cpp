@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/headroom.hpp"
 #include "workloads/layout.hpp"
 #include "workloads/schedule.hpp"
 
@@ -93,7 +94,7 @@ std::string bubble_remedies(const Scenario& s, double target, const std::vector<
       double peak = 0;
       for (const auto& m : memory)
         peak = std::max(peak, (m.weights + m.gradients + m.master + m.optimizer) * L.pp / p + m.activations + m.buffers);
-      if (s.gpu.memory_bytes > 0 && peak > s.gpu.memory_bytes) continue;  // the state would not fit
+      if (s.gpu.memory_bytes > 0 && peak > usable_memory_bytes(s)) continue;  // the state would not fit (headroom.hpp)
       const double b = bubble_of(c.layout);
       // Fewer stages: the first (largest pp) under target is the least change.
       consider(best, now, target,
