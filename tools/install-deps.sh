@@ -12,8 +12,17 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   python3 pybind11-dev python3-dev python3-pytest
   libopenmpi-dev openmpi-bin  # optional: `mpirun -np N layoutsim search` (built when CMake finds MPI)
-  nodejs npm
 )
+# Node.js and npm run the speedscope_import test only. Many machines carry a Node.js
+# build that bundles its own npm (NodeSource's `nodejs` package), and Debian's `npm`
+# package conflicts with it, so ask apt for them only when there is no npm at all.
+if ! command -v npm >/dev/null 2>&1; then
+  if command -v node >/dev/null 2>&1; then
+    echo "install-deps: node is installed without npm; skipping Node.js (speedscope_import will skip)"
+  else
+    PACKAGES+=(nodejs npm)
+  fi
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
