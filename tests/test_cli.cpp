@@ -177,6 +177,7 @@ TEST_CASE("same scenario twice gives byte-identical JSON and trace, and the trac
   const auto rep = ls::tools::check_trace_text(ta);
   for (std::size_t i = 0; i < rep.violations.size() && i < 20; ++i) MESSAGE(rep.violations[i]);
   CHECK(rep.ok());
+  CHECK(rep.unordered_tracks == 0);  // run --trace writes each track in start order: check-trace streams it
   CHECK(rep.slices > 0);
   CHECK(rep.metadata > 0);
   // The pipeline has 3 boundaries: its send/recv spans carry flow arrows.

@@ -216,6 +216,7 @@ TEST_CASE("Chrome trace: structure, exact timestamps, flows, and it passes the c
   const auto rep = tools::check_trace_text(text);
   for (const auto& v : rep.violations) MESSAGE(v);
   CHECK(rep.ok());
+  CHECK(rep.unordered_tracks == 0);  // each track in start order: checked with stacks, in one read
   CHECK(rep.slices == 6);
   CHECK(rep.flows == 1);
   CHECK(rep.counters == 5);

@@ -175,8 +175,8 @@ int cmd_check_trace(const std::string& path) {
   }
   const std::size_t show = 50;
   for (std::size_t i = 0; i < rep.violations.size() && i < show; ++i) fmt::print(stderr, "{}: error: {}\n", path, rep.violations[i]);
-  if (rep.violations.size() > show) fmt::print(stderr, "{}: ... and {} more\n", path, rep.violations.size() - show);
-  fmt::print(stderr, "{}: {} violation{}\n", path, rep.violations.size(), rep.violations.size() == 1 ? "" : "s");
+  if (rep.violation_count() > show) fmt::print(stderr, "{}: ... and {} more\n", path, rep.violation_count() - show);
+  fmt::print(stderr, "{}: {} violation{}\n", path, rep.violation_count(), rep.violation_count() == 1 ? "" : "s");
   return kExitInvalid;
 }
 
