@@ -30,7 +30,7 @@ public:
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
-  ~MpiExchange() override { MPI_Finalize(); }
+  ~MpiExchange() override { MPI_Finalize(); }  // a C call: cannot throw out of the destructor
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 

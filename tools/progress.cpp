@@ -49,7 +49,27 @@ Progress::Progress(Options o) : opt_(std::move(o)) {
   if (opt_.enabled && opt_.heartbeat_s > 0) heartbeat_ = std::thread([this] { heartbeat_loop(); });
 }
 
-Progress::~Progress() { finish(); }
+Progress::~Progress() {
+  // No exception may leave a destructor (it also runs while another exception unwinds,
+  // and would end the program): finish() can throw from the sink (an allocation, a
+  // writer that throws) or from join (std::system_error). The line is best-effort, so
+  // swallow it — but still stop and join the heartbeat thread, since destroying a
+  // joinable std::thread calls std::terminate.
+  try {
+    finish();
+  } catch (...) {
+    try {
+      {
+        std::lock_guard lock(mu_);
+        finished_ = true;
+      }
+      stop_cv_.notify_all();
+      if (heartbeat_.joinable()) heartbeat_.join();
+    } catch (...) {
+      if (heartbeat_.joinable()) heartbeat_.detach();  // last resort: never terminate
+    }
+  }
+}
 
 std::string Progress::format_line(const std::string& label, const std::string& unit, std::size_t done, std::size_t total,
                                   double elapsed_s) {
@@ -115,7 +135,12 @@ void Progress::heartbeat_loop() {
   const auto period = std::chrono::duration<double>(opt_.heartbeat_s);
   while (!finished_) {
     stop_cv_.wait_for(lock, period, [this] { return finished_; });
-    if (!finished_) draw_locked(false);
+    // An exception leaving a thread's function ends the program; a progress line is
+    // not worth that (the sink may throw), so a failed draw is skipped.
+    try {
+      if (!finished_) draw_locked(false);
+    } catch (...) {
+    }
   }
 }
 

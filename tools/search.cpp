@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -49,7 +50,15 @@ void parallel_for(std::size_t n, int threads, Fn fn) {
   };
   const auto count = static_cast<std::size_t>(std::max(1, threads));
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < std::min(count, n); ++t) pool.emplace_back(worker, t);
+  for (std::size_t t = 1; t < std::min(count, n); ++t) {
+    // The items are a shared queue: if the OS refuses a thread, fewer threads drain it
+    // (rather than an exception that destroys joinable threads, which terminates).
+    try {
+      pool.emplace_back(worker, t);
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   worker(0);
   for (auto& t : pool) t.join();
 }
@@ -356,7 +365,12 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
       std::size_t total;
       ~Report() {
         const std::size_t d = ++done;
-        if (o.on_simulated) o.on_simulated(d, total);
+        // A destructor must not throw (this one also runs while a candidate's error
+        // unwinds): a progress callback that throws is ignored, the count stays.
+        try {
+          if (o.on_simulated) o.on_simulated(d, total);
+        } catch (...) {
+        }
       }
     } report{opts, simulated_done, top};
     CandidateOutcome& o = kept[k];

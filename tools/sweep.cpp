@@ -7,6 +7,7 @@
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -165,7 +166,16 @@ std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
   } else {
     std::vector<std::thread> threads;
     threads.reserve(n);
-    for (std::size_t t = 0; t < n; ++t) threads.emplace_back(worker);
+    for (std::size_t t = 0; t < n; ++t) {
+      // The points are a shared queue: if the OS refuses a thread, fewer threads drain
+      // it (an exception here would destroy joinable threads, which terminates).
+      try {
+        threads.emplace_back(worker);
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    if (threads.empty()) worker();
     for (auto& t : threads) t.join();
   }
   return out;
