@@ -54,7 +54,7 @@ WalkResult walk_trace(std::istream& in, TraceSink& sink);
 int effective_decimals(const std::string& s);
 
 /// Reads a file or stdin through zlib (gzip or plain, detected by zlib), failing once
-/// more than `max_bytes` decimpressed bytes have come: underflow() then reports end of
+/// more than `max_bytes` decompressed bytes have come: underflow() then reports end of
 /// input and error() says why (the caller turns that into an IoError after the walk;
 /// no exception travels through the parser). Seekable when the descriptor is
 /// (gzrewind), so the checker can read a file twice; a pipe is read once.
