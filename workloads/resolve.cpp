@@ -13,6 +13,7 @@
 #include "workloads/hardware.hpp"
 #include "workloads/hardware_checks.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/time_range.hpp"
 
 namespace ls::wl {
 namespace {
@@ -204,6 +205,9 @@ ResolvedScenario resolve(Scenario s) {
   std::vector<ScenarioIssue> issues;
   if (s.name.empty()) s.name = name_from_source(s.source);
   if (gpu_unset(s.gpu)) s.gpu = *gpu_preset(DerivedDefaults::gpu_preset);
+  // Whether a link rate is the user's or the GPU's decides which key a time-range
+  // error blames (time_range.hpp).
+  const LinkRateOrigin origin{!(s.cluster.intra.bandwidth_Bps > 0), !(s.cluster.inter.bandwidth_Bps > 0)};
   derive_links(s, issues);
   derive_model(s.model);
   // The framework's per-kernel constants come with its preset (implementation_profile.hpp).
@@ -228,6 +232,10 @@ ResolvedScenario resolve(Scenario s) {
   throw_if_any(issues);
 
   check_topology(s, issues);
+  throw_if_any(issues);
+
+  // Last: a step past int64 picoseconds is located here, not found mid-simulation.
+  check_time_range(s, origin, issues);
   throw_if_any(issues);
   return ResolvedScenario(std::move(s));
 }
