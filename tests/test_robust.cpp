@@ -20,11 +20,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/network.hpp"
 #include "sim/time.hpp"
 #include "topology/cluster.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/output_check.hpp"
 #include "tools/scenario.hpp"
+#include "workloads/simulate.hpp"
+#include "workloads/time_range.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
@@ -169,6 +172,101 @@ TEST_CASE("a step beyond int64 picoseconds is a clear error (exit 1), never a de
   const json j = json::parse(slow.out);
   CHECK(j["step_time_s"].get<double>() < ls::sim::kMaxTimeSeconds);
   for (const auto& [kind, k] : j["links"]["by_kind"].items()) CHECK(k["max_utilization"].get<double>() <= 1.0);
+}
+
+TEST_CASE("a step past the time range is located at the key most responsible, with its reference; check says the same") {
+  struct Case {
+    std::string args, where, key, reference;
+  };
+  const std::string def = std::string(SCENARIOS_DIR) + "/default.yaml";
+  const std::string degraded = std::string(SCENARIOS_DIR) + "/degraded-link.yaml";
+  const std::string corpus = std::string(CORPUS_DIR) + "/time_link_factor.yaml";
+  // `where`: the value's location (--set:N:COL is the column where VALUE starts).
+  for (const Case& c : {
+           Case{def + " --set cluster.gpu.peak_tflops=1e-4", "--set:1:25:", "cluster.gpu.peak_tflops", "h100-sxm preset's 989 TFLOP/s"},
+           Case{def + " --set cluster.gpu.peak_tflops=1e-9", "--set:1:25:", "cluster.gpu.peak_tflops", "h100-sxm preset's 989 TFLOP/s"},
+           Case{def + " --set 'cluster.inter_node.bandwidth=1 Kb/s'", "--set:1:30:", "cluster.inter_node.bandwidth",
+                "the GPU's nic_bandwidth, 50 GB/s"},
+           Case{def + " --set model.seq_len=67108864", "--set:1:15:", "model.seq_len", "llama3-70b preset's 8192"},
+           Case{def + " --set 'cluster.gpu.hbm_bandwidth=1 b/s'", "--set:1:27:", "cluster.gpu.hbm_bandwidth",
+                "h100-sxm preset's 3350 GB/s"},
+           Case{degraded + " --set 'perturbations.links[0].bandwidth_factor=1e-12'", "--set:1:41:",
+                "perturbations.links[0].bandwidth_factor", "with 1 it would last at least"},
+           // Two values off: the one whose reset shrinks the bound most is blamed.
+           Case{def + " --set cluster.gpu.peak_tflops=1e-4 --set 'cluster.inter_node.bandwidth=1 Kb/s'", "--set:1:25:",
+                "cluster.gpu.peak_tflops", "still outside"},
+           Case{corpus, "time_link_factor.yaml:8:51:", "perturbations.links[0].bandwidth_factor", "0.4 b/s"},
+       }) {
+    CAPTURE(c.args);
+    const auto run = run_layoutsim("run -q " + c.args);
+    CHECK(run.rc == 1);
+    CHECK(run.err.find(c.where + " error: " + c.key + ": ") != std::string::npos);
+    CHECK(run.err.find(c.reference) != std::string::npos);
+    CHECK(run.err.find("the step would exceed it") != std::string::npos);
+    CHECK(run.err.find("deadlock") == std::string::npos);
+    // check names a --set by its text ("--set KEY=VALUE: error: ..."), run by its place.
+    const auto check = run_layoutsim("check " + c.args);
+    CHECK(check.rc == 1);
+    const auto tail = [](const std::string& e) { return e.substr(std::min(e.size(), e.find(" error: "))); };
+    CHECK(tail(check.err) == tail(run.err));
+  }
+  // model.layers=1048576 is refused earlier, by the work bound, at its key.
+  const auto layers = run_layoutsim("run -q " + def + " --set model.layers=1048576");
+  CHECK(layers.rc == 1);
+  CHECK(layers.err.find("--set:1:7: error: model.layers:") != std::string::npos);
+}
+
+namespace {
+// The `expect: step_time_s ≈ V ±T%` figure of a scenario's header (the simulated step,
+// checked by the scenario_expectations CTest), lowered by its tolerance; 0 if none.
+double expected_step_floor(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  const std::string tag = "expect: step_time_s \xe2\x89\x88 ";
+  while (std::getline(in, line)) {
+    const auto p = line.find(tag);
+    if (p == std::string::npos) continue;
+    const double v = std::stod(line.substr(p + tag.size()));
+    const auto pm = line.find("\xc2\xb1", p);
+    const double tol = pm == std::string::npos ? 0.0 : std::stod(line.substr(pm + 2)) / 100.0;
+    return v * (1.0 - tol);
+  }
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("the time-range bound is a true lower bound of the simulated step for every scenario in scenarios/") {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(SCENARIOS_DIR))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 20);
+  for (const std::string& f : files) {
+    CAPTURE(f);
+    const ls::wl::ResolvedScenario sc = ls::tools::load_scenario_file(f, {});
+    const ls::wl::StepBound b = ls::wl::step_lower_bound(*sc);
+    REQUIRE(std::isfinite(b.seconds));
+    CHECK(b.seconds > 0);
+    // The quoted figure when the header has one (fast); else a simulation.
+    double step = expected_step_floor(f);
+    if (step == 0) {
+      ls::wl::SimOptions o;
+      o.what_if = false;
+      step = ls::wl::simulate(sc, o).step_time_s;
+    }
+    MESSAGE(fs::path(f).filename().string() << ": bound " << b.seconds << " s <= step " << step << " s (" << b.what << ")");
+    CHECK(b.seconds <= step);
+  }
+}
+
+TEST_CASE("the network's drain-time range error names the flow's bottleneck link") {
+  using ls::sim::Time;
+  ls::sim::FlowNetwork net({1e9, 1e-6});
+  net.set_link_names({"a->b", "b->c"});
+  const std::vector<ls::sim::LinkId> path{0, 1};
+  (void)net.start(Time::zero(), path, 1e6);  // 1e12 s at 1e-6 B/s
+  std::vector<ls::sim::FlowId> changed;
+  CHECK_THROWS_WITH_AS(net.resolve(Time::zero(), changed), doctest::Contains("bottleneck: link 'b->c'"), ls::sim::TimeRangeError);
 }
 
 TEST_CASE("Time: conversions and arithmetic outside int64 picoseconds throw TimeRangeError") {
