@@ -196,6 +196,9 @@ TEST_CASE("a step past the time range is located at the key most responsible, wi
            Case{def + " --set cluster.gpu.peak_tflops=1e-4 --set 'cluster.inter_node.bandwidth=1 Kb/s'", "--set:1:25:",
                 "cluster.gpu.peak_tflops", "still outside"},
            Case{corpus, "time_link_factor.yaml:8:51:", "perturbations.links[0].bandwidth_factor", "0.4 b/s"},
+           // The GPU 10^7 times slower alone still fits (9.3e5 s): the bandwidth is blamed.
+           Case{std::string(CORPUS_DIR) + "/time_two_values.yaml", "time_two_values.yaml:8:27:", "cluster.inter_node.bandwidth",
+                "it would last at least 9.263e+05 s"},
        }) {
     CAPTURE(c.args);
     const auto run = run_layoutsim("run -q " + c.args);
@@ -210,6 +213,12 @@ TEST_CASE("a step past the time range is located at the key most responsible, wi
     const auto tail = [](const std::string& e) { return e.substr(std::min(e.size(), e.find(" error: "))); };
     CHECK(tail(check.err) == tail(run.err));
   }
+  // Latencies add up on a stream: located at the latency, not found by the network.
+  const auto lat = run_layoutsim("run -q --set 'cluster.intra_node.latency=0.999 s' --set 'cluster.inter_node.latency=0.999 s' "
+                                 "--set layout.microbatches=8192");
+  CHECK(lat.rc == 1);
+  CHECK(lat.err.find("--set:1:28: error: cluster.intra_node.latency: 999 ms makes the step last at least") != std::string::npos);
+  CHECK(lat.err.find("with the default 1 us") != std::string::npos);
   // model.layers=1048576 is refused earlier, by the work bound, at its key.
   const auto layers = run_layoutsim("run -q " + def + " --set model.layers=1048576");
   CHECK(layers.rc == 1);
@@ -345,11 +354,19 @@ TEST_CASE("routing: same-node pairs take the switch even when its latency is abo
   }
 }
 
-TEST_CASE("nics_per_node above gpus_per_node and fabrics above the link limit are errors before building") {
-  ls::topo::ClusterSpec s{};
+namespace {
+// Built in a function, as slow_switch_spec (GCC 12's -Wmaybe-uninitialized false positive).
+ls::topo::ClusterSpec many_nics_spec() {
+  ls::topo::ClusterSpec s;
   s.nodes = 2;
   s.gpus_per_node = 8;
   s.inter.nics_per_node = 1024;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("nics_per_node above gpus_per_node and fabrics above the link limit are errors before building") {
+  ls::topo::ClusterSpec s = many_nics_spec();
   CHECK_THROWS_WITH_AS(ls::topo::Cluster::build(s), doctest::Contains("nics_per_node"), std::invalid_argument);
   s.inter.nics_per_node = 0;
   s.nodes = 64;

@@ -41,24 +41,32 @@ double jitter_floor(double cv) {
 /// A stage template's work, folded so that each rank costs O(distinct entries).
 struct StageWork {
   std::array<double, sim::kStreamCount> plain{}, scaled{};  // compute seconds per stream (scaled: × work_scale)
-  std::map<std::tuple<int, int, int, double>, double> collectives;  // (slot, op, variant, bytes) → runs
-  std::map<std::pair<int, double>, double> sends;                   // (peer stage, bytes) → count
+  std::map<std::tuple<int, int, int, int, double>, double> collectives;  // (stream, slot, op, variant, bytes) → runs
+  std::map<std::tuple<int, int, double>, double> sends;                  // (stream, peer stage, bytes) → count
 };
 
 StageWork fold_stage(const sim::StageProgram& sp) {
   StageWork w;
   for (std::size_t st = 0; st < sp.streams.size(); ++st)
     for (const sim::Op& op : sp.streams[st]) {
+      const int stream = static_cast<int>(st);
       switch (op.kind) {
         case sim::OpKind::compute: (op.scaled_by_rank ? w.scaled : w.plain)[st] += op.duration.seconds(); break;
         case sim::OpKind::collective:
-          w.collectives[{op.group_slot, static_cast<int>(op.coll), op.variant, op.bytes}] += std::max<int>(1, op.repeat);
+          w.collectives[{stream, op.group_slot, static_cast<int>(op.coll), op.variant, op.bytes}] += std::max<int>(1, op.repeat);
           break;
-        case sim::OpKind::send: w.sends[{op.peer_stage, op.bytes}] += 1; break;
+        case sim::OpKind::send: w.sends[{stream, op.peer_stage, op.bytes}] += 1; break;
         case sim::OpKind::recv: break;
       }
     }
   return w;
+}
+
+/// Seconds of a plan's phase latencies: each phase ends that long after its last flow.
+double latency_of(const sim::CommPlan& plan) {
+  double s = 0;
+  for (const auto& phase : plan.phases) s += phase.latency.seconds();
+  return s;
 }
 
 std::string duration_text(double s) {
@@ -83,6 +91,21 @@ struct Candidate {
   std::function<void(Scenario&)> reset;
   int tier = 0;  // 0: a value with a published reference; 1: a count of work, tried only when no tier-0 reset helps
 };
+
+/// The cluster's default latencies (topo::ClusterSpec, as the key table documents them).
+// GCC 12 warns (-Wmaybe-uninitialized, a false positive in std::string's destructor) on
+// a ClusterSpec built here, however it is built.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+std::pair<sim::Time, sim::Time> default_latencies() {
+  const topo::ClusterSpec d;
+  return {d.intra.latency, d.inter.latency};
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 std::vector<Candidate> candidates(const Scenario& s, const LinkRateOrigin& origin) {
   std::vector<Candidate> out;
@@ -120,6 +143,15 @@ std::vector<Candidate> candidates(const Scenario& s, const LinkRateOrigin& origi
     out.push_back({"cluster.inter_node.bandwidth", bandwidth_text(s.cluster.inter.bandwidth_Bps),
                    fmt::format("the GPU's nic_bandwidth, {}", bandwidth_text(s.gpu.nic_bandwidth_Bps)),
                    [v = s.gpu.nic_bandwidth_Bps](Scenario& x) { x.cluster.inter.bandwidth_Bps = v; }});
+  // Latencies: the cluster default (topo::ClusterSpec, as the key table documents it).
+  const std::pair<sim::Time, sim::Time> latencies = default_latencies();
+  const sim::Time intra = latencies.first, inter = latencies.second;
+  if (!s.cluster.graph && s.cluster.intra.latency > intra)
+    out.push_back({"cluster.intra_node.latency", fmt::format("{}", s.cluster.intra.latency), fmt::format("the default {}", intra),
+                   [intra](Scenario& x) { x.cluster.intra.latency = intra; }});
+  if (!s.cluster.graph && s.cluster.inter.latency > inter)
+    out.push_back({"cluster.inter_node.latency", fmt::format("{}", s.cluster.inter.latency), fmt::format("the default {}", inter),
+                   [inter](Scenario& x) { x.cluster.inter.latency = inter; }});
   if (const auto m = model_preset(s.model.name)) {
     const auto add = [&](const char* key, std::int64_t given, std::int64_t ref, std::function<void(Scenario&)> reset) {
       if (given > ref)
@@ -176,7 +208,8 @@ double run_bound(const Scenario& s, StepBound* detail = nullptr) {
 
 /// The key behind the largest term when no counterfactual lowers the bound.
 std::string fallback_key(const Scenario& s, const StepBound& b, const LinkRateOrigin& origin) {
-  if (b.what.rfind("link ", 0) != 0) return "model";
+  if (b.what.rfind("latencies", 0) == 0) return "cluster";
+  if (b.what.rfind("link ", 0) != 0) return gpu_preset(s.gpu.name) ? "model" : "cluster.gpu";
   if (s.cluster.graph) return "cluster.graph";
   if (b.what.find("[nvlink]") != std::string::npos || b.what.find("[nvswitch]") != std::string::npos)
     return origin.intra_from_gpu ? "cluster.gpu.nvlink_bandwidth" : "cluster.intra_node.bandwidth";
@@ -206,58 +239,68 @@ StepBound step_lower_bound(const Scenario& s) {
     stages.reserve(prog.stages.size());
     for (const auto& sp : prog.stages) stages.push_back(fold_stage(sp));
 
-    // Compute: the busiest stream of any rank.
+    // Per rank and stream: its compute plus the phase latencies of its collectives and
+    // transfers (one op at a time on a stream). Per plan: how often the step runs it
+    // (a collective once per group, at its first member), for the link term below.
+    topo::Planner planner(cluster, s.cluster.ideal_network, collective_costs_of(s.gpu));
+    std::map<std::tuple<int, int, int, double>, const sim::CommPlan*> group_plans;  // (group, op, variant, bytes)
+    std::map<std::tuple<int, int, double>, const sim::CommPlan*> transfer_plans;    // (src, dst, bytes)
+    std::map<const sim::CommPlan*, double> runs_of;
+    std::vector<std::int32_t> devs;
+    const auto group_plan = [&](std::int32_t g, int op, int variant, double bytes) -> const sim::CommPlan* {
+      const auto key = std::make_tuple(static_cast<int>(g), op, variant, bytes);
+      if (const auto it = group_plans.find(key); it != group_plans.end()) return it->second;
+      const auto& members = prog.groups[static_cast<std::size_t>(g)].ranks;
+      const auto coll = static_cast<sim::CollOp>(op);
+      const sim::CommPlan* plan = nullptr;
+      // A weighted all-to-all (MoE load) is left out: still a lower bound.
+      if (!(coll == sim::CollOp::all_to_all && prog.all_to_all_weight.size() == members.size())) {
+        devs.clear();
+        for (const std::int32_t m : members) devs.push_back(prog.ranks[static_cast<std::size_t>(m)].device);
+        plan = &planner.collective(devs, coll, bytes);
+      }
+      group_plans.emplace(key, plan);
+      return plan;
+    };
     const double compute_floor = jitter_floor(s.perturbations.jitter.compute_cv);
-    std::map<std::tuple<int, int, int, double>, double> collectives;  // (group, op, variant, bytes) → runs
-    std::map<std::tuple<int, int, double>, double> transfers;         // (src device, dst device, bytes) → count
     for (std::size_t r = 0; r < prog.ranks.size(); ++r) {
       const sim::RankInfo& info = prog.ranks[r];
       const StageWork& w = stages[static_cast<std::size_t>(info.stage)];
       const double f = factor[static_cast<std::size_t>(info.device)] * compute_floor;
-      for (std::size_t st = 0; st < sim::kStreamCount; ++st) {
-        const double t = (w.plain[st] + w.scaled[st] * info.work_scale) * f;
-        if (t > out.seconds) {
-          out.seconds = t;
-          out.what = fmt::format("compute on {}", cluster.gpu_name(info.device));
-        }
-      }
-      // A collective counts once per group: at its first member.
+      std::array<double, sim::kStreamCount> busy{}, waits{};  // compute, latencies
+      for (std::size_t st = 0; st < sim::kStreamCount; ++st) busy[st] = (w.plain[st] + w.scaled[st] * info.work_scale) * f;
       for (const auto& [key, runs] : w.collectives) {
-        const auto [slot, op, variant, bytes] = key;
+        const auto [stream, slot, op, variant, bytes] = key;
         const std::int32_t g = info.group[static_cast<std::size_t>(slot)];
-        if (g < 0 || prog.groups[static_cast<std::size_t>(g)].ranks.front() != static_cast<std::int32_t>(r)) continue;
-        collectives[{g, op, variant, bytes}] += runs;
+        if (g < 0) continue;  // degree 1: done at once
+        const sim::CommPlan* plan = group_plan(g, op, variant, bytes);
+        if (!plan) continue;
+        waits[static_cast<std::size_t>(stream)] += latency_of(*plan) * runs;
+        if (prog.groups[static_cast<std::size_t>(g)].ranks.front() == static_cast<std::int32_t>(r)) runs_of[plan] += runs;
       }
       for (const auto& [key, count] : w.sends) {
-        const auto [peer_stage, bytes] = key;
+        const auto [stream, peer_stage, bytes] = key;
         const std::int32_t peer = prog.pp_peer[r * prog.stages.size() + static_cast<std::size_t>(peer_stage)];
-        transfers[{info.device, prog.ranks[static_cast<std::size_t>(peer)].device, bytes}] += count;
+        const std::int32_t dst = prog.ranks[static_cast<std::size_t>(peer)].device;
+        auto [it, fresh] = transfer_plans.try_emplace({info.device, dst, bytes}, nullptr);
+        if (fresh) it->second = &planner.transfer(info.device, dst, bytes);
+        waits[static_cast<std::size_t>(stream)] += latency_of(*it->second) * count;
+        runs_of[it->second] += count;
       }
+      for (std::size_t st = 0; st < sim::kStreamCount; ++st)
+        if (busy[st] + waits[st] > out.seconds) {
+          out.seconds = busy[st] + waits[st];
+          out.what = waits[st] > busy[st] ? fmt::format("latencies of the collectives and transfers of {}", cluster.gpu_name(info.device))
+                                          : fmt::format("compute on {}", cluster.gpu_name(info.device));
+        }
     }
 
     // Links: every flow's bytes on every link of its path, over the link's capacity.
-    topo::Planner planner(cluster, s.cluster.ideal_network, collective_costs_of(s.gpu));
     std::vector<double> link_bytes(cluster.link_count(), 0.0);
-    const auto add_plan = [&](const sim::CommPlan& plan, double count) {
-      for (const auto& phase : plan.phases)
+    for (const auto& [plan, runs] : runs_of)
+      for (const auto& phase : plan->phases)
         for (const auto& flow : phase.flows)
-          for (std::uint32_t k = 0; k < flow.path_len; ++k) link_bytes[plan.links[flow.path_begin + k]] += flow.bytes * count;
-    };
-    std::vector<std::int32_t> devs;
-    for (const auto& [key, runs] : collectives) {
-      const auto [g, op, variant, bytes] = key;
-      const auto& members = prog.groups[static_cast<std::size_t>(g)].ranks;
-      const auto coll = static_cast<sim::CollOp>(op);
-      // A weighted all-to-all (MoE load) is left out: still a lower bound.
-      if (coll == sim::CollOp::all_to_all && prog.all_to_all_weight.size() == members.size()) continue;
-      devs.clear();
-      for (const std::int32_t m : members) devs.push_back(prog.ranks[static_cast<std::size_t>(m)].device);
-      add_plan(planner.collective(devs, coll, bytes), runs);
-    }
-    for (const auto& [key, count] : transfers) {
-      const auto [src, dst, bytes] = key;
-      add_plan(planner.transfer(src, dst, bytes), count);
-    }
+          for (std::uint32_t k = 0; k < flow.path_len; ++k) link_bytes[plan->links[flow.path_begin + k]] += flow.bytes * runs;
     const double comm_floor = jitter_floor(s.perturbations.jitter.comm_cv);
     for (std::size_t l = 0; l < link_bytes.size(); ++l) {
       if (!(link_bytes[l] > 0) || !(capacity[l] > 0)) continue;
@@ -311,20 +354,17 @@ void check_time_range(const Scenario& s, const LinkRateOrigin& origin, std::vect
   }
   const int steps = std::max(1, s.simulation.steps);
   const std::string run = steps > 1 ? fmt::format("{} steps", steps) : "the step";
-  const std::string range = "outside the representable range of time (int64 picoseconds, about 106 days): the step would exceed it";
-  const std::string lasts =
-      std::isfinite(total)
-          ? fmt::format("makes {} last at least {} ({})", run, duration_text(total), bound.what)
-          : fmt::format("makes a part of {} (an operation, or a sum of them while the program is built) last past the last "
-                        "instant the simulator can represent",
-                        run);
+  const std::string range = "outside the representable range of time (int64 picoseconds, about 106 days), the step would exceed it";
+  const std::string lasts = std::isfinite(total)
+                                ? fmt::format("makes {} last at least {} ({})", run, duration_text(total), bound.what)
+                                : fmt::format("makes part of {} (one operation, or a sum of them) too long to represent", run);
   if (best) {
     std::string with = fmt::format("with {} it would last at least {}", best->reference, duration_text(best_total));
     if (best_total >= sim::kMaxTimeSeconds) with += ", still outside: other values are too far off as well";
-    issues.push_back({best->key, fmt::format("{} {}, {}; {}", best->given, lasts, range, with), "", "", true});
+    issues.push_back({best->key, fmt::format("{} {}: {}; {}", best->given, lasts, range, with), "", "", true});
     return;
   }
-  issues.push_back({fallback_key(s, bound, origin), fmt::format("this scenario {}, {}", lasts, range),
+  issues.push_back({fallback_key(s, bound, origin), fmt::format("this scenario {}: {}", lasts, range),
                     "check rates such as peak_tflops, hbm_bandwidth and link bandwidths, and sizes such as seq_len", "", false});
 }
 

@@ -5,16 +5,17 @@
 // The check runs last in resolve(), on the built step program (workloads/
 // program_builder.hpp), and uses a LOWER bound of the simulated step that follows
 // from the engine's own semantics (sim/program.hpp, sim/network.hpp):
-//   * compute: the ops of one stream of one rank run one at a time, so the step is
+//   * streams: the ops of one stream of one rank run one at a time, so the step is
 //     at least, for every rank and stream, the sum of its compute ops' durations
 //     times the rank's compute factor (perturbations.devices compute_slowdown, the
-//     MoE expert load for the ops it scales);
+//     MoE expert load for the ops it scales) plus the phase latencies of its
+//     collectives and transfers (a phase ends its latency after its last flow);
 //   * links: max-min fairness never gives a link more than its capacity, so the step
 //     is at least, for every link, the bytes the step's flows carry over it (every
 //     collective of every group and every pipeline transfer, planned by the same
 //     topo::Planner the engine uses) over its bandwidth × bandwidth_factor.
-// Weighted (skewed) all-to-alls and latencies are left out, which keeps it a lower
-// bound. With jitter (perturbations.jitter) each term is multiplied by the smallest
+// Weighted (skewed) all-to-alls and the overlap of streams are left out, which keeps
+// it a lower bound. With jitter (perturbations.jitter) each term is multiplied by the smallest
 // factor the engine's lognormal can draw (its Box–Muller z is bounded by
 // sqrt(2·ln 2^53) ≈ 8.57), so the bound still holds. simulation.steps steps run back to
 // back on one clock: the run is at least steps × the bound.
@@ -22,12 +23,16 @@
 // "Most responsible" key (counterfactual): every candidate key whose value is worse
 // than a reference — the GPU preset's figure (peak_tflops, fp8_tflops,
 // hbm_bandwidth, nvlink/nic bandwidth), the GPU's link rate for a cluster link
-// bandwidth, the model preset's figure (seq_len, layers, hidden, ffn_hidden, vocab),
-// 1 for a bandwidth_factor, a compute_slowdown, microbatches, microbatch_size and
-// simulation.steps — is set back to its reference alone, and the bound recomputed;
+// bandwidth, the cluster default for a latency, the model preset's figure (seq_len,
+// layers, hidden, ffn_hidden, vocab), 1 for a bandwidth_factor, a compute_slowdown,
+// microbatches, microbatch_size and simulation.steps — is set back to its reference alone, and the bound recomputed;
 // the key whose reset gives the smallest bound is blamed (ties: the first in the order
-// above). When no reset lowers it, the key behind the largest term is blamed (the
-// link class's bandwidth, or the model for compute). Cost: O(stage ops + ranks ×
+// above). Counts of work (microbatches, microbatch_size, steps) are tried only when no
+// value with a published reference lowers the bound: 16 micro-batches are not "more
+// responsible" than a GPU 10^7 times slower because one micro-batch would be faster.
+// When no reset lowers it, the key behind the largest term is blamed (the link
+// class's bandwidth, the cluster for latencies, the model — or a GPU given without a
+// preset — for compute). Cost: O(stage ops + ranks ×
 // distinct collectives + plan sizes) for a valid scenario (one program build); on the
 // error path once more per candidate.
 #pragma once
