@@ -431,6 +431,18 @@ TEST_CASE("100,000 bad keys: linear checks, 20 errors shown, then a count") {
   }
 }
 
+TEST_CASE("a scenario named after a non-UTF-8 file name still writes a valid trace and summary") {
+  const std::string dir = tmp("utf8-name");
+  fs::create_directories(dir);
+  const std::string path = dir + "/caf\xe9-\xf0\x9f\x98\x80.yaml";  // "café" in Latin-1, then a valid 4-byte emoji
+  write_file(path, "model: llama3-8b\nlayout: {tp: 8}\n");
+  const std::string trace = dir + "/t.json";
+  const auto r = run_layoutsim("run -q '" + path + "' --trace '" + trace + "' --json -");
+  REQUIRE(r.rc == 0);
+  CHECK(json::parse(r.out)["scenario"].get<std::string>() == "caf\xef\xbf\xbd-\xf0\x9f\x98\x80");
+  CHECK(run_layoutsim("check-trace '" + trace + "'").rc == 0);
+}
+
 TEST_CASE("a link perturbed twice is an error, also through a<->b") {
   const std::string base = std::string(SCENARIOS_DIR) + "/degraded-link.yaml";
   const auto r = run_layoutsim("run -q " + base + " --set 'perturbations.links=[{link: node2.nic5->leaf5, bandwidth_factor: 0.5}, "
