@@ -192,6 +192,11 @@ TEST_CASE("a step past the time range is located at the key most responsible, wi
                 "h100-sxm preset's 3350 GB/s"},
            Case{degraded + " --set 'perturbations.links[0].bandwidth_factor=1e-12'", "--set:1:41:",
                 "perturbations.links[0].bandwidth_factor", "with 1 it would last at least"},
+           Case{def + " --set 'cluster.inter_node.pcie_bandwidth=1 b/s'", "--set:1:35:", "cluster.inter_node.pcie_bandwidth",
+                "with the default 64 GB/s"},
+           // Steps run on one clock; a value with a reference is blamed before the count.
+           Case{def + " --set simulation.steps=10000 --set cluster.gpu.peak_tflops=0.1", "--set:2:25:", "cluster.gpu.peak_tflops",
+                "makes 10000 steps last at least"},
            // Two values off: the one whose reset shrinks the bound most is blamed.
            Case{def + " --set cluster.gpu.peak_tflops=1e-4 --set 'cluster.inter_node.bandwidth=1 Kb/s'", "--set:1:25:",
                 "cluster.gpu.peak_tflops", "still outside"},

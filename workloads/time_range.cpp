@@ -92,16 +92,21 @@ struct Candidate {
   int tier = 0;  // 0: a value with a published reference; 1: a count of work, tried only when no tier-0 reset helps
 };
 
-/// The cluster's default latencies (topo::ClusterSpec, as the key table documents them).
+/// The cluster defaults the candidates reset to (topo::ClusterSpec, as the key table
+/// documents them).
+struct ClusterDefaults {
+  sim::Time intra_latency, inter_latency;
+  double pcie_Bps = 0, oversubscription = 1;
+};
 // GCC 12 warns (-Wmaybe-uninitialized, a false positive in std::string's destructor) on
 // a ClusterSpec built here, however it is built.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-std::pair<sim::Time, sim::Time> default_latencies() {
+ClusterDefaults cluster_defaults() {
   const topo::ClusterSpec d;
-  return {d.intra.latency, d.inter.latency};
+  return {d.intra.latency, d.inter.latency, d.inter.pcie_bandwidth_Bps, d.inter.oversubscription};
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -143,15 +148,23 @@ std::vector<Candidate> candidates(const Scenario& s, const LinkRateOrigin& origi
     out.push_back({"cluster.inter_node.bandwidth", bandwidth_text(s.cluster.inter.bandwidth_Bps),
                    fmt::format("the GPU's nic_bandwidth, {}", bandwidth_text(s.gpu.nic_bandwidth_Bps)),
                    [v = s.gpu.nic_bandwidth_Bps](Scenario& x) { x.cluster.inter.bandwidth_Bps = v; }});
-  // Latencies: the cluster default (topo::ClusterSpec, as the key table documents it).
-  const std::pair<sim::Time, sim::Time> latencies = default_latencies();
-  const sim::Time intra = latencies.first, inter = latencies.second;
+  // Latencies, the PCIe hop and the fabric's oversubscription: the cluster default.
+  const ClusterDefaults cd = cluster_defaults();
+  const sim::Time intra = cd.intra_latency, inter = cd.inter_latency;
   if (!s.cluster.graph && s.cluster.intra.latency > intra)
     out.push_back({"cluster.intra_node.latency", fmt::format("{}", s.cluster.intra.latency), fmt::format("the default {}", intra),
                    [intra](Scenario& x) { x.cluster.intra.latency = intra; }});
   if (!s.cluster.graph && s.cluster.inter.latency > inter)
     out.push_back({"cluster.inter_node.latency", fmt::format("{}", s.cluster.inter.latency), fmt::format("the default {}", inter),
                    [inter](Scenario& x) { x.cluster.inter.latency = inter; }});
+  if (!s.cluster.graph && s.cluster.inter.pcie_bandwidth_Bps < cd.pcie_Bps)
+    out.push_back({"cluster.inter_node.pcie_bandwidth", bandwidth_text(s.cluster.inter.pcie_bandwidth_Bps),
+                   fmt::format("the default {}", bandwidth_text(cd.pcie_Bps)),
+                   [v = cd.pcie_Bps](Scenario& x) { x.cluster.inter.pcie_bandwidth_Bps = v; }});
+  if (!s.cluster.graph && s.cluster.inter.oversubscription > cd.oversubscription)
+    out.push_back({"cluster.inter_node.oversubscription", fmt::format("{:.4g}", s.cluster.inter.oversubscription),
+                   fmt::format("the default {:.4g}", cd.oversubscription),
+                   [v = cd.oversubscription](Scenario& x) { x.cluster.inter.oversubscription = v; }});
   if (const auto m = model_preset(s.model.name)) {
     const auto add = [&](const char* key, std::int64_t given, std::int64_t ref, std::function<void(Scenario&)> reset) {
       if (given > ref)

@@ -23,7 +23,8 @@
 // "Most responsible" key (counterfactual): every candidate key whose value is worse
 // than a reference — the GPU preset's figure (peak_tflops, fp8_tflops,
 // hbm_bandwidth, nvlink/nic bandwidth), the GPU's link rate for a cluster link
-// bandwidth, the cluster default for a latency, the model preset's figure (seq_len,
+// bandwidth, the cluster default for a latency, the PCIe hop and the fabric's
+// oversubscription, the model preset's figure (seq_len,
 // layers, hidden, ffn_hidden, vocab), 1 for a bandwidth_factor, a compute_slowdown,
 // microbatches, microbatch_size and simulation.steps — is set back to its reference alone, and the bound recomputed;
 // the key whose reset gives the smallest bound is blamed (ties: the first in the order
