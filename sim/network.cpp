@@ -360,12 +360,20 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
       // A drain time beyond int64 picoseconds (~9.2e6 s) throws TimeRangeError (exit 1
       // "outside the representable range"): reporting it as "never" made the engine
       // report a deadlock instead.
-      if (!(s < kMaxTimeSeconds - now.seconds()))
+      if (!(s < kMaxTimeSeconds - now.seconds())) {
+        // Name the link that limits it: the least capacity per crossing on its path.
+        const Hop* neck = &f.path.front();
+        for (const Hop& h : f.path)
+          if (hot_[h.link].capacity / h.mult < hot_[neck->link].capacity / neck->mult) neck = &h;
+        const std::string link =
+            neck->link < names_.size() ? fmt::format("'{}'", names_[neck->link]) : fmt::format("#{}", neck->link);
         throw TimeRangeError(fmt::format(
-            "a transfer of {:.4g} bytes at {:.4g} B/s would end {:.4g} s into the run, outside the representable range "
-            "of time (int64 picoseconds, about 106 days): the step would exceed it; check link bandwidths, bandwidth_factor and "
-            "message sizes",
-            f.remaining, f.rate, now.seconds() + s));
+            "a transfer of {:.4g} bytes at {:.4g} B/s (bottleneck: link {}, {:.4g} B/s) would take {:.4g} s and end {:.4g} s "
+            "into the run, outside the representable range of time (int64 picoseconds, about 106 days): the step would "
+            "exceed it; check that link's bandwidth (the cluster's link bandwidths, a perturbation's bandwidth_factor), the "
+            "message sizes, and what made the run this long before it (latencies, rates, counts)",
+            f.remaining, f.rate, link, hot_[neck->link].capacity, s, now.seconds() + s));
+      }
       fin = now + Time::from_seconds_ceil(s);
     }
     if (fin != f.finish) {
@@ -446,6 +454,8 @@ Time FlowNetwork::link_bottleneck(LinkId link, Time now) const {
   if (st.saturated && now.ps() > st.saturated_since) ps += now.ps() - st.saturated_since;
   return Time::from_ps(ps);
 }
+
+void FlowNetwork::set_link_names(std::vector<std::string> names) { names_ = std::move(names); }
 
 void FlowNetwork::set_observer(LinkRateObserver* observer) { observer_ = observer; }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sim/time.hpp"
@@ -87,6 +88,10 @@ public:
   /// time the link limited some flow; every flow has such a link on its path.
   /// Updated at each resolve() for the links it re-solved: O(1) per link.
   Time link_bottleneck(LinkId link, Time now) const;
+
+  /// Optional link names (one per link) for messages: a drain time outside the range
+  /// of sim::Time names the flow's bottleneck link. Without them: "link #ID".
+  void set_link_names(std::vector<std::string> names);
 
   /// Optional observer for the links flagged with watch(); not owned.
   void set_observer(LinkRateObserver* observer);
@@ -167,6 +172,7 @@ private:
 
   std::vector<LinkHot> hot_;
   std::vector<LinkStats> stats_;
+  std::vector<std::string> names_;  // set_link_names (messages only)
   std::vector<std::vector<Use>> link_flows_;  // active flows of each link, once per flow
   std::vector<Flow> flows_;
   std::vector<FlowId> free_ids_;

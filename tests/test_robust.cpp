@@ -20,11 +20,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/network.hpp"
 #include "sim/time.hpp"
 #include "topology/cluster.hpp"
 #include "tools/atomic_file.hpp"
 #include "tools/output_check.hpp"
 #include "tools/scenario.hpp"
+#include "workloads/simulate.hpp"
+#include "workloads/time_range.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
@@ -171,6 +174,115 @@ TEST_CASE("a step beyond int64 picoseconds is a clear error (exit 1), never a de
   for (const auto& [kind, k] : j["links"]["by_kind"].items()) CHECK(k["max_utilization"].get<double>() <= 1.0);
 }
 
+TEST_CASE("a step past the time range is located at the key most responsible, with its reference; check says the same") {
+  struct Case {
+    std::string args, where, key, reference;
+  };
+  const std::string def = std::string(SCENARIOS_DIR) + "/default.yaml";
+  const std::string degraded = std::string(SCENARIOS_DIR) + "/degraded-link.yaml";
+  const std::string corpus = std::string(CORPUS_DIR) + "/time_link_factor.yaml";
+  // `where`: the value's location (--set:N:COL is the column where VALUE starts).
+  for (const Case& c : {
+           Case{def + " --set cluster.gpu.peak_tflops=1e-4", "--set:1:25:", "cluster.gpu.peak_tflops", "h100-sxm preset's 989 TFLOP/s"},
+           Case{def + " --set cluster.gpu.peak_tflops=1e-9", "--set:1:25:", "cluster.gpu.peak_tflops", "h100-sxm preset's 989 TFLOP/s"},
+           Case{def + " --set 'cluster.inter_node.bandwidth=1 Kb/s'", "--set:1:30:", "cluster.inter_node.bandwidth",
+                "the GPU's nic_bandwidth, 50 GB/s"},
+           Case{def + " --set model.seq_len=67108864", "--set:1:15:", "model.seq_len", "llama3-70b preset's 8192"},
+           Case{def + " --set 'cluster.gpu.hbm_bandwidth=1 b/s'", "--set:1:27:", "cluster.gpu.hbm_bandwidth",
+                "h100-sxm preset's 3350 GB/s"},
+           Case{degraded + " --set 'perturbations.links[0].bandwidth_factor=1e-12'", "--set:1:41:",
+                "perturbations.links[0].bandwidth_factor", "with 1 it would last at least"},
+           Case{def + " --set 'cluster.inter_node.pcie_bandwidth=1 b/s'", "--set:1:35:", "cluster.inter_node.pcie_bandwidth",
+                "with the default 64 GB/s"},
+           // Steps run on one clock; a value with a reference is blamed before the count.
+           Case{def + " --set simulation.steps=10000 --set cluster.gpu.peak_tflops=0.1", "--set:2:25:", "cluster.gpu.peak_tflops",
+                "makes 10000 steps last at least"},
+           // Two values off: the one whose reset shrinks the bound most is blamed.
+           Case{def + " --set cluster.gpu.peak_tflops=1e-4 --set 'cluster.inter_node.bandwidth=1 Kb/s'", "--set:1:25:",
+                "cluster.gpu.peak_tflops", "still outside"},
+           Case{corpus, "time_link_factor.yaml:8:51:", "perturbations.links[0].bandwidth_factor", "0.4 b/s"},
+           // The GPU 10^7 times slower alone still fits (9.3e5 s): the bandwidth is blamed.
+           Case{std::string(CORPUS_DIR) + "/time_two_values.yaml", "time_two_values.yaml:8:27:", "cluster.inter_node.bandwidth",
+                "it would last at least 9.263e+05 s"},
+       }) {
+    CAPTURE(c.args);
+    const auto run = run_layoutsim("run -q " + c.args);
+    CHECK(run.rc == 1);
+    CHECK(run.err.find(c.where + " error: " + c.key + ": ") != std::string::npos);
+    CHECK(run.err.find(c.reference) != std::string::npos);
+    CHECK(run.err.find("the step would exceed it") != std::string::npos);
+    CHECK(run.err.find("deadlock") == std::string::npos);
+    // check names a --set by its text ("--set KEY=VALUE: error: ..."), run by its place.
+    const auto check = run_layoutsim("check " + c.args);
+    CHECK(check.rc == 1);
+    const auto tail = [](const std::string& e) { return e.substr(std::min(e.size(), e.find(" error: "))); };
+    CHECK(tail(check.err) == tail(run.err));
+  }
+  // Latencies add up on a stream: located at the latency, not found by the network.
+  const auto lat = run_layoutsim("run -q --set 'cluster.intra_node.latency=0.999 s' --set 'cluster.inter_node.latency=0.999 s' "
+                                 "--set layout.microbatches=8192");
+  CHECK(lat.rc == 1);
+  CHECK(lat.err.find("--set:1:28: error: cluster.intra_node.latency: 999 ms makes the step last at least") != std::string::npos);
+  CHECK(lat.err.find("with the default 1 us") != std::string::npos);
+  // model.layers=1048576 is refused earlier, by the work bound, at its key.
+  const auto layers = run_layoutsim("run -q " + def + " --set model.layers=1048576");
+  CHECK(layers.rc == 1);
+  CHECK(layers.err.find("--set:1:7: error: model.layers:") != std::string::npos);
+}
+
+namespace {
+// The `expect: step_time_s ≈ V ±T%` figure of a scenario's header (the simulated step,
+// checked by the scenario_expectations CTest), lowered by its tolerance; 0 if none.
+double expected_step_floor(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  const std::string tag = "expect: step_time_s \xe2\x89\x88 ";
+  while (std::getline(in, line)) {
+    const auto p = line.find(tag);
+    if (p == std::string::npos) continue;
+    const double v = std::stod(line.substr(p + tag.size()));
+    const auto pm = line.find("\xc2\xb1", p);
+    const double tol = pm == std::string::npos ? 0.0 : std::stod(line.substr(pm + 2)) / 100.0;
+    return v * (1.0 - tol);
+  }
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("the time-range bound is a true lower bound of the simulated step for every scenario in scenarios/") {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(SCENARIOS_DIR))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 20);
+  for (const std::string& f : files) {
+    CAPTURE(f);
+    const ls::wl::ResolvedScenario sc = ls::tools::load_scenario_file(f, {});
+    const ls::wl::StepBound b = ls::wl::step_lower_bound(*sc);
+    REQUIRE(std::isfinite(b.seconds));
+    CHECK(b.seconds > 0);
+    // The quoted figure when the header has one (fast); else a simulation.
+    double step = expected_step_floor(f);
+    if (step == 0) {
+      ls::wl::SimOptions o;
+      o.what_if = false;
+      step = ls::wl::simulate(sc, o).step_time_s;
+    }
+    MESSAGE(fs::path(f).filename().string() << ": bound " << b.seconds << " s <= step " << step << " s (" << b.what << ")");
+    CHECK(b.seconds <= step);
+  }
+}
+
+TEST_CASE("the network's drain-time range error names the flow's bottleneck link") {
+  using ls::sim::Time;
+  ls::sim::FlowNetwork net({1e9, 1e-6});
+  net.set_link_names({"a->b", "b->c"});
+  const std::vector<ls::sim::LinkId> path{0, 1};
+  (void)net.start(Time::zero(), path, 1e6);  // 1e12 s at 1e-6 B/s
+  std::vector<ls::sim::FlowId> changed;
+  CHECK_THROWS_WITH_AS(net.resolve(Time::zero(), changed), doctest::Contains("bottleneck: link 'b->c'"), ls::sim::TimeRangeError);
+}
+
 TEST_CASE("Time: conversions and arithmetic outside int64 picoseconds throw TimeRangeError") {
   using ls::sim::Time;
   CHECK_THROWS_AS(Time::from_seconds(1e7), ls::sim::TimeRangeError);
@@ -247,11 +359,19 @@ TEST_CASE("routing: same-node pairs take the switch even when its latency is abo
   }
 }
 
-TEST_CASE("nics_per_node above gpus_per_node and fabrics above the link limit are errors before building") {
-  ls::topo::ClusterSpec s{};
+namespace {
+// Built in a function, as slow_switch_spec (GCC 12's -Wmaybe-uninitialized false positive).
+ls::topo::ClusterSpec many_nics_spec() {
+  ls::topo::ClusterSpec s;
   s.nodes = 2;
   s.gpus_per_node = 8;
   s.inter.nics_per_node = 1024;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("nics_per_node above gpus_per_node and fabrics above the link limit are errors before building") {
+  ls::topo::ClusterSpec s = many_nics_spec();
   CHECK_THROWS_WITH_AS(ls::topo::Cluster::build(s), doctest::Contains("nics_per_node"), std::invalid_argument);
   s.inter.nics_per_node = 0;
   s.nodes = 64;
@@ -314,6 +434,18 @@ TEST_CASE("100,000 bad keys: linear checks, 20 errors shown, then a count") {
     CHECK(std::count(err.begin(), err.end(), '\n') == 20);  // 20 errors + the count line
     CHECK(err.find("more errors") != std::string::npos);
   }
+}
+
+TEST_CASE("a scenario named after a non-UTF-8 file name still writes a valid trace and summary") {
+  const std::string dir = tmp("utf8-name");
+  fs::create_directories(dir);
+  const std::string path = dir + "/caf\xe9-\xf0\x9f\x98\x80.yaml";  // "café" in Latin-1, then a valid 4-byte emoji
+  write_file(path, "model: llama3-8b\nlayout: {tp: 8}\n");
+  const std::string trace = dir + "/t.json";
+  const auto r = run_layoutsim("run -q '" + path + "' --trace '" + trace + "' --json -");
+  REQUIRE(r.rc == 0);
+  CHECK(json::parse(r.out)["scenario"].get<std::string>() == "caf\xef\xbf\xbd-\xf0\x9f\x98\x80");
+  CHECK(run_layoutsim("check-trace '" + trace + "'").rc == 0);
 }
 
 TEST_CASE("a link perturbed twice is an error, also through a<->b") {

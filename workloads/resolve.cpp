@@ -13,6 +13,7 @@
 #include "workloads/hardware.hpp"
 #include "workloads/hardware_checks.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/time_range.hpp"
 
 namespace ls::wl {
 namespace {
@@ -33,13 +34,53 @@ void throw_if_any(std::vector<ScenarioIssue>& issues) {
   if (!issues.empty()) throw InvalidScenario(std::move(issues));
 }
 
+/// `s` with each byte that does not start a well-formed UTF-8 sequence (RFC 3629: no
+/// overlong forms, no surrogates, at most U+10FFFF) replaced by U+FFFD: a file name is
+/// any bytes, but the name it gives ends up in the JSON summary and the Chrome trace,
+/// which must be UTF-8.
+std::string utf8_or_replaced(const std::string& s) {
+  std::string out;
+  const auto byte = [&](std::size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned c = byte(i);
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) {
+      len = 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {  // E0: no overlong form; ED: no surrogate
+      len = 3;
+      lo = c == 0xE0 ? 0xA0 : 0x80;
+      hi = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {  // F0: no overlong form; F4: at most U+10FFFF
+      len = 4;
+      lo = c == 0xF0 ? 0x90 : 0x80;
+      hi = c == 0xF4 ? 0x8F : 0xBF;
+    }
+    bool ok = len > 0;
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const unsigned b = byte(i + k);
+      ok = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xBF);
+    }
+    if (ok) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
 /// "dir/llama.yaml" → "llama"; the built-in scenario is "default".
 std::string name_from_source(const std::string& source) {
   if (source == "<default>") return "default";
   std::string n = source;
   if (auto p = n.find_last_of('/'); p != std::string::npos) n = n.substr(p + 1);
   if (auto p = n.find_last_of('.'); p != std::string::npos && p > 0) n = n.substr(0, p);
-  return n.empty() ? "scenario" : n;
+  return n.empty() ? "scenario" : utf8_or_replaced(n);
 }
 
 bool gpu_unset(const GpuSpec& g) { return g.name.empty() && g.peak_flops == 0; }
@@ -204,6 +245,9 @@ ResolvedScenario resolve(Scenario s) {
   std::vector<ScenarioIssue> issues;
   if (s.name.empty()) s.name = name_from_source(s.source);
   if (gpu_unset(s.gpu)) s.gpu = *gpu_preset(DerivedDefaults::gpu_preset);
+  // Whether a link rate is the user's or the GPU's decides which key a time-range
+  // error blames (time_range.hpp).
+  const LinkRateOrigin origin{!(s.cluster.intra.bandwidth_Bps > 0), !(s.cluster.inter.bandwidth_Bps > 0)};
   derive_links(s, issues);
   derive_model(s.model);
   // The framework's per-kernel constants come with its preset (implementation_profile.hpp).
@@ -228,6 +272,10 @@ ResolvedScenario resolve(Scenario s) {
   throw_if_any(issues);
 
   check_topology(s, issues);
+  throw_if_any(issues);
+
+  // Last: a step past int64 picoseconds is located here, not found mid-simulation.
+  check_time_range(s, origin, issues);
   throw_if_any(issues);
   return ResolvedScenario(std::move(s));
 }

@@ -43,8 +43,11 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   const auto t0 = std::chrono::steady_clock::now();
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
   topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
+  std::vector<std::string> link_names;
+  for (std::size_t l = 0; l < cluster.link_count(); ++l) link_names.push_back(cluster.link(static_cast<sim::LinkId>(l)).name);
   const auto make_network = [&] {
     sim::FlowNetwork n(cluster.link_bandwidths());
+    n.set_link_names(link_names);  // a drain time past the range names its link
     for (const auto& lf : sc.perturbations.links) {
       if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
       const auto ids = cluster.find_links(lf.link);
