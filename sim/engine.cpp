@@ -185,6 +185,7 @@ Time Engine::run_step(Time start, int step_index) {
         resolve_pending_ = false;
         changed_.clear();
         net_.resolve(now_, changed_);
+        if (!cfg_.symmetry.tied.empty()) check_tied();
         for (FlowId f : changed_) {
           const Time t = net_.finish_time(f);
           if (t != Time::max()) queue_.push(t, kFlowDone, f, net_.version(f));
@@ -424,6 +425,13 @@ void Engine::start_comm(std::uint32_t cid, Time now) {
     const auto it = cfg_.symmetry.ghosts.find(c.plan);
     c.ghosts = it == cfg_.symmetry.ghosts.end() ? nullptr : &it->second;
   }
+  if (!cfg_.symmetry.tied.empty()) {
+    const auto it = cfg_.symmetry.tied.find(c.plan);
+    if (it != cfg_.symmetry.tied.end()) {
+      c.plan = it->second.plan.get();
+      c.tied_copies = it->second.copies;
+    }
+  }
   if (c.plan->phases.empty()) {
     // Free communication (ideal network, single member): finish through the queue
     // so completion never recurses into the caller.
@@ -443,6 +451,11 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     const FlowId id = net_.start(now, std::span<const LinkId>(c.plan->links.data() + f.path_begin, f.path_len), bytes);
     if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
     flow_comm_[id] = cid;
+    if (!cfg_.symmetry.tied.empty()) {
+      if (id >= flow_tied_.size()) flow_tied_.resize(static_cast<std::size_t>(id) + 1);
+      flow_tied_[id] = c.tied_copies > 1 ? TiedFlow{c.plan->links.data() + f.path_begin, f.path_len / c.tied_copies, c.tied_copies}
+                                         : TiedFlow{};
+    }
     if (c.ghosts) {
       if (id >= flow_place_.size()) flow_place_.resize(static_cast<std::size_t>(id) + 1);
       flow_place_[id] = c.outstanding;

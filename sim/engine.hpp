@@ -87,6 +87,17 @@ struct EngineSymmetry {
   std::vector<std::int32_t> rank_at;         // [position · replicas + replica] → rank
   std::unordered_map<const CommPlan*, std::vector<const CommPlan*>> ghosts;
   Time tolerance = Time::from_ps(1000);
+  /// Tied plans, the cheaper form of ghosts: a plan runs as `plan`, whose flows cross
+  /// the union of the `copies` alike copies' paths (replica 0's first, each `path_len /
+  /// copies` links) at one rate, a link crossed by several copies carrying it that many
+  /// times (the network's multiplicity). That is the untied run exactly when every copy
+  /// is max-min bottlenecked on its own path; the engine checks it after every
+  /// re-solve (FlowNetwork::bottlenecked_on) and throws SymmetryBroken otherwise.
+  struct Tied {
+    std::shared_ptr<const CommPlan> plan;
+    std::uint32_t copies = 1;
+  };
+  std::unordered_map<const CommPlan*, Tied> tied;
 };
 
 class SymmetryBroken : public std::runtime_error {
@@ -164,6 +175,7 @@ private:
     Time started;
     bool free = true;
     const std::vector<const CommPlan*>* ghosts = nullptr;  // symmetric fast path
+    std::uint32_t tied_copies = 0;                          // symmetric fast path: > 1 when tied
   };
 
   void try_advance(std::int32_t rank);
@@ -228,6 +240,14 @@ private:
   std::vector<std::uint32_t> group_active_;
   std::vector<std::uint32_t> flow_place_;
   std::vector<std::vector<std::pair<Time, Time>>> ghost_span_;
+  // Per flow id of a tied plan: its first copy's path and the number of copies (0: untied).
+  struct TiedFlow {
+    const LinkId* path = nullptr;
+    std::uint32_t len = 0;
+    std::uint32_t copies = 0;
+  };
+  std::vector<TiedFlow> flow_tied_;
+  void check_tied() const;
   void start_ghosts(std::uint32_t comm_id, Time now);
   void check_ghosts(std::uint32_t comm_id) const;
   void copy_to_mirrors();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
@@ -281,8 +282,27 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
         }
     }
   }
-  for (auto& lp : local)
-    if (lp.ghosted) es.ghosts.emplace(lp.plan, std::move(lp.mirror));
+  // Ghosted plans run tied (EngineSymmetry::tied): one flow per place over every
+  // copy's path, replica 0's first.
+  for (const auto& lp : local) {
+    if (!lp.ghosted) continue;
+    auto tied = std::make_shared<sim::CommPlan>();
+    tied->bytes_per_member = lp.plan->bytes_per_member;
+    tied->phases = lp.plan->phases;
+    for (std::size_t p = 0; p < tied->phases.size(); ++p)
+      for (std::size_t f = 0; f < tied->phases[p].flows.size(); ++f) {
+        auto& tf = tied->phases[p].flows[f];
+        tf.path_begin = static_cast<std::uint32_t>(tied->links.size());
+        auto append = [&](const sim::CommPlan& c) {
+          const auto& cf = c.phases[p].flows[f];
+          tied->links.insert(tied->links.end(), c.links.begin() + cf.path_begin, c.links.begin() + cf.path_begin + cf.path_len);
+        };
+        append(*lp.plan);
+        for (const auto* m : lp.mirror) append(*m);
+        tf.path_len = static_cast<std::uint32_t>(tied->links.size()) - tf.path_begin;
+      }
+    es.tied.emplace(lp.plan, sim::EngineSymmetry::Tied{std::move(tied), static_cast<std::uint32_t>(lp.mirror.size() + 1)});
+  }
   es.replicas = R;
   out.status = "used";
   return out;
