@@ -161,6 +161,12 @@ TEST_CASE("symmetric fast path: fat-tree with oversubscription") {
                 "cluster.inter_node.nodes_per_leaf=1", "layout.placement=[tp, pp, dp]"});
 }
 
+TEST_CASE("symmetric fast path: context parallelism (replicas hold several cp ranks per stage and tp index)") {
+  CHECK(agree(kBase, {"layout.cp=2"}) == "used");
+  agree(kBase, {"layout.cp=2", "layout.cp_kind=all-gather"});
+  agree(kBase, {"layout.cp=2", "layout.tp=1", "layout.placement=[cp, tp, pp, dp]"});
+}
+
 TEST_CASE("symmetric fast path: MoE with balanced routing") {
   agree(kMoe, {});
   agree(kMoe, {"layout.tp=1", "layout.ep=4"});
