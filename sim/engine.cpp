@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -76,7 +77,9 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
     throw std::invalid_argument("engine: too many ops to record for the critical path");
   if (cfg_.record_ops) {
     op_trace_count_ = static_cast<std::size_t>(acc);
-    op_traces_.reset(new OpTrace[op_trace_count_]);
+    auto* raw = static_cast<OpTrace*>(std::malloc(op_trace_count_ * sizeof(OpTrace)));
+    if (!raw && op_trace_count_ > 0) throw std::bad_alloc();
+    op_traces_.reset(raw);
   }
   transfer_plans_.resize(nranks);
   const EngineSymmetry& sym = cfg_.symmetry;
@@ -252,7 +255,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
     }
     if (rec) {
       const std::int64_t gid = op_base(rank, ref.stream) + ref.index;
-      const Time e = op_traces_[static_cast<std::size_t>(gid)].end;
+      const Time e = op_traces_.get()[static_cast<std::size_t>(gid)].end;
       if (enabler < 0 || e > enabler_end) { enabler = gid; enabler_end = e; }
     }
   }
@@ -271,10 +274,10 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   if (rec) {
     const std::int64_t gid = op_base(rank, stream) + ss.pos;
     if (ss.pos > 0) {
-      const Time e = op_traces_[static_cast<std::size_t>(gid - 1)].end;
+      const Time e = op_traces_.get()[static_cast<std::size_t>(gid - 1)].end;
       if (enabler < 0 || e >= enabler_end) { enabler = gid - 1; enabler_end = e; }
     }
-    OpTrace& t = op_traces_[static_cast<std::size_t>(gid)];
+    OpTrace& t = op_traces_.get()[static_cast<std::size_t>(gid)];
     t.start = now_;
     t.end = now_;
     t.enabler = static_cast<std::int32_t>(enabler);
@@ -313,14 +316,20 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       // rank is cheaper than the planner's hashed cache on every micro-batch.
       const std::int32_t dst = program_.ranks[static_cast<std::size_t>(peer)].device;
       const CommPlan* plan = nullptr;
+      std::uint32_t copies = 0;
       auto& tc = transfer_plans_[static_cast<std::size_t>(rank)];
       for (const auto& e : tc)
-        if (e.dst == dst && e.bytes == op.bytes) plan = e.plan;
+        if (e.dst == dst && e.bytes == op.bytes) {
+          plan = e.plan;
+          copies = e.copies;
+        }
       if (!plan) {
         plan = &planner_.transfer(info.device, dst, op.bytes);
-        tc.push_back(TransferPlan{dst, op.bytes, plan});
+        tie(plan, copies);
+        tc.push_back(TransferPlan{dst, op.bytes, plan, copies});
       }
       c.plan = plan;
+      c.tied_copies = copies;
       c.repeat_left = 1;
       c.group = -1;
       c.rank = rank;
@@ -349,10 +358,12 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
       if (gs.arrived < group_active_[static_cast<std::size_t>(g)]) return false;
       gs.arrived = 0;
-      const CommPlan* plan = group_plan(g, op);
+      std::uint32_t copies = 0;
+      const CommPlan* plan = group_plan(g, op, copies);
       const std::uint32_t cid = alloc_comm();
       Comm& c = comms_[cid];
       c.plan = plan;
+      c.tied_copies = copies;
       // k back-to-back runs of one plan cost k·(latency + bytes/rate) when nothing
       // else changes in between: run it once with k× bytes and k× latency (half the
       // events for the two TP all-reduces of a layer pass).
@@ -367,7 +378,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
         // Remember who arrived last: the critical path jumps there.
         for (std::int32_t m : members) {
           if (!simulated(m)) continue;
-          auto& t = op_traces_[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
+          auto& t = op_traces_.get()[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
           t.peer = static_cast<std::int32_t>(gs.last_arriver);
         }
       }
@@ -378,12 +389,15 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   return false;
 }
 
-const CommPlan* Engine::group_plan(std::int32_t g, const Op& op) {
+const CommPlan* Engine::group_plan(std::int32_t g, const Op& op, std::uint32_t& tied_copies) {
   // A group meets only a handful of distinct (op, size) pairs per step; a short
   // linear list beats hashing the member list in the planner on every collective.
   auto& cache = group_plans_[static_cast<std::size_t>(g)];
   for (const auto& e : cache)
-    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) return e.plan;
+    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) {
+      tied_copies = e.copies;
+      return e.plan;
+    }
   std::vector<std::int32_t> devs;
   for (std::int32_t m : program_.groups[static_cast<std::size_t>(g)].ranks)
     devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
@@ -400,7 +414,8 @@ const CommPlan* Engine::group_plan(std::int32_t g, const Op& op) {
   } else {
     plan = &planner_.collective(devs, op.coll, op.bytes);
   }
-  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan});
+  tie(plan, tied_copies);
+  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan, tied_copies});
   return plan;
 }
 
@@ -424,13 +439,6 @@ void Engine::start_comm(std::uint32_t cid, Time now) {
   if (!cfg_.symmetry.ghosts.empty()) {
     const auto it = cfg_.symmetry.ghosts.find(c.plan);
     c.ghosts = it == cfg_.symmetry.ghosts.end() ? nullptr : &it->second;
-  }
-  if (!cfg_.symmetry.tied.empty()) {
-    const auto it = cfg_.symmetry.tied.find(c.plan);
-    if (it != cfg_.symmetry.tied.end()) {
-      c.plan = it->second.plan.get();
-      c.tied_copies = it->second.copies;
-    }
   }
   if (c.plan->phases.empty()) {
     // Free communication (ideal network, single member): finish through the queue
@@ -535,7 +543,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
       if (transfer_start_[slot] >= 0 && now > std::max(ss.started, ts))
         st.exposed[op.group_slot] += now - std::max(ss.started, ts);
       if (cfg_.record_ops) {
-        auto& t = op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)];
+        auto& t = op_traces_.get()[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)];
         t.peer = static_cast<std::int32_t>(arrival_src_[slot]);
       }
       flow_id = (static_cast<std::uint64_t>(rank) << 32) | (ss.pos + 1);
@@ -558,7 +566,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
     st.mem_peak = std::max(st.mem_peak, st.mem_now);
   }
   st.end = std::max(st.end, now);
-  if (cfg_.record_ops) op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)].end = now;
+  if (cfg_.record_ops) op_traces_.get()[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)].end = now;
 
   if (observer_ && !cfg_.traced.empty()) observe(rank, stream, ss.pos, op, ss.started, now, flow_id, st.mem_now);
   ++ss.pos;

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -185,7 +186,10 @@ private:
   void start_phase(std::uint32_t comm_id, Time now);
   void finish_comm(std::uint32_t comm_id, Time now);
   std::uint32_t alloc_comm();
-  const CommPlan* group_plan(std::int32_t group, const Op& op);
+  const CommPlan* group_plan(std::int32_t group, const Op& op, std::uint32_t& tied_copies);
+  /// The symmetric fast path's tied form of `plan` (EngineSymmetry::tied), if any:
+  /// replaces `plan` and sets `copies` (else 0). Looked up once per cached plan.
+  void tie(const CommPlan*& plan, std::uint32_t& copies) const;
   void schedule_resolve(Time now);
   double jitter(double cv, std::uint64_t a, std::uint64_t b) const;
   std::string describe_deadlock() const;
@@ -221,16 +225,24 @@ private:
   // per stage: recv slot of each main-stream op (UINT32_MAX when not a recv)
   std::vector<std::vector<std::uint32_t>> recv_slot_;
   std::vector<std::uint32_t> recv_count_;
-  struct GroupPlan { CollOp coll; double bytes; std::uint8_t variant; const CommPlan* plan; };
+  // plan: after the symmetric fast path's substitution (tie()); copies > 1 when tied.
+  struct GroupPlan { CollOp coll; double bytes; std::uint8_t variant; const CommPlan* plan; std::uint32_t copies; };
   std::vector<std::vector<GroupPlan>> group_plans_;
   std::vector<Comm> comms_;
   std::vector<std::uint32_t> free_comms_;
   std::vector<std::uint32_t> flow_comm_;   // flow id -> comm id
   std::vector<FlowId> changed_;
   std::vector<std::int64_t> op_base_;      // per rank*kStreamCount
-  std::unique_ptr<OpTrace[]> op_traces_;   // default-initialised: no zero-fill pass
+  // Raw storage (std::malloc; OpTrace is an implicit-lifetime aggregate): Time's
+  // member initialiser would otherwise zero-fill every op's trace, touching the pages
+  // of ranks the symmetric fast path never runs. Every field is written when its op
+  // starts, before anything reads it.
+  struct FreeDeleter {
+    void operator()(OpTrace* p) const { std::free(p); }
+  };
+  std::unique_ptr<OpTrace, FreeDeleter> op_traces_;
   std::size_t op_trace_count_ = 0;
-  struct TransferPlan { std::int32_t dst; double bytes; const CommPlan* plan; };
+  struct TransferPlan { std::int32_t dst; double bytes; const CommPlan* plan; std::uint32_t copies; };
   std::vector<std::vector<TransferPlan>> transfer_plans_;  // per rank
   std::uint64_t next_flow_tag_ = 1;
   // Symmetric fast path (EngineSymmetry): which ranks run, each group's simulated

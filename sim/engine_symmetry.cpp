@@ -63,6 +63,15 @@ void Engine::check_ghosts(std::uint32_t cid) const {
       throw SymmetryBroken(fmt::format("dp replicas' transfers on shared links drained {} ps apart", (last - first).ps()));
 }
 
+void Engine::tie(const CommPlan*& plan, std::uint32_t& copies) const {
+  copies = 0;
+  if (cfg_.symmetry.tied.empty()) return;
+  const auto it = cfg_.symmetry.tied.find(plan);
+  if (it == cfg_.symmetry.tied.end()) return;
+  plan = it->second.plan.get();
+  copies = it->second.copies;
+}
+
 void Engine::check_tied() const {
   for (const FlowId f : net_.last_resolved_flows()) {
     if (f >= flow_tied_.size()) continue;
