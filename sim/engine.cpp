@@ -1,4 +1,5 @@
-// sim/engine.cpp — see engine.hpp for the contract.
+// sim/engine.cpp — see engine.hpp for the contract. The symmetric fast path's parts
+// are in engine_symmetry.cpp, the deadlock message in engine_deadlock.cpp.
 #include "sim/engine.hpp"
 
 #include "sim/hash.hpp"
@@ -6,9 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace ls::sim {
 
@@ -19,16 +19,6 @@ constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 // A jitter sample is a hash of (seed, step, rank, op), so it never depends on the
 // order in which events happen to run.
 constexpr auto mix = splitmix64;
-
-const char* kind_name(const Op& op) {
-  switch (op.kind) {
-    case OpKind::compute: return "compute";
-    case OpKind::collective: return "collective";
-    case OpKind::send: return "send";
-    case OpKind::recv: return "recv";
-  }
-  return "?";
-}
 
 }  // namespace
 
@@ -76,7 +66,9 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
     throw std::invalid_argument("engine: too many ops to record for the critical path");
   if (cfg_.record_ops) {
     op_trace_count_ = static_cast<std::size_t>(acc);
-    op_traces_.reset(new OpTrace[op_trace_count_]);
+    auto* raw = static_cast<OpTrace*>(std::malloc(op_trace_count_ * sizeof(OpTrace)));
+    if (!raw && op_trace_count_ > 0) throw std::bad_alloc();
+    op_traces_.reset(raw);
   }
   transfer_plans_.resize(nranks);
   const EngineSymmetry& sym = cfg_.symmetry;
@@ -185,6 +177,7 @@ Time Engine::run_step(Time start, int step_index) {
         resolve_pending_ = false;
         changed_.clear();
         net_.resolve(now_, changed_);
+        if (!cfg_.symmetry.tied.empty()) check_tied();
         for (FlowId f : changed_) {
           const Time t = net_.finish_time(f);
           if (t != Time::max()) queue_.push(t, kFlowDone, f, net_.version(f));
@@ -251,7 +244,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
     }
     if (rec) {
       const std::int64_t gid = op_base(rank, ref.stream) + ref.index;
-      const Time e = op_traces_[static_cast<std::size_t>(gid)].end;
+      const Time e = op_traces_.get()[static_cast<std::size_t>(gid)].end;
       if (enabler < 0 || e > enabler_end) { enabler = gid; enabler_end = e; }
     }
   }
@@ -270,10 +263,10 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   if (rec) {
     const std::int64_t gid = op_base(rank, stream) + ss.pos;
     if (ss.pos > 0) {
-      const Time e = op_traces_[static_cast<std::size_t>(gid - 1)].end;
+      const Time e = op_traces_.get()[static_cast<std::size_t>(gid - 1)].end;
       if (enabler < 0 || e >= enabler_end) { enabler = gid - 1; enabler_end = e; }
     }
-    OpTrace& t = op_traces_[static_cast<std::size_t>(gid)];
+    OpTrace& t = op_traces_.get()[static_cast<std::size_t>(gid)];
     t.start = now_;
     t.end = now_;
     t.enabler = static_cast<std::int32_t>(enabler);
@@ -312,14 +305,20 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       // rank is cheaper than the planner's hashed cache on every micro-batch.
       const std::int32_t dst = program_.ranks[static_cast<std::size_t>(peer)].device;
       const CommPlan* plan = nullptr;
+      std::uint32_t copies = 0;
       auto& tc = transfer_plans_[static_cast<std::size_t>(rank)];
       for (const auto& e : tc)
-        if (e.dst == dst && e.bytes == op.bytes) plan = e.plan;
+        if (e.dst == dst && e.bytes == op.bytes) {
+          plan = e.plan;
+          copies = e.copies;
+        }
       if (!plan) {
         plan = &planner_.transfer(info.device, dst, op.bytes);
-        tc.push_back(TransferPlan{dst, op.bytes, plan});
+        tie(plan, copies);
+        tc.push_back(TransferPlan{dst, op.bytes, plan, copies});
       }
       c.plan = plan;
+      c.tied_copies = copies;
       c.repeat_left = 1;
       c.group = -1;
       c.rank = rank;
@@ -348,10 +347,12 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
       if (gs.arrived < group_active_[static_cast<std::size_t>(g)]) return false;
       gs.arrived = 0;
-      const CommPlan* plan = group_plan(g, op);
+      std::uint32_t copies = 0;
+      const CommPlan* plan = group_plan(g, op, copies);
       const std::uint32_t cid = alloc_comm();
       Comm& c = comms_[cid];
       c.plan = plan;
+      c.tied_copies = copies;
       // k back-to-back runs of one plan cost k·(latency + bytes/rate) when nothing
       // else changes in between: run it once with k× bytes and k× latency (half the
       // events for the two TP all-reduces of a layer pass).
@@ -366,7 +367,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
         // Remember who arrived last: the critical path jumps there.
         for (std::int32_t m : members) {
           if (!simulated(m)) continue;
-          auto& t = op_traces_[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
+          auto& t = op_traces_.get()[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
           t.peer = static_cast<std::int32_t>(gs.last_arriver);
         }
       }
@@ -377,12 +378,15 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   return false;
 }
 
-const CommPlan* Engine::group_plan(std::int32_t g, const Op& op) {
+const CommPlan* Engine::group_plan(std::int32_t g, const Op& op, std::uint32_t& tied_copies) {
   // A group meets only a handful of distinct (op, size) pairs per step; a short
   // linear list beats hashing the member list in the planner on every collective.
   auto& cache = group_plans_[static_cast<std::size_t>(g)];
   for (const auto& e : cache)
-    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) return e.plan;
+    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) {
+      tied_copies = e.copies;
+      return e.plan;
+    }
   std::vector<std::int32_t> devs;
   for (std::int32_t m : program_.groups[static_cast<std::size_t>(g)].ranks)
     devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
@@ -399,7 +403,8 @@ const CommPlan* Engine::group_plan(std::int32_t g, const Op& op) {
   } else {
     plan = &planner_.collective(devs, op.coll, op.bytes);
   }
-  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan});
+  tie(plan, tied_copies);
+  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan, tied_copies});
   return plan;
 }
 
@@ -443,6 +448,11 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     const FlowId id = net_.start(now, std::span<const LinkId>(c.plan->links.data() + f.path_begin, f.path_len), bytes);
     if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
     flow_comm_[id] = cid;
+    if (!cfg_.symmetry.tied.empty()) {
+      if (id >= flow_tied_.size()) flow_tied_.resize(static_cast<std::size_t>(id) + 1);
+      flow_tied_[id] = c.tied_copies > 1 ? TiedFlow{c.plan->links.data() + f.path_begin, f.path_len / c.tied_copies, c.tied_copies}
+                                         : TiedFlow{};
+    }
     if (c.ghosts) {
       if (id >= flow_place_.size()) flow_place_.resize(static_cast<std::size_t>(id) + 1);
       flow_place_[id] = c.outstanding;
@@ -522,7 +532,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
       if (transfer_start_[slot] >= 0 && now > std::max(ss.started, ts))
         st.exposed[op.group_slot] += now - std::max(ss.started, ts);
       if (cfg_.record_ops) {
-        auto& t = op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)];
+        auto& t = op_traces_.get()[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)];
         t.peer = static_cast<std::int32_t>(arrival_src_[slot]);
       }
       flow_id = (static_cast<std::uint64_t>(rank) << 32) | (ss.pos + 1);
@@ -545,79 +555,11 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
     st.mem_peak = std::max(st.mem_peak, st.mem_now);
   }
   st.end = std::max(st.end, now);
-  if (cfg_.record_ops) op_traces_[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)].end = now;
+  if (cfg_.record_ops) op_traces_.get()[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)].end = now;
 
   if (observer_ && !cfg_.traced.empty()) observe(rank, stream, ss.pos, op, ss.started, now, flow_id, st.mem_now);
   ++ss.pos;
   ss.running = false;
-}
-
-std::string Engine::slot_name(GroupSlot slot) const {
-  const std::string& name = cfg_.group_slot_names[slot];
-  return name.empty() ? fmt::format("slot{}", slot) : name;
-}
-
-std::string Engine::stream_name(int stream) const {
-  static constexpr const char* kGeneric[kStreamCount] = {"main", "send", "side0", "side1", "side2"};
-  const std::string& name = cfg_.stream_names[static_cast<std::size_t>(stream)];
-  return name.empty() ? kGeneric[stream] : name;
-}
-
-std::string Engine::labels_text(const Op& op) const {
-  std::string out;
-  for (std::size_t i = 0; i < op.labels.size(); ++i)
-    if (!cfg_.label_names[i].empty()) out += fmt::format(" {}{}", cfg_.label_names[i], op.labels[i]);
-  return out;
-}
-
-std::int32_t Engine::sender_stage(std::int32_t stage, std::uint32_t recv_index) const {
-  // Error path only: scan the send streams for the op that targets this recv.
-  for (std::size_t s = 0; s < program_.stages.size(); ++s)
-    for (const Op& op : program_.stages[s].streams[static_cast<std::size_t>(Stream::send)])
-      if (op.kind == OpKind::send && op.peer_stage == stage && op.peer_op == recv_index) return static_cast<std::int32_t>(s);
-  return -1;
-}
-
-std::string Engine::describe_deadlock() const {
-  std::string msg = "deadlock: the schedule cannot make progress; waiting ranks:";
-  int shown = 0, total = 0;
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    const auto& info = program_.ranks[r];
-    const auto& sp = program_.stages[static_cast<std::size_t>(info.stage)];
-    for (int s = 0; s < kStreamCount; ++s) {
-      const auto& ss = ranks_[r].streams[s];
-      const auto& ops = sp.streams[static_cast<std::size_t>(s)];
-      if (ss.pos >= ops.size()) continue;
-      ++total;
-      if (shown >= 12) continue;
-      ++shown;
-      const Op& op = ops[ss.pos];
-      std::string what;
-      if (!ss.running) {
-        what = "blocked on a dependency of its own rank";
-        for (std::uint32_t d = 0; d < op.dep_count; ++d) {
-          const OpRef& ref = sp.deps[op.dep_begin + d];
-          if (ranks_[r].streams[ref.stream].pos <= ref.index) {
-            what = fmt::format("waits for its {} stream op #{}", stream_name(ref.stream), ref.index);
-            break;
-          }
-        }
-      } else if (op.kind == OpKind::recv) {
-        what = fmt::format("waits to receive{} from stage {}", labels_text(op), sender_stage(info.stage, ss.pos));
-      } else if (op.kind == OpKind::collective) {
-        const std::int32_t g = info.group[op.group_slot];
-        const auto& gs = groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(s)];
-        what = fmt::format("waits in a {} collective ({}/{} members arrived)", slot_name(op.group_slot), gs.arrived,
-                           program_.groups[static_cast<std::size_t>(g)].ranks.size());
-      } else {
-        what = fmt::format("is running a {}", kind_name(op));
-      }
-      msg += fmt::format("\n  rank {} (stage {}) {} stream at op #{} ({}{}): {}", r, info.stage, stream_name(s), ss.pos,
-                         kind_name(op), labels_text(op), what);
-    }
-  }
-  if (total > shown) msg += fmt::format("\n  … and {} more waiting streams", total - shown);
-  return msg;
 }
 
 }  // namespace ls::sim

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -87,6 +88,17 @@ struct EngineSymmetry {
   std::vector<std::int32_t> rank_at;         // [position · replicas + replica] → rank
   std::unordered_map<const CommPlan*, std::vector<const CommPlan*>> ghosts;
   Time tolerance = Time::from_ps(1000);
+  /// Tied plans, the cheaper form of ghosts: a plan runs as `plan`, whose flows cross
+  /// the union of the `copies` alike copies' paths (replica 0's first, each `path_len /
+  /// copies` links) at one rate, a link crossed by several copies carrying it that many
+  /// times (the network's multiplicity). That is the untied run exactly when every copy
+  /// is max-min bottlenecked on its own path; the engine checks it after every
+  /// re-solve (FlowNetwork::bottlenecked_on) and throws SymmetryBroken otherwise.
+  struct Tied {
+    std::shared_ptr<const CommPlan> plan;
+    std::uint32_t copies = 1;
+  };
+  std::unordered_map<const CommPlan*, Tied> tied;
 };
 
 class SymmetryBroken : public std::runtime_error {
@@ -164,6 +176,7 @@ private:
     Time started;
     bool free = true;
     const std::vector<const CommPlan*>* ghosts = nullptr;  // symmetric fast path
+    std::uint32_t tied_copies = 0;                          // symmetric fast path: > 1 when tied
   };
 
   void try_advance(std::int32_t rank);
@@ -173,7 +186,10 @@ private:
   void start_phase(std::uint32_t comm_id, Time now);
   void finish_comm(std::uint32_t comm_id, Time now);
   std::uint32_t alloc_comm();
-  const CommPlan* group_plan(std::int32_t group, const Op& op);
+  const CommPlan* group_plan(std::int32_t group, const Op& op, std::uint32_t& tied_copies);
+  /// The symmetric fast path's tied form of `plan` (EngineSymmetry::tied), if any:
+  /// replaces `plan` and sets `copies` (else 0). Looked up once per cached plan.
+  void tie(const CommPlan*& plan, std::uint32_t& copies) const;
   void schedule_resolve(Time now);
   double jitter(double cv, std::uint64_t a, std::uint64_t b) const;
   std::string describe_deadlock() const;
@@ -209,16 +225,24 @@ private:
   // per stage: recv slot of each main-stream op (UINT32_MAX when not a recv)
   std::vector<std::vector<std::uint32_t>> recv_slot_;
   std::vector<std::uint32_t> recv_count_;
-  struct GroupPlan { CollOp coll; double bytes; std::uint8_t variant; const CommPlan* plan; };
+  // plan: after the symmetric fast path's substitution (tie()); copies > 1 when tied.
+  struct GroupPlan { CollOp coll; double bytes; std::uint8_t variant; const CommPlan* plan; std::uint32_t copies; };
   std::vector<std::vector<GroupPlan>> group_plans_;
   std::vector<Comm> comms_;
   std::vector<std::uint32_t> free_comms_;
   std::vector<std::uint32_t> flow_comm_;   // flow id -> comm id
   std::vector<FlowId> changed_;
   std::vector<std::int64_t> op_base_;      // per rank*kStreamCount
-  std::unique_ptr<OpTrace[]> op_traces_;   // default-initialised: no zero-fill pass
+  // Raw storage (std::malloc; OpTrace is an implicit-lifetime aggregate): Time's
+  // member initialiser would otherwise zero-fill every op's trace, touching the pages
+  // of ranks the symmetric fast path never runs. Every field is written when its op
+  // starts, before anything reads it.
+  struct FreeDeleter {
+    void operator()(OpTrace* p) const { std::free(p); }
+  };
+  std::unique_ptr<OpTrace, FreeDeleter> op_traces_;
   std::size_t op_trace_count_ = 0;
-  struct TransferPlan { std::int32_t dst; double bytes; const CommPlan* plan; };
+  struct TransferPlan { std::int32_t dst; double bytes; const CommPlan* plan; std::uint32_t copies; };
   std::vector<std::vector<TransferPlan>> transfer_plans_;  // per rank
   std::uint64_t next_flow_tag_ = 1;
   // Symmetric fast path (EngineSymmetry): which ranks run, each group's simulated
@@ -228,6 +252,14 @@ private:
   std::vector<std::uint32_t> group_active_;
   std::vector<std::uint32_t> flow_place_;
   std::vector<std::vector<std::pair<Time, Time>>> ghost_span_;
+  // Per flow id of a tied plan: its first copy's path and the number of copies (0: untied).
+  struct TiedFlow {
+    const LinkId* path = nullptr;
+    std::uint32_t len = 0;
+    std::uint32_t copies = 0;
+  };
+  std::vector<TiedFlow> flow_tied_;
+  void check_tied() const;
   void start_ghosts(std::uint32_t comm_id, Time now);
   void check_ghosts(std::uint32_t comm_id) const;
   void copy_to_mirrors();

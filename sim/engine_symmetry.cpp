@@ -63,6 +63,25 @@ void Engine::check_ghosts(std::uint32_t cid) const {
       throw SymmetryBroken(fmt::format("dp replicas' transfers on shared links drained {} ps apart", (last - first).ps()));
 }
 
+void Engine::tie(const CommPlan*& plan, std::uint32_t& copies) const {
+  copies = 0;
+  if (cfg_.symmetry.tied.empty()) return;
+  const auto it = cfg_.symmetry.tied.find(plan);
+  if (it == cfg_.symmetry.tied.end()) return;
+  plan = it->second.plan.get();
+  copies = it->second.copies;
+}
+
+void Engine::check_tied() const {
+  for (const FlowId f : net_.last_resolved_flows()) {
+    if (f >= flow_tied_.size()) continue;
+    const TiedFlow& t = flow_tied_[f];
+    for (std::uint32_t k = 0; k < t.copies; ++k)
+      if (!net_.bottlenecked_on(f, std::span<const LinkId>(t.path + static_cast<std::size_t>(k) * t.len, t.len)))
+        throw SymmetryBroken("a dp replica's copy of a transfer on shared links would run at another rate than replica 0's");
+  }
+}
+
 void Engine::copy_to_mirrors() {
   const EngineSymmetry& sym = cfg_.symmetry;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {

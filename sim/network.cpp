@@ -403,6 +403,23 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
   }
 }
 
+bool FlowNetwork::bottlenecked_on(FlowId flow, std::span<const LinkId> links) const {
+  check_flow(flow, "bottlenecked_on");
+  const double r = flows_[flow].rate;
+  for (LinkId lid : links) {
+    const LinkHot& l = hot_[lid];
+    if (!(stats_[lid].rate_sum >= l.capacity * (1 - kSaturatedSlack))) continue;
+    bool fastest = true;
+    for (const Use& u : link_flows_[lid])
+      if (flows_[u.flow].rate > r * (1 + kConstrainSlack)) {
+        fastest = false;
+        break;
+      }
+    if (fastest) return true;
+  }
+  return false;
+}
+
 Time FlowNetwork::finish_time(FlowId flow) const {
   check_flow(flow, "finish_time");
   return flows_[flow].finish;

@@ -97,6 +97,16 @@ public:
   void set_observer(LinkRateObserver* observer);
   void watch(LinkId link, bool on = true);
 
+  /// The flows the last resolve() re-solved (every flow of every touched component).
+  std::span<const FlowId> last_resolved_flows() const { return comp_flows_; }
+  /// True when `flow` is max-min bottlenecked on one of `links` (a subset of its
+  /// path): some link there is saturated and carries no flow faster than `flow`
+  /// (relative 1e-9). The symmetric fast path asks it of each copy a tied flow
+  /// stands for: the allocation is the untied one exactly when every copy has such
+  /// a link (Bertsekas & Gallager §6.5.2: an allocation is max-min fair iff every
+  /// flow has a bottleneck link). O(Σ flows on `links`).
+  bool bottlenecked_on(FlowId flow, std::span<const LinkId> links) const;
+
   /// Diagnostics of the last resolve(): flows re-solved, links visited.
   std::size_t last_resolve_flows() const { return comp_flows_.size(); }
   std::size_t last_resolve_links() const { return comp_links_.size(); }

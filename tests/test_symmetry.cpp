@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/report_json.hpp"
+#include "sim/engine.hpp"
 #include "tools/scenario.hpp"
 #include "workloads/simulate.hpp"
 
@@ -158,6 +161,12 @@ TEST_CASE("symmetric fast path: fat-tree with oversubscription") {
                 "cluster.inter_node.nodes_per_leaf=1", "layout.placement=[tp, pp, dp]"});
 }
 
+TEST_CASE("symmetric fast path: context parallelism (replicas hold several cp ranks per stage and tp index)") {
+  CHECK(agree(kBase, {"layout.cp=2"}) == "used");
+  agree(kBase, {"layout.cp=2", "layout.cp_kind=all-gather"});
+  agree(kBase, {"layout.cp=2", "layout.tp=1", "layout.placement=[cp, tp, pp, dp]"});
+}
+
 TEST_CASE("symmetric fast path: MoE with balanced routing") {
   agree(kMoe, {});
   agree(kMoe, {"layout.tp=1", "layout.ep=4"});
@@ -192,4 +201,108 @@ TEST_CASE("symmetric fast path: a trace over every device matches the full trace
     CHECK(f1 == f2);
     CHECK(o1 == o2);
   }
+}
+
+// ---------------------------------------------------------------- tied plans (engine level)
+// Two replicas of a two-stage pipeline (ranks 0, 1 in replica 0; 2, 3 in replica 1);
+// rank 0 sends 1 MB to rank 1 after 10 us of compute. The transfer runs tied: one
+// flow over replica 0's link 0 and replica 1's link 1.
+
+namespace {
+
+using namespace ls::sim;
+
+class OneLinkPlanner final : public CommPlanner {
+public:
+  const CommPlan& collective(std::span<const std::int32_t>, CollOp, double bytes) override { return plan(bytes); }
+  const CommPlan& transfer(std::int32_t, std::int32_t, double bytes) override { return plan(bytes); }
+  const CommPlan& all_to_all_matrix(std::span<const std::int32_t>, std::span<const double>) override { return plan(0); }
+  const CommPlan& plan(double bytes) {
+    if (p_.phases.empty()) {
+      p_.links = {0};
+      p_.phases.push_back(CommPhase{{PlanFlow{0, 1, bytes}}, us(1)});
+      p_.bytes_per_member = bytes;
+    }
+    return p_;
+  }
+
+private:
+  CommPlan p_;
+};
+
+Program two_replicas_sending() {
+  Program p;
+  p.ranks.resize(4);
+  for (int r = 0; r < 4; ++r) {
+    p.ranks[static_cast<std::size_t>(r)].device = r;
+    p.ranks[static_cast<std::size_t>(r)].stage = r % 2;
+  }
+  p.stages.resize(2);
+  p.pp_peer = {0, 1, 0, 1, 2, 3, 2, 3};
+  Op c;
+  c.kind = OpKind::compute;
+  c.duration = us(10);
+  p.stages[0].streams[0].push_back(c);
+  Op s;
+  s.kind = OpKind::send;
+  s.group_slot = 2;
+  s.bytes = 1e6;
+  s.peer_stage = 1;
+  s.dep_count = 1;
+  p.stages[0].deps.push_back(OpRef{0, 0});
+  p.stages[0].streams[1].push_back(s);
+  Op r;
+  r.kind = OpKind::recv;
+  r.group_slot = 2;
+  p.stages[1].streams[0].push_back(r);
+  return p;
+}
+
+EngineConfig tied_config(const CommPlan& twin, std::vector<LinkId> union_path) {
+  EngineConfig cfg;
+  auto& s = cfg.symmetry;
+  s.replicas = 2;
+  s.replica = {0, 0, 1, 1};
+  s.position = {0, 1, 0, 1};
+  s.rank_at = {0, 2, 1, 3};  // [position · 2 + replica]
+  auto tied = std::make_shared<CommPlan>(twin);
+  tied->links = std::move(union_path);
+  tied->phases[0].flows[0].path_len = static_cast<std::uint32_t>(tied->links.size());
+  s.tied[&twin] = EngineSymmetry::Tied{tied, 2};
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("symmetric fast path: a tied transfer carries every replica's bytes on its links") {
+  const Program p = two_replicas_sending();
+  OneLinkPlanner planner;
+  FlowNetwork net({1e9, 1e9});
+  Engine eng(p, planner, net, tied_config(planner.plan(1e6), {0, 1}));
+  // 10 us compute, 1 MB at 1 GB/s (each copy on its own 1 GB/s link), 1 us latency.
+  CHECK(eng.run_step(Time::zero(), 0) == us(1011));
+  CHECK(eng.ranks_simulated() == 2);
+  CHECK(net.link_bytes(0) == doctest::Approx(1e6));
+  CHECK(net.link_bytes(1) == doctest::Approx(1e6));
+  CHECK(eng.stats()[3].end == eng.stats()[1].end);
+}
+
+TEST_CASE("symmetric fast path: tied copies crossing one link share it") {
+  const Program p = two_replicas_sending();
+  OneLinkPlanner planner;
+  FlowNetwork net({2e9});
+  // Both copies cross link 0 (multiplicity 2): 1 GB/s each, as two separate flows.
+  Engine eng(p, planner, net, tied_config(planner.plan(1e6), {0, 0}));
+  CHECK(eng.run_step(Time::zero(), 0) == us(1011));
+  CHECK(net.link_bytes(0) == doctest::Approx(2e6));
+}
+
+TEST_CASE("symmetric fast path: a tied copy that would run faster than replica 0's throws SymmetryBroken") {
+  // Replica 1's link is half as fast: tied, both copies run at 0.5 GB/s, but replica
+  // 0's copy alone would run at 1 GB/s (its link is not saturated): not exact.
+  const Program p = two_replicas_sending();
+  OneLinkPlanner planner;
+  FlowNetwork net({1e9, 0.5e9});
+  Engine eng(p, planner, net, tied_config(planner.plan(1e6), {0, 1}));
+  CHECK_THROWS_AS(eng.run_step(Time::zero(), 0), SymmetryBroken);
 }

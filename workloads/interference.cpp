@@ -16,6 +16,10 @@ std::vector<double> interference_factors(const sim::Engine& engine, const sim::P
   };
   std::vector<Span> comm, compute;
   for (std::size_t r = 0; r < program.ranks.size(); ++r) {
+    // A rank the symmetric fast path did not run has no traces of its own (the
+    // caller gives it its representative's factor); reading them would only fault
+    // in untouched pages.
+    if (!engine.simulated(static_cast<std::int32_t>(r))) continue;
     const auto& stage = program.stages[static_cast<std::size_t>(program.ranks[r].stage)];
     comm.clear();
     compute.clear();

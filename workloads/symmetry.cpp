@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
@@ -73,8 +74,22 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
   const int R = sc.layout.dp / E;
   const auto nranks = prog.ranks.size();
   auto replica_of = [&](const sim::RankInfo& ri) { return ri.dp / E; };
-  std::map<std::tuple<int, int, int>, int> pos_of;
-  for (const auto& r : prog.ranks) pos_of.emplace(std::make_tuple(r.stage, r.tp, r.dp % E), static_cast<int>(pos_of.size()));
+  // Ranks that share (stage, tp, dp) differ in their context-parallel index, which
+  // RankInfo does not hold: the j-th of them in rank order is cp index j (the mesh
+  // numbers cp the same way in every replica; the plan checks below verify it).
+  std::vector<int> sub(nranks);
+  {
+    std::map<std::tuple<int, int, int>, int> seen_coord;
+    for (std::size_t r = 0; r < nranks; ++r) {
+      const auto& ri = prog.ranks[r];
+      sub[r] = seen_coord[std::make_tuple(ri.stage, ri.tp, ri.dp)]++;
+    }
+  }
+  std::map<std::tuple<int, int, int, int>, int> pos_of;
+  for (std::size_t r = 0; r < nranks; ++r) {
+    const auto& ri = prog.ranks[r];
+    pos_of.emplace(std::make_tuple(ri.stage, ri.tp, ri.dp % E, sub[r]), static_cast<int>(pos_of.size()));
+  }
   const std::size_t P = pos_of.size();
   if (P * static_cast<std::size_t>(R) != nranks) return broken("ranks do not form alike replicas");
   sim::EngineSymmetry& es = out.engine;
@@ -83,7 +98,7 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
   es.rank_at.assign(nranks, -1);
   for (std::size_t r = 0; r < nranks; ++r) {
     const auto& ri = prog.ranks[r];
-    const int pos = pos_of.at({ri.stage, ri.tp, ri.dp % E});
+    const int pos = pos_of.at({ri.stage, ri.tp, ri.dp % E, sub[r]});
     const int k = replica_of(ri);
     es.replica[r] = k;
     es.position[r] = pos;
@@ -281,8 +296,27 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
         }
     }
   }
-  for (auto& lp : local)
-    if (lp.ghosted) es.ghosts.emplace(lp.plan, std::move(lp.mirror));
+  // Ghosted plans run tied (EngineSymmetry::tied): one flow per place over every
+  // copy's path, replica 0's first.
+  for (const auto& lp : local) {
+    if (!lp.ghosted) continue;
+    auto tied = std::make_shared<sim::CommPlan>();
+    tied->bytes_per_member = lp.plan->bytes_per_member;
+    tied->phases = lp.plan->phases;
+    for (std::size_t p = 0; p < tied->phases.size(); ++p)
+      for (std::size_t f = 0; f < tied->phases[p].flows.size(); ++f) {
+        auto& tf = tied->phases[p].flows[f];
+        tf.path_begin = static_cast<std::uint32_t>(tied->links.size());
+        auto append = [&](const sim::CommPlan& c) {
+          const auto& cf = c.phases[p].flows[f];
+          tied->links.insert(tied->links.end(), c.links.begin() + cf.path_begin, c.links.begin() + cf.path_begin + cf.path_len);
+        };
+        append(*lp.plan);
+        for (const auto* m : lp.mirror) append(*m);
+        tf.path_len = static_cast<std::uint32_t>(tied->links.size()) - tf.path_begin;
+      }
+    es.tied.emplace(lp.plan, sim::EngineSymmetry::Tied{std::move(tied), static_cast<std::uint32_t>(lp.mirror.size() + 1)});
+  }
   es.replicas = R;
   out.status = "used";
   return out;

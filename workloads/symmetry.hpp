@@ -13,7 +13,11 @@
 // A replica-local plan whose links (or whose mirrors' links) are touched by
 // cross-replica traffic or by another replica's traffic is "ghosted": every mirror's
 // flows run beside replica 0's on the real links (the closure of that rule over
-// shared links), and the engine checks that each ghost drains with its twin. The
+// shared links). They run tied (sim::EngineSymmetry::tied): one network flow per
+// place crosses every copy's path at one rate, which is the untied allocation
+// exactly when each copy is max-min bottlenecked on its own path; the engine checks
+// that after every re-solve and throws SymmetryBroken otherwise (one flow instead of
+// R: the events and re-solves of R − 1 copies are saved). The
 // other local plans use links no other traffic touches; their mirrors are not run,
 // and their link statistics are copied from replica 0's links afterwards.
 // Anything that breaks the premise falls back to every rank with a reason.
