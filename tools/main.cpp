@@ -422,8 +422,8 @@ int main(int argc, char** argv) {
   sweep->add_option("--top", sa.select.top, "Keep the first N rows (after --sort)")->type_name("N")->check(CLI::PositiveNumber);
   sweep->add_option("--shard", sa.shard, "Run only the points with index mod N == I (job arrays; --json marks each point for --merge)")->type_name("I/N");
   sweep->add_option("--merge", sa.merge, "Combine the shards' --json files (same lists) instead of simulating")
-      ->type_name("FILE...")
-      ->check(CLI::ExistingFile);
+      ->type_name("FILE")
+      ->check(kNonEmptyPath);
   sweep->add_flag("--quiet,-q", sa.quiet, "No progress line on stderr");
 
   SearchArgs sra;

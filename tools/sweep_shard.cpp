@@ -8,13 +8,17 @@
 #include <fmt/format.h>
 
 #include "tools/scenario.hpp"
-#include "tools/trace.hpp"
+#include "tools/atomic_file.hpp"
 
 namespace ls::tools {
 
 using nlohmann::ordered_json;
 
 namespace {
+
+// A shard's --json holds one full summary per point (tens of kB each): 4 GiB is far
+// above any real sweep and bounds what a wrong file (/dev/zero) can take.
+constexpr std::size_t kMaxShardFileBytes = std::size_t{4} << 30;
 
 // A summary number: JSON writes a non-finite one as null.
 double number_at(const ordered_json& j, const char* key) {
@@ -128,7 +132,7 @@ std::vector<SweepOutcome> merge_shard_files(const std::vector<SweepPoint>& point
   for (const auto& file : files) {
     ordered_json arr;
     try {
-      arr = ordered_json::parse(read_text_file(file));
+      arr = ordered_json::parse(read_input(file, kMaxShardFileBytes));
     } catch (const ordered_json::parse_error& e) {
       throw std::invalid_argument(fmt::format("--merge {}: not JSON ({})", file, e.what()));
     }
