@@ -15,6 +15,8 @@
 #include "tools/report_json.hpp"
 #include "tools/summary.hpp"
 #include "tools/sweep.hpp"
+#include "tools/scenario.hpp"
+#include "tools/sweep_shard.hpp"
 #include "tools/trace.hpp"
 #include "tools/trace_check.hpp"
 
@@ -376,6 +378,42 @@ TEST_CASE("sweep: parallel runner keeps input order and captures errors") {
   CHECK(j[0]["set"]["x"] == 1);  // typed: integers stay integers
   CHECK(j[0]["summary"]["step_time_s"] == 1.0);
   CHECK(j[4]["error"] == "five is not allowed");
+}
+
+TEST_CASE("sweep shards: an outcome sent as its JSON entry writes the same CSV and JSON") {
+  CHECK(tools::shard_points(10, 1, 3) == std::vector<std::size_t>{1, 4, 7});
+  CHECK(tools::shard_points(2, 2, 3).empty());
+  const auto pts = tools::expand_sweep({tools::parse_sweep_set("x=1,2,3")});
+  const auto out = tools::run_sweep(
+      pts,
+      [](const tools::SweepPoint& p) {
+        if (p[0].second == "2") throw tools::ScenarioError("two is invalid");
+        if (p[0].second == "3") throw std::logic_error("a bug");
+        wl::Result r;
+        r.scenario = "s";
+        r.step_time_s = 0.1;  // not exact in binary: the decimal must round-trip
+        r.tokens_per_s = 1.0 / 3.0;
+        r.memory_fits = false;
+        r.max_peak_bytes = 8e10;
+        r.training.has_tokens = r.training.has_price = true;
+        r.training.time_to_train_s = 1e6 / 7;
+        r.training.cost = 12.5;
+        r.training.currency = "USD";
+        return r;
+      },
+      1);
+  const auto sent = tools::sweep_json(out, true);
+  REQUIRE(sent.size() == 3);
+  CHECK(sent[1]["point"] == 1);
+  CHECK_FALSE(sent[1].contains("internal"));  // an answer, not a bug
+  CHECK(sent[2]["internal"] == true);
+  std::vector<tools::SweepOutcome> back;
+  for (std::size_t i = 0; i < 3; ++i)
+    back.push_back(tools::outcome_from_entry(nlohmann::ordered_json::parse(sent[i].dump()), pts[i], i, "test"));
+  CHECK(tools::sweep_csv({"x"}, back) == tools::sweep_csv({"x"}, out));
+  CHECK(tools::sweep_json(back, true).dump() == sent.dump());
+  CHECK_FALSE(tools::internal_error(back[1]));
+  CHECK(tools::internal_error(back[2]));
 }
 
 TEST_CASE("SVG plot: two panels, ticks, labels and legend") {

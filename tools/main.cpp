@@ -196,8 +196,11 @@ int cmd_keys(bool markdown) {
 // tools/sweep_command.cpp (points: sweep.hpp; what is shown: sweep_report.hpp).
 int cmd_sweep(const tools::SweepCommand& a) {
   one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--plot", &a.plot}});
+  const auto mpi = tools::mpi_exchange();  // null unless started by mpirun with N > 1
   try {
-    return tools::run_sweep_command(a);
+    tools::SweepCommand with_ranks = a;
+    with_ranks.exchange = mpi.get();
+    return tools::run_sweep_command(with_ranks);
   } catch (const tools::SweepUsageError& e) {
     throw UsageError(e.what());
   }
@@ -417,6 +420,10 @@ int main(int argc, char** argv) {
       ->type_name("KEY");
   sweep->add_flag("--fits-only", sa.select.fits_only, "Keep only the points that fit in memory");
   sweep->add_option("--top", sa.select.top, "Keep the first N rows (after --sort)")->type_name("N")->check(CLI::PositiveNumber);
+  sweep->add_option("--shard", sa.shard, "Run only the points with index mod N == I (job arrays; --json marks each point for --merge)")->type_name("I/N");
+  sweep->add_option("--merge", sa.merge, "Combine the shards' --json files (same lists) instead of simulating")
+      ->type_name("FILE")
+      ->check(kNonEmptyPath);
   sweep->add_flag("--quiet,-q", sa.quiet, "No progress line on stderr");
 
   SearchArgs sra;

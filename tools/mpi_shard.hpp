@@ -1,5 +1,6 @@
-// tools/mpi_shard.hpp — `mpirun -np N layoutsim search ...`: the search's candidates
-// split over MPI processes (tools/search.hpp, SearchExchange).
+// tools/mpi_shard.hpp — `mpirun -np N layoutsim search|sweep ...`: the search's
+// candidates (tools/search.hpp, SearchExchange) or the sweep's points
+// (tools/sweep_shard.hpp) split over MPI processes.
 //
 // Built with MPI when CMake finds it (LAYOUTSIM_MPI); otherwise mpi_exchange()
 // always returns null and the search runs in one process.

@@ -12,7 +12,10 @@
 
 #include <fmt/format.h>
 
+#include "sim/time.hpp"
 #include "tools/report_json.hpp"
+#include "tools/scenario.hpp"
+#include "workloads/resolve.hpp"
 
 namespace ls::tools {
 
@@ -147,6 +150,7 @@ std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
       if (i >= points.size()) return;
       SweepOutcome& o = out[i];
       o.point = points[i];
+      o.index = i;
       try {
         o.result = fn(points[i]);
       } catch (const std::exception& e) {
@@ -222,15 +226,36 @@ std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<Sw
   return out;
 }
 
-nlohmann::ordered_json sweep_json(const std::vector<SweepOutcome>& outcomes) {
+nlohmann::ordered_json point_json(const SweepPoint& p) {
+  nlohmann::ordered_json set = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : p) set[k] = typed_value(v);
+  return set;
+}
+
+bool internal_error(const SweepOutcome& o) {
+  if (!o.error) return false;
+  try {
+    std::rethrow_exception(o.error);
+  } catch (const ScenarioError&) {
+    return false;
+  } catch (const wl::InvalidScenario&) {
+    return false;
+  } catch (const sim::TimeRangeError&) {
+    return false;
+  } catch (...) {
+  }
+  return true;
+}
+
+nlohmann::ordered_json sweep_json(const std::vector<SweepOutcome>& outcomes, bool shard_fields) {
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (const auto& o : outcomes) {
     nlohmann::ordered_json e;
-    nlohmann::ordered_json set = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : o.point) set[k] = typed_value(v);
-    e["set"] = std::move(set);
-    if (o.result) e["summary"] = to_json(*o.result);
+    if (shard_fields) e["point"] = o.index;
+    e["set"] = point_json(o.point);
+    if (o.result) e["summary"] = o.summary.is_null() ? to_json(*o.result) : o.summary;
     else e["error"] = o.error_message;
+    if (shard_fields && internal_error(o)) e["internal"] = true;
     arr.push_back(std::move(e));
   }
   return arr;

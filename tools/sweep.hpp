@@ -50,9 +50,14 @@ std::vector<std::string> point_sets(const SweepPoint& p);
 
 struct SweepOutcome {
   SweepPoint point;
+  std::size_t index = 0;             // position in the whole sweep (shards and MPI ranks run a part)
   std::optional<wl::Result> result;  // empty when the point threw
   std::exception_ptr error;          // what it threw (classified by the caller)
   std::string error_message;         // error's what(), "" when it succeeded
+  /// The JSON summary when the point ran in another process (MPI rank, shard file):
+  /// then `result` holds only what the table, CSV, sorting and plot read
+  /// (sweep_shard.hpp), and sweep_json writes this instead of to_json(*result).
+  nlohmann::ordered_json summary;
 };
 
 /// Runs fn on every point with `jobs` threads (jobs ≤ 0: hardware_concurrency).
@@ -72,8 +77,17 @@ std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<Sw
 
 /// JSON: array of {"set": {KEY: VALUE...}, "summary": <to_json(result)>} (or
 /// "error": message instead of "summary"). Values that read as integers, numbers or
-/// booleans are written as such, the rest as strings.
-nlohmann::ordered_json sweep_json(const std::vector<SweepOutcome>& outcomes);
+/// booleans are written as such, the rest as strings. `shard_fields` (a --shard run's
+/// file, which --merge reads back) puts "point": index first and "internal": true on
+/// a point that failed on an internal error.
+nlohmann::ordered_json sweep_json(const std::vector<SweepOutcome>& outcomes, bool shard_fields = false);
+
+/// The {"set": ...} object of one point, typed as sweep_json types it.
+nlohmann::ordered_json point_json(const SweepPoint& p);
+
+/// True when the point failed on an internal error (a bug), not on an invalid
+/// scenario, a bad --set or a time out of range (which are answers).
+bool internal_error(const SweepOutcome& o);
 
 /// The distinct keys of the axes, in first-appearance order.
 std::vector<std::string> sweep_keys(const std::vector<SweepAxis>& axes);

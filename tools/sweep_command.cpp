@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "tools/progress.hpp"
 #include "tools/report_json.hpp"
 #include "tools/scenario.hpp"
+#include "tools/sweep_shard.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/simulate.hpp"
 
@@ -33,36 +35,64 @@ int run_sweep_command(const SweepCommand& a) {
   } catch (const std::invalid_argument& e) {
     throw SweepUsageError(e.what());
   }
-  Progress progress({.label = "sweep", .unit = "points", .total = points.size(), .enabled = progress_wanted(a.quiet)});
-  auto outcomes = run_sweep(
-      points,
-      [&](const SweepPoint& p) {
-        const auto sets = point_sets(p);
-        try {
-          const wl::ResolvedScenario sc = load_scenario_file(a.scenario, sets);
-          wl::Result r = wl::simulate(sc);
-          check_summary_numbers(to_json(r));  // the post-condition of `run`, per point
-          return r;
-        } catch (const ScenarioError& e) {  // name the --set behind each error, not its index in the point
-          throw ScenarioError(name_set_locations(e.what(), sets));
-        }
-      },
-      a.jobs, [&](std::size_t, std::size_t) { progress.advance(); });
-  progress.finish();
+  if (!a.merge.empty() && !a.shard.empty()) throw SweepUsageError("sweep: --merge combines the shards; give it without --shard");
+  int shard_index = 0, shard_count = 1;
+  if (!a.shard.empty()) {
+    try {
+      std::tie(shard_index, shard_count) = parse_shard(a.shard);
+    } catch (const std::invalid_argument& e) {
+      throw SweepUsageError(e.what());
+    }
+  }
+  const bool writer = !a.exchange || a.exchange->rank() == 0;  // under MPI, rank 0 writes
+  std::vector<SweepOutcome> outcomes;
+  if (!a.merge.empty()) {
+    try {
+      outcomes = merge_shard_files(points, a.merge);
+    } catch (const std::invalid_argument& e) {
+      throw SweepUsageError(e.what());
+    }
+  } else {
+    const auto which = shard_points(points.size(), shard_index, shard_count);
+    const std::size_t ranks = a.exchange ? static_cast<std::size_t>(a.exchange->size()) : 1;
+    const std::size_t me = a.exchange ? static_cast<std::size_t>(a.exchange->rank()) : 0;
+    Progress progress({.label = "sweep", .unit = "points", .total = which.size() / ranks + (me < which.size() % ranks ? 1 : 0),
+                       .enabled = writer && progress_wanted(a.quiet)});
+    outcomes = run_points(
+        points, which,
+        [&](const SweepPoint& p) {
+          const auto sets = point_sets(p);
+          try {
+            const wl::ResolvedScenario sc = load_scenario_file(a.scenario, sets);
+            wl::Result r = wl::simulate(sc);
+            check_summary_numbers(to_json(r));  // the post-condition of `run`, per point
+            return r;
+          } catch (const ScenarioError& e) {  // name the --set behind each error, not its index in the point
+            throw ScenarioError(name_set_locations(e.what(), sets));
+          }
+        },
+        a.jobs, a.exchange, [&](std::size_t, std::size_t) { progress.advance(); });
+    progress.finish();
+  }
 
   std::string title;  // the scenario's name, from any point that loaded
   for (const auto& o : outcomes)
     if (o.result && title.empty()) title = o.result->scenario;
   if (title.empty()) title = std::filesystem::path(a.scenario).stem().string();
+  std::size_t ran = 0, internal = 0;
+  for (const auto& o : outcomes) {
+    if (!o.error) ++ran;
+    else if (internal_error(o)) ++internal;
+  }
+  const int status = internal > 0 ? kSweepExitInternal : ran > 0 ? kSweepExitOk : kSweepExitInvalid;
+  if (!writer) return status;  // every rank holds every outcome; one writes them
+
   const auto shown = select_points(outcomes, a.select);
   if (!a.csv.empty()) write_output(a.csv, sweep_csv(keys, shown));
-  if (!a.json.empty()) write_output(a.json, sweep_json(shown).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  if (!a.json.empty()) write_output(a.json, sweep_json(shown, !a.shard.empty()).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
   if (!a.plot.empty()) {
     std::vector<SweepOutcome> in_order = shown;  // the plot's x follows the sweep, whatever --sort says
-    std::stable_sort(in_order.begin(), in_order.end(), [&](const auto& x, const auto& y) {
-      auto pos = [&](const SweepOutcome& o) { return std::find(points.begin(), points.end(), o.point) - points.begin(); };
-      return pos(x) < pos(y);
-    });
+    std::stable_sort(in_order.begin(), in_order.end(), [](const auto& x, const auto& y) { return x.index < y.index; });
     if (!in_order.empty())
       write_output(a.plot, render_svg(sweep_plot(fmt::format("layoutsim sweep: {}", title), a.axes, in_order)));
   }
@@ -74,25 +104,11 @@ int run_sweep_command(const SweepCommand& a) {
   // Failed points: the first errors on stderr (every point's reason is in the table,
   // CSV and JSON), classified: invalid layouts are answers, anything else is a bug.
   constexpr std::size_t kMaxErrorLines = 20;
-  std::size_t lines = 0, failed = 0, internal = 0, ran = 0;
+  std::size_t lines = 0;
+  const std::size_t failed = outcomes.size() - ran;
   for (const auto& o : outcomes) {
-    if (!o.error) {
-      ++ran;
-      continue;
-    }
-    ++failed;
-    bool user_error = false;
-    try {
-      std::rethrow_exception(o.error);
-    } catch (const ScenarioError&) {
-      user_error = true;
-    } catch (const wl::InvalidScenario&) {
-      user_error = true;
-    } catch (const sim::TimeRangeError&) {
-      user_error = true;
-    } catch (...) {
-    }
-    if (!user_error) ++internal;
+    if (!o.error) continue;
+    const bool user_error = !internal_error(o);
     std::string where;
     for (const auto& s : point_sets(o.point)) where += (where.empty() ? "" : " ") + s;
     const std::string text = fmt::format("sweep point [{}]: {}{}", where, user_error ? "" : "internal error: ", o.error_message);
@@ -107,8 +123,7 @@ int run_sweep_command(const SweepCommand& a) {
   if (failed > 0)
     fmt::print(stderr, "sweep: {} of {} points ran; {} invalid{}{}\n", ran, outcomes.size(), failed - internal,
                internal ? fmt::format(", {} internal errors", internal) : "", lines >= kMaxErrorLines ? " (first errors above; each point's reason is in its row)" : "");
-  if (internal > 0) return kSweepExitInternal;
-  return ran > 0 ? kSweepExitOk : kSweepExitInvalid;
+  return status;
 }
 
 }  // namespace ls::tools
