@@ -137,6 +137,8 @@ ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double ge
 //    attention share right; it also carries what else is not GEMM on these parts.
 //  Fit: 32 runs, mean |error| 2.0 %, max 4.6 %; leave-one-model-out (8B, 70B, 405B each
 //  refitted without its rows): 2.8 % (without the attention constants: fit 3.2 %, LOMO 8.3 %).
+//  Reproduce: `python3 validation/fit_blackwell.py` (calibrate fits one GPU at a time; the
+//  script linearises each row around the presets and fits the three types jointly).
 //  b300: no measured rows; B200's constants (HGX B300 at 1,100 W is nearer B200's power
 //  envelope than GB300's), an assumption.
 //
