@@ -10,7 +10,9 @@
 #include "workloads/hardware.hpp"
 #include "workloads/kernels.hpp"
 #include "workloads/layer_kernels.hpp"
+#include "workloads/implementation_profile.hpp"
 #include "workloads/low_precision.hpp"
+#include "workloads/pass_costs.hpp"
 #include "workloads/resolve.hpp"
 
 using namespace ls::wl;
@@ -150,4 +152,27 @@ TEST_CASE("fp8 on a GPU without FP8, mxfp8 on Hopper: an error at precision.comp
   CHECK(key_of(small_scenario("h100-sxm", ComputePrecision::mxfp8)) == "precision.compute");
   CHECK(key_of(small_scenario("h100-sxm", ComputePrecision::fp8)) == "(resolved)");
   CHECK(key_of(small_scenario("b200", ComputePrecision::mxfp8)) == "(resolved)");
+}
+
+TEST_CASE("kernel_profile: mxfp8 GEMMs at the block-scaled fraction; flash-attn 2.x at the FlashAttention-2 one") {
+  // The closed form behind it: an FP8 GEMM's time is FLOPs / (FP8 peak × fraction), so the
+  // run's profile must carry the fraction the precision selects (fit in compute_profile.cpp).
+  Scenario s = resolve(small_scenario("gb200", ComputePrecision::mxfp8));
+  const ComputeProfile gpu = *compute_profile_preset("gb200");
+  CHECK(gpu.mxfp8_gemm_sustained_fraction < gpu.fp8_gemm_sustained_fraction);
+  CHECK(kernel_profile(s).fp8_gemm_sustained_fraction == gpu.mxfp8_gemm_sustained_fraction);
+  s.precision.compute = ComputePrecision::fp8;
+  CHECK(kernel_profile(s).fp8_gemm_sustained_fraction == gpu.fp8_gemm_sustained_fraction);
+  // Megatron-Core's flash attention is the native kernel; pytorch-fsdp's is flash-attn 2.x.
+  CHECK(kernel_profile(s).flash_fwd_efficiency == gpu.flash_fwd_efficiency);
+  s.implementation.profile = implementation_preset("pytorch-fsdp")->profile;
+  CHECK_FALSE(s.implementation.profile.native_flash);
+  CHECK(kernel_profile(s).flash_fwd_efficiency == gpu.flash2_fwd_efficiency);
+  CHECK(kernel_profile(s).flash_bwd_efficiency == gpu.flash2_bwd_efficiency);
+  // Hopper: FlashAttention-2 at about half of FlashAttention-3's rate ([FA3], [PTB]);
+  // Ampere: one kernel, equal constants.
+  const ComputeProfile h100 = *compute_profile_preset("h100-sxm"), a100 = *compute_profile_preset("a100-80gb");
+  CHECK(h100.flash2_fwd_efficiency < 0.6 * h100.flash_fwd_efficiency);
+  CHECK(a100.flash2_fwd_efficiency == a100.flash_fwd_efficiency);
+  CHECK(a100.flash2_bwd_efficiency == a100.flash_bwd_efficiency);
 }

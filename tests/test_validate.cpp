@@ -163,7 +163,7 @@ TEST_CASE("the shipped validation set: every row loads and plans (as `layoutsim 
     }
     total += rows.size();
   }
-  CHECK(total == 216 + 49 + 13);  // validation/README.md: the rows kept, and the subset
+  CHECK(total == 216 + 48 + 13);  // validation/README.md: the rows kept, and the subset
 }
 
 TEST_CASE("validation_subset" * doctest::skip()) {
@@ -179,11 +179,13 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   // megatron-core) and the calibrated GPU presets (compute_profile.cpp): mean |error|
   // 5.9 %, worst 18.5 % (an H100 scale-out row). 2026-12-01, with compute slowed beside
   // collectives (workloads/interference.hpp) and the presets refitted: mean 5.7 %, worst
-  // 17.3 % (mpt-30b at seq 8192 on 8 H100). Bound = measured + 3 points of margin on
+  // 17.3 % (mpt-30b at seq 8192 on 8 H100). 2026-12-01, with LLM Foundry's flash
+  // attention priced as FlashAttention-2 (its two ZeRO-2 H100 rows and the mpt-70b row):
+  // mean 4.8 %, worst 17.3 % (the same row). Bound = measured + 3 points of margin on
   // both, enough for a re-calibration that moves constants by a few percent, tight enough
   // to catch a model change that undoes the fit.
-  const double kMaxMeanAbsError = 0.087;
-  const double kMaxAbsError = 0.205;
+  const double kMaxMeanAbsError = 0.078;
+  const double kMaxAbsError = 0.203;
   CHECK(j["mean_abs_error"].get<double>() <= kMaxMeanAbsError);
   CHECK(j["max_abs_error"].get<double>() <= kMaxAbsError);
   MESSAGE("validation subset mean |error| = " << j["mean_abs_error"].get<double>());

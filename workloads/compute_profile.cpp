@@ -45,9 +45,13 @@ namespace {
 
 ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double gemm_fraction, double min_k,
                     double flash_fwd, double flash_bwd, double triton_fwd, double triton_bwd, double hbm_fraction,
-                    double launch_us, double fp8_fraction) {
+                    double launch_us, double fp8_fraction, double mxfp8_fraction, double flash2_fwd,
+                    double flash2_bwd) {
   ComputeProfile p;
   p.fp8_gemm_sustained_fraction = fp8_fraction;
+  p.mxfp8_gemm_sustained_fraction = mxfp8_fraction;
+  p.flash2_fwd_efficiency = flash2_fwd;
+  p.flash2_bwd_efficiency = flash2_bwd;
   p.name = std::move(name);
   p.sm_count = sms;
   p.tile_m = tile_m;
@@ -103,15 +107,48 @@ ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double ge
 //  a100-80gb: 61 runs, fit mean 3.7 %, max 23.7 % (mpt-760m at seq 512); h100-sxm: 70 runs,
 //  fit mean 3.7 %, max 17.3 %; leave-one-model-out in README "How accurate is it?".
 //  h200: no measured rows; the H100 fit carried over (same GH100 die and software).
-//  b200: no measured rows; the cited figures above, not calibrated. b300, gb200, gb300:
-//  the B200 constants (the same Blackwell SM and tensor core; GB200 is the B200 die at
-//  1,200 W, its higher peak is in hardware.cpp); SM counts: B200/GB200 148, B300/GB300
-//  160 (NVIDIA technical blog "Inside NVIDIA Blackwell Ultra", 2025).
+//  Blackwell bf16 GEMM fraction: [MAMF]'s B200 figure on every Blackwell part (no BF16
+//  Blackwell row to fit); SM counts: B200/GB200 148, B300/GB300 160 (NVIDIA technical blog
+//  "Inside NVIDIA Blackwell Ultra", 2025).
 //
 // FP8 (fp8_gemm_sustained_fraction, of the dense FP8 peak; bounds 0.3–0.95, as the bf16
 // fraction's but a lower floor: TransformerEngine's FP8 GEMMs pay scaling and a bf16
-// output in the epilogue). Without a fit: H100 0.55, Blackwell 0.6 — assumptions, a
-// little below each part's bf16 fraction (no FP8 GEMM benchmark checked here).
+// output in the epilogue). H100 0.55: an assumption a little below its bf16 fraction (a fit
+// on the H100 FP8 rows improved their fit error but worsened leave-one-model-out).
+//
+// Blackwell (b200, gb200, gb300): CALIBRATED 2026-12-01 on the Megatron-Bridge FP8 / MXFP8
+// rows of validation/megatron_bridge.yaml (Llama 3 8B, 70B, 3.1 405B; 8–256 GPUs; TP, PP,
+// VP, CP; releases 25.11–26.06), each type's fraction on that type's rows only (4 / 12 / 16
+// runs), least squares on log(predicted/measured), with two constants shared by the
+// three types because they are one SM design: the MXFP8/FP8 ratio and the attention
+// efficiencies. Fitted, in order of the make() arguments below:
+//  * fp8_gemm_sustained_fraction B200 0.59, GB200 0.57, GB300 0.78 of the dense FP8 peak:
+//    the same tensor core held to a different sustained clock by each part's power
+//    envelope (B200 1,000 W, GB200 1,200 W, GB300 1,400 W per GPU; datasheets in
+//    hardware.cpp). On the 8B rows, where B200, GB200 and GB300 ran the same layout and
+//    release, GB300 is 16 % faster than GB200 and GB200 only 1–3 % faster than B200 (the
+//    datasheet peaks say 0 % and 11 %).
+//  * mxfp8_gemm_sustained_fraction = 0.90 × the FP8 one (B200 0.53, GB200 0.51, GB300 0.70):
+//    block-scaled GEMMs load their E8M0 scales beside every K slice and TE swizzles them
+//    first; every pair of FP8-CS / MXFP8 rows with one layout measures MXFP8 4–6 % slower.
+//  * flash_fwd / flash_bwd 0.37 / 0.30 (the earlier assumption 0.55 / 0.45 × 0.68): TE's
+//    cuDNN attention at seq 8192 with GQA as these releases ran it, below FlashAttention-4's
+//    best case (~0.7 of the B200 bf16 peak forward). The fit puts the 8B rows' larger
+//    attention share right; it also carries what else is not GEMM on these parts.
+//  Fit: 32 runs, mean |error| 2.0 %, max 4.6 %; leave-one-model-out (8B, 70B, 405B each
+//  refitted without its rows): 2.8 % (without the attention constants: fit 3.2 %, LOMO 8.3 %).
+//  Reproduce: `python3 validation/fit_blackwell.py` (calibrate fits one GPU at a time; the
+//  script linearises each row around the presets and fits the three types jointly).
+//  b300: no measured rows; B200's constants (HGX B300 at 1,100 W is nearer B200's power
+//  envelope than GB300's), an assumption.
+//
+// FlashAttention-2 (flash2_*, the flash-attn 2.x package, e.g. LLM Foundry's attn_impl
+// flash): A100 = flash_* (it is the A100 kernel, [FA2]); H100/H200 0.30 forward ([PTB]
+// #2296: 0.29–0.31 of 989 on H100; [FA3]: FlashAttention-2 reaches 35 % of the H100 peak),
+// backward 0.24 (forward × the A100 backward/forward ratio 0.50/0.62, an assumption).
+// Blackwell: the same fractions as Hopper (an assumption: the Ampere-style mma.sync path on
+// a part whose fast path is tcgen05). Not fitted: the 12 H100 LLM Foundry rows that ran it
+// (ZeRO-2 and ZeRO-3, MPT 1B–70B) were 7 % fast on average with FlashAttention-3's constants.
 /// Every preset's overlap_slowdown (compute time beside an NCCL collective): 1.70, the
 /// cited H100 one-wave-GEMM measurement (see the constant's bounds below). CALIBRATED
 /// (2026-12-01, `layoutsim calibrate validation/llm_foundry.yaml --gpu G --fit
@@ -127,17 +164,18 @@ std::vector<ComputeProfile> with_interference(std::vector<ComputeProfile> profil
 }
 
 std::vector<ComputeProfile> presets() {
-  // Last argument: fp8_gemm_sustained_fraction (see FP8 above); 0.5 on A100, which has no
-  // FP8 tensor cores (the constant is never read there; kept inside its bounds).
+  // Last four arguments: fp8 and mxfp8 GEMM fractions, FlashAttention-2 forward and
+  // backward (see above). FP8 0.5 on A100 and MXFP8 on A100 / Hopper, which have no such
+  // tensor cores (never read there; kept inside their bounds).
   return with_interference({
-      make("a100-40gb", 108, 256, 128, 0.7754, 256, 0.62, 0.50, 0.3088, 0.3393, 0.88, 4, 0.5),
-      make("a100-80gb", 108, 256, 128, 0.8130, 256, 0.62, 0.50, 0.5140, 0.2635, 0.88, 4, 0.5),
-      make("h100-sxm", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55),
-      make("h200", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55),
-      make("b200", 148, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3, 0.6),
-      make("b300", 160, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3, 0.6),
-      make("gb200", 148, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3, 0.6),
-      make("gb300", 160, 128, 256, 0.776, 256, 0.55, 0.45, 0.5, 0.3, 0.85, 3, 0.6),
+      make("a100-40gb", 108, 256, 128, 0.7754, 256, 0.62, 0.50, 0.3088, 0.3393, 0.88, 4, 0.5, 0.5, 0.62, 0.50),
+      make("a100-80gb", 108, 256, 128, 0.8130, 256, 0.62, 0.50, 0.5140, 0.2635, 0.88, 4, 0.5, 0.5, 0.62, 0.50),
+      make("h100-sxm", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55, 0.55, 0.30, 0.24),
+      make("h200", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55, 0.55, 0.30, 0.24),
+      make("b200", 148, 128, 256, 0.776, 256, 0.37, 0.30, 0.5, 0.3, 0.85, 3, 0.59, 0.53, 0.30, 0.24),
+      make("b300", 160, 128, 256, 0.776, 256, 0.37, 0.30, 0.5, 0.3, 0.85, 3, 0.59, 0.53, 0.30, 0.24),
+      make("gb200", 148, 128, 256, 0.776, 256, 0.37, 0.30, 0.5, 0.3, 0.85, 3, 0.57, 0.51, 0.30, 0.24),
+      make("gb300", 160, 128, 256, 0.776, 256, 0.37, 0.30, 0.5, 0.3, 0.85, 3, 0.78, 0.70, 0.30, 0.24),
   });
 }
 
@@ -153,7 +191,7 @@ int round_to_int(double v) { return static_cast<int>(std::lround(v)); }
 // Triton attention 0.05–0.8 ([FA3]'s best, 0.75 of the H100's peak forward at long
 // sequences, is the top).
 // Captureless lambdas convert to the table's function pointers.
-const std::array<ProfileConstant, 14> kConstants{{
+const std::array<ProfileConstant, 17> kConstants{{
     {"sm_count", "SMs", "streaming multiprocessors: GEMM tiles that run at once (one wave)", 1, 1024, true,
      [](const ComputeProfile& p) { return static_cast<double>(p.sm_count); },
      [](ComputeProfile& p, double v) { p.sm_count = round_to_int(v); }},
@@ -169,6 +207,9 @@ const std::array<ProfileConstant, 14> kConstants{{
     {"fp8_gemm_sustained_fraction", "fraction", "achieved/FP8 dense peak of an exactly tiled, deep-K FP8 GEMM", 0.3,
      0.95, false, [](const ComputeProfile& p) { return p.fp8_gemm_sustained_fraction; },
      [](ComputeProfile& p, double v) { p.fp8_gemm_sustained_fraction = v; }},
+    {"mxfp8_gemm_sustained_fraction", "fraction", "achieved/FP8 dense peak of an exactly tiled, deep-K MXFP8 GEMM",
+     0.3, 0.95, false, [](const ComputeProfile& p) { return p.mxfp8_gemm_sustained_fraction; },
+     [](ComputeProfile& p, double v) { p.mxfp8_gemm_sustained_fraction = v; }},
     {"gemm_min_k", "elements", "K depth a tile needs to hide its prologue and epilogue", 0, 4096, false,
      [](const ComputeProfile& p) { return p.gemm_min_k; }, [](ComputeProfile& p, double v) { p.gemm_min_k = v; }},
     {"flash_fwd_efficiency", "fraction", "achieved/peak of the FlashAttention forward on executed FLOPs", 0.1, 0.8,
@@ -183,6 +224,12 @@ const std::array<ProfileConstant, 14> kConstants{{
     {"triton_bwd_efficiency", "fraction", "achieved/peak of the Triton FlashAttention backward (2.5 x forward FLOPs)",
      0.05, 0.8, false, [](const ComputeProfile& p) { return p.triton_bwd_efficiency; },
      [](ComputeProfile& p, double v) { p.triton_bwd_efficiency = v; }},
+    {"flash2_fwd_efficiency", "fraction", "achieved/peak of the FlashAttention-2 (flash-attn 2.x) forward", 0.05, 0.8,
+     false, [](const ComputeProfile& p) { return p.flash2_fwd_efficiency; },
+     [](ComputeProfile& p, double v) { p.flash2_fwd_efficiency = v; }},
+    {"flash2_bwd_efficiency", "fraction", "achieved/peak of the FlashAttention-2 backward (2.5 x forward FLOPs)", 0.05,
+     0.8, false, [](const ComputeProfile& p) { return p.flash2_bwd_efficiency; },
+     [](ComputeProfile& p, double v) { p.flash2_bwd_efficiency = v; }},
     {"attention_block", "tokens", "query/key block of the attention kernel (causal skip granularity)", 16, 256, true,
      [](const ComputeProfile& p) { return static_cast<double>(p.attention_block); },
      [](ComputeProfile& p, double v) { p.attention_block = round_to_int(v); }},

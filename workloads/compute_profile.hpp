@@ -27,10 +27,15 @@ struct ComputeProfile {
   /// Achieved / dense peak of a GEMM whose tiles fill every SM in whole waves and
   /// whose K is deep (>= gemm_min_k): the library's best case on this part.
   double gemm_sustained_fraction = 0.8;
-  /// The same for an FP8 GEMM (precision.compute fp8 / mxfp8), of the dense FP8 peak
+  /// The same for an FP8 GEMM (precision.compute fp8: one scale per tensor), of the dense FP8 peak
   /// (GpuSpec::fp8_peak_flops): the FP8 tensor-core pipe at twice the bf16 rate is harder
   /// to keep fed (operand loads, scaling in the epilogue), so it sits below the bf16 fraction.
   double fp8_gemm_sustained_fraction = 0.6;
+  /// The same for an MXFP8 GEMM (precision.compute mxfp8: E8M0 block scales, one per 32
+  /// elements of K, on both operands): the block-scaled MMA reads its scale factors into the
+  /// tensor core beside every K slice, and the library swizzles them into that layout before
+  /// the GEMM, so it sustains less of the same FP8 peak than a per-tensor-scaled GEMM.
+  double mxfp8_gemm_sustained_fraction = 0.6;
   /// K depth below which a tile cannot hide its prologue (pipeline fill) and epilogue
   /// (writing C): a tile costs as long as a gemm_min_k-deep main loop. Elements.
   double gemm_min_k = 256;
@@ -44,6 +49,13 @@ struct ComputeProfile {
   /// warp-group MMA / TMA), so its own efficiencies.
   double triton_fwd_efficiency = 0.5;
   double triton_bwd_efficiency = 0.3;
+  /// The same for FlashAttention-2 (the flash-attn 2.x package): written for Ampere's
+  /// warp-level mma.sync, it issues no Hopper warp-group MMA / TMA and no Blackwell tcgen05,
+  /// so on those parts it sustains far less than FlashAttention-3 / cuDNN (flash_*). Used when
+  /// the framework's `flash` attention is that package (ImplementationProfile::native_flash
+  /// false, e.g. pytorch-fsdp as LLM Foundry ran it). On Ampere the two are the same kernel.
+  double flash2_fwd_efficiency = 0.6;
+  double flash2_bwd_efficiency = 0.5;
   /// Query/key block of the attention kernel: causal masking skips the blocks above
   /// the diagonal, n(n−1)/2 of n² blocks for n = ceil(s / block).
   int attention_block = 128;

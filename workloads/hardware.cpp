@@ -79,7 +79,9 @@ std::vector<GpuSpec> presets() {
       // GPU; 1,440 GB HBM3e per 8 GPUs = 180 GB per GPU (the 192 GB part is the
       // full-stack figure; DGX exposes 180 GB); 64 TB/s HBM per 8 GPUs = 8 TB/s;
       // NVLink 5 at 1.8 TB/s total = 900 GB/s per direction; DGX B200 ships
-      // ConnectX-7 400 Gb/s per GPU. Blackwell tensor cores run MXFP8 natively.
+      // ConnectX-7 400 Gb/s per GPU. Blackwell tensor cores run MXFP8 natively. TDP
+      // configurable up to 1,000 W per GPU (NVIDIA GB200 NVL72 / HGX B200 spec table).
+      // Sustained FP8 and attention fractions per type: compute_profile.cpp (calibrated).
       with_fp8(make("b200", 2250, 180, 8.0, 900, 400, 0.65, 2048, sim::us(4)), 4500, true),
       // NVIDIA HGX B300 datasheet, per 8 GPUs: FP8 72 PFLOP/s and FP16/BF16 36 PFLOP/s
       // with sparsity (Blackwell Ultra raised FP4, not FP8/BF16) -> 4,500 / 2,250 dense per
@@ -97,7 +99,9 @@ std::vector<GpuSpec> presets() {
       // NVIDIA GB300 NVL72 datasheet, per rack: FP8 720 PFLOP/s and FP16/BF16 360 PFLOP/s
       // with sparsity -> 5,000 / 2,500 dense per GPU; up to 20 TB HBM3e at 576 TB/s ->
       // 279 GB at 8 TB/s per GPU; NVLink 5 1.8 TB/s per GPU in one 72-GPU domain;
-      // 72 ConnectX-8 SuperNICs per rack = one 800 Gb/s NIC per GPU.
+      // 72 ConnectX-8 SuperNICs per rack = one 800 Gb/s NIC per GPU. 1,400 W per GPU (as
+      // reported for Blackwell Ultra in NVL72; HGX B300 1,100 W) and twice Blackwell's SFU
+      // (exponential) rate ("Inside NVIDIA Blackwell Ultra", NVIDIA technical blog, 2025).
       with_fp8(make("gb300", 2500, 279, 8.0, 900, 800, 0.65, 2048, sim::us(4)), 5000, true),
   };
 }
@@ -126,8 +130,12 @@ ComputeProfile compute_profile_of(const GpuSpec& gpu) {
   p.gemm_sustained_fraction = std::clamp(gpu.matmul_efficiency, 0.3, 1.0);
   // FP8 GEMMs: the same fraction of their own peak (no measurement for a custom part).
   p.fp8_gemm_sustained_fraction = p.gemm_sustained_fraction;
+  p.mxfp8_gemm_sustained_fraction = p.gemm_sustained_fraction;
   p.flash_fwd_efficiency = 0.7 * p.gemm_sustained_fraction;
   p.flash_bwd_efficiency = 0.58 * p.gemm_sustained_fraction;
+  // FlashAttention-2: the same kernel as far as a custom part is known (as on Ampere).
+  p.flash2_fwd_efficiency = p.flash_fwd_efficiency;
+  p.flash2_bwd_efficiency = p.flash_bwd_efficiency;
   // Triton attention: the A100 preset's ratios to its GEMM fraction (assumption).
   p.triton_fwd_efficiency = 0.7 * p.gemm_sustained_fraction;
   p.triton_bwd_efficiency = 0.35 * p.gemm_sustained_fraction;

@@ -21,6 +21,9 @@
 //         parameters (stage3_prefetch_bucket_size).
 //  [FSDP] PyTorch FSDP with eager modules (MosaicML LLM Foundry): one kernel per tensor op
 //         outside the attention; Triton FlashAttention on LLM Foundry's MPT runs.
+//  [LLMF] mosaicml/llm-foundry setup.py (early 2024): the `gpu-flash2` extra pins
+//         flash-attn 2.5.0 (later 2.5.8, 2.7.4), the FlashAttention-2 package: its
+//         `attn_impl: flash` is FlashAttention-2, not the Hopper-native FlashAttention-3.
 #include "workloads/implementation_profile.hpp"
 
 #include <array>
@@ -62,12 +65,19 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
 //    inside the cited range / at the middle of the fits, and the GPU constants refitted
 //    with them held (compute_profile.cpp). NCCL kernels sharing SMs and HBM with the
 //    compute they overlap are ComputeProfile::overlap_slowdown (workloads/interference.hpp).
+/// pytorch-fsdp: its `flash` attention is the flash-attn 2.x package [LLMF].
+ImplementationBundle pytorch_fsdp() {
+  ImplementationBundle b = bundle("pytorch-fsdp", AttentionKind::flash, false, 20, 1000, true);
+  b.profile.native_flash = false;
+  return b;
+}
+
 std::vector<ImplementationBundle> presets() {
   return {
       bundle("megatron-core", AttentionKind::flash, true, 0, 0, true),
       bundle("megatron-lm-2021", AttentionKind::unfused, true, 0, 0, true),
       bundle("deepspeed", AttentionKind::unfused, true, 0, 0, false),  // overlap_comm: false [DSCFG]
-      bundle("pytorch-fsdp", AttentionKind::flash, false, 20, 1000, true),
+      pytorch_fsdp(),
   };
 }
 

@@ -37,6 +37,12 @@ struct ImplementationProfile {
   /// (implementation.tp_comm_overlap): the communication kernels take SMs and HBM
   /// bandwidth from the GEMM. Dimensionless, time × (1 + slowdown).
   double tp_overlap_slowdown = 0;
+  /// Whether the framework's `flash` attention is written for the part's own tensor-core
+  /// instructions (FlashAttention-3 or cuDNN fused attention on Hopper, their Blackwell
+  /// versions: ComputeProfile::flash_*), or is the flash-attn 2.x package, which issues
+  /// Ampere's warp-level MMA on every part (false: ComputeProfile::flash2_*). The same
+  /// kernel on Ampere, where the GPU profile holds equal constants for both.
+  bool native_flash = true;
 };
 
 /// A preset: the attention kernel, the fusion choice and the profile.

@@ -191,7 +191,17 @@ int first_layer(const ModelSpec& m, bool moe) {
 }
 }  // namespace
 
-KernelPassCosts::KernelPassCosts(const Scenario& sc) : s_(&sc), profile_(compute_profile_of(sc.gpu)) {
+ComputeProfile kernel_profile(const Scenario& sc) {
+  ComputeProfile p = compute_profile_of(sc.gpu);
+  if (sc.precision.compute == ComputePrecision::mxfp8) p.fp8_gemm_sustained_fraction = p.mxfp8_gemm_sustained_fraction;
+  if (!sc.implementation.profile.native_flash) {
+    p.flash_fwd_efficiency = p.flash2_fwd_efficiency;
+    p.flash_bwd_efficiency = p.flash2_bwd_efficiency;
+  }
+  return p;
+}
+
+KernelPassCosts::KernelPassCosts(const Scenario& sc) : s_(&sc), profile_(kernel_profile(sc)) {
   const auto& m = sc.model;
   const auto& g = sc.gpu;
   const KernelOptions o = kernel_options(sc);

@@ -58,8 +58,15 @@ public:
 /// model.dropout. Causal attention (every model here is a decoder). O(1).
 KernelOptions kernel_options(const Scenario& s);
 
+/// The GPU's compute profile as this scenario's kernels select from it: under
+/// precision.compute mxfp8 the FP8 GEMMs are block-scaled (mxfp8_gemm_sustained_fraction
+/// stands in for fp8_gemm_sustained_fraction); a framework whose `flash` attention is the
+/// flash-attn 2.x package (implementation profile native_flash false) runs the
+/// FlashAttention-2 efficiencies (flash2_*). O(1).
+ComputeProfile kernel_profile(const Scenario& s);
+
 /// Every pass as the kernels layer_kernels.hpp lists, timed by kernels.hpp on
-/// compute_profile_of(s.gpu). Dense passes price the first dense layer, an MoE layer's
+/// kernel_profile(s). Dense passes price the first dense layer, an MoE layer's
 /// dense part and routed experts the first MoE layer (layers of one kind are alike).
 /// The optimizer: optimizer_kernels of the local shard, fused (multi-tensor apply) when
 /// implementation.fused_elementwise. Construction O(kernels of two layers).
