@@ -10,7 +10,7 @@ PACKAGES=(
   doctest-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libbenchmark-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler
-  python3 pybind11-dev python3-dev python3-pytest
+  python3 pybind11-dev python3-dev python3-pytest python3-yaml  # python3-yaml: validation/convert.py and the search_sanity test
   libopenmpi-dev openmpi-bin  # optional: `mpirun -np N layoutsim search` (built when CMake finds MPI)
 )
 # Node.js and npm run the speedscope_import test only. Many machines carry a Node.js
