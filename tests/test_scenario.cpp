@@ -19,6 +19,7 @@
 #include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
 #include "workloads/scenario_keys.hpp"
+#include "workloads/simulate.hpp"
 
 using namespace ls;
 using namespace ls::tools;
@@ -515,4 +516,55 @@ TEST_CASE("cluster.gpu.profile: a calibrate profile over the preset; another GPU
   CHECK(error_of(edit(3, "  gpu: {preset: a100-80gb, profile: " + prof + "}")).find("cluster.gpu.profile") !=
         std::string::npos);
   std::remove(prof.c_str());
+}
+
+// cluster.gpu.kernel_overhead and matmul_efficiency on a preset GPU reach the compute
+// profile that prices the step (they used to be read and then ignored).
+TEST_CASE("GPU compute overrides on a preset reach its compute profile") {
+  const wl::Scenario base = load_default_scenario();
+  CHECK(base.gpu.compute.launch_overhead_s == doctest::Approx(4e-6));
+  const wl::Scenario slow_launch = load_default_scenario({"cluster.gpu.kernel_overhead=1 ms"});
+  CHECK(slow_launch.gpu.compute.launch_overhead_s == doctest::Approx(1e-3));
+  CHECK(wl::compute_profile_of(slow_launch.gpu).launch_overhead_s == doctest::Approx(1e-3));
+  const wl::Scenario weak = load_default_scenario({"cluster.gpu.matmul_efficiency=0.3"});
+  CHECK(wl::compute_profile_of(weak.gpu).gemm_sustained_fraction == doctest::Approx(0.3));
+  // Untouched keys keep the preset's profile.
+  CHECK(wl::compute_profile_of(weak.gpu).launch_overhead_s == doctest::Approx(4e-6));
+  // A GPU map without a preset: kernel_overhead is its launch overhead too.
+  const wl::Scenario custom = load_default_scenario(
+      {"cluster.gpu={peak_tflops: 400, memory: 80 GB, hbm_bandwidth: 2 TB/s, nvlink_bandwidth: 450 GB/s, "
+       "nic_bandwidth: 50 GB/s, kernel_overhead: 7 us}"});
+  CHECK(wl::compute_profile_of(custom.gpu).launch_overhead_s == doctest::Approx(7e-6));
+}
+
+// The small-microbatch warning quotes the kernel model's own GEMM efficiencies: thin
+// GEMMs on H100 lose whole waves of tiles, so the step really is slower by about what
+// it says (the scenarios/small-microbatch.yaml pair: 512 vs 2048 rows).
+static const wl::Warning* find_warning(const wl::Result& r, const std::string& code) {
+  for (const auto& w : r.warnings)
+    if (w.code == code) return &w;
+  return nullptr;
+}
+
+TEST_CASE("small-microbatch: the warning's loss matches the kernel model, and it is silent at the floor") {
+  const ls::wl::ResolvedScenario thin = ls::tools::load_scenario_file(SCENARIOS_DIR "/small-microbatch.yaml", {});
+  const ls::wl::ResolvedScenario full =
+      ls::tools::load_scenario_file(SCENARIOS_DIR "/small-microbatch.yaml", {"layout.microbatch_size=4"});
+  wl::SimOptions o;
+  o.what_if = false;
+  const wl::Result thin_r = simulate(thin, o);
+  const wl::Result full_r = simulate(full, o);
+  const wl::Warning* w = find_warning(thin_r, "small-microbatch");
+  REQUIRE(w != nullptr);
+  CHECK(find_warning(full_r, "small-microbatch") == nullptr);
+  // "(N% of its throughput lost)": the GEMM loss bounds the step's loss from above
+  // (attention and element-wise work do not change per row) and is within 2x of it.
+  const auto at = w->message.find("% of its throughput lost");
+  REQUIRE(at != std::string::npos);
+  const auto open = w->message.rfind('(', at);
+  const double gemm_loss = std::stod(w->message.substr(open + 1, at - open - 1)) / 100;
+  const double step_loss = 1 - full_r.step_time_s / thin_r.step_time_s;
+  CHECK(step_loss > 0);
+  CHECK(gemm_loss >= step_loss * 0.9);
+  CHECK(gemm_loss <= step_loss * 2);
 }

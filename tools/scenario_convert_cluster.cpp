@@ -128,6 +128,13 @@ public:
         }
       }
     }
+    // The step is priced by a compute profile (tile waves, sustained GEMM fraction,
+    // launch overhead), not by the map's roofline fields; an override must reach the
+    // profile or it would be silently ignored. Applied after `profile:`, so that a key
+    // written in the scenario wins over a calibrate file.
+    if (have_preset && n->find("matmul_efficiency") && g.matmul_efficiency > 0)
+      g.compute.gemm_sustained_fraction = g.matmul_efficiency;
+    if (n->find("kernel_overhead")) g.compute.launch_overhead_s = g.kernel_overhead.seconds();
     if (!have_preset) {
       for (const char* k : {"peak_tflops", "memory", "hbm_bandwidth"})
         if (!n->find(k))

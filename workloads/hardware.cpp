@@ -139,6 +139,9 @@ ComputeProfile compute_profile_of(const GpuSpec& gpu) {
   // Triton attention: the A100 preset's ratios to its GEMM fraction (assumption).
   p.triton_fwd_efficiency = 0.7 * p.gemm_sustained_fraction;
   p.triton_bwd_efficiency = 0.35 * p.gemm_sustained_fraction;
+  // The launch overhead: the profile default unless the map gave kernel_overhead (the
+  // loader writes it into gpu.compute).
+  p.launch_overhead_s = gpu.compute.launch_overhead_s;
   return p;
 }
 
