@@ -10,13 +10,13 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
-#include <system_error>
 #include <thread>
 #include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "tools/parallel_for.hpp"
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
 #include "workloads/headroom.hpp"
@@ -37,31 +37,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-/// Calls fn(i, worker) for i in [0, n) on `threads` threads, worker ∈ [0, threads)
-/// naming the calling thread (for per-thread state). fn must not throw (the callers
-/// catch per item) and writes only its own slot, so the outcome is independent of
-/// the thread count and of the order the items finish in.
-template <class Fn>
-void parallel_for(std::size_t n, int threads, Fn fn) {
-  std::atomic<std::size_t> next{0};
-  auto worker = [&](std::size_t w) {
-    for (std::size_t i = next++; i < n; i = next++) fn(i, w);
-  };
-  const auto count = static_cast<std::size_t>(std::max(1, threads));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < std::min(count, n); ++t) {
-    // The items are a shared queue: if the OS refuses a thread, fewer threads drain it
-    // (rather than an exception that destroys joinable threads, which terminates).
-    try {
-      pool.emplace_back(worker, t);
-    } catch (const std::system_error&) {
-      break;
-    }
-  }
-  worker(0);
-  for (auto& t : pool) t.join();
-}
 
 /// The analytic stage's verdict on one candidate.
 struct Estimate {

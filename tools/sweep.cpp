@@ -2,17 +2,16 @@
 #include "tools/sweep.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <mutex>
 #include <stdexcept>
-#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "sim/time.hpp"
+#include "tools/parallel_for.hpp"
 #include "tools/report_json.hpp"
 #include "tools/scenario.hpp"
 #include "workloads/resolve.hpp"
@@ -136,52 +135,28 @@ std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
                                     const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<SweepOutcome> out(points.size());
   if (points.empty()) return out;
-  std::size_t n = jobs > 0 ? static_cast<std::size_t>(jobs) : std::max(1u, std::thread::hardware_concurrency());
-  n = std::min(n, points.size());
-
-  // Each worker takes the next index; results go to their own slot, so the output
-  // order is the input order whatever finishes first.
-  std::atomic<std::size_t> next{0};
+  const int threads = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Results go to their own slot, so the output order is the input order whatever
+  // finishes first.
   std::size_t done = 0;
   std::mutex mu;
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= points.size()) return;
-      SweepOutcome& o = out[i];
-      o.point = points[i];
-      o.index = i;
-      try {
-        o.result = fn(points[i]);
-      } catch (const std::exception& e) {
-        o.error = std::current_exception();
-        o.error_message = e.what();
-      } catch (...) {
-        o.error = std::current_exception();
-        o.error_message = "unknown exception";
-      }
-      std::lock_guard lock(mu);
-      ++done;
-      if (progress) progress(done, points.size());
+  parallel_for(points.size(), threads, [&](std::size_t i, std::size_t) {
+    SweepOutcome& o = out[i];
+    o.point = points[i];
+    o.index = i;
+    try {
+      o.result = fn(points[i]);
+    } catch (const std::exception& e) {
+      o.error = std::current_exception();
+      o.error_message = e.what();
+    } catch (...) {
+      o.error = std::current_exception();
+      o.error_message = "unknown exception";
     }
-  };
-  if (n == 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    threads.reserve(n);
-    for (std::size_t t = 0; t < n; ++t) {
-      // The points are a shared queue: if the OS refuses a thread, fewer threads drain
-      // it (an exception here would destroy joinable threads, which terminates).
-      try {
-        threads.emplace_back(worker);
-      } catch (const std::system_error&) {
-        break;
-      }
-    }
-    if (threads.empty()) worker();
-    for (auto& t : threads) t.join();
-  }
+    std::lock_guard lock(mu);
+    ++done;
+    if (progress) progress(done, points.size());
+  });
   return out;
 }
 

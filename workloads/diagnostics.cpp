@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -90,42 +91,46 @@ double mlp_gemm_efficiency(const Scenario& s, const ComputeProfile& profile, dou
   return t > 0 ? shape.flops() / (t * s.gpu.peak_flops) : 0.0;
 }
 
+/// A GEMM's efficiency at its rows and at the GPU's floor (saturation_rows).
+struct ThinGemm {
+  double efficiency = 0, at_floor = 0;
+};
+
 /// Thin matmuls: below `saturation_rows` rows (the GPU's floor for full GEMM
-/// efficiency) the warning compares the kernel model's efficiency at these rows with
-/// its efficiency at the floor, and speaks only when at least kMinLoss is lost: a few
+/// efficiency) the kernel model's efficiency at these rows is compared with its
+/// efficiency at the floor; only a loss of at least 5 % is reported, since a few
 /// percent of wave quantisation is not worth a remedy that costs memory.
-void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<Warning>& out) {
+std::optional<ThinGemm> thin_gemm(const Scenario& s, const ComputeProfile& profile, double rows, double ffn) {
   constexpr double kMinLoss = 0.05;
-  const ComputeProfile profile = kernel_profile(s);
   const double floor_rows = s.gpu.saturation_rows;
+  if (rows < 1 || rows >= floor_rows) return std::nullopt;
+  const ThinGemm g{mlp_gemm_efficiency(s, profile, rows, ffn), mlp_gemm_efficiency(s, profile, floor_rows, ffn)};
+  if (!(g.at_floor > 0) || g.efficiency >= (1 - kMinLoss) * g.at_floor) return std::nullopt;
+  return g;
+}
+
+void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<Warning>& out) {
+  const ComputeProfile profile = kernel_profile(s);
   const auto& moe = s.model.moe;
   if (moe.experts > 0 && moe.top_k > 0) {
     // An expert sees only its share of the ep group's tokens: ep·b·s·top_k/E rows.
     const double xrows = static_cast<double>(s.layout.ep) * s.layout.microbatch_size * static_cast<double>(s.model.seq_len) *
                          moe.top_k / moe.experts;
     const double ffn = static_cast<double>(moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : s.model.ffn_hidden);
-    if (xrows >= 1 && xrows < floor_rows) {
-      const double eff = mlp_gemm_efficiency(s, profile, xrows, ffn);
-      const double full = mlp_gemm_efficiency(s, profile, floor_rows, ffn);
-      if (full > 0 && eff < (1 - kMinLoss) * full)
-        out.push_back({"small-microbatch",
-                       fmt::format("expert matmuls have {:.0f} rows (ep {} x microbatch_size {} x seq_len {} x top_k {} / {} experts), below the "
-                                   "{:.0f}-row floor of this GPU: an expert MLP GEMM reaches {:.1f}% of peak instead of {:.1f}%; raise ep or microbatch_size",
-                                   xrows, s.layout.ep, s.layout.microbatch_size, s.model.seq_len, moe.top_k, moe.experts,
-                                   floor_rows, eff * 100, full * 100)});
-    }
+    if (const auto g = thin_gemm(s, profile, xrows, ffn))
+      out.push_back({"small-microbatch",
+                     fmt::format("expert matmuls have {:.0f} rows (ep {} x microbatch_size {} x seq_len {} x top_k {} / {} experts), below the "
+                                 "{:.0f}-row floor of this GPU: an expert MLP GEMM reaches {:.1f}% of peak instead of {:.1f}%; raise ep or microbatch_size",
+                                 xrows, s.layout.ep, s.layout.microbatch_size, s.model.seq_len, moe.top_k, moe.experts,
+                                 s.gpu.saturation_rows, g->efficiency * 100, g->at_floor * 100)});
   }
   const double rows = bp.matmul_rows;
-  if (rows < 1 || rows >= floor_rows) return;
-  const double ffn = static_cast<double>(s.model.ffn_hidden);
-  const double eff = mlp_gemm_efficiency(s, profile, rows, ffn);
-  const double full = mlp_gemm_efficiency(s, profile, floor_rows, ffn);
-  if (!(full > 0) || eff >= (1 - kMinLoss) * full) return;
-  out.push_back({"small-microbatch",
-                 fmt::format("matmuls have {:.0f} rows (microbatch_size {} x seq_len {}), below the {:.0f}-row floor of this GPU: "
-                             "an MLP GEMM reaches {:.1f}% of peak instead of {:.1f}% ({:.0f}% of its throughput lost); raise microbatch_size",
-                             rows, s.layout.microbatch_size, s.model.seq_len, floor_rows, eff * 100, full * 100,
-                             (1.0 - eff / full) * 100)});
+  if (const auto g = thin_gemm(s, profile, rows, static_cast<double>(s.model.ffn_hidden)))
+    out.push_back({"small-microbatch",
+                   fmt::format("matmuls have {:.0f} rows (microbatch_size {} x seq_len {}), below the {:.0f}-row floor of this GPU: "
+                               "an MLP GEMM reaches {:.1f}% of peak instead of {:.1f}% ({:.0f}% of its throughput lost); raise microbatch_size",
+                               rows, s.layout.microbatch_size, s.model.seq_len, s.gpu.saturation_rows, g->efficiency * 100,
+                               g->at_floor * 100, (1.0 - g->efficiency / g->at_floor) * 100)});
 }
 
 }  // namespace
