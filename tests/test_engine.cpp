@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine_fixtures.hpp"
 #include "sim/engine.hpp"
 
 using namespace ls::sim;
@@ -68,22 +69,7 @@ TEST_CASE("send/recv: the receiver waits for compute + transfer") {
   // Rank 0: compute 10 us, then send 1 MB (1 ms at 1 GB/s + 1 us). Rank 1: recv, compute 5 us.
   // Expected end = 10 us + 1000 us + 1 us + 5 us = 1016 us.
   Program p = two_ranks();
-  p.stages[0].streams[0].push_back(compute(us(10)));
-  Op s;
-  s.kind = OpKind::send;
-  s.group_slot = kPp;
-  s.bytes = 1e6;
-  s.peer_stage = 1;
-  s.peer_op = 0;
-  s.dep_begin = 0;
-  s.dep_count = 1;
-  p.stages[0].deps.push_back(OpRef{0, 0});
-  p.stages[0].streams[1].push_back(s);
-  Op r;
-  r.kind = OpKind::recv;
-  r.group_slot = kPp;
-  p.stages[1].streams[0].push_back(r);
-  p.stages[1].streams[0].push_back(compute(us(5)));
+  ls::test::add_send_recv_hop(p, /*receiver_computes=*/true);
   StubPlanner planner;
   FlowNetwork net({1e9});
   Engine eng(p, planner, net, EngineConfig{});
@@ -218,34 +204,6 @@ TEST_CASE("jitter is deterministic per seed and changes with it") {
 
 namespace {
 
-/// Two replicas of a two-stage pipeline: stage 0 computes 10 us and sends 1 MB to
-/// stage 1, which receives it and computes 5 us. Ranks 0, 1 are replica 0; 2, 3 replica 1.
-Program two_replicas() {
-  Program p;
-  p.ranks.resize(4);
-  for (int r = 0; r < 4; ++r) {
-    p.ranks[static_cast<std::size_t>(r)].device = r;
-    p.ranks[static_cast<std::size_t>(r)].stage = r % 2;
-  }
-  p.stages.resize(2);
-  p.pp_peer = {0, 1, 0, 1, 2, 3, 2, 3};
-  p.stages[0].streams[0].push_back(compute(us(10)));
-  Op s;
-  s.kind = OpKind::send;
-  s.group_slot = kPp;
-  s.bytes = 1e6;
-  s.peer_stage = 1;
-  s.dep_count = 1;
-  p.stages[0].deps.push_back(OpRef{0, 0});
-  p.stages[0].streams[1].push_back(s);
-  Op r;
-  r.kind = OpKind::recv;
-  r.group_slot = kPp;
-  p.stages[1].streams[0].push_back(r);
-  p.stages[1].streams[0].push_back(compute(us(5)));
-  return p;
-}
-
 CommPlan one_link_plan(LinkId link, double bytes) {
   CommPlan c;
   c.links = {link};
@@ -266,7 +224,7 @@ EngineSymmetry replica_tables() {
 }  // namespace
 
 TEST_CASE("symmetric fast path: replica 1 shares replica 0's timeline; its ghost runs on its own link") {
-  const Program p = two_replicas();
+  const Program p = ls::test::two_replicas_pipeline(/*receiver_computes=*/true);
   StubPlanner planner;
   const CommPlan ghost = one_link_plan(1, 1e6);
   FlowNetwork net({1e9, 1e9});
@@ -285,7 +243,7 @@ TEST_CASE("symmetric fast path: replica 1 shares replica 0's timeline; its ghost
 TEST_CASE("symmetric fast path: a ghost that drains apart from its twin throws SymmetryBroken") {
   // Replica 1's link is half as fast: its transfer would take 2 ms, not 1 ms, so the
   // replicas' timelines differ and the caller must simulate every rank.
-  const Program p = two_replicas();
+  const Program p = ls::test::two_replicas_pipeline(/*receiver_computes=*/true);
   StubPlanner planner;
   const CommPlan ghost = one_link_plan(1, 1e6);
   FlowNetwork net({1e9, 0.5e9});

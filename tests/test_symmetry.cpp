@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/report_json.hpp"
+#include "engine_fixtures.hpp"
 #include "sim/engine.hpp"
 #include "tools/scenario.hpp"
 #include "workloads/simulate.hpp"
@@ -230,34 +231,6 @@ private:
   CommPlan p_;
 };
 
-Program two_replicas_sending() {
-  Program p;
-  p.ranks.resize(4);
-  for (int r = 0; r < 4; ++r) {
-    p.ranks[static_cast<std::size_t>(r)].device = r;
-    p.ranks[static_cast<std::size_t>(r)].stage = r % 2;
-  }
-  p.stages.resize(2);
-  p.pp_peer = {0, 1, 0, 1, 2, 3, 2, 3};
-  Op c;
-  c.kind = OpKind::compute;
-  c.duration = us(10);
-  p.stages[0].streams[0].push_back(c);
-  Op s;
-  s.kind = OpKind::send;
-  s.group_slot = 2;
-  s.bytes = 1e6;
-  s.peer_stage = 1;
-  s.dep_count = 1;
-  p.stages[0].deps.push_back(OpRef{0, 0});
-  p.stages[0].streams[1].push_back(s);
-  Op r;
-  r.kind = OpKind::recv;
-  r.group_slot = 2;
-  p.stages[1].streams[0].push_back(r);
-  return p;
-}
-
 EngineConfig tied_config(const CommPlan& twin, std::vector<LinkId> union_path) {
   EngineConfig cfg;
   auto& s = cfg.symmetry;
@@ -275,7 +248,7 @@ EngineConfig tied_config(const CommPlan& twin, std::vector<LinkId> union_path) {
 }  // namespace
 
 TEST_CASE("symmetric fast path: a tied transfer carries every replica's bytes on its links") {
-  const Program p = two_replicas_sending();
+  const sim::Program p = ls::test::two_replicas_pipeline(/*receiver_computes=*/false);
   OneLinkPlanner planner;
   FlowNetwork net({1e9, 1e9});
   Engine eng(p, planner, net, tied_config(planner.plan(1e6), {0, 1}));
@@ -288,7 +261,7 @@ TEST_CASE("symmetric fast path: a tied transfer carries every replica's bytes on
 }
 
 TEST_CASE("symmetric fast path: tied copies crossing one link share it") {
-  const Program p = two_replicas_sending();
+  const sim::Program p = ls::test::two_replicas_pipeline(/*receiver_computes=*/false);
   OneLinkPlanner planner;
   FlowNetwork net({2e9});
   // Both copies cross link 0 (multiplicity 2): 1 GB/s each, as two separate flows.
@@ -300,7 +273,7 @@ TEST_CASE("symmetric fast path: tied copies crossing one link share it") {
 TEST_CASE("symmetric fast path: a tied copy that would run faster than replica 0's throws SymmetryBroken") {
   // Replica 1's link is half as fast: tied, both copies run at 0.5 GB/s, but replica
   // 0's copy alone would run at 1 GB/s (its link is not saturated): not exact.
-  const Program p = two_replicas_sending();
+  const sim::Program p = ls::test::two_replicas_pipeline(/*receiver_computes=*/false);
   OneLinkPlanner planner;
   FlowNetwork net({1e9, 0.5e9});
   Engine eng(p, planner, net, tied_config(planner.plan(1e6), {0, 1}));
