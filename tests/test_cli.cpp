@@ -89,8 +89,11 @@ void check_contract_keys(const json& j) {
   }
   CHECK(j["links"]["by_kind"].is_object());
   CHECK(j["links"]["busiest"].is_array());
-  for (const auto& [kind, v] : j["links"]["by_kind"].items())
-    for (const char* k : {"count", "bytes", "mean_utilization", "max_utilization"}) CHECK_MESSAGE(v.contains(k), kind, k);
+  for (const auto& item : j["links"]["by_kind"].items()) {
+    const std::string kind = item.key();  // a plain local: Clang 14 cannot capture a structured binding
+    for (const char* k : {"count", "bytes", "mean_utilization", "max_utilization"})
+      CHECK_MESSAGE(item.value().contains(k), kind, k);
+  }
   for (const auto& l : j["links"]["busiest"])
     for (const char* k : {"name", "kind", "bytes", "utilization"}) CHECK(l.contains(k));
   for (const char* k : {"capacity_bytes", "fits", "max_peak_bytes", "per_stage"}) CHECK_MESSAGE(j["memory"].contains(k), k);
@@ -307,7 +310,8 @@ TEST_CASE("bad scenarios exit 1 and never crash") {
       {"not_a_map.yaml", "- 1\n- 2\n"},
       {"bad_schedule.yaml", "model: {preset: llama3-8b}\nlayout: {schedule: 2f2b}\n"},
   };
-  for (const auto& [name, text] : bad) {
+  for (const auto& [file_name, text] : bad) {
+    const std::string name = file_name;  // a plain local: Clang 14 cannot capture a structured binding
     write(tmp(name), text);
     for (const char* cmd : {"check ", "run --quiet "}) {
       auto r = layoutsim(cmd + tmp(name));

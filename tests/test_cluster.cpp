@@ -315,7 +315,9 @@ TEST_CASE("structural routes of generated clusters equal the graph search on the
     shapes.emplace_back("zero latencies", s);
   }
   const std::uint64_t hashes[] = {0, 1, 2, 3, 5, 7, 12345, 0x9e3779b97f4a7c15ULL};
-  for (const auto& [what, spec] : shapes) {
+  for (const auto& [shape_name, spec] : shapes) {
+    // Clang 14 cannot capture a structured binding in CAPTURE's lambda: name a copy.
+    const std::string what = shape_name;
     CAPTURE(what);
     const Cluster structural = Cluster::build(spec);
     ClusterSpec graph_spec;
@@ -615,7 +617,9 @@ TEST_CASE("down links: generated routes equal the graph search on the same graph
     shapes.emplace_back("fat-tree, one leaf, no spine", s);
   }
   const std::uint64_t hashes[] = {0, 1, 2, 3, 5, 7, 12345};
-  for (const auto& [what, spec] : shapes) {
+  for (const auto& [shape_name, spec] : shapes) {
+    // Clang 14 cannot capture a structured binding in CAPTURE's lambda: name a copy.
+    const std::string what = shape_name;
     CAPTURE(what);
     const Cluster structural = Cluster::build(spec);
     ClusterSpec graph_spec;

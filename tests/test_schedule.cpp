@@ -18,6 +18,8 @@ namespace {
 
 const Schedule kAll[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1};
 
+// Loops copy p and m into plain locals: Clang 14 (the fuzz/sanitizer build) cannot
+// capture a structured binding in CAPTURE's lambda.
 struct Grid { int p, m; };
 const Grid kGrid[] = {{2, 8}, {4, 8}, {4, 32}, {8, 8}, {8, 64}};
 
@@ -100,7 +102,8 @@ Run execute(const std::vector<std::vector<ScheduleItem>>& sched, int v, long lon
 
 TEST_CASE("every schedule runs F and B of every (micro-batch, chunk) exactly once per stage, F before B") {
   for (Schedule sch : kAll) {
-    for (auto [p, m] : kGrid) {
+    for (const Grid& grid : kGrid) {
+      const int p = grid.p, m = grid.m;
       const int v = v_for(sch);
       CAPTURE(static_cast<int>(sch));
       CAPTURE(p);
@@ -142,7 +145,8 @@ TEST_CASE("every schedule runs F and B of every (micro-batch, chunk) exactly onc
 
 TEST_CASE("in-flight micro-batches follow the closed forms (1F1B never above p - stage)") {
   for (Schedule sch : kAll) {
-    for (auto [p, m] : kGrid) {
+    for (const Grid& grid : kGrid) {
+      const int p = grid.p, m = grid.m;
       const int v = v_for(sch);
       const auto sched = build_schedule(sch, p, m, v);
       for (int s = 0; s < p; ++s) {
@@ -211,7 +215,8 @@ TEST_CASE("no schedule deadlocks, and unit-time execution reproduces the analyti
   // the idle time v-fold: (p−1)/(v·m+p−1). zb-h1 with F = B-input = W = 1 (Qi et
   // al.'s T_F = T_B = T_W) idles (p−1) of 3m + p − 1. Integer times: exact equality.
   for (Schedule sch : kAll) {
-    for (auto [p, m] : kGrid) {
+    for (const Grid& grid : kGrid) {
+      const int p = grid.p, m = grid.m;
       for (int v : sch == Schedule::interleaved_1f1b ? std::vector<int>{2, 4} : std::vector<int>{1}) {
         CAPTURE(static_cast<int>(sch));
         CAPTURE(p);
@@ -234,7 +239,8 @@ TEST_CASE("no schedule deadlocks, and unit-time execution reproduces the analyti
 TEST_CASE("fewer micro-batches than stages still runs, with the same closed forms") {
   // m < p: 1F1B's warm-up is capped at m; the window is still (m+p−1)(F+B).
   for (Schedule sch : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1}) {
-    for (auto [p, m] : {Grid{8, 4}, Grid{4, 1}, Grid{1, 4}}) {
+    for (const Grid& grid : {Grid{8, 4}, Grid{4, 1}, Grid{1, 4}}) {
+      const int p = grid.p, m = grid.m;
       CAPTURE(static_cast<int>(sch));
       CAPTURE(p);
       CAPTURE(m);
