@@ -104,6 +104,31 @@ TEST_CASE("FP8 keeps every pass's FLOPs; only linear GEMMs become FP8; quantize 
   CHECK(quantize_bytes_per_element(ComputePrecision::bf16) == 0.0);
 }
 
+TEST_CASE("FP8 linears keep their inputs quantized: activation bytes in closed form") {
+  // Llama-like block, tp 1, no dropout, flash attention, fused elementwise. A linear keeps
+  // its input for the wgrad: qkv and mlp.up the norm outputs (T×h each), attention.out the
+  // attention context (T×h), mlp.down the SwiGLU output (T×f). Under FP8 those 3h + f
+  // elements per token take 1 byte (mxfp8: 1 + 1/32) instead of 2; nothing else changes.
+  const ModelSpec m = llama_like();
+  KernelOptions bf;
+  const double T = 4096, h = 4096, f = 14336;
+  const double bf16_bytes = layer_activation_bytes(m, 0, bf);
+  for (ComputePrecision c : {ComputePrecision::fp8, ComputePrecision::mxfp8}) {
+    KernelOptions o = bf;
+    o.compute = c;
+    const double per_element = c == ComputePrecision::fp8 ? 1.0 : 1.0 + 1.0 / 32.0;
+    CHECK(fp8_saved_bytes_per_element(c) == per_element);
+    CHECK(layer_activation_bytes(m, 0, o) == doctest::Approx(bf16_bytes - T * (3 * h + f) * (2.0 - per_element)));
+    // Full recompute keeps the layer input only, in bf16 whatever the GEMMs run in.
+    bf.recompute = o.recompute = Recompute::full;
+    CHECK(layer_activation_bytes(m, 0, o) == doctest::Approx(layer_activation_bytes(m, 0, bf)));
+    bf.recompute = Recompute::none;
+    // The LM head is not an FP8 linear: it keeps its bf16 input.
+    CHECK(lm_head_activation_bytes(m, o) == doctest::Approx(lm_head_activation_bytes(m, bf)));
+  }
+  CHECK(fp8_saved_bytes_per_element(ComputePrecision::bf16) == 0.0);
+}
+
 TEST_CASE("MoE under FP8: the router stays bf16, expert GEMMs are FP8") {
   ModelSpec m = llama_like();
   m.moe.experts = 8;

@@ -53,67 +53,62 @@ ROWS = [
     "mbridge_26.06_h100_fp8_llama3.1_405b_1024gpu",
 ]
 
-# Why the published layout is outside the top 10, per row (filled in from the results;
-# the table says "-" for a row in the top 10).
+# Why the published layout is outside the top 10, per row: the reason in words. The
+# figures (memory, ranks, errors) are written next to it from the results (facts()), so
+# that a model change cannot leave a stale number here.
 NOTES = {
     "mbridge_25.11_h100_fp8cs_llama3_8b_8gpu":
-        "the recipe trains the 8B model data-parallel with its state sharded (FSDP, here zero 3), because the "
-        "plain distributed optimizer (zero 1) does not fit: 101 GB per GPU in the simulator's memory model. "
-        "The simulator then prices ZeRO-3's per-micro-batch parameter all-gathers and gradient reduce-scatters "
-        "as SM and HBM interference on the overlapped compute (compute per step 9.32 s at zero 1, 10.13 s at "
-        "zero 2, 10.96 s at zero 3; the analytic estimate, which has no interference term, ranks the published "
-        "layout 2nd) and prefers a 4-stage zb-h1 pipeline with zero 1 (6% bubble, 65 GB). The "
-        "measured step (9.07 s) is 17% below the simulated published layout and 8% below the simulated winner: "
-        "the interference charge for FSDP is what makes the difference, and it is larger than the measurement supports.",
+        "the recipe trains the 8B model data-parallel with its state sharded (FSDP, here zero 3). The simulator "
+        "prices ZeRO-3's per-micro-batch parameter all-gathers and gradient reduce-scatters as SM and HBM "
+        "interference on the compute they overlap (the analytic estimate, which has no interference term, "
+        "ranks the published layout near the top) and prefers a short zb-h1 pipeline with zero 1. The "
+        "measured step is below both simulated ones: the interference charge for FSDP is larger than this "
+        "measurement supports.",
     "mbridge_card_h100_bf16_qwen3_8b_16gpu_functional":
-        "memory headroom: the search rejects the published dp 16 / zero 1 layout because its peak, 76.7 GB "
-        "(fp32 gradients 32.8 GB, activations 21.3 GB), is 2.7 GB over the usable 74 GB (80 GB less the "
-        "reserved and fragmentation headroom of workloads/headroom.hpp); the real run fit, so the headroom is "
-        "conservative here. Simulated anyway (`layoutsim run`), the published layout is 2.0% faster than the "
-        "search's winner: it would rank first.",
+        "memory headroom: the published dp 16 / zero 1 layout (fp32 gradients) is a few GB over the usable "
+        "memory, the GPU's 80 GB less the reserved and fragmentation headroom of workloads/headroom.hpp; the "
+        "real run fit, so the headroom is conservative here.",
     "mbridge_26.04.01_h100_fp8_llama3_70b_64gpu":
-        "two reasons. Memory: in the interleaved schedule's warm-up stage 0 holds about 46 chunk-micro-batches of activations, "
-        "52.8 GB in the 16-bit activation model, for a peak of 81.8 GB over the usable 74 GB, so the search "
-        "rejects it; TransformerEngine keeps the FP8 copies of GEMM inputs for the backward pass, which the "
-        "model does not count. Speed: simulated anyway, it is 6.8% slower than the winner (t8 p2 zb-h1) because "
-        "its even split puts the LM head (vocab 128k) on the last of 8 stages: 21.5 s of compute there against "
-        "18.8 s on the others, 12% bubble. The measured step (19.7 s) is 10% below the simulated published "
-        "layout, larger than the gap to the winner.",
+        "its even split puts the LM head (vocabulary 128k) on the last of 8 stages, which then bounds the step "
+        "(the page states no uneven split); the layouts ahead balance the stages or run zb-h1.",
     "mbridge_26.04.01_gb200_mxfp8_llama3_70b_64gpu":
-        "the fourteen layouts ahead are within 2.4%, below the simulator's error on this row (the simulated "
-        "published step is 16% under the measured one); the same layout with the balanced split (first and "
-        "last chunk lighter for the embedding and LM head) ranks 4th. The recipe states no uneven split.",
+        "the layouts ahead are within a few percent, below the simulator's error on the Blackwell rows; the "
+        "best of them run the balanced split (first and last chunk lighter for the embedding and LM head), "
+        "which the recipe does not state.",
     "mbridge_26.04.01_gb300_mxfp8_llama3_70b_64gpu":
-        "memory: with tp 1 and no recompute, stage 0 of the interleaved schedule (pp 4, v 5, 16 micro-batches) "
-        "keeps about 22 chunk-micro-batches of 4 layers, 207 GB of 16-bit activations, for a peak of 330 GB over the "
-        "usable 263 GB; the published run fit, so it kept fewer bytes than the 16-bit model counts (MXFP8 GEMM "
-        "inputs saved in 8 bits; any recompute or offload the page does not state). Simulated anyway, it is "
-        "1.4% faster than the search's winner: it would rank first.",
+        "memory: with tp 1 and no recompute, stage 0 of the interleaved schedule (pp 4, v 5) keeps the "
+        "activations of about 22 chunk-micro-batches in its warm-up; the published run fit, so it kept fewer "
+        "bytes than the model counts (a recompute or offload the page does not state).",
     "mbridge_25.11_b200_fp8cs_llama3.1_405b_128gpu":
-        "memory first: stage 1 peaks at 188 GB (73.5 GB of 16-bit activations) over the usable 169 GB, so the "
-        "search rejects it. Simulated anyway, it is 4.3% slower than the winner, t8 p16 (v4) with dp 1: its "
-        "stages compute for 5.45 s against about 5.1 s on the winner's (tp 8 instead of tp 4 × cp 2 for the "
-        "same shard of work, and no data-parallel gradient traffic at dp 1); it would rank 6th. The gap is "
-        "below the simulator's error on this row (the simulated published step is 6.5% under the measured one).",
+        "memory first; and the winner, t8 p16 (v4) with dp 1, computes less per stage (tp 8 instead of "
+        "tp 4 × cp 2 for the same shard of work) and has no data-parallel gradient traffic.",
     "mbridge_26.06_gb200_fp8_llama3.1_405b_256gpu":
-        "memory: stage 1 peaks at 222 GB (164 GB of 16-bit activations: no recompute, and the interleaved "
-        "warm-up of pp 16 × v 4) over the usable 175 GB, so the search rejects it; the real run fit, so it kept "
-        "fewer activation bytes than the 16-bit model counts (FP8 GEMM inputs, or an unstated recompute or "
-        "offload). Simulated anyway, it is 1.6% slower than the winner (t4 p64 zb-h1, dp 1, two layers per "
-        "stage) and would rank 2nd; the gap is below the simulator's error on this row (the simulated published "
-        "step is 6.2% under the measured one).",
+        "memory: no recompute and the interleaved warm-up of pp 16 × v 4; the real run fit, so it kept fewer "
+        "activation bytes than the model counts (an unstated recompute or offload).",
     "mbridge_26.06_gb300_fp8_llama3.1_405b_256gpu":
-        "the recipe optimises under a constraint the search does not have: the fifteen layouts ahead are all "
-        "zb-h1 (zero-bubble) pipelines, within 2.8%, a schedule the Megatron-Bridge recipes do not run; among "
-        "1f1b and interleaved layouts it ranks 5th, 1.2% behind the best (the same t4, with pp 16 v4 and the "
-        "balanced split). The gap is far below the simulator's error on this row (the simulated published step "
-        "is 19% over the measured one).",
+        "the recipe optimises under a constraint the search does not have: the layouts ahead are mostly zb-h1 "
+        "(zero-bubble) pipelines, a schedule the Megatron-Bridge recipes do not run.",
     "mbridge_26.06_h100_fp8_llama3.1_405b_1024gpu":
-        "memory headroom: stage 1 peaks at 79.9 GB (36.8 GB of 16-bit activations) over the usable 74 GB, "
-        "5.9 GB over, so the search rejects it; the real run fit. Simulated anyway, it is 0.8% slower than the "
-        "winner (t8 p32 zb-h1 with the same cp 2) and would rank 5th; the simulated published step is 2.7% over "
-        "the measured one.",
+        "every layout ahead is a zb-h1 (zero-bubble) pipeline, a schedule the Megatron-Bridge recipes do not "
+        "run; among the schedules they do run it ranks first.",
 }
+
+
+def facts(r):
+    """The figures behind a row's note, from its results."""
+    out = []
+    if "(memory" in r["rank"]:
+        out.append(f"The search's memory check rejects it: stage {r['pub_stage']} peaks at {r['pub_peak_gb']:.1f} GB "
+                   f"({r['pub_act_gb']:.1f} GB of activations) over the usable {r['usable_gb']:.1f} GB. Simulated "
+                   f"anyway (`layoutsim run`) it would rank {r['rank'].split()[1]}.")
+    else:
+        out.append(f"Among 1f1b and interleaved layouts it ranks {r.get('rank_no_zb', '-')}; by the analytic "
+                   f"estimate {r.get('analytic_rank') or '-'}.")
+    if r.get("pub_step") and r.get("measured_step"):
+        err = (r["pub_step"] - r["measured_step"]) / r["measured_step"]
+        out.append(f"The simulated published step is {100 * err:+.1f}% off the measured one.")
+    return " ".join(out)
+
 
 TOP = 10
 
@@ -206,8 +201,10 @@ def evaluate(row, layoutsim, jobs, work):
         j = json.loads(p.stdout)
         step = j["step_time_s"]
         faster = sum(1 for c in simulated if c["fits"] and c["step_time_s"] < step)
+        worst = max(j["memory"]["per_stage"], key=lambda st: st["peak"])
         res.update(published=lay_compact(sc) + " (run)", pub_step=step, pub_fits=j["memory"]["fits"],
                    pub_peak_gb=j["memory"]["max_peak_bytes"] / 1e9, usable_gb=full["memory_usable_bytes"] / 1e9,
+                   pub_stage=worst["stage"], pub_act_gb=worst["activations"] / 1e9,
                    rank=f">= {faster + 1} ({', '.join(sorted(rej))})", rank_n=max(faster + 1, TOP + 1),
                    analytic_rank=None, gap=(step - winner["step_time_s"]) / winner["step_time_s"] if winner else None)
         return res
@@ -250,7 +247,7 @@ def rank_without_zb(res, work):
 
 def markdown(results, simulate_top):
     out = ["# Search sanity against published practice", "",
-           "GENERATED by `python3 validation/search_sanity.py --write` (the notes come from the script's NOTES).", "",
+           "GENERATED by `python3 validation/search_sanity.py --write` (the notes: the script's NOTES, then the figures from the results).", "",
            "For each Megatron-Bridge row below (validation/megatron_bridge.yaml, one per model, GPU type,",
            "cluster size and precision), `layoutsim search` ran over the row's own cluster, model, precision,",
            "global batch and sequence length (the default space, the published v and cp added to their axes,",
@@ -280,11 +277,12 @@ def markdown(results, simulate_top):
         if r.get("rank_n", TOP + 1) <= TOP:
             continue
         gap = "-" if r.get("gap") is None else f"{100 * r['gap']:+.1f}%"
-        out.append(f"* **{short(r['name'])}** (rank {r['rank']}, gap {gap}): " + NOTES.get(r["name"], "not yet explained."))
+        out.append(f"* **{short(r['name'])}** (rank {r['rank']}, gap {gap}): " + NOTES.get(r["name"], "not yet explained.")
+                   + " " + facts(r))
     out += ["", "## Search size", "",
             "Candidates per row (`>= N (memory)`: the search's memory pruning rejects the published layout; its",
-            "step time is then `layoutsim run` of the row as published). The whole set took about 40 minutes on",
-            "2 cores shared with other builds.", "",
+            "step time is then `layoutsim run` of the row as published). The whole set takes about 9 minutes on",
+            "2 cores.", "",
             "| row | evaluated | kept | simulated |", "|---|---|---|---|"]
     for r in results:
         out.append(f"| {short(r['name'])} | {r['evaluated']} | {r['kept']} | {r['simulated']} |")

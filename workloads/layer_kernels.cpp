@@ -78,16 +78,18 @@ public:
 
   // --- building blocks -------------------------------------------------------------
 
-  /// A linear layer X[M×K]·W[K×N] on this device, with its dgrad and wgrad GEMMs. Under
-  /// FP8 compute (o.compute, low_precision.hpp) a TransformerEngine linear (category gemm,
-  /// not the router): all three GEMMs in FP8, X quantized before the forward and dY
-  /// before the dgrad (the wgrad reuses both quantized copies).
-  void linear(std::string_view name, std::string_view dgrad, std::string_view wgrad, GemmShape fwd, double saved,
-              KernelCategory category = KernelCategory::gemm, bool te_linear = true) {
+  /// A linear layer X[M×K]·W[K×N] on this device, with its dgrad and wgrad GEMMs;
+  /// `saved_elements` of its input are kept for the wgrad. Under FP8 compute (o.compute,
+  /// low_precision.hpp) a TransformerEngine linear (category gemm, not the router): all
+  /// three GEMMs in FP8, X quantized before the forward and dY before the dgrad (the
+  /// wgrad reuses both quantized copies), and the input kept in its quantized form.
+  void linear(std::string_view name, std::string_view dgrad, std::string_view wgrad, GemmShape fwd,
+              double saved_elements, KernelCategory category = KernelCategory::gemm, bool te_linear = true) {
     const bool fp8 = fp8_gemms(o_.compute) && te_linear && category == KernelCategory::gemm;
     const double q = quantize_bytes_per_element(o_.compute);
+    const double saved_bytes = saved_elements * (fp8 ? fp8_saved_bytes_per_element(o_.compute) : ab_);
     if (fp8) steps.push_back({mem("fp8.quantize_input", fwd.batch * fwd.m * fwd.k * q), {}, {}});
-    Step st{gemm(name, fwd, category, saved), {}, {}};
+    Step st{gemm(name, fwd, category, saved_bytes), {}, {}};
     if (fp8) st.bwd_input.push_back(mem("fp8.quantize_grad", fwd.batch * fwd.m * fwd.n * q));
     st.bwd_input.push_back(gemm(dgrad, {fwd.m, fwd.k, fwd.n, fwd.batch}, category));
     st.bwd_weight.push_back(gemm(wgrad, {fwd.k, fwd.n, fwd.m, fwd.batch}, category));
@@ -235,9 +237,9 @@ public:
   /// Dense MLP of width f (split tp ways) over T tokens.
   void dense_mlp(double f) {
     const double width = f / t_, gate = m_.activation == Activation::gelu ? 1 : 2;
-    linear("mlp.up", "mlp.up.dgrad", "mlp.up.wgrad", {T_, gate * width, h_}, Tn_ * h_ * ab_);
+    linear("mlp.up", "mlp.up.dgrad", "mlp.up.wgrad", {T_, gate * width, h_}, Tn_ * h_);
     activation(T_, width);
-    linear("mlp.down", "mlp.down.dgrad", "mlp.down.wgrad", {T_, h_, width}, T_ * width * ab_);
+    linear("mlp.down", "mlp.down.dgrad", "mlp.down.wgrad", {T_, h_, width}, T_ * width);
   }
 
   /// MoE MLP: router, permutation to experts, grouped expert GEMMs (experts/ep local
@@ -251,20 +253,20 @@ public:
     const double local = E / o_.ep, rows = T_ * k * o_.ep / E;  // per local expert
     const double pairs = T_ * k;                                // token-expert pairs on this device
     // The router reads the norm output (kept once, here, for the router and the permutation).
-    linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_ * ab_, KernelCategory::gemm,
+    linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_, KernelCategory::gemm,
            /*te_linear=*/false);
     steps.push_back({mem("router.softmax_topk", T_ * E * 4 * 2, T_ * E * 4), {mem("router.softmax_topk.bwd", T_ * E * 4 * 3)}, {}});
     steps.push_back({mem("moe.permute", 2 * pairs * h_ * ab_), {mem("moe.permute.bwd", (pairs + T_) * h_ * ab_)}, {}});
     const std::size_t first_expert_step = steps.size();
-    linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * width, h_, local}, pairs * h_ * ab_);
+    linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * width, h_, local}, pairs * h_);
     activation(pairs, width);
-    linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, width, local}, pairs * width * ab_);
+    linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, width, local}, pairs * width);
     for (std::size_t i = first_expert_step; i < steps.size(); ++i) mark_routed_expert(steps[i]);
     if (shared > 0) {
       linear("shared_expert.up", "shared_expert.up.dgrad", "shared_expert.up.wgrad", {T_, gate * width, h_, shared}, 0);
       activation(T_ * shared, width);
       linear("shared_expert.down", "shared_expert.down.dgrad", "shared_expert.down.wgrad", {T_, h_, width, shared},
-             T_ * shared * width * ab_);
+             T_ * shared * width);
     }
     // Combine: weighted sum of each token's expert outputs (kept for the router-probability gradient).
     steps.push_back({mem("moe.unpermute", (pairs + T_) * h_ * ab_, pairs * h_ * ab_),
@@ -279,10 +281,10 @@ public:
 
   void layer(int index) {
     norm("norm1");
-    linear("qkv", "qkv.dgrad", "qkv.wgrad", {T_, (h_ + kv_) / t_, h_}, Tn_ * h_ * ab_);
+    linear("qkv", "qkv.dgrad", "qkv.wgrad", {T_, (h_ + kv_) / t_, h_}, Tn_ * h_);
     if (m_.activation == Activation::swiglu) rope();
     core_attention();
-    linear("attention.out", "attention.out.dgrad", "attention.out.wgrad", {T_, h_, h_ / t_}, T_ * h_ / t_ * ab_);
+    linear("attention.out", "attention.out.dgrad", "attention.out.wgrad", {T_, h_, h_ / t_}, T_ * h_ / t_);
     bias_dropout_add();
     norm("norm2");
     if (layer_is_moe(m_, index))
@@ -316,7 +318,7 @@ public:
     norm("final_norm");
     const double V = static_cast<double>(m_.vocab) / t_;
     const auto logits = KernelCategory::logits;
-    linear("lm_head", "lm_head.dgrad", "lm_head.wgrad", {T_, V, h_}, Tn_ * h_ * ab_, logits);
+    linear("lm_head", "lm_head.dgrad", "lm_head.wgrad", {T_, V, h_}, Tn_ * h_, logits);
     // Vocab-parallel cross-entropy in fp32 (4-byte) on T×V/t logits; keeps the softmax.
     const double lo = T_ * V * ab_, f32 = T_ * V * 4;
     if (o_.fused_elementwise) {

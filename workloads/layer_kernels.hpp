@@ -15,7 +15,8 @@
 // norm mean/rstd and the attention log-sum-exp are O(b·s) and ignored). Unfused, dropout
 // on, no fusion, the GPT block gives sbh(34 + 5as/h) with t = 1, sbh(10 + 24/t + 5as/(ht))
 // with TP and sbh(34 + 5as/h)/t with TP + SP; FlashAttention keeps no s×s tensor; with
-// dropout 0 the masks (and the dropout outputs) are not kept.
+// dropout 0 the masks (and the dropout outputs) are not kept. Under FP8 compute the
+// linear layers keep their inputs quantized (1 byte per element; low_precision.hpp).
 #pragma once
 
 #include <vector>

@@ -25,6 +25,16 @@ double quantize_bytes_per_element(ComputePrecision c) {
   return 0;
 }
 
+double fp8_saved_bytes_per_element(ComputePrecision c) {
+  switch (c) {
+    case ComputePrecision::fp8: return 1.0;                // one 1-byte copy, one scale per tensor
+    case ComputePrecision::mxfp8: return 1.0 + 1.0 / 32.0;  // the column-wise copy and its E8M0 scales
+    case ComputePrecision::bf16:
+    case ComputePrecision::fp16: return 0;
+  }
+  return 0;
+}
+
 std::string_view compute_precision_name(ComputePrecision c) {
   for (const auto& [v, n] : kNames)
     if (v == c) return n;

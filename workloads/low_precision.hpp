@@ -33,6 +33,15 @@ constexpr bool fp8_gemms(ComputePrecision c) { return c == ComputePrecision::fp8
 /// the GEMMs are not FP8.
 double quantize_bytes_per_element(ComputePrecision c);
 
+/// Bytes per element of the input an FP8 linear keeps for its wgrad GEMM: TE saves the
+/// quantized copy, not the bf16 tensor (NVIDIA/TransformerEngine,
+/// transformer_engine/pytorch/module/linear.py, `_Linear` forward: the input quantizer's
+/// column-wise copy is what is cached for the backward; with a sequence-parallel gather
+/// under per-tensor scaling, the row-wise local copy). fp8: 1 B; mxfp8: 1 + 1/32 B (the
+/// block scales). 0 when the GEMMs are not FP8. The activations around the linears (norm
+/// inputs, the attention core's Q, K, V, the activation function's input) stay bf16.
+double fp8_saved_bytes_per_element(ComputePrecision c);
+
 /// "bf16", "fp16", "fp8", "mxfp8"; and back (nullopt for another name).
 std::string_view compute_precision_name(ComputePrecision c);
 std::optional<ComputePrecision> parse_compute_precision(std::string_view name);
