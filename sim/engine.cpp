@@ -136,8 +136,9 @@ Time Engine::run_step(Time start, int step_index) {
       case kFlowDone: {
         const FlowId f = e.a;
         if (net_.version(f) != e.b) break;  // superseded by a later rate change
+        const bool lone = net_.lone(f);  // alone on its links: no other rate changes
         net_.finish(now_, f);
-        schedule_resolve(now_);
+        if (!lone) schedule_resolve(now_);
         const std::uint32_t cid = flow_comm_[f];
         Comm& c = comms_[cid];
         if (c.ghosts) {
@@ -442,10 +443,19 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
   Comm& c = comms_[cid];
   const CommPhase& ph = c.plan->phases[c.phase];
   c.outstanding = 0;
+  bool resolve = false;  // some flow shares a link: its rate comes from the next resolve
   for (const PlanFlow& f : ph.flows) {
     const double bytes = f.bytes * c.scale * c.multiplier;
     if (bytes <= 0 || f.path_len == 0) continue;
-    const FlowId id = net_.start(now, std::span<const LinkId>(c.plan->links.data() + f.path_begin, f.path_len), bytes);
+    const FlowId id = net_.start(now, std::span<const LinkId>(c.plan->links.data() + f.path_begin, f.path_len), bytes,
+                                 /*may_run_alone=*/!c.ghosts);
+    if (net_.lone(id)) {
+      // A tied flow alone on its links has its rate now: check_tied's test, here.
+      if (c.tied_copies > 1) check_tied_flow(id, TiedFlow{c.plan->links.data() + f.path_begin, f.path_len / c.tied_copies, c.tied_copies});
+      queue_.push(net_.finish_time(id), kFlowDone, id, net_.version(id));
+    } else {
+      resolve = true;
+    }
     if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
     flow_comm_[id] = cid;
     if (!cfg_.symmetry.tied.empty()) {
@@ -464,7 +474,9 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     queue_.push(now + ph.latency * c.multiplier, kCommPhaseDone, cid);
     return;
   }
-  schedule_resolve(now);
+  // A flow that joined a lone one took it into the link lists: both get their rates
+  // at the resolve. (Ghost flows always resolve.)
+  if (resolve || c.ghosts) schedule_resolve(now);
 }
 
 void Engine::finish_comm(std::uint32_t cid, Time now) {

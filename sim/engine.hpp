@@ -259,7 +259,10 @@ private:
     std::uint32_t copies = 0;
   };
   std::vector<TiedFlow> flow_tied_;
+  /// Throws SymmetryBroken unless every copy of tied flow `f` is max-min bottlenecked
+  /// on its own path (after each resolve; at the start of a lone one).
   void check_tied() const;
+  void check_tied_flow(FlowId f, const TiedFlow& t) const;
   void start_ghosts(std::uint32_t comm_id, Time now);
   void check_ghosts(std::uint32_t comm_id) const;
   void copy_to_mirrors();

@@ -45,7 +45,8 @@ void Engine::start_ghosts(std::uint32_t cid, Time now) {
     for (const PlanFlow& f : ph.flows) {
       const double bytes = f.bytes * c.scale * c.multiplier;
       if (bytes <= 0 || f.path_len == 0) continue;
-      const FlowId id = net_.start(now, std::span<const LinkId>(gp->links.data() + f.path_begin, f.path_len), bytes);
+      const FlowId id = net_.start(now, std::span<const LinkId>(gp->links.data() + f.path_begin, f.path_len), bytes,
+                                   /*may_run_alone=*/false);  // drain spans are checked per resolve
       if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
       if (id >= flow_place_.size()) flow_place_.resize(static_cast<std::size_t>(id) + 1);
       flow_comm_[id] = cid;
@@ -73,13 +74,14 @@ void Engine::tie(const CommPlan*& plan, std::uint32_t& copies) const {
 }
 
 void Engine::check_tied() const {
-  for (const FlowId f : net_.last_resolved_flows()) {
-    if (f >= flow_tied_.size()) continue;
-    const TiedFlow& t = flow_tied_[f];
-    for (std::uint32_t k = 0; k < t.copies; ++k)
-      if (!net_.bottlenecked_on(f, std::span<const LinkId>(t.path + static_cast<std::size_t>(k) * t.len, t.len)))
-        throw SymmetryBroken("a dp replica's copy of a transfer on shared links would run at another rate than replica 0's");
-  }
+  for (const FlowId f : net_.last_resolved_flows())
+    if (f < flow_tied_.size()) check_tied_flow(f, flow_tied_[f]);
+}
+
+void Engine::check_tied_flow(FlowId f, const TiedFlow& t) const {
+  if (t.copies > 0 &&
+      !net_.each_part_bottlenecked(f, std::span<const LinkId>(t.path, static_cast<std::size_t>(t.len) * t.copies), t.copies))
+    throw SymmetryBroken("a dp replica's copy of a transfer on shared links would run at another rate than replica 0's");
 }
 
 void Engine::copy_to_mirrors() {

@@ -30,6 +30,17 @@
 // superset of the binding constraints gives the same allocation), so the test
 // leans towards inclusion by a relative 1e-9 to absorb the drift of the
 // incrementally kept sum.
+//
+// Lone flows. A flow that starts on links no other flow uses (and no observer
+// watches) would get its bound ub at the next resolve and keep it until another flow
+// joins one of its links. start() gives it that rate and its finish time at once and
+// keeps it out of the link lists ("lone": each of its links records it as owner), so
+// that the caller needs no resolve for it and finish() touches nothing else. The first
+// flow that starts on one of its links first enters it into the link lists as it
+// would have been (its rate, busy and saturation since its start), then everything
+// proceeds as if it had never been lone: the allocation, times and statistics are
+// those of the plain path. Most collectives inside a node (tensor-parallel rings over
+// NVLink) run lone.
 #include "sim/network.hpp"
 #include "sim/quad_heap.hpp"
 
@@ -106,6 +117,7 @@ void FlowNetwork::set_bandwidth(LinkId link, double bandwidth_Bps) {
   check_link(link, "set_bandwidth");
   if (!(bandwidth_Bps >= 0) || !std::isfinite(bandwidth_Bps))
     throw std::invalid_argument(fmt::format("FlowNetwork::set_bandwidth: link {}: bandwidth {} B/s must be finite and >= 0", link, bandwidth_Bps));
+  if (hot_[link].lone_owner != kNoFlow) join_lone(hot_[link].lone_owner);
   hot_[link].capacity = bandwidth_Bps;
   mark_dirty(link);
   // The bound ub of every flow through the link may change, and with it Σ mult·ub
@@ -141,7 +153,7 @@ void FlowNetwork::mark_dirty(LinkId link) {
   }
 }
 
-FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes) {
+FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes, bool may_run_alone) {
   if (path.empty()) throw std::invalid_argument("FlowNetwork::start: empty path");
   if (!(bytes >= 0) || !std::isfinite(bytes))
     throw std::invalid_argument(fmt::format("FlowNetwork::start: bytes = {} must be finite and >= 0", bytes));
@@ -189,8 +201,26 @@ FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes) 
     }
   }
   double ub = std::numeric_limits<double>::infinity();
-  for (const Hop& h : f.path) ub = std::min(ub, hot_[h.link].capacity / h.mult);
+  bool alone = may_run_alone;
+  for (const Hop& h : f.path) {
+    ub = std::min(ub, hot_[h.link].capacity / h.mult);
+    if (hot_[h.link].lone_owner != kNoFlow) join_lone(hot_[h.link].lone_owner);
+    alone = alone && hot_[h.link].active == 0 && !stats_[h.link].watched;
+  }
   f.ub = ub;
+  f.started = now;
+  if (alone && ub > 0) {
+    // Its rate is ub until another flow joins (the resolve would give exactly that);
+    // a drain time beyond the range takes the plain path, whose resolve says so.
+    const double secs = bytes / ub;
+    if (secs < kMaxTimeSeconds - now.seconds()) {
+      f.lone = true;
+      f.rate = ub;
+      f.finish = now + Time::from_seconds_ceil(secs);
+      for (const Hop& h : f.path) hot_[h.link].lone_owner = id;
+      return id;
+    }
+  }
   for (std::uint32_t s = 0; s < f.path.size(); ++s) {
     Hop& h = f.path[s];
     LinkHot& l = hot_[h.link];
@@ -209,6 +239,28 @@ FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes) 
 void FlowNetwork::finish(Time now, FlowId id) {
   check_flow(id, "finish");
   Flow& f = flows_[id];
+  if (f.lone) {
+    // Alone all along: its links were busy, and saturated where it filled them, from
+    // its start until now; no other flow's rate changes.
+    const std::int64_t span = now.ps() - f.started.ps();
+    for (const Hop& h : f.path) {
+      LinkStats& st = stats_[h.link];
+      st.bytes += f.bytes_total * h.mult;
+      st.busy_ps += span;
+      if (h.mult * f.rate >= hot_[h.link].capacity * (1 - kSaturatedSlack)) st.saturated_ps += span;
+      hot_[h.link].lone_owner = kNoFlow;
+    }
+    f.lone = false;
+    f.path.clear();
+    f.active = false;
+    f.rate = 0;
+    f.remaining = 0;
+    f.finish = Time::max();
+    ++f.version;
+    free_ids_.push_back(id);
+    --active_;
+    return;
+  }
   for (const Hop& h : f.path) {
     LinkHot& l = hot_[h.link];
     LinkStats& st = stats_[h.link];
@@ -239,6 +291,36 @@ void FlowNetwork::finish(Time now, FlowId id) {
   ++f.version;
   free_ids_.push_back(id);
   --active_;
+}
+
+void FlowNetwork::join_lone(FlowId id) {
+  // Enter the lone flow into the link lists as start() would have, at the rate the
+  // resolve after its start gave it (its remaining bytes still count from its start,
+  // as the plain path's do until the next rate change), with its links busy and,
+  // where it fills them, saturated since then. No link is marked dirty: a flow that
+  // joins does that for its own links, as it would have with this one already there.
+  Flow& f = flows_[id];
+  f.lone = false;
+  for (std::uint32_t s = 0; s < f.path.size(); ++s) {
+    Hop& h = f.path[s];
+    LinkHot& l = hot_[h.link];
+    LinkStats& st = stats_[h.link];
+    l.lone_owner = kNoFlow;
+    auto& lf = link_flows_[h.link];
+    h.pos = static_cast<std::uint32_t>(lf.size());
+    lf.push_back(Use{id, s});
+    st.busy_since = f.started.ps();
+    l.active += h.mult;
+    ++l.nflows;
+    l.ub_sum += h.mult * f.ub;
+    st.rate_sum += h.mult * f.rate;
+    // A saturation still open here belongs to a flow that finished at this instant
+    // (its resolve has not run): the plain path would have carried it on unbroken.
+    if (!st.saturated && st.rate_sum >= l.capacity * (1 - kSaturatedSlack)) {
+      st.saturated = true;
+      st.saturated_since = f.started.ps();
+    }
+  }
 }
 
 void FlowNetwork::discover(LinkId link, std::uint32_t epoch) {
@@ -405,7 +487,16 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
 
 bool FlowNetwork::bottlenecked_on(FlowId flow, std::span<const LinkId> links) const {
   check_flow(flow, "bottlenecked_on");
-  const double r = flows_[flow].rate;
+  const Flow& f = flows_[flow];
+  const double r = f.rate;
+  if (f.lone) {
+    // Alone on its links: a link is its bottleneck when the flow fills it (the rate
+    // sum the plain path would keep is mult · rate).
+    for (LinkId lid : links)
+      for (const Hop& h : f.path)
+        if (h.link == lid && h.mult * r >= hot_[lid].capacity * (1 - kSaturatedSlack)) return true;
+    return false;
+  }
   for (LinkId lid : links) {
     const LinkHot& l = hot_[lid];
     if (!(stats_[lid].rate_sum >= l.capacity * (1 - kSaturatedSlack))) continue;
@@ -418,6 +509,28 @@ bool FlowNetwork::bottlenecked_on(FlowId flow, std::span<const LinkId> links) co
     if (fastest) return true;
   }
   return false;
+}
+
+bool FlowNetwork::each_part_bottlenecked(FlowId flow, std::span<const LinkId> path, std::size_t parts) {
+  check_flow(flow, "each_part_bottlenecked");
+  const Flow& f = flows_[flow];
+  const std::size_t len = parts > 0 ? path.size() / parts : 0;
+  if (!f.lone) {
+    for (std::size_t k = 0; k < parts; ++k)
+      if (!bottlenecked_on(flow, path.subspan(k * len, len))) return false;
+    return true;
+  }
+  // Lone: mark the links it fills once, then look for a mark in each part: O(path),
+  // where asking bottlenecked_on of every part would cost parts × path.
+  const std::uint32_t ep = next_epoch();
+  for (const Hop& h : f.path)
+    if (h.mult * f.rate >= hot_[h.link].capacity * (1 - kSaturatedSlack)) hot_[h.link].mark = ep;
+  for (std::size_t k = 0; k < parts; ++k) {
+    bool found = false;
+    for (LinkId lid : path.subspan(k * len, len)) found = found || hot_[lid].mark == ep;
+    if (!found) return false;
+  }
+  return true;
 }
 
 Time FlowNetwork::finish_time(FlowId flow) const {
@@ -454,6 +567,7 @@ Time FlowNetwork::link_busy(LinkId link, Time now) const {
   const LinkStats& st = stats_[link];
   std::int64_t ps = st.busy_ps;
   if (hot_[link].active > 0 && now.ps() > st.busy_since) ps += now.ps() - st.busy_since;
+  if (const FlowId o = hot_[link].lone_owner; o != kNoFlow && now > flows_[o].started) ps += (now - flows_[o].started).ps();
   return Time::from_ps(ps);
 }
 
@@ -469,6 +583,11 @@ Time FlowNetwork::link_bottleneck(LinkId link, Time now) const {
   const LinkStats& st = stats_[link];
   std::int64_t ps = st.saturated_ps;
   if (st.saturated && now.ps() > st.saturated_since) ps += now.ps() - st.saturated_since;
+  if (const FlowId o = hot_[link].lone_owner; o != kNoFlow && now > flows_[o].started) {
+    const Flow& f = flows_[o];
+    for (const Hop& h : f.path)
+      if (h.link == link && h.mult * f.rate >= hot_[link].capacity * (1 - kSaturatedSlack)) ps += (now - f.started).ps();
+  }
   return Time::from_ps(ps);
 }
 
@@ -478,6 +597,7 @@ void FlowNetwork::set_observer(LinkRateObserver* observer) { observer_ = observe
 
 void FlowNetwork::watch(LinkId link, bool on) {
   check_link(link, "watch");
+  if (on && hot_[link].lone_owner != kNoFlow) join_lone(hot_[link].lone_owner);
   stats_[link].watched = on;
 }
 

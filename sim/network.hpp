@@ -48,8 +48,16 @@ public:
   /// Starts a flow at `now`. `bytes` >= 0. The path must be non-empty.
   /// O(path length). The rate is 0 until the next resolve(). A 0-byte flow takes
   /// no bandwidth: its finish_time() is `now` and the next resolve() reports it.
+  /// When `may_run_alone` and no other flow uses (nor an observer watches) any link
+  /// of the path, the flow is lone (see network.cpp): lone(flow) is true and its rate
+  /// and finish_time() are final at once, until another flow starts on one of its
+  /// links; no resolve() is needed for it. Pass false where the caller inspects the
+  /// flow after resolves (the symmetric fast path's tied flows).
   /// Throws std::invalid_argument / std::out_of_range on a bad path or size.
-  FlowId start(Time now, std::span<const LinkId> path, double bytes);
+  FlowId start(Time now, std::span<const LinkId> path, double bytes, bool may_run_alone = true);
+  /// True while the flow runs lone: finishing it changes no other flow's rate, so
+  /// the caller need not resolve() after finish().
+  bool lone(FlowId flow) const { return flows_[flow].lone; }
 
   /// Re-solves the rates of every flow in a component touched since the last call
   /// and appends to `changed` each flow whose projected finish time changed (the
@@ -106,6 +114,10 @@ public:
   /// a link (Bertsekas & Gallager §6.5.2: an allocation is max-min fair iff every
   /// flow has a bottleneck link). O(Σ flows on `links`).
   bool bottlenecked_on(FlowId flow, std::span<const LinkId> links) const;
+  /// bottlenecked_on for each of the `parts` equal consecutive parts of `path` (a
+  /// tied flow's copies): true when every part holds a bottleneck of the flow.
+  /// O(Σ flows on `path`); O(path) for a lone flow.
+  bool each_part_bottlenecked(FlowId flow, std::span<const LinkId> path, std::size_t parts);
 
   /// Diagnostics of the last resolve(): flows re-solved, links visited.
   std::size_t last_resolve_flows() const { return comp_flows_.size(); }
@@ -135,6 +147,7 @@ private:
     std::uint32_t mark = 0;     // epoch mark (BFS, path de-duplication)
     std::uint32_t active = 0;   // Σ multiplicities of the active flows
     std::uint32_t nflows = 0;   // distinct active flows
+    std::uint32_t lone_owner = kNoFlow;  // the lone flow on this link, if any
     bool dirty = false;
     bool constraining = false;  // resolve() scratch: may saturate (in the heap)
   };
@@ -158,11 +171,13 @@ private:
     double ub = 0;              // min over the path of capacity / mult
     double new_rate = 0;        // resolve() scratch
     Time updated;
+    Time started;               // lone flows: busy (and maybe saturating) their links since
     Time finish = Time::max();
     std::uint32_t version = 0;
     std::uint32_t mark = 0;
     bool active = false;
     bool fixed = false;         // resolve() scratch: rate frozen by progressive filling
+    bool lone = false;          // alone on its links, outside the link lists (network.cpp)
   };
   // A link (fair share cap_left / weight_left when pushed) or, with kFlowBit set
   // in `id`, a flow's own rate bound `ub` (see network.cpp).
@@ -172,10 +187,12 @@ private:
     std::uint32_t stamp = 0;
   };
   static constexpr std::uint32_t kFlowBit = 0x8000'0000u;
+  static constexpr FlowId kNoFlow = UINT32_MAX;
 
   std::uint32_t next_epoch();
   void mark_dirty(LinkId link);
   void discover(LinkId link, std::uint32_t epoch);
+  void join_lone(FlowId flow);
   void freeze(Flow& f, double rate);
   void check_link(LinkId link, const char* what) const;
   void check_flow(FlowId flow, const char* what) const;

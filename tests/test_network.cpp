@@ -79,10 +79,12 @@ struct RecordingObserver : ls::sim::LinkRateObserver {
 }  // namespace
 
 TEST_CASE("one flow alone gets the whole link") {
-  // rate = B; finish = S / B = 1e6 B / 1e9 B/s = 1 ms.
+  // rate = B; finish = S / B = 1e6 B / 1e9 B/s = 1 ms. (may_run_alone: false, the
+  // plain path; the lone one is tested below.)
   FlowNetwork net({1 * GBps});
   const LinkId p[] = {0};
-  const FlowId f = net.start(Time::zero(), p, 1e6);
+  const FlowId f = net.start(Time::zero(), p, 1e6, /*may_run_alone=*/false);
+  CHECK_FALSE(net.lone(f));
   CHECK(net.rate(f) == 0.0);  // rate 0 until resolve
   CHECK(net.finish_time(f) == Time::max());
   const auto ch = resolve(net, Time::zero());
@@ -93,6 +95,118 @@ TEST_CASE("one flow alone gets the whole link") {
   const auto done = drive(net, Time::zero(), {f});
   CHECK(within_1ps(done.at(f), ms_t(1)));
   CHECK(net.active_flows() == 0);
+}
+
+TEST_CASE("a lone flow has its rate and finish time at start; a joining flow takes it into the re-solve") {
+  // L0 (1 GB/s) and L1 (4 GB/s). A (1e6 B over L0+L1) starts alone: rate min(1, 4) GB/s
+  // = 1 GB/s, finish 1 ms, no resolve needed. At 0.5 ms B (1e6 B over L0) joins:
+  // both get 0.5 GB/s; A has 0.5e6 B left -> 1 ms more -> 1.5 ms; B drains 0.5e6 B in
+  // that 1 ms, then alone at 1 GB/s for 0.5e6 B -> 2 ms.
+  FlowNetwork net({1 * GBps, 4 * GBps});
+  const LinkId pa[] = {0, 1}, pb[] = {0};
+  const FlowId a = net.start(Time::zero(), pa, 1e6);
+  CHECK(net.lone(a));
+  CHECK(net.rate(a) == 1 * GBps);
+  CHECK(net.finish_time(a) == Time::from_seconds_ceil(1e6 / GBps));
+  CHECK(resolve(net, Time::zero()).empty());  // nothing to re-solve
+  CHECK(net.link_busy(0, ms_t(0.25)) == ms_t(0.25));  // an open lone interval counts
+  CHECK(net.link_bottleneck(0, ms_t(0.25)) == ms_t(0.25));
+  CHECK(net.link_bottleneck(1, ms_t(0.25)) == Time::zero());  // 1 of 4 GB/s: not saturated
+  const FlowId b = net.start(ms_t(0.5), pb, 1e6);
+  CHECK_FALSE(net.lone(a));
+  CHECK_FALSE(net.lone(b));
+  const auto ch = resolve(net, ms_t(0.5));
+  CHECK(contains(ch, a));
+  CHECK(contains(ch, b));
+  CHECK(net.rate(a) == 0.5 * GBps);
+  const auto done = drive(net, ms_t(0.5), {a, b});
+  CHECK(within_1ps(done.at(a), ms_t(1.5)));
+  CHECK(within_1ps(done.at(b), ms_t(2)));
+  resolve(net, done.at(b));  // closes the saturation at B's finish, as the engine does
+  CHECK(net.link_bytes(0) == 2e6);
+  CHECK(net.link_bytes(1) == 1e6);
+  CHECK(within_1ps(net.link_busy(1, ms_t(3)), ms_t(1.5)));
+  // A saturated L0 alone, then A and B together, then B alone: 2 ms in all.
+  CHECK(within_1ps(net.link_bottleneck(0, ms_t(3)), ms_t(2)));
+}
+
+TEST_CASE("lone flows: the same finish times and link statistics as the plain path, to the bit") {
+  // Twin runs of one random workload, event by event as the engine drives a network:
+  // one network may run flows lone, the other never does. Lone flows must give the
+  // same allocation, finish times and statistics exactly (==), not approximately:
+  // the lone path repeats the plain path's arithmetic.
+  std::mt19937_64 rng(2026);
+  const int L = 16;
+  std::vector<double> caps(L);
+  for (int l = 0; l < L; ++l) caps[static_cast<std::size_t>(l)] = (1.0 + static_cast<double>(rng() % 8)) * 0.5 * GBps;
+  struct Arrival { Time at; std::vector<LinkId> path; double bytes; };
+  std::vector<Arrival> arrivals;
+  Time t = Time::zero();
+  for (int i = 0; i < 400; ++i) {
+    t += Time::from_ps(static_cast<std::int64_t>(rng() % 200'000'000));  // up to 0.2 ms apart
+    std::vector<LinkId> p;
+    const int len = 1 + static_cast<int>(rng() % 3);
+    for (int k = 0; k < len; ++k) p.push_back(static_cast<LinkId>(rng() % L));  // repeats allowed
+    arrivals.push_back({t, p, 1e4 * static_cast<double>(1 + rng() % 40)});  // 10-400 kB: 2.5 us - 0.8 ms
+  }
+  struct Outcome {
+    std::vector<Time> finish;
+    std::vector<double> bytes;
+    std::vector<Time> busy, bottleneck;
+    std::size_t lone = 0, joined = 0;  // flows that started lone; of those, taken into the lists later
+  };
+  auto run = [&](bool may_run_alone) {
+    FlowNetwork net(caps);
+    Outcome out;
+    out.finish.assign(arrivals.size(), Time::max());
+    std::map<FlowId, std::size_t> live;  // flow -> arrival index
+    std::map<FlowId, bool> started_lone;
+    std::size_t next = 0;
+    Time now = Time::zero();
+    while (next < arrivals.size() || !live.empty()) {
+      resolve(net, now);
+      Time first = Time::max();
+      FlowId first_flow = 0;
+      for (const auto& [f, i] : live)
+        if (net.finish_time(f) < first) first = net.finish_time(f), first_flow = f;
+      if (next < arrivals.size() && arrivals[next].at <= first) {
+        now = arrivals[next].at;
+        const FlowId f = net.start(now, arrivals[next].path, arrivals[next].bytes, may_run_alone);
+        out.lone += net.lone(f) ? 1 : 0;
+        started_lone[f] = net.lone(f);
+        live[f] = next++;
+      } else {
+        REQUIRE(first != Time::max());
+        now = first;
+        out.finish[live.at(first_flow)] = now;
+        out.joined += started_lone.at(first_flow) && !net.lone(first_flow) ? 1 : 0;
+        net.finish(now, first_flow);
+        live.erase(first_flow);
+      }
+    }
+    resolve(net, now);
+    for (LinkId l = 0; l < static_cast<LinkId>(L); ++l) {
+      out.bytes.push_back(net.link_bytes(l));
+      out.busy.push_back(net.link_busy(l, now));
+      out.bottleneck.push_back(net.link_bottleneck(l, now));
+    }
+    return out;
+  };
+  const Outcome lone = run(true), plain = run(false);
+  CHECK(plain.lone == 0);
+  CHECK(lone.lone > 50);  // the workload exercises both paths and the joins between them
+  CHECK(lone.lone < arrivals.size() - 50);
+  CHECK(lone.joined > 20);
+  for (std::size_t i = 0; i < arrivals.size(); ++i) {
+    CAPTURE(i);
+    CHECK(lone.finish[i] == plain.finish[i]);
+  }
+  for (std::size_t l = 0; l < static_cast<std::size_t>(L); ++l) {
+    CAPTURE(l);
+    CHECK(lone.bytes[l] == plain.bytes[l]);
+    CHECK(lone.busy[l] == plain.busy[l]);
+    CHECK(lone.bottleneck[l] == plain.bottleneck[l]);
+  }
 }
 
 TEST_CASE("two equal flows share a link and finish together at 2S/B") {
@@ -248,8 +362,8 @@ TEST_CASE("incremental: a disjoint component is not re-solved") {
   // Z change) and must not touch Y: Y is neither re-solved nor reported.
   FlowNetwork net({1 * GBps, 1 * GBps});
   const LinkId p0[] = {0}, p1[] = {1};
-  const FlowId X = net.start(Time::zero(), p0, 1e6);
-  const FlowId Y = net.start(Time::zero(), p1, 1e6);
+  const FlowId X = net.start(Time::zero(), p0, 1e6, /*may_run_alone=*/false);
+  const FlowId Y = net.start(Time::zero(), p1, 1e6, /*may_run_alone=*/false);
   resolve(net, Time::zero());
   CHECK(net.last_resolve_flows() == 2);
   const std::uint32_t vy = net.version(Y);
