@@ -1,6 +1,6 @@
 // tests/test_network.cpp — FlowNetwork: max-min fair rates against hand-computed
 // closed forms, finish times exact to the picosecond rounding, incremental
-// re-solving, link statistics.
+// re-solving, link statistics, lone flows (the same results as the plain path, to the bit).
 //
 // Numbers are chosen so that the closed forms are exact in binary floating point
 // (capacities like 1e9 B/s, shares like 0.5e9, 4.25e9): those are compared with ==.
@@ -128,6 +128,28 @@ TEST_CASE("a lone flow has its rate and finish time at start; a joining flow tak
   CHECK(within_1ps(net.link_busy(1, ms_t(3)), ms_t(1.5)));
   // A saturated L0 alone, then A and B together, then B alone: 2 ms in all.
   CHECK(within_1ps(net.link_bottleneck(0, ms_t(3)), ms_t(2)));
+}
+
+TEST_CASE("each_part_bottlenecked: every copy of a tied flow holds one of its bottlenecks, lone or not") {
+  // L0 and L1 at 1 GB/s, L2 at 2 GB/s. A flow over [L0 | L1] (two parts) runs at 1 GB/s
+  // and fills both: each part holds a bottleneck. Over [L0 | L2] it fills L0 only: the
+  // second part (L2, half used) holds none, so a copy there would run faster untied.
+  for (bool may_run_alone : {true, false}) {
+    CAPTURE(may_run_alone);
+    FlowNetwork net({1 * GBps, 1 * GBps, 2 * GBps});
+    const LinkId even[] = {0, 1}, uneven[] = {0, 2};
+    const FlowId a = net.start(Time::zero(), even, 1e6, may_run_alone);
+    resolve(net, Time::zero());
+    CHECK(net.lone(a) == may_run_alone);
+    CHECK(net.each_part_bottlenecked(a, even, 2));
+    net.finish(ms_t(1), a);
+    resolve(net, ms_t(1));
+    const FlowId b = net.start(ms_t(1), uneven, 1e6, may_run_alone);
+    resolve(net, ms_t(1));
+    CHECK(net.rate(b) == 1 * GBps);
+    CHECK_FALSE(net.each_part_bottlenecked(b, uneven, 2));
+    CHECK(net.each_part_bottlenecked(b, uneven, 1));  // one part: the whole path
+  }
 }
 
 TEST_CASE("lone flows: the same finish times and link statistics as the plain path, to the bit") {
