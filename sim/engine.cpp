@@ -447,11 +447,12 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
   for (const PlanFlow& f : ph.flows) {
     const double bytes = f.bytes * c.scale * c.multiplier;
     if (bytes <= 0 || f.path_len == 0) continue;
-    const FlowId id = net_.start(now, std::span<const LinkId>(c.plan->links.data() + f.path_begin, f.path_len), bytes,
-                                 /*may_run_alone=*/!c.ghosts);
+    const LinkId* path = c.plan->links.data() + f.path_begin;
+    const FlowId id = net_.start(now, std::span<const LinkId>(path, f.path_len), bytes, /*may_run_alone=*/!c.ghosts);
+    const TiedFlow tied = c.tied_copies > 1 ? TiedFlow{path, f.path_len / c.tied_copies, c.tied_copies} : TiedFlow{};
     if (net_.lone(id)) {
       // A tied flow alone on its links has its rate now: check_tied's test, here.
-      if (c.tied_copies > 1) check_tied_flow(id, TiedFlow{c.plan->links.data() + f.path_begin, f.path_len / c.tied_copies, c.tied_copies});
+      check_tied_flow(id, tied);
       queue_.push(net_.finish_time(id), kFlowDone, id, net_.version(id));
     } else {
       resolve = true;
@@ -460,8 +461,7 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     flow_comm_[id] = cid;
     if (!cfg_.symmetry.tied.empty()) {
       if (id >= flow_tied_.size()) flow_tied_.resize(static_cast<std::size_t>(id) + 1);
-      flow_tied_[id] = c.tied_copies > 1 ? TiedFlow{c.plan->links.data() + f.path_begin, f.path_len / c.tied_copies, c.tied_copies}
-                                         : TiedFlow{};
+      flow_tied_[id] = tied;
     }
     if (c.ghosts) {
       if (id >= flow_place_.size()) flow_place_.resize(static_cast<std::size_t>(id) + 1);

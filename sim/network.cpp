@@ -247,41 +247,33 @@ void FlowNetwork::finish(Time now, FlowId id) {
       LinkStats& st = stats_[h.link];
       st.bytes += f.bytes_total * h.mult;
       st.busy_ps += span;
-      if (h.mult * f.rate >= hot_[h.link].capacity * (1 - kSaturatedSlack)) st.saturated_ps += span;
+      if (fills(h.link, h.mult * f.rate)) st.saturated_ps += span;
       hot_[h.link].lone_owner = kNoFlow;
     }
     f.lone = false;
-    f.path.clear();
-    f.active = false;
-    f.rate = 0;
-    f.remaining = 0;
-    f.finish = Time::max();
-    ++f.version;
-    free_ids_.push_back(id);
-    --active_;
-    return;
-  }
-  for (const Hop& h : f.path) {
-    LinkHot& l = hot_[h.link];
-    LinkStats& st = stats_[h.link];
-    auto& lf = link_flows_[h.link];
-    // Swap-remove this flow's entry and repoint the moved entry's flow at its new slot.
-    const Use moved = lf.back();
-    lf[h.pos] = moved;
-    flows_[moved.flow].path[moved.slot].pos = h.pos;
-    lf.pop_back();
-    l.active -= h.mult;
-    --l.nflows;
-    l.ub_sum -= h.mult * f.ub;
-    st.rate_sum -= h.mult * f.rate;
-    if (l.nflows == 0) {
-      // Idle: reset the incrementally kept sums exactly (no drift carried over).
-      l.ub_sum = 0;
-      st.rate_sum = 0;
-      st.busy_ps += now.ps() - st.busy_since;
+  } else {
+    for (const Hop& h : f.path) {
+      LinkHot& l = hot_[h.link];
+      LinkStats& st = stats_[h.link];
+      auto& lf = link_flows_[h.link];
+      // Swap-remove this flow's entry and repoint the moved entry's flow at its new slot.
+      const Use moved = lf.back();
+      lf[h.pos] = moved;
+      flows_[moved.flow].path[moved.slot].pos = h.pos;
+      lf.pop_back();
+      l.active -= h.mult;
+      --l.nflows;
+      l.ub_sum -= h.mult * f.ub;
+      st.rate_sum -= h.mult * f.rate;
+      if (l.nflows == 0) {
+        // Idle: reset the incrementally kept sums exactly (no drift carried over).
+        l.ub_sum = 0;
+        st.rate_sum = 0;
+        st.busy_ps += now.ps() - st.busy_since;
+      }
+      st.bytes += f.bytes_total * h.mult;
+      mark_dirty(h.link);
     }
-    st.bytes += f.bytes_total * h.mult;
-    mark_dirty(h.link);
   }
   f.path.clear();
   f.active = false;
@@ -291,6 +283,10 @@ void FlowNetwork::finish(Time now, FlowId id) {
   ++f.version;
   free_ids_.push_back(id);
   --active_;
+}
+
+bool FlowNetwork::fills(LinkId link, double rate_sum) const {
+  return rate_sum >= hot_[link].capacity * (1 - kSaturatedSlack);
 }
 
 void FlowNetwork::join_lone(FlowId id) {
@@ -316,7 +312,7 @@ void FlowNetwork::join_lone(FlowId id) {
     st.rate_sum += h.mult * f.rate;
     // A saturation still open here belongs to a flow that finished at this instant
     // (its resolve has not run): the plain path would have carried it on unbroken.
-    if (!st.saturated && st.rate_sum >= l.capacity * (1 - kSaturatedSlack)) {
+    if (!st.saturated && fills(h.link, st.rate_sum)) {
       st.saturated = true;
       st.saturated_since = f.started.ps();
     }
@@ -467,8 +463,7 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
   // Saturation (link_bottleneck): only the links re-solved here can have changed.
   for (LinkId lid : comp_links_) {
     LinkStats& st = stats_[lid];
-    const LinkHot& l = hot_[lid];
-    const bool sat = l.nflows > 0 && st.rate_sum >= l.capacity * (1 - kSaturatedSlack);
+    const bool sat = hot_[lid].nflows > 0 && fills(lid, st.rate_sum);
     if (sat == st.saturated) continue;
     st.saturated = sat;
     if (sat) st.saturated_since = now.ps();
@@ -494,12 +489,11 @@ bool FlowNetwork::bottlenecked_on(FlowId flow, std::span<const LinkId> links) co
     // sum the plain path would keep is mult · rate).
     for (LinkId lid : links)
       for (const Hop& h : f.path)
-        if (h.link == lid && h.mult * r >= hot_[lid].capacity * (1 - kSaturatedSlack)) return true;
+        if (h.link == lid && fills(lid, h.mult * r)) return true;
     return false;
   }
   for (LinkId lid : links) {
-    const LinkHot& l = hot_[lid];
-    if (!(stats_[lid].rate_sum >= l.capacity * (1 - kSaturatedSlack))) continue;
+    if (!fills(lid, stats_[lid].rate_sum)) continue;
     bool fastest = true;
     for (const Use& u : link_flows_[lid])
       if (flows_[u.flow].rate > r * (1 + kConstrainSlack)) {
@@ -524,7 +518,7 @@ bool FlowNetwork::each_part_bottlenecked(FlowId flow, std::span<const LinkId> pa
   // where asking bottlenecked_on of every part would cost parts × path.
   const std::uint32_t ep = next_epoch();
   for (const Hop& h : f.path)
-    if (h.mult * f.rate >= hot_[h.link].capacity * (1 - kSaturatedSlack)) hot_[h.link].mark = ep;
+    if (fills(h.link, h.mult * f.rate)) hot_[h.link].mark = ep;
   for (std::size_t k = 0; k < parts; ++k) {
     bool found = false;
     for (LinkId lid : path.subspan(k * len, len)) found = found || hot_[lid].mark == ep;
@@ -586,7 +580,7 @@ Time FlowNetwork::link_bottleneck(LinkId link, Time now) const {
   if (const FlowId o = hot_[link].lone_owner; o != kNoFlow && now > flows_[o].started) {
     const Flow& f = flows_[o];
     for (const Hop& h : f.path)
-      if (h.link == link && h.mult * f.rate >= hot_[link].capacity * (1 - kSaturatedSlack)) ps += (now - f.started).ps();
+      if (h.link == link && fills(link, h.mult * f.rate)) ps += (now - f.started).ps();
   }
   return Time::from_ps(ps);
 }

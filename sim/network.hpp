@@ -193,6 +193,9 @@ private:
   void mark_dirty(LinkId link);
   void discover(LinkId link, std::uint32_t epoch);
   void join_lone(FlowId flow);
+  /// Whether flows at `rate_sum` (with multiplicity) saturate the link: the one test
+  /// behind link_bottleneck, bottlenecked_on and the lone flows' statistics.
+  bool fills(LinkId link, double rate_sum) const;
   void freeze(Flow& f, double rate);
   void check_link(LinkId link, const char* what) const;
   void check_flow(FlowId flow, const char* what) const;

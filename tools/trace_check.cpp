@@ -302,34 +302,36 @@ void Checker::slice(std::int64_t pid, std::int64_t tid, double ts, double dur, s
   }
 }
 
-void Checker::nest_ps(Track& t, std::int64_t pid, std::int64_t tid, const PsOpen& s) {
-  auto& open = t.ps_open;
+/// The nesting rule on one track's stack of open slices (PsOpen or DoubleOpen): pops
+/// the slices that ended by s's start, then opens s inside the innermost one left, or
+/// returns that one when s ends after it (s is then not opened: one bad slice must not
+/// cascade).
+template <class Open>
+const Open* open_nested(std::vector<Open>& open, const Open& s) {
   while (!open.empty() && open.back().end <= s.ts) open.pop_back();
-  if (!open.empty() && s.end > open.back().end) {
-    const PsOpen& p = open.back();
+  if (!open.empty() && s.end > open.back().end) return &open.back();
+  open.push_back(s);
+  return nullptr;
+}
+
+void Checker::nest_ps(Track& t, std::int64_t pid, std::int64_t tid, const PsOpen& s) {
+  if (const PsOpen* p = open_nested(t.ps_open, s)) {
     ++t.ps_found;
     keep(t.ps_msgs, fmt::format("event {}: slice [{}, {}) ps overlaps slice {} [{}, {}) ps on pid {} tid {} without nesting", s.index,
-                                s.ts, s.end, p.index, p.ts, p.end, pid, tid));
-    return;  // do not open it: keeps one bad slice from cascading
+                                s.ts, s.end, p->index, p->ts, p->end, pid, tid));
   }
-  open.push_back(s);
 }
 
 // The same rule in double precision, end = ts + dur as a double (speedscope and other
 // viewers): an end an ulp past the next start turns touching slices into a staircase
 // of frames that never close.
 void Checker::nest_double(Track& t, std::int64_t pid, std::int64_t tid, const DoubleOpen& s) {
-  auto& open = t.d_open;
-  while (!open.empty() && open.back().end <= s.ts) open.pop_back();
-  if (!open.empty() && s.end > open.back().end) {
-    const DoubleOpen& p = open.back();
+  if (const DoubleOpen* p = open_nested(t.d_open, s)) {
     ++t.d_found;
     keep(t.d_msgs, fmt::format("event {}: in double precision (end = ts + dur) slice [{}, {}) us overlaps slice {} [{}, {}) us on pid {} tid {} "
                                "without nesting: viewers that add ts + dur as doubles see frames cross",
-                               s.index, s.ts, s.end, p.index, p.ts, p.end, pid, tid));
-    return;
+                               s.index, s.ts, s.end, p->index, p->ts, p->end, pid, tid));
   }
-  open.push_back(s);
 }
 
 void Checker::recheck_from_records(Track& t, std::int64_t pid, std::int64_t tid) {

@@ -36,6 +36,7 @@
 
 #include <array>
 #include <cmath>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -181,6 +182,19 @@ std::vector<ComputeProfile> presets() {
 
 int round_to_int(double v) { return static_cast<int>(std::lround(v)); }
 
+/// The table's accessors of one member: integers (counts, tile sizes) round on set.
+template <auto Member>
+double get_field(const ComputeProfile& p) {
+  return static_cast<double>(p.*Member);
+}
+template <auto Member>
+void set_field(ComputeProfile& p, double v) {
+  if constexpr (std::is_integral_v<std::remove_reference_t<decltype(p.*Member)>>)
+    p.*Member = round_to_int(v);
+  else
+    p.*Member = v;
+}
+
 // Bounds are the physical ranges a fit may use (calibrate pins a constant on a bound
 // rather than leave them): GEMM fraction 0.45–0.95 (the top: no library reaches the
 // dense peak, [MAMF] best 0.78–0.87 on these parts; the bottom: sustained clocks under a
@@ -190,54 +204,39 @@ int round_to_int(double v) { return static_cast<int>(std::lround(v)); }
 // dispatch is implementation_profile.cpp's, not the GPU's); FlashAttention 0.1–0.8 and
 // Triton attention 0.05–0.8 ([FA3]'s best, 0.75 of the H100's peak forward at long
 // sequences, is the top).
-// Captureless lambdas convert to the table's function pointers.
 const std::array<ProfileConstant, 17> kConstants{{
     {"sm_count", "SMs", "streaming multiprocessors: GEMM tiles that run at once (one wave)", 1, 1024, true,
-     [](const ComputeProfile& p) { return static_cast<double>(p.sm_count); },
-     [](ComputeProfile& p, double v) { p.sm_count = round_to_int(v); }},
+     get_field<&ComputeProfile::sm_count>, set_field<&ComputeProfile::sm_count>},
     {"tile_m", "elements", "rows of C per GEMM thread-block tile (tile quantisation)", 16, 512, true,
-     [](const ComputeProfile& p) { return static_cast<double>(p.tile_m); },
-     [](ComputeProfile& p, double v) { p.tile_m = round_to_int(v); }},
+     get_field<&ComputeProfile::tile_m>, set_field<&ComputeProfile::tile_m>},
     {"tile_n", "elements", "columns of C per GEMM thread-block tile (tile quantisation)", 16, 512, true,
-     [](const ComputeProfile& p) { return static_cast<double>(p.tile_n); },
-     [](ComputeProfile& p, double v) { p.tile_n = round_to_int(v); }},
+     get_field<&ComputeProfile::tile_n>, set_field<&ComputeProfile::tile_n>},
     {"gemm_sustained_fraction", "fraction", "achieved/peak of an exactly tiled, deep-K GEMM", 0.45, 0.95, false,
-     [](const ComputeProfile& p) { return p.gemm_sustained_fraction; },
-     [](ComputeProfile& p, double v) { p.gemm_sustained_fraction = v; }},
+     get_field<&ComputeProfile::gemm_sustained_fraction>, set_field<&ComputeProfile::gemm_sustained_fraction>},
     {"fp8_gemm_sustained_fraction", "fraction", "achieved/FP8 dense peak of an exactly tiled, deep-K FP8 GEMM", 0.3,
-     0.95, false, [](const ComputeProfile& p) { return p.fp8_gemm_sustained_fraction; },
-     [](ComputeProfile& p, double v) { p.fp8_gemm_sustained_fraction = v; }},
+     0.95, false, get_field<&ComputeProfile::fp8_gemm_sustained_fraction>, set_field<&ComputeProfile::fp8_gemm_sustained_fraction>},
     {"mxfp8_gemm_sustained_fraction", "fraction", "achieved/FP8 dense peak of an exactly tiled, deep-K MXFP8 GEMM",
-     0.3, 0.95, false, [](const ComputeProfile& p) { return p.mxfp8_gemm_sustained_fraction; },
-     [](ComputeProfile& p, double v) { p.mxfp8_gemm_sustained_fraction = v; }},
+     0.3, 0.95, false, get_field<&ComputeProfile::mxfp8_gemm_sustained_fraction>, set_field<&ComputeProfile::mxfp8_gemm_sustained_fraction>},
     {"gemm_min_k", "elements", "K depth a tile needs to hide its prologue and epilogue", 0, 4096, false,
-     [](const ComputeProfile& p) { return p.gemm_min_k; }, [](ComputeProfile& p, double v) { p.gemm_min_k = v; }},
+     get_field<&ComputeProfile::gemm_min_k>, set_field<&ComputeProfile::gemm_min_k>},
     {"flash_fwd_efficiency", "fraction", "achieved/peak of the FlashAttention forward on executed FLOPs", 0.1, 0.8,
-     false, [](const ComputeProfile& p) { return p.flash_fwd_efficiency; },
-     [](ComputeProfile& p, double v) { p.flash_fwd_efficiency = v; }},
+     false, get_field<&ComputeProfile::flash_fwd_efficiency>, set_field<&ComputeProfile::flash_fwd_efficiency>},
     {"flash_bwd_efficiency", "fraction", "achieved/peak of the FlashAttention backward (2.5 x forward FLOPs)", 0.1,
-     0.8, false, [](const ComputeProfile& p) { return p.flash_bwd_efficiency; },
-     [](ComputeProfile& p, double v) { p.flash_bwd_efficiency = v; }},
+     0.8, false, get_field<&ComputeProfile::flash_bwd_efficiency>, set_field<&ComputeProfile::flash_bwd_efficiency>},
     {"triton_fwd_efficiency", "fraction", "achieved/peak of the Triton FlashAttention forward on executed FLOPs", 0.05,
-     0.8, false, [](const ComputeProfile& p) { return p.triton_fwd_efficiency; },
-     [](ComputeProfile& p, double v) { p.triton_fwd_efficiency = v; }},
+     0.8, false, get_field<&ComputeProfile::triton_fwd_efficiency>, set_field<&ComputeProfile::triton_fwd_efficiency>},
     {"triton_bwd_efficiency", "fraction", "achieved/peak of the Triton FlashAttention backward (2.5 x forward FLOPs)",
-     0.05, 0.8, false, [](const ComputeProfile& p) { return p.triton_bwd_efficiency; },
-     [](ComputeProfile& p, double v) { p.triton_bwd_efficiency = v; }},
+     0.05, 0.8, false, get_field<&ComputeProfile::triton_bwd_efficiency>, set_field<&ComputeProfile::triton_bwd_efficiency>},
     {"flash2_fwd_efficiency", "fraction", "achieved/peak of the FlashAttention-2 (flash-attn 2.x) forward", 0.05, 0.8,
-     false, [](const ComputeProfile& p) { return p.flash2_fwd_efficiency; },
-     [](ComputeProfile& p, double v) { p.flash2_fwd_efficiency = v; }},
+     false, get_field<&ComputeProfile::flash2_fwd_efficiency>, set_field<&ComputeProfile::flash2_fwd_efficiency>},
     {"flash2_bwd_efficiency", "fraction", "achieved/peak of the FlashAttention-2 backward (2.5 x forward FLOPs)", 0.05,
-     0.8, false, [](const ComputeProfile& p) { return p.flash2_bwd_efficiency; },
-     [](ComputeProfile& p, double v) { p.flash2_bwd_efficiency = v; }},
+     0.8, false, get_field<&ComputeProfile::flash2_bwd_efficiency>, set_field<&ComputeProfile::flash2_bwd_efficiency>},
     {"attention_block", "tokens", "query/key block of the attention kernel (causal skip granularity)", 16, 256, true,
-     [](const ComputeProfile& p) { return static_cast<double>(p.attention_block); },
-     [](ComputeProfile& p, double v) { p.attention_block = round_to_int(v); }},
+     get_field<&ComputeProfile::attention_block>, set_field<&ComputeProfile::attention_block>},
     {"hbm_fraction", "fraction", "achieved/datasheet HBM bandwidth of a streaming kernel", 0.75, 0.95, false,
-     [](const ComputeProfile& p) { return p.hbm_fraction; }, [](ComputeProfile& p, double v) { p.hbm_fraction = v; }},
+     get_field<&ComputeProfile::hbm_fraction>, set_field<&ComputeProfile::hbm_fraction>},
     {"launch_overhead", "s", "GPU time between two dependent kernels, paid once per kernel", 1e-6, 8e-6, false,
-     [](const ComputeProfile& p) { return p.launch_overhead_s; },
-     [](ComputeProfile& p, double v) { p.launch_overhead_s = v; }},
+     get_field<&ComputeProfile::launch_overhead_s>, set_field<&ComputeProfile::launch_overhead_s>},
     // overlap_slowdown: 1 (none) to 2. Measured: 1.19 on average, 1.40 at worst for GPT and
     // LLaMA layers with overlapped collectives on 4 A100 / H100 (Lee et al., arXiv:2507.03114,
     // 2025); 1.70 for an H100 GEMM sized to one 132-block wave beside a 24-block
@@ -245,8 +244,7 @@ const std::array<ProfileConstant, 17> kConstants{{
     // Communication Overlap Causes Severe GEMM Performance Degradation because of Tail
     // Effect", 2025, Nsight Systems). Fitted values sit inside that range.
     {"overlap_slowdown", "factor", "compute time multiplier while a collective runs beside it", 1, 2, false,
-     [](const ComputeProfile& p) { return p.overlap_slowdown; },
-     [](ComputeProfile& p, double v) { p.overlap_slowdown = v; }},
+     get_field<&ComputeProfile::overlap_slowdown>, set_field<&ComputeProfile::overlap_slowdown>},
 }};
 
 }  // namespace
