@@ -42,10 +42,28 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
     for (std::size_t i = 0; i < ops.size(); ++i)
       if (ops[i].kind == OpKind::recv) recv_slot_[s][i] = recv_count_[s]++;
   }
+  const EngineSymmetry& sym = cfg_.symmetry;
+  if (sym.replicas > 1) {
+    if (sym.replica.size() != nranks || sym.position.size() != nranks) throw std::invalid_argument("engine: symmetry tables != ranks");
+    active_.resize(nranks);
+    for (std::size_t r = 0; r < nranks; ++r) active_[r] = sym.replica[r] == 0 ? 1 : 0;
+  }
+  // Only simulated ranks receive: a rank a representative stands for runs no op, and
+  // a pipeline transfer stays inside its replica (checked here, since an inactive
+  // peer has no slots). At 2,520 ranks × 1,680 recvs these arrays were 100 MB, set
+  // to -1 at every step for the 280 ranks of replica 0.
+  const std::size_t nstages = program_.stages.size();
+  const bool check_peers = !active_.empty() && program_.pp_peer.size() == nranks * nstages;
   std::uint32_t base = 0;
   for (std::size_t r = 0; r < nranks; ++r) {
+    if (!simulated(static_cast<std::int32_t>(r))) continue;
     ranks_[r].recv_base = base;
     base += recv_count_[static_cast<std::size_t>(program_.ranks[r].stage)];
+    if (!check_peers) continue;
+    for (std::size_t st = 0; st < nstages; ++st) {
+      const std::int32_t peer = program_.pp_peer[r * nstages + st];
+      if (peer >= 0 && !simulated(peer)) throw std::invalid_argument("engine: a pipeline peer of a simulated rank is not simulated");
+    }
   }
   arrivals_.assign(base, -1);
   arrival_src_.assign(base, -1);
@@ -71,12 +89,6 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
     op_traces_.reset(raw);
   }
   transfer_plans_.resize(nranks);
-  const EngineSymmetry& sym = cfg_.symmetry;
-  if (sym.replicas > 1) {
-    if (sym.replica.size() != nranks || sym.position.size() != nranks) throw std::invalid_argument("engine: symmetry tables != ranks");
-    active_.resize(nranks);
-    for (std::size_t r = 0; r < nranks; ++r) active_[r] = sym.replica[r] == 0 ? 1 : 0;
-  }
   group_active_.resize(program_.groups.size());
   for (std::size_t g = 0; g < program_.groups.size(); ++g)
     for (std::int32_t m : program_.groups[g].ranks) group_active_[g] += simulated(m) ? 1 : 0;

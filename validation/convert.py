@@ -215,8 +215,18 @@ def mb_page_row(r, models):
         "Megatron distributed optimizer (recipe default) when FSDP is 0: zero 1; FSDP = dp: zero 3",
         "no activation recompute (the page states none)",
         "sequence parallelism on when tp > 1 (Megatron-Bridge perf recipes)",
-        "gradients reduced in fp32, fp32 master, AdamW fp32 moments",
     ]
+    # Megatron-Bridge's performance recipes set `grad_reduce_in_fp32 = False` for every
+    # Llama 3 / 3.1 run (scripts/performance/configs/llama/llama3_llm_pretrain.py and
+    # llama31_llm_pretrain.py, set_llama3*_common_configs, in every stored version): the DDP
+    # gradient buffer and its reduce-scatter are bf16. The NeMo 24.07 page names no recipe
+    # that says so: those rows keep the Megatron default (fp32 gradient buffer).
+    mb_recipe = r["source"]["repo"] == "NVIDIA-NeMo/Megatron-Bridge"
+    grad_precision = "bf16" if mb_recipe else "fp32"
+    assumptions.append(
+        "gradients accumulated and reduced in bf16 (the performance recipes' grad_reduce_in_fp32 = False), "
+        "fp32 master, AdamW fp32 moments" if mb_recipe else
+        "gradients reduced in fp32 (Megatron's default; the page names no recipe), fp32 master, AdamW fp32 moments")
     if tp > 1:
         assumptions.append("TP communication overlapped with the GEMMs when tp > 1 (the performance recipes' "
                            "comm-overlap setting with TransformerEngine userbuffers): implementation.tp_comm_overlap")
@@ -247,7 +257,7 @@ def mb_page_row(r, models):
             "tied_embeddings": bool(arch["tied_embeddings"]),
         },
         "layout": layout,
-        "precision": {"weights": "bf16", "gradients": "fp32", "master": "fp32", "optimizer": "adamw-fp32",
+        "precision": {"weights": "bf16", "gradients": grad_precision, "master": "fp32", "optimizer": "adamw-fp32",
                       "compute": prec},
         "implementation": {"preset": "megatron-core", **({"tp_comm_overlap": True} if tp > 1 else {})},
     }

@@ -41,9 +41,9 @@ def validate(layoutsim, runs, profile):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--layoutsim", default="build/tools/layoutsim")
-    ap.add_argument("--fp8", nargs=3, type=float, default=(0.59, 0.57, 0.78), help="shipped b200 gb200 gb300")
-    ap.add_argument("--mx-ratio", type=float, default=0.90)
-    ap.add_argument("--flash", nargs=2, type=float, default=(0.37, 0.30), help="shipped forward backward")
+    ap.add_argument("--fp8", nargs=3, type=float, default=(0.57, 0.57, 0.76), help="shipped b200 gb200 gb300")
+    ap.add_argument("--mx-ratio", type=float, default=0.89)
+    ap.add_argument("--flash", nargs=2, type=float, default=(0.38, 0.31), help="shipped forward backward")
     a = ap.parse_args()
     runs = yaml.safe_load(open("validation/megatron_bridge.yaml"))["runs"]
     tmp = tempfile.mkdtemp()

@@ -61,7 +61,7 @@ NOTES = {
         "the recipe trains the 8B model data-parallel with its state sharded (FSDP, here zero 3). The simulator "
         "prices ZeRO-3's per-micro-batch parameter all-gathers and gradient reduce-scatters as SM and HBM "
         "interference on the compute they overlap (the analytic estimate, which has no interference term, "
-        "ranks the published layout near the top) and prefers a short zb-h1 pipeline with zero 1. The "
+        "ranks the published layout near the top) and prefers a short pipeline with zero 1. The "
         "measured step is below both simulated ones: the interference charge for FSDP is larger than this "
         "measurement supports.",
     "mbridge_card_h100_bf16_qwen3_8b_16gpu_functional":
@@ -75,16 +75,10 @@ NOTES = {
         "the layouts ahead are within a few percent, below the simulator's error on the Blackwell rows; the "
         "best of them run the balanced split (first and last chunk lighter for the embedding and LM head), "
         "which the recipe does not state.",
-    "mbridge_26.04.01_gb300_mxfp8_llama3_70b_64gpu":
-        "memory: with tp 1 and no recompute, stage 0 of the interleaved schedule (pp 4, v 5) keeps the "
-        "activations of about 22 chunk-micro-batches in its warm-up; the published run fit, so it kept fewer "
-        "bytes than the model counts (a recompute or offload the page does not state).",
-    "mbridge_25.11_b200_fp8cs_llama3.1_405b_128gpu":
-        "memory first; and the winner, t8 p16 (v4) with dp 1, computes less per stage (tp 8 instead of "
-        "tp 4 × cp 2 for the same shard of work) and has no data-parallel gradient traffic.",
     "mbridge_26.06_gb200_fp8_llama3.1_405b_256gpu":
-        "memory: no recompute and the interleaved warm-up of pp 16 × v 4; the real run fit, so it kept fewer "
-        "activation bytes than the model counts (an unstated recompute or offload).",
+        "memory headroom: with no recompute and the interleaved warm-up of pp 16 × v 4 the published layout fits "
+        "the GPU's capacity but not the usable memory (the capacity less the reserved and fragmentation headroom "
+        "of workloads/headroom.hpp); the real run fit, so the headroom is conservative here.",
     "mbridge_26.06_gb300_fp8_llama3.1_405b_256gpu":
         "the recipe optimises under a constraint the search does not have: the layouts ahead are mostly zb-h1 "
         "(zero-bubble) pipelines, a schedule the Megatron-Bridge recipes do not run.",

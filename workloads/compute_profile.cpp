@@ -123,21 +123,26 @@ ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double ge
 // runs), least squares on log(predicted/measured), with two constants shared by the
 // three types because they are one SM design: the MXFP8/FP8 ratio and the attention
 // efficiencies. Fitted, in order of the make() arguments below:
-//  * fp8_gemm_sustained_fraction B200 0.59, GB200 0.57, GB300 0.78 of the dense FP8 peak:
+//  * fp8_gemm_sustained_fraction B200 0.57, GB200 0.57, GB300 0.76 of the dense FP8 peak:
 //    the same tensor core held to a different sustained clock by each part's power
 //    envelope (B200 1,000 W, GB200 1,200 W, GB300 1,400 W per GPU; datasheets in
 //    hardware.cpp). On the 8B rows, where B200, GB200 and GB300 ran the same layout and
 //    release, GB300 is 16 % faster than GB200 and GB200 only 1–3 % faster than B200 (the
-//    datasheet peaks say 0 % and 11 %).
-//  * mxfp8_gemm_sustained_fraction = 0.90 × the FP8 one (B200 0.53, GB200 0.51, GB300 0.70):
+//    datasheet peaks say 0 % and 11 %). B200 and GB200 come out equal: the 405B rows,
+//    where GB200 ran a deeper pipeline, carry the rest of that difference.
+//  * mxfp8_gemm_sustained_fraction = 0.89 × the FP8 one (B200 0.51, GB200 0.51, GB300 0.68):
 //    block-scaled GEMMs load their E8M0 scales beside every K slice and TE swizzles them
 //    first; every pair of FP8-CS / MXFP8 rows with one layout measures MXFP8 4–6 % slower.
-//  * flash_fwd / flash_bwd 0.37 / 0.30 (the earlier assumption 0.55 / 0.45 × 0.68): TE's
+//  * flash_fwd / flash_bwd 0.38 / 0.31 (the earlier assumption 0.55 / 0.45 × 0.68): TE's
 //    cuDNN attention at seq 8192 with GQA as these releases ran it, below FlashAttention-4's
 //    best case (~0.7 of the B200 bf16 peak forward). The fit puts the 8B rows' larger
 //    attention share right; it also carries what else is not GEMM on these parts.
-//  Fit: 32 runs, mean |error| 2.0 %, max 4.6 %; leave-one-model-out (8B, 70B, 405B each
-//  refitted without its rows): 2.8 % (without the attention constants: fit 3.2 %, LOMO 8.3 %).
+//  Fit: 32 runs, mean |error| 2.0 %, max 4.7 %; leave-one-model-out (8B, 70B, 405B each
+//  refitted without its rows): 3.1 % (without the attention constants: fit 3.2 %, LOMO 8.3 %,
+//  before the refit below). Refitted 2026-12-01 when the rows' gradients became bf16, as
+//  the Megatron-Bridge recipes run them (grad_reduce_in_fp32 = False; validation/convert.py):
+//  the first fit had priced fp32 gradient reduce-scatters (before: 0.59 / 0.57 / 0.78, 0.90,
+//  0.37 / 0.30).
 //  Reproduce: `python3 validation/fit_blackwell.py` (calibrate fits one GPU at a time; the
 //  script linearises each row around the presets and fits the three types jointly).
 //  b300: no measured rows; B200's constants (HGX B300 at 1,100 W is nearer B200's power
@@ -173,10 +178,10 @@ std::vector<ComputeProfile> presets() {
       make("a100-80gb", 108, 256, 128, 0.8130, 256, 0.62, 0.50, 0.5140, 0.2635, 0.88, 4, 0.5, 0.5, 0.62, 0.50),
       make("h100-sxm", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55, 0.55, 0.30, 0.24),
       make("h200", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55, 0.55, 0.30, 0.24),
-      make("b200", 148, 128, 256, 0.776, 256, 0.37, 0.30, 0.5, 0.3, 0.85, 3, 0.59, 0.53, 0.30, 0.24),
-      make("b300", 160, 128, 256, 0.776, 256, 0.37, 0.30, 0.5, 0.3, 0.85, 3, 0.59, 0.53, 0.30, 0.24),
-      make("gb200", 148, 128, 256, 0.776, 256, 0.37, 0.30, 0.5, 0.3, 0.85, 3, 0.57, 0.51, 0.30, 0.24),
-      make("gb300", 160, 128, 256, 0.776, 256, 0.37, 0.30, 0.5, 0.3, 0.85, 3, 0.78, 0.70, 0.30, 0.24),
+      make("b200", 148, 128, 256, 0.776, 256, 0.38, 0.31, 0.5, 0.3, 0.85, 3, 0.57, 0.51, 0.30, 0.24),
+      make("b300", 160, 128, 256, 0.776, 256, 0.38, 0.31, 0.5, 0.3, 0.85, 3, 0.57, 0.51, 0.30, 0.24),
+      make("gb200", 148, 128, 256, 0.776, 256, 0.38, 0.31, 0.5, 0.3, 0.85, 3, 0.57, 0.51, 0.30, 0.24),
+      make("gb300", 160, 128, 256, 0.776, 256, 0.38, 0.31, 0.5, 0.3, 0.85, 3, 0.76, 0.68, 0.30, 0.24),
   });
 }
 
