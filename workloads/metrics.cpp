@@ -2,8 +2,8 @@
 #include "workloads/metrics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <string>
 
@@ -137,8 +137,9 @@ void fold_moe(Result& res, const Scenario& sc, const BuiltProgram& bp) {
 }
 
 void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwork& net, Time total) {
-  std::map<std::string, LinkKindStats> by_kind;
-  std::vector<LinkStat> all, links;
+  // Per link kind (indexed by LinkKind), reported in the order of the kinds' names.
+  std::array<LinkKindStats, topo::kLinkKindNames.size()> by_kind{};
+  std::vector<LinkStat> links;
   links.reserve(cluster.link_count());
   const double span_s = total.seconds();
   for (std::size_t l = 0; l < cluster.link_count(); ++l) {
@@ -151,24 +152,31 @@ void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwor
     st.busy_fraction = span_s > 0 ? busy / span_s : 0.0;
     st.busy_utilization = busy > 0 && bw > 0 ? bytes / (bw * busy) : 0.0;
     st.bottleneck_s = net.link_bottleneck(id, total).seconds();
-    auto& k = by_kind[li.kind];
-    k.kind = li.kind;
+    auto& k = by_kind[static_cast<std::size_t>(li.type)];
+    if (k.count == 0) k.kind = li.kind;
     ++k.count;
     k.bytes += bytes;
     k.mean_utilization += st.utilization;
     k.max_utilization = std::max(k.max_utilization, st.utilization);
-    if (bytes > 0) all.push_back(st);
     links.push_back(std::move(st));
   }
-  for (auto& [name, k] : by_kind) {
-    k.mean_utilization /= std::max(1, k.count);
-    res.links_by_kind.push_back(k);
+  for (auto& k : by_kind) {
+    if (k.count == 0) continue;
+    k.mean_utilization /= k.count;
+    res.links_by_kind.push_back(std::move(k));
   }
-  std::stable_sort(all.begin(), all.end(), [](const LinkStat& a, const LinkStat& b) {
-    return a.utilization > b.utilization || (a.utilization == b.utilization && a.name < b.name);
+  std::sort(res.links_by_kind.begin(), res.links_by_kind.end(),
+            [](const LinkKindStats& x, const LinkKindStats& y) { return x.kind < y.kind; });
+  // The ten busiest links with traffic (names are unique: a total order).
+  std::vector<const LinkStat*> used;
+  for (const LinkStat& st : links)
+    if (st.bytes > 0) used.push_back(&st);
+  const auto top = std::min<std::size_t>(used.size(), 10);
+  std::partial_sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(top), used.end(), [](const LinkStat* a, const LinkStat* b) {
+    return a->utilization > b->utilization || (a->utilization == b->utilization && a->name < b->name);
   });
-  if (all.size() > 10) all.resize(10);
-  res.busiest_links = std::move(all);
+  res.busiest_links.clear();
+  for (std::size_t i = 0; i < top; ++i) res.busiest_links.push_back(*used[i]);
   const auto ranked = group_links(links, span_s);
   res.link_group_count = static_cast<int>(ranked.size());
   res.link_groups = reported_link_groups(ranked, 10);
