@@ -271,11 +271,12 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
   }
 
   // Private plans: replica 0's links map one to one onto each mirror's, with equal bandwidth.
-  std::vector<sim::LinkId> image(bw.size());
-  std::vector<std::uint8_t> taken(bw.size());
+  // The maps are cleared through the pairs just made (R passes over every link of a
+  // 16k-GPU fabric would cost more than the plans' own links).
+  std::vector<sim::LinkId> image(bw.size(), kNone);
+  std::vector<std::uint8_t> taken(bw.size(), 0);
   for (int k = 1; k < R; ++k) {
-    std::fill(image.begin(), image.end(), kNone);
-    std::fill(taken.begin(), taken.end(), 0);
+    const std::size_t first_pair = out.link_copy.size();
     for (const auto& lp : local) {
       if (lp.ghosted) continue;
       const auto& a = *lp.plan;
@@ -294,6 +295,10 @@ SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, s
             out.link_copy.emplace_back(la, lb);
           }
         }
+    }
+    for (std::size_t i = first_pair; i < out.link_copy.size(); ++i) {
+      image[out.link_copy[i].first] = kNone;
+      taken[out.link_copy[i].second] = 0;
     }
   }
   // Ghosted plans run tied (EngineSymmetry::tied): one flow per place over every
