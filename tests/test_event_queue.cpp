@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -40,6 +41,16 @@ TEST_CASE("ties: lower class first, then scheduling order") {
   q.push(ns(5), 1, 21);
   q.push(ns(4), 255, 0);
   CHECK(drain_a(q) == std::vector<std::uint32_t>{0, 30, 20, 21, 10, 11});
+}
+
+TEST_CASE("time order holds across the whole int64 range (the 128-bit key flips the sign bit)") {
+  EventQueue q;
+  q.push(Time::max(), 0, 4);
+  q.push(Time::from_ps(0), 255, 2);
+  q.push(Time::from_ps(-1), 0, 1);
+  q.push(Time::from_ps(std::numeric_limits<std::int64_t>::min()), 255, 0);
+  q.push(Time::from_ps(1), 0, 3);
+  CHECK(drain_a(q) == std::vector<std::uint32_t>{0, 1, 2, 3, 4});
 }
 
 TEST_CASE("payload, class and sequence are preserved") {
