@@ -5,8 +5,8 @@
 #include "sim/hash.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <new>
 #include <stdexcept>
@@ -24,10 +24,6 @@ constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 // A jitter sample is a hash of (seed, step, rank, op), so it never depends on the
 // order in which events happen to run.
 constexpr auto mix = splitmix64;
-
-}  // namespace
-
-namespace {
 
 /// Uninitialised storage for `count` op traces (released with std::free). Each op's
 /// trace is first written when the op starts, so a large run's first touch of the
