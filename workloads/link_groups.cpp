@@ -8,7 +8,6 @@
 #include <set>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 
 namespace ls::wl {
 
@@ -51,40 +50,33 @@ std::string name_shape(const std::string& name) {
 std::vector<LinkGroup> group_links(const std::vector<LinkStat>& links, double run_s) {
   // Sort by (class, statistics), then sweep: neighbours within the tolerance join.
   // A cluster of 16k GPUs has ~10^5 links in a few dozen classes: each class string
-  // is built once and the sort compares class ranks (their strings' order), so that
-  // names are compared only between links of equal statistics.
-  std::unordered_map<std::string, int> class_id;
-  std::vector<std::string> class_names;
-  std::vector<std::pair<int, const LinkStat*>> order;
+  // is stored once, in a map whose order numbers the classes, so that the sort
+  // compares names only between links of equal statistics.
+  std::map<std::string, int> classes;  // class → its rank in name order
+  using Class = std::map<std::string, int>::const_iterator;
+  std::vector<std::pair<Class, const LinkStat*>> order;
   order.reserve(links.size());
   std::string buf;
   for (const auto& l : links) {
     buf.assign(l.kind);
     buf.push_back(' ');
     append_shape(l.name, buf);
-    const auto [it, fresh] = class_id.try_emplace(buf, static_cast<int>(class_names.size()));
-    if (fresh) class_names.push_back(buf);
-    order.emplace_back(it->second, &l);
+    order.emplace_back(classes.try_emplace(buf, 0).first, &l);
   }
-  std::vector<int> by_name(class_names.size());
-  for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
-  std::sort(by_name.begin(), by_name.end(), [&](int a, int b) { return class_names[static_cast<std::size_t>(a)] < class_names[static_cast<std::size_t>(b)]; });
-  std::vector<int> rank(class_names.size());
-  for (std::size_t r = 0; r < by_name.size(); ++r) rank[static_cast<std::size_t>(by_name[r])] = static_cast<int>(r);
-  for (auto& entry : order) entry.first = rank[static_cast<std::size_t>(entry.first)];
+  int next_rank = 0;
+  for (auto& entry : classes) entry.second = next_rank++;
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first, a.second->bytes, a.second->bottleneck_s, a.second->busy_fraction, a.second->name) <
-           std::tie(b.first, b.second->bytes, b.second->bottleneck_s, b.second->busy_fraction, b.second->name);
+    return std::tie(a.first->second, a.second->bytes, a.second->bottleneck_s, a.second->busy_fraction, a.second->name) <
+           std::tie(b.first->second, b.second->bytes, b.second->bottleneck_s, b.second->busy_fraction, b.second->name);
   });
   std::vector<LinkGroup> groups;
   std::vector<std::vector<const LinkStat*>> members;
-  int last_class = -1;  // the rank of groups.back()'s class
   for (const auto& [cls, l] : order) {
-    const bool join = !groups.empty() && last_class == cls && close(groups.back().bytes, l->bytes) &&
+    const bool join = !groups.empty() && groups.back().link_class == cls->first && close(groups.back().bytes, l->bytes) &&
                       close(groups.back().bottleneck_s, l->bottleneck_s) && close(groups.back().busy_fraction, l->busy_fraction);
     if (!join) {
       LinkGroup g;
-      g.link_class = class_names[static_cast<std::size_t>(by_name[static_cast<std::size_t>(cls)])];
+      g.link_class = cls->first;
       g.kind = l->kind;
       g.example = l->name;
       g.bytes = l->bytes;
@@ -95,7 +87,6 @@ std::vector<LinkGroup> group_links(const std::vector<LinkStat>& links, double ru
       g.bottleneck_fraction = run_s > 0 ? l->bottleneck_s / run_s : 0.0;
       groups.push_back(std::move(g));
       members.emplace_back();
-      last_class = cls;
     }
     ++groups.back().count;
     members.back().push_back(l);

@@ -153,15 +153,16 @@ void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwor
     st.busy_utilization = busy > 0 && bw > 0 ? bytes / (bw * busy) : 0.0;
     st.bottleneck_s = net.link_bottleneck(id, total).seconds();
     auto& k = by_kind[static_cast<std::size_t>(li.type)];
-    if (k.count == 0) k.kind = li.kind;
     ++k.count;
     k.bytes += bytes;
     k.mean_utilization += st.utilization;
     k.max_utilization = std::max(k.max_utilization, st.utilization);
     links.push_back(std::move(st));
   }
-  for (auto& k : by_kind) {
+  for (std::size_t i = 0; i < by_kind.size(); ++i) {
+    LinkKindStats& k = by_kind[i];
     if (k.count == 0) continue;
+    k.kind = topo::kLinkKindNames[i];
     k.mean_utilization /= k.count;
     res.links_by_kind.push_back(std::move(k));
   }
