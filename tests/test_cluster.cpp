@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -225,6 +226,7 @@ TEST_CASE("a NIC shared by two GPUs does not turn their traffic around") {
 TEST_CASE("ECMP: different hashes use different spines; same hash, same path; cache returns the same span") {
   auto s = multi_node(4, "rail-optimized", 2);
   s.inter.spines = 4;
+  s.inter.routing = "ecmp";
   const Cluster c = Cluster::build(s);
   const int a = c.gpu_index("node0.gpu0"), b = c.gpu_index("node2.gpu0");
   CHECK(c.path_count(a, b) == 4);  // one equal-cost path per spine
@@ -245,6 +247,62 @@ TEST_CASE("ECMP: different hashes use different spines; same hash, same path; ca
   // A rebuilt cluster routes identically (no dependence on addresses or caching).
   const Cluster c2 = Cluster::build(s);
   CHECK(names_on(c2, c2.route(a, b, 12345)) == names_on(c, r1));
+}
+
+TEST_CASE("D-mod-K: the spine is the destination's index in its plane mod spines, whatever the hash") {
+  // InfiniBand's default. Rail-optimized, 4 nodes, 2 per leaf, 2 spines (derived:
+  // 2 NICs per rail leaf at 1:1). A rail is a plane: node n's NIC has index n, so
+  // every flow to node n crosses spine n mod 2, from any source and for any hash.
+  const Cluster c = Cluster::build(multi_node(4, "rail-optimized", 2));
+  for (int dst_node = 2; dst_node < 4; ++dst_node)
+    for (int gpu = 0; gpu < 8; ++gpu)
+      for (int src_node = 0; src_node < 2; ++src_node)
+        for (std::uint64_t h : {0ULL, 1ULL, 7ULL, 12345ULL}) {
+          const int a = src_node * 8 + gpu, b = dst_node * 8 + gpu;
+          const auto r = c.route(a, b, h);
+          REQUIRE(r.size() == 6);
+          CHECK(c.vertex_name(c.link(r[2]).to_vertex) == "spine" + std::to_string(dst_node % 2));
+        }
+  CHECK(c.path_count(0, 16) == 2);  // still two equal-cost paths; the routing picks one
+
+  // Fat-tree: one plane, NIC index node·nics + r. 4 nodes × 4 NICs, 2 per leaf (8
+  // ports), 8 spines: node3's NIC 1 is index 13, spine 13 mod 8 = 5.
+  auto ft = multi_node(4, "fat-tree", 2);
+  ft.inter.nics_per_node = 4;
+  const Cluster f = Cluster::build(ft);
+  const auto r = f.route(f.gpu_index("node0.gpu0"), f.gpu_index("node3.gpu1"), 99);
+  REQUIRE(r.size() == 6);
+  CHECK(f.vertex_name(f.link(r[2]).to_vertex) == "spine5");
+}
+
+TEST_CASE("D-mod-K: a shift permutation never shares a spine link; routing defaults by link kind") {
+  // 8 nodes, 4 per leaf, 4 spines (1:1). Every GPU of node i sends to the same GPU of
+  // node (i + 4) mod 8, the other leaf group: per leaf, 4 flows leave and 4 arrive,
+  // each on its own uplink and downlink (Zahavi 2010: non-blocking shift permutations).
+  auto spec = multi_node(8, "rail-optimized", 4);
+  auto flows_per_spine_link = [](const Cluster& c) {
+    std::map<LinkId, int> load;
+    for (int i = 0; i < 8; ++i)
+      for (int g = 0; g < 8; ++g)
+        for (LinkId l : c.route(i * 8 + g, ((i + 4) % 8) * 8 + g, static_cast<std::uint64_t>(i * 8 + g)))
+          if (c.link(l).name.find("spine") != std::string::npos) ++load[l];
+    int most = 0;
+    for (const auto& [link, n] : load) most = std::max(most, n);
+    return most;
+  };
+  CHECK(flows_per_spine_link(Cluster::build(spec)) == 1);
+  spec.inter.routing = "ecmp";  // hashes collide: the same pattern shares some spine link
+  CHECK(flows_per_spine_link(Cluster::build(spec)) > 1);
+
+  // Unset: dmodk on InfiniBand, ecmp on Ethernet (whose switches hash flows).
+  spec.inter.routing.clear();
+  spec.inter.kind = "ethernet";
+  CHECK(flows_per_spine_link(Cluster::build(spec)) > 1);
+  spec.inter.routing = "dmodk";
+  CHECK(flows_per_spine_link(Cluster::build(spec)) == 1);
+  spec.inter.routing = "adaptive";
+  CHECK_THROWS_WITH_AS(Cluster::build(spec), doctest::Contains("cluster.inter_node.routing: unknown routing 'adaptive'"),
+                       std::invalid_argument);
 }
 
 namespace {
@@ -314,6 +372,9 @@ TEST_CASE("structural routes of generated clusters equal the graph search on the
     s.inter.spines = 2;
     shapes.emplace_back("zero latencies", s);
   }
+  // The graph search knows no destination numbering: compare under ECMP (D-mod-K
+  // has its own test below).
+  for (auto& shape : shapes) shape.second.inter.routing = "ecmp";
   const std::uint64_t hashes[] = {0, 1, 2, 3, 5, 7, 12345, 0x9e3779b97f4a7c15ULL};
   for (const auto& [shape_name, spec] : shapes) {
     // Clang 14 cannot capture a structured binding in CAPTURE's lambda: name a copy.
@@ -500,6 +561,7 @@ TEST_CASE("down links: a leaf->spine uplink down, ECMP spreads over the other sp
   // equal-cost path per spine; with leaf0->spine1 down, 3 remain, same 3.2 us each.
   auto s = multi_node(4, "rail-optimized", 2);
   s.inter.spines = 4;
+  s.inter.routing = "ecmp";
   const Cluster healthy = Cluster::build(s);
   s.down_links = {"leaf0->spine1"};
   const Cluster c = Cluster::build(s);
@@ -535,11 +597,25 @@ TEST_CASE("down links: a leaf->spine uplink down, ECMP spreads over the other sp
   CHECK(both.down_links().size() == 2);
   CHECK(both.path_count(b, a) == 3);
   for (std::uint64_t h = 0; h < 3; ++h) CHECK_FALSE(uses_link(both, both.route(b, a, h), "spine1->leaf0"));
+
+  // D-mod-K around the dead cable: still one path per destination, whatever the
+  // hash, and never the down link.
+  s.inter.routing = "dmodk";
+  const Cluster dmodk = Cluster::build(s);
+  for (int dst_node : {2, 3}) {
+    const int to = dmodk.gpu_index("node" + std::to_string(dst_node) + ".gpu0");
+    const auto first = dmodk.route(a, to, 0);
+    REQUIRE(first.size() == 6);
+    CHECK_FALSE(uses_down_link(dmodk, first));
+    for (std::uint64_t h = 1; h < 8; ++h) CHECK(dmodk.route(a, to, h).data() == first.data());
+  }
 }
 
 TEST_CASE("down links: a dead rail sends the GPU's traffic over NVLink to a peer's NIC (PXN)") {
-  // 2 nodes, rail-optimized, one leaf per rail, derived 2 spines.
+  // 2 nodes, rail-optimized, one leaf per rail, derived 2 spines. ECMP, so that
+  // the hashes reach every relay (D-mod-K would pick one per destination).
   auto s = multi_node(2);
+  s.inter.routing = "ecmp";
   SUBCASE("GPU->NIC PCIe link down") {
     s.down_links = {"node0.gpu3->node0.nic3"};
     const Cluster c = Cluster::build(s);
@@ -616,6 +692,7 @@ TEST_CASE("down links: generated routes equal the graph search on the same graph
     s.down_links = {"node1.gpu0->node1.nic0", "node0.nvswitch->node0.gpu7"};
     shapes.emplace_back("fat-tree, one leaf, no spine", s);
   }
+  for (auto& shape : shapes) shape.second.inter.routing = "ecmp";  // as the graph search routes
   const std::uint64_t hashes[] = {0, 1, 2, 3, 5, 7, 12345};
   for (const auto& [shape_name, spec] : shapes) {
     // Clang 14 cannot capture a structured binding in CAPTURE's lambda: name a copy.

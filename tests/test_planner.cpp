@@ -303,14 +303,20 @@ TEST_CASE("all-to-all across leaves with 2:1 oversubscription runs at the reduce
         doctest::Approx(0.75 * S / B + alpha).epsilon(1e-6));
 }
 
-TEST_CASE("ECMP: the flows of one collective spread over the spines") {
+TEST_CASE("ECMP and D-mod-K: the flows of one collective spread over the spines") {
   // 8 nodes × 8 GPUs, rail-optimized, 2 nodes per leaf, 4 spines. The all-to-all of the
   // j-th GPUs of all nodes has 56 flows; 48 cross leaf groups and each picks one of
-  // 4 equal-cost spines by its hash: all 4 spines must carry some.
+  // 4 equal-cost spines, by its hash (ECMP) or by its destination node mod 4 (D-mod-K,
+  // nodes 0..7 covering all four): all 4 spines must carry some.
   auto spec = two_nodes();
   spec.nodes = 8;
   spec.inter.nodes_per_leaf = 2;
   spec.inter.spines = 4;
+  const char* routing = "";
+  SUBCASE("ecmp") { routing = "ecmp"; }
+  SUBCASE("dmodk") { routing = "dmodk"; }
+  CAPTURE(routing);
+  spec.inter.routing = routing;
   const Cluster c = Cluster::build(spec);
   Planner p(c);
   std::vector<std::int32_t> rail0;

@@ -162,6 +162,23 @@ TEST_CASE("symmetric fast path: fat-tree with oversubscription") {
                 "cluster.inter_node.nodes_per_leaf=1", "layout.placement=[tp, pp, dp]"});
 }
 
+TEST_CASE("symmetric fast path: pipeline transfers through the spines, by routing") {
+  // One node per leaf group: every inter-node transfer crosses a spine. tp 2 · dp 4 ·
+  // pp 2 in [tp, dp, pp] order puts stage 0 on nodes 0-1 and stage 1 on nodes 2-3.
+  // InfiniBand's D-mod-K sends every transfer to node n over spine n mod spines, so
+  // the replicas' transfers meet the same loads: the fast path holds, and agrees with
+  // every rank. Under ECMP the hashes decide; whatever auto says, it must agree.
+  const std::vector<std::string> spread = {"cluster.inter_node.nodes_per_leaf=1", "layout.placement=[tp, dp, pp]"};
+  CHECK(agree(kBase, spread) == "used");
+  auto ecmp = spread;
+  ecmp.push_back("cluster.inter_node.routing=ecmp");
+  agree(kBase, ecmp);
+  auto fat = spread;
+  fat.push_back("cluster.inter_node.fabric=fat-tree");
+  fat.push_back("cluster.inter_node.oversubscription=2");
+  agree(kBase, fat);
+}
+
 TEST_CASE("symmetric fast path: context parallelism (replicas hold several cp ranks per stage and tp index)") {
   CHECK(agree(kBase, {"layout.cp=2"}) == "used");
   agree(kBase, {"layout.cp=2", "layout.cp_kind=all-gather"});

@@ -168,6 +168,7 @@ public:
       else if (e.key == "nodes_per_leaf") assign(l.nodes_per_leaf, r_.count(v, p, 1, kMaxDevices));
       else if (e.key == "spines") assign(l.spines, r_.count(v, p, 0, kMaxDevices));
       else if (e.key == "pcie_bandwidth") assign(l.pcie_bandwidth_Bps, r_.bandwidth(v, p));
+      else if (e.key == "routing") assign(l.routing, r_.choice(v, p, values("cluster.inter_node.routing")));
     }
   }
 

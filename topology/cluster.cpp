@@ -81,7 +81,7 @@ std::span<const LinkId> Cluster::Impl::route(int src_gpu, int dst_gpu, std::uint
   if (searched(src_gpu, dst_gpu)) {
     const auto& pr = pair_routes(src_gpu, dst_gpu);
     if (pr.paths.empty()) return {};
-    return pr.paths[flow_hash % pr.paths.size()];
+    return pr.paths[path_selector(dst_gpu, flow_hash) % pr.paths.size()];
   }
   if (src_gpu == dst_gpu) return {};
   StructPath p;
@@ -90,7 +90,7 @@ std::span<const LinkId> Cluster::Impl::route(int src_gpu, int dst_gpu, std::uint
   // G²·256 < 2^64 for any G below 2^28.
   static_assert(kMaxEcmpPaths <= 256);
   const std::uint64_t pair = static_cast<std::uint64_t>(src_gpu) * gpu_vertex.size() + static_cast<std::uint64_t>(dst_gpu);
-  const auto [it, inserted] = struct_routes.try_emplace(pair << 8 | (flow_hash % count), p);
+  const auto [it, inserted] = struct_routes.try_emplace(pair << 8 | (path_selector(dst_gpu, flow_hash) % count), p);
   return {it->second.ids.data(), it->second.len};
 }
 
@@ -217,7 +217,7 @@ sim::Time Cluster::route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_ha
   if (impl_->searched(src_gpu, dst_gpu)) {
     const auto& pr = impl_->pair_routes(src_gpu, dst_gpu);
     if (pr.paths.empty()) return sim::Time::zero();
-    return pr.latency[flow_hash % pr.paths.size()];
+    return pr.latency[impl_->path_selector(dst_gpu, flow_hash) % pr.paths.size()];
   }
   sim::Time t;
   for (LinkId l : route(src_gpu, dst_gpu, flow_hash)) t += impl_->links[l].latency;

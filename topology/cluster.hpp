@@ -39,14 +39,18 @@
 // traffic of others (a GPU is only a path's first or last vertex; the one exception
 // is the PXN-style fallback under "Down links" below, for GPU pairs that have no
 // other path) and a NIC only forwards between its host side (GPU, NVSwitch, PCIe
-// switch) and the network, never host→host or network→network. Among the equal-cost paths (ECMP),
-// `flow_hash % path_count` chooses one, the paths being ordered deterministically
-// (by link ids), so the same hash always gives the same path.
+// switch) and the network, never host→host or network→network. Among the equal-cost paths,
+// `selector % path_count` chooses one, the paths being ordered deterministically
+// (by link ids), so the same selector always gives the same path. The selector is
+// the flow's hash (ECMP: explicit graphs, and generated fabrics with
+// inter_node.routing: ecmp, Ethernet's default) or, under destination-based routing
+// (inter_node.routing: dmodk, InfiniBand's default), the destination NIC's index in
+// its plane (fabric.cpp, structural_path, says why).
 //   Generated topologies are routed structurally, from the generator's layout, in
 //   O(1): same node (NVLink domain) gpu→switch→gpu; NICs under one leaf gpu→nic→leaf→nic→gpu;
 //   otherwise gpu→nic→leaf→spine_k→leaf'→nic→gpu with path_count = spines (k =
-//   flow_hash % spines) — exactly what the graph search gives on that graph
-//   (tests/test_cluster.cpp compares the two for every pair).
+//   selector % spines) — exactly what the graph search gives on that graph
+//   (tests/test_cluster.cpp compares the two for every pair under ECMP).
 //   Explicit graphs are routed by a pruned graph search (see route()).
 //
 // Down links (ClusterSpec::down_links): a down link keeps its id, name and capacity
@@ -57,8 +61,9 @@
 //     down links keeps them (removing links can only lengthen other paths, so they
 //     are still all the shortest ones); any other pair — e.g. every pair whose spine
 //     paths leave a leaf with a down uplink — is routed by the graph search on the
-//     generated graph without the down links, ECMP among what remains (a leaf with
-//     spine0's uplink down spreads over spine1.., like a real fabric's ECMP groups).
+//     generated graph without the down links, the selector choosing among what
+//     remains (a leaf with spine0's uplink down spreads over spine1.., like a real
+//     fabric's ECMP groups or a subnet manager routing around a dead cable).
 //   * PXN-style relay, only as a fallback: when no path avoids other GPUs (a dead
 //     rail: node3.gpu5->node3.nic5 or node3.nic5->leaf5 down, and the generated
 //     node has no NVSwitch→NIC link), a peer GPU may relay between its NVLink side

@@ -89,6 +89,10 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
       throw std::invalid_argument(fmt::format(
           "cluster.inter_node.nics_per_node: {} NICs per node is more than the {} GPUs per node (each NIC serves GPUs g with g % nics = its index)",
           in.nics_per_node, G));
+    if (!in.routing.empty() && in.routing != "ecmp" && in.routing != "dmodk")
+      throw std::invalid_argument(
+          fmt::format("cluster.inter_node.routing: unknown routing '{}' (expected ecmp | dmodk)", in.routing));
+    layout.by_destination = in.routing.empty() ? inter_kind == LinkKind::infiniband : in.routing == "dmodk";
     nics = in.nics_per_node > 0 ? in.nics_per_node : G;
     npl = in.nodes_per_leaf;
     groups = (N + npl - 1) / npl;
@@ -181,6 +185,7 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
   layout.nic_to_leaf.reserve(nic_total);
   layout.leaf_to_nic.reserve(nic_total);
   layout.leaf_of_nic.reserve(nic_total);
+  layout.destination_index.reserve(nic_total);
   layout.gpu_to_nic.reserve(gpus);
   layout.nic_to_gpu.reserve(gpus);
   std::vector<int> node_nics(static_cast<std::size_t>(nics));
@@ -190,6 +195,9 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
       const int nic = add_vertex(fmt::format("node{}.nic{}", n, r), VertexKind::nic);
       node_nics[r] = nic;
       const int leaf = rail ? group * nics + r : group;
+      // D-mod-K's destination index: the NIC's number in its plane, counted leaf by
+      // leaf (a rail is a plane of its own: rail r's leaves hold the r-th NICs only).
+      layout.destination_index.push_back(static_cast<std::uint32_t>(rail ? n : n * nics + r));
       ++leaf_down[leaf];
       const auto [up, down] = add_duplex(nic, leaf_vertex[leaf], *inter_kind, in.bandwidth_Bps, nic_to_leaf, leaf_to_nic);
       layout.nic_to_leaf.push_back(up);
@@ -276,11 +284,30 @@ std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64
     emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
     return 1;
   }
+  // Which spine. ECMP: the flow's hash. Destination-based (D-mod-K): destination
+  // NIC d, numbered in its plane leaf by leaf, always crosses spine d mod spines
+  // (with as many spines as ports per leaf: the port it hangs on), so the downlink
+  // spine→leaf' serves one destination port (or `ports/spines` of them) and a shift
+  // pattern (node i → node i+s: ring hops, pipeline sends) takes distinct uplinks
+  // from each leaf: it is non-blocking on a non-oversubscribed tree. This is what
+  // the fat-tree routing of InfiniBand subnet managers programs into the switch
+  // forwarding tables (OpenSM's ftree engine "optimizes routing of fat-trees for
+  // congestion-free shift communication pattern", opensm doc/current-routing.txt;
+  // E. Zahavi, "D-Mod-K Routing Providing Non-Blocking Traffic for Shift
+  // Permutations on Real Life Fat Trees", Technion CCIT report 776, 2010).
   const std::size_t count = std::min(spines, kMaxEcmpPaths);
-  const std::size_t k = static_cast<std::size_t>(index % count);
+  const std::size_t k = static_cast<std::size_t>(path_selector(dst_gpu, index) % count);
   emit({L.gpu_to_nic[s], L.nic_to_leaf[nic_s], L.leaf_to_spine[leaf_s * spines + k], L.spine_to_leaf[leaf_d * spines + k],
         L.leaf_to_nic[nic_d], L.nic_to_gpu[d]});
   return count;
+}
+
+std::uint64_t Cluster::Impl::path_selector(int dst_gpu, std::uint64_t flow_hash) const {
+  if (!layout.by_destination) return flow_hash;
+  const auto d = static_cast<std::size_t>(dst_gpu);
+  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
+  const auto nics = static_cast<std::size_t>(layout.nics);
+  return layout.destination_index[static_cast<std::size_t>(gpu_node[d]) * nics + (d % G) % nics];
 }
 
 }  // namespace ls::topo

@@ -26,6 +26,11 @@ struct InterNodeSpec : LinkSpec {
   int nodes_per_leaf = 16;          // leaf radix towards nodes (per rail for rail-optimized)
   int spines = 0;                   // 0: derived (one per uplink port needed)
   double pcie_bandwidth_Bps = 64e9; // GPU <-> NIC hop (PCIe Gen5 x16)
+  /// How a flow between two leaves picks its spine: "dmodk" (by destination, as an
+  /// InfiniBand subnet manager's fat-tree routing programs the switches), "ecmp" (by
+  /// a hash of the flow, as Ethernet switches do); empty: dmodk on infiniband, ecmp
+  /// on ethernet. See fabric.cpp, structural_path().
+  std::string routing;
 };
 
 struct GraphVertexSpec {
