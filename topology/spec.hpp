@@ -30,7 +30,7 @@ struct InterNodeSpec : LinkSpec {
   /// InfiniBand subnet manager's fat-tree routing programs the switches), "ecmp" (by
   /// a hash of the flow, as Ethernet switches do); empty: dmodk on infiniband, ecmp
   /// on ethernet. See fabric.cpp, structural_path().
-  std::string routing;
+  std::string routing = {};
 };
 
 struct GraphVertexSpec {

@@ -175,7 +175,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "*required*; a directed link of the cluster (`node3.nic5->leaf5`, `leaf0->spine1`) or `a<->b` for both "
        "directions; checked against the built topology, with did-you-mean"},
       {"perturbations.links[].bandwidth_factor", "number", {}, "1",
-       "in [0, 1000]; `0` means the link is **down**: routes avoid it (ECMP over the other spines; a dead rail relays "
+       "in [0, 1000]; `0` means the link is **down**: routes avoid it (spread over the other spines; a dead rail relays "
        "through a peer GPU's NIC over NVLink, like NCCL's PXN), and one that would disconnect two GPUs is an error"},
       {"perturbations.jitter.compute_cv", "number", {}, "0", "≥ 0"},
       {"perturbations.jitter.comm_cv", "number", {}, "0", "≥ 0"},
