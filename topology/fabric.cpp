@@ -294,7 +294,7 @@ std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64
   // forwarding tables (OpenSM's ftree engine "optimizes routing of fat-trees for
   // congestion-free shift communication pattern", opensm doc/current-routing.txt;
   // E. Zahavi, "D-Mod-K Routing Providing Non-Blocking Traffic for Shift
-  // Permutations on Real Life Fat Trees", Technion CCIT report 776, 2010).
+  // Permutations on Real Life Fat Trees", Technion, 2010).
   const std::size_t count = std::min(spines, kMaxEcmpPaths);
   const std::size_t k = static_cast<std::size_t>(path_selector(dst_gpu, index) % count);
   emit({L.gpu_to_nic[s], L.nic_to_leaf[nic_s], L.leaf_to_spine[leaf_s * spines + k], L.spine_to_leaf[leaf_d * spines + k],
