@@ -305,6 +305,23 @@ TEST_CASE("D-mod-K: a shift permutation never shares a spine link; routing defau
                        std::invalid_argument);
 }
 
+TEST_CASE("PXN relay: the sender-node GPU on the receiver's rail") {
+  // 4 NICs per node: GPU g uses NIC g % 4. node0.gpu2 (rail 2) -> node2.gpu5 (rail 1):
+  // the relay is node0.gpu1, the first GPU of the sender's node on rail 1.
+  auto s = multi_node(4, "rail-optimized", 2);
+  s.inter.nics_per_node = 4;
+  const Cluster c = Cluster::build(s);
+  CHECK(c.pxn_relay(c.gpu_index("node0.gpu2"), c.gpu_index("node2.gpu5")) == c.gpu_index("node0.gpu1"));
+  CHECK(c.pxn_relay(c.gpu_index("node0.gpu6"), c.gpu_index("node2.gpu2")) == -1);  // 6 % 4 = 2: same rail
+  CHECK(c.pxn_relay(c.gpu_index("node0.gpu2"), c.gpu_index("node0.gpu5")) == -1);  // same node: NVLink
+  // An NVLink domain of two nodes: its GPUs talk over the switch fabric, no NIC.
+  s.nvlink_domain = 16;
+  const Cluster nvl = Cluster::build(s);
+  CHECK(nvl.pxn_relay(nvl.gpu_index("node0.gpu2"), nvl.gpu_index("node1.gpu5")) == -1);
+  CHECK(nvl.pxn_relay(nvl.gpu_index("node0.gpu2"), nvl.gpu_index("node2.gpu5")) == nvl.gpu_index("node0.gpu1"));
+  CHECK_THROWS_AS(c.pxn_relay(-1, 3), std::out_of_range);
+}
+
 namespace {
 
 /// The generated cluster `c` as an explicit graph: same vertices in the same order,

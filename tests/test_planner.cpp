@@ -349,6 +349,37 @@ TEST_CASE("transfers, single members, caching, ideal mode, skewed all-to-all") {
     CHECK(seconds(simulate(c, t).back()) == doctest::Approx(4e6 / (25 * GBps) + 3e-6).epsilon(1e-6));
     CHECK(p.transfer(4, 4, 1e6).phases.empty());
   }
+  SUBCASE("transfer across rails: PXN relays over NVLink to the receiver's rail") {
+    // node0.gpu3 -> node1.gpu5: the sender's NIC is on rail 3, the receiver's on rail 5.
+    // NCCL's PXN moves the data over NVLink to node0.gpu5 and sends it from nic5 (one
+    // flow: the copy and the send are pipelined), so it never leaves rail 5's leaf.
+    auto names = [](const Cluster& cl, const CommPlan& plan) {
+      std::vector<std::string> out;
+      for (auto l : plan.links) out.push_back(cl.link(l).name);
+      return out;
+    };
+    const CommPlan& t = p.transfer(3, 13, 4e6);
+    REQUIRE(t.phases.size() == 1);
+    REQUIRE(t.phases[0].flows.size() == 1);
+    CHECK(names(c, t) == std::vector<std::string>{"node0.gpu3->node0.nvswitch", "node0.nvswitch->node0.gpu5",
+                                                  "node0.gpu5->node0.nic5", "node0.nic5->leaf5", "leaf5->node1.nic5",
+                                                  "node1.nic5->node1.gpu5"});
+    CHECK(c.pxn_relay(3, 13) == 5);
+    CHECK(t.phases[0].latency == ls::sim::us(1) + ls::sim::us(3));  // NVLink hop + network route
+    CHECK(seconds(simulate(c, t).back()) == doctest::Approx(4e6 / (25 * GBps) + 4e-6).epsilon(1e-6));
+    // Same rail, same node, or PXN off: no relay. Off, the transfer crosses a spine.
+    CHECK(c.pxn_relay(2, 10) == -1);
+    CHECK(c.pxn_relay(3, 5) == -1);
+    auto spec = two_nodes();
+    spec.inter.pxn = false;
+    const Cluster direct = Cluster::build(spec);
+    CHECK(direct.pxn_relay(3, 13) == -1);
+    Planner q(direct);
+    const auto hops = names(direct, q.transfer(3, 13, 4e6));
+    REQUIRE(hops.size() == 6);
+    CHECK(hops[2].rfind("leaf3->spine", 0) == 0);
+    CHECK(Cluster::build(two_nodes("fat-tree")).pxn_relay(3, 13) == -1);  // one leaf for every NIC
+  }
   SUBCASE("single-member group: no phases") {
     const std::vector<std::int32_t> one{5};
     for (CollOp op : {CollOp::all_reduce, CollOp::all_to_all, CollOp::broadcast})

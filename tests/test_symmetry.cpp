@@ -177,6 +177,10 @@ TEST_CASE("symmetric fast path: pipeline transfers through the spines, by routin
   fat.push_back("cluster.inter_node.fabric=fat-tree");
   fat.push_back("cluster.inter_node.oversubscription=2");
   agree(kBase, fat);
+  // Pipeline sends across rails ([dp, tp, pp]: a stage's tp pair sits on GPUs 2r, 2r+1),
+  // relayed by PXN over NVLink or, with PXN off, through the spines.
+  agree(kBase, {"cluster.inter_node.nodes_per_leaf=1", "layout.placement=[dp, tp, pp]"});
+  agree(kBase, {"cluster.inter_node.nodes_per_leaf=1", "layout.placement=[dp, tp, pp]", "cluster.inter_node.pxn=false"});
 }
 
 TEST_CASE("symmetric fast path: context parallelism (replicas hold several cp ranks per stage and tp index)") {

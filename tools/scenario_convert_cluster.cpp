@@ -169,6 +169,7 @@ public:
       else if (e.key == "spines") assign(l.spines, r_.count(v, p, 0, kMaxDevices));
       else if (e.key == "pcie_bandwidth") assign(l.pcie_bandwidth_Bps, r_.bandwidth(v, p));
       else if (e.key == "routing") assign(l.routing, r_.choice(v, p, values("cluster.inter_node.routing")));
+      else if (e.key == "pxn") assign(l.pxn, r_.boolean(v, p));
     }
   }
 

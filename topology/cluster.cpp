@@ -211,6 +211,11 @@ std::size_t Cluster::path_count(int src_gpu, int dst_gpu) const {
   if (impl_->searched(src_gpu, dst_gpu)) return impl_->pair_routes(src_gpu, dst_gpu).paths.size();
   return src_gpu == dst_gpu ? 0 : impl_->structural_path(src_gpu, dst_gpu, 0, nullptr);
 }
+int Cluster::pxn_relay(int src_gpu, int dst_gpu) const {
+  impl_->check_gpu(src_gpu);
+  impl_->check_gpu(dst_gpu);
+  return impl_->pxn_relay(src_gpu, dst_gpu);
+}
 sim::Time Cluster::route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_hash) const {
   impl_->check_gpu(src_gpu);
   impl_->check_gpu(dst_gpu);

@@ -197,6 +197,18 @@ public:
   sim::Time route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
   std::vector<std::string> link_kinds_on_route(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
 
+  /// The GPU a point-to-point transfer from src to dst relays through under NCCL's
+  /// PXN, or -1 when it goes straight. PXN (NCCL 2.12+, on by default:
+  /// NCCL_P2P_PXN_LEVEL=2 "always use PXN") has a sender whose own NIC is on another
+  /// rail than the receiver's move the data over NVLink to the GPU of its node on the
+  /// receiver's rail, whose NIC sends it: the transfer stays on one rail instead of
+  /// crossing the spines between rails. Generated rail-optimized fabrics with
+  /// inter_node.pxn (the default), GPUs in different NVLink domains on different
+  /// rails: the relay is GPU r of the sender's node, r the receiver's rail. The planner
+  /// routes such a transfer src→relay→dst (topology/planner.cpp); ring collectives
+  /// keep one rail per inter-node hop by their channel order instead. O(1).
+  int pxn_relay(int src_gpu, int dst_gpu) const;
+
   /// At most this many equal-cost paths are enumerated per GPU pair (in link-id
   /// order); enough for one path per spine in any realistic two-tier fabric.
   static constexpr std::size_t kMaxEcmpPaths = 256;

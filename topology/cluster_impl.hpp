@@ -112,12 +112,15 @@ struct Cluster::Impl {
     // Destination-based (D-mod-K) routing (InterNodeSpec::routing): a flow to NIC n
     // crosses spine destination_index[n] % spines, whatever its source or hash.
     bool by_destination = false;
+    bool pxn = false;  // rail-optimized with InterNodeSpec::pxn: Cluster::pxn_relay names relays
     std::vector<std::uint32_t> destination_index;  // per NIC: its node (rails), node · nics + its index (fat-tree)
   } layout;
 
   /// What picks one of a pair's equal-cost paths: the flow's hash under ECMP, the
   /// destination NIC's index under destination-based routing.
   std::uint64_t path_selector(int dst_gpu, std::uint64_t flow_hash) const;
+  /// See Cluster::pxn_relay.
+  int pxn_relay(int src_gpu, int dst_gpu) const;
 
   /// One structural route: at most 6 hops (gpu→nic→leaf→spine→leaf→nic→gpu).
   struct StructPath {

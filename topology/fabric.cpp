@@ -94,6 +94,7 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
           fmt::format("cluster.inter_node.routing: unknown routing '{}' (expected ecmp | dmodk)", in.routing));
     layout.by_destination = in.routing.empty() ? inter_kind == LinkKind::infiniband : in.routing == "dmodk";
     nics = in.nics_per_node > 0 ? in.nics_per_node : G;
+    layout.pxn = rail && in.pxn;
     npl = in.nodes_per_leaf;
     groups = (N + npl - 1) / npl;
     leaf_count = rail ? groups * nics : groups;
@@ -300,6 +301,18 @@ std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64
   emit({L.gpu_to_nic[s], L.nic_to_leaf[nic_s], L.leaf_to_spine[leaf_s * spines + k], L.spine_to_leaf[leaf_d * spines + k],
         L.leaf_to_nic[nic_d], L.nic_to_gpu[d]});
   return count;
+}
+
+int Cluster::Impl::pxn_relay(int src_gpu, int dst_gpu) const {
+  if (!layout.pxn || layout.nics == 0) return -1;
+  const auto s = static_cast<std::size_t>(src_gpu), d = static_cast<std::size_t>(dst_gpu);
+  if (gpu_domain[s] == gpu_domain[d]) return -1;  // NVLink carries it, no NIC involved
+  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
+  const auto nics = static_cast<std::size_t>(layout.nics);
+  const std::size_t dst_rail = (d % G) % nics;
+  if ((s % G) % nics == dst_rail) return -1;  // already on the receiver's rail
+  // GPU dst_rail of the sender's node uses NIC dst_rail (dst_rail < nics <= G).
+  return static_cast<int>(static_cast<std::size_t>(gpu_node[s]) * G + dst_rail);
 }
 
 std::uint64_t Cluster::Impl::path_selector(int dst_gpu, std::uint64_t flow_hash) const {

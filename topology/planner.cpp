@@ -28,8 +28,10 @@
 #include "sim/hash.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -72,18 +74,28 @@ public:
     return efficiency;
   }
 
-  /// A pairwise flow; the phase's α is the largest hop α among its flows.
+  /// A pairwise flow; the phase's α is the largest hop α among its flows. Under
+  /// PXN (Cluster::pxn_relay) the flow's path is the sender's route to the relay GPU
+  /// then the relay's to the receiver: one flow, as NCCL pipelines the NVLink copy
+  /// and the network send chunk by chunk.
   void add_flow(std::int32_t src, std::int32_t dst, double bytes, std::uint64_t index) {
     if (src == dst) return;  // nothing crosses a link
     const std::uint64_t h = flow_hash(src, dst, index);
-    const auto path = cluster_.route(src, dst, h);
     sim::PlanFlow f;
     f.path_begin = static_cast<std::uint32_t>(plan_.links.size());
-    f.path_len = static_cast<std::uint32_t>(path.size());
+    sim::Time latency;
+    const int relay = cluster_.pxn_relay(src, dst);
+    const std::array<std::int32_t, 3> stops{src, relay < 0 ? dst : relay, dst};
+    for (std::size_t leg = 0; leg < (relay < 0 ? 1u : 2u); ++leg) {
+      const auto part = cluster_.route(stops[leg], stops[leg + 1], h);
+      plan_.links.insert(plan_.links.end(), part.begin(), part.end());
+      latency += cluster_.route_latency(stops[leg], stops[leg + 1], h);
+    }
+    f.path_len = static_cast<std::uint32_t>(plan_.links.size()) - f.path_begin;
+    const auto path = std::span(plan_.links).subspan(f.path_begin, f.path_len);
     f.bytes = bytes / path_efficiency(path);
-    plan_.links.insert(plan_.links.end(), path.begin(), path.end());
     phase_.flows.push_back(f);
-    alpha_ = std::max(alpha_, hop_alpha(path, cluster_.route_latency(src, dst, h)));
+    alpha_ = std::max(alpha_, hop_alpha(path, latency));
   }
 
   /// Step latencies of one ring's hops.

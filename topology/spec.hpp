@@ -31,6 +31,10 @@ struct InterNodeSpec : LinkSpec {
   /// a hash of the flow, as Ethernet switches do); empty: dmodk on infiniband, ecmp
   /// on ethernet. See fabric.cpp, structural_path().
   std::string routing = {};
+  /// NCCL's PXN on rail-optimized fabrics: a point-to-point transfer to a GPU on
+  /// another rail crosses NVLink to the sender-node GPU on the receiver's rail and
+  /// leaves by that GPU's NIC, so it stays on one rail. See Cluster::pxn_relay.
+  bool pxn = true;
 };
 
 struct GraphVertexSpec {

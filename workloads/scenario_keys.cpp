@@ -78,6 +78,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "how a flow between leaves picks its spine: `dmodk` by its destination (InfiniBand fat-tree routing: shift "
        "patterns such as rings and pipeline sends never share a spine link), `ecmp` by a hash of the flow (hash "
        "collisions share links)"},
+      {"cluster.inter_node.pxn", "bool", {}, "true",
+       "rail-optimized fabrics: a point-to-point transfer (pipeline send, all-to-all) to a GPU on another rail "
+       "crosses NVLink to the GPU on the receiver's rail and leaves by its NIC, as NCCL's PXN does by default; "
+       "`false`: it leaves by the sender's NIC and crosses the spines"},
       {"cluster.inter_node.pcie_bandwidth", "bandwidth", {}, "64 GB/s (PCIe Gen5 x16)", "GPU ↔ NIC"},
 
       {"cluster.graph.vertices", "list of maps", {}, "", "*required*; GPU names unique, ≥ 1 GPU"},
