@@ -38,7 +38,8 @@
 // as NCCL routes by hierarchy; see route_weight in cluster_impl.hpp); GPUs do not forward
 // traffic of others (a GPU is only a path's first or last vertex; the one exception
 // is the PXN-style fallback under "Down links" below, for GPU pairs that have no
-// other path) and a NIC only forwards between its host side (GPU, NVSwitch, PCIe
+// other path; NCCL's PXN on healthy rail-optimized fabrics is the planner's choice,
+// made on top of these routes: see pxn_relay) and a NIC only forwards between its host side (GPU, NVSwitch, PCIe
 // switch) and the network, never host→host or network→network. Among the equal-cost paths,
 // `selector % path_count` chooses one, the paths being ordered deterministically
 // (by link ids), so the same selector always gives the same path. The selector is
