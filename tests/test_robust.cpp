@@ -377,7 +377,11 @@ TEST_CASE("nics_per_node above gpus_per_node and fabrics above the link limit ar
   s.nodes = 64;
   s.inter.fabric = "fat-tree";
   s.inter.nodes_per_leaf = 1;
-  s.inter.spines = 131072;
+  s.inter.spines = 131072;  // more spines than routes ever use: an error of its own
+  CHECK_THROWS_WITH_AS(ls::topo::Cluster::build(s), doctest::Contains("cluster.inter_node.spines: 131072 spines is more than 256"),
+                       std::invalid_argument);
+  s.inter.spines = 256;
+  s.nodes = 1 << 16;  // 65,536 leaves × 256 spines
   CHECK_THROWS_WITH_AS(ls::topo::Cluster::build(s), doctest::Contains("above the limit"), std::invalid_argument);
 }
 
@@ -387,7 +391,8 @@ TEST_CASE("bounded work: counts that would exhaust memory are located errors bef
   };
   for (const Case& c : {Case{"layout.microbatches=1048576", "layout.microbatches"}, Case{"model.layers=1048576", "model.layers"},
                         Case{"layout.microbatches=65536", "layout.microbatches"},
-                        Case{"cluster.inter_node.nics_per_node=1024", "nics_per_node"}}) {
+                        Case{"cluster.inter_node.nics_per_node=1024", "nics_per_node"},
+                        Case{"cluster.inter_node.spines=131072", "cluster.inter_node.spines"}}) {
     CAPTURE(c.set);
     const auto r = run_layoutsim("run -q --set " + c.set);
     CHECK(r.rc == 1);

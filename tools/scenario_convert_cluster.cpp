@@ -7,6 +7,7 @@
 #include "tools/scenario_convert.hpp"
 #include "tools/profile.hpp"
 #include "tools/scenario_reader.hpp"
+#include "topology/cluster.hpp"
 #include "workloads/hardware.hpp"
 
 namespace ls::tools {
@@ -166,7 +167,8 @@ public:
       else if (e.key == "fabric") assign(l.fabric, r_.choice(v, p, values("cluster.inter_node.fabric")));
       else if (e.key == "oversubscription") assign(l.oversubscription, r_.number(v, p, 0, 1024, true));
       else if (e.key == "nodes_per_leaf") assign(l.nodes_per_leaf, r_.count(v, p, 1, kMaxDevices));
-      else if (e.key == "spines") assign(l.spines, r_.count(v, p, 0, kMaxDevices));
+      else if (e.key == "spines")
+        assign(l.spines, r_.count(v, p, 0, static_cast<std::int64_t>(topo::Cluster::kMaxEcmpPaths)));
       else if (e.key == "pcie_bandwidth") assign(l.pcie_bandwidth_Bps, r_.bandwidth(v, p));
       else if (e.key == "routing") assign(l.routing, r_.choice(v, p, values("cluster.inter_node.routing")));
       else if (e.key == "pxn") assign(l.pxn, r_.boolean(v, p));

@@ -82,6 +82,13 @@ void Cluster::Impl::generate(const ClusterSpec& spec) {
           fmt::format("cluster.inter_node.nodes_per_leaf must be >= 1 (got {})", in.nodes_per_leaf));
     if (in.nics_per_node < 0 || in.spines < 0)
       throw std::invalid_argument("cluster.inter_node.nics_per_node and spines must be >= 0");
+    // Routes spread over at most kMaxEcmpPaths spines: the uplink capacity of any
+    // spine beyond would be built (and counted in the leaf's capacity) but never used.
+    if (static_cast<std::size_t>(in.spines) > kMaxEcmpPaths)
+      throw std::invalid_argument(fmt::format(
+          "cluster.inter_node.spines: {} spines is more than {}, the most equal-cost paths a GPU pair is routed over "
+          "(the uplinks to the others would carry nothing)",
+          in.spines, kMaxEcmpPaths));
     if (in.latency < sim::Time::zero()) throw std::invalid_argument("cluster.inter_node.latency must be >= 0");
     // More NICs than GPUs would leave NICs with no GPU behind them (and once built
     // 32,768 InfiniBand links for nics_per_node: 1024 on 8-GPU nodes): an error.

@@ -73,7 +73,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"cluster.inter_node.fabric", "", {"rail-optimized", "fat-tree"}, "`rail-optimized`", ""},
       {"cluster.inter_node.oversubscription", "number", {}, "1", "> 0 (leaf downlink : uplink capacity)"},
       {"cluster.inter_node.nodes_per_leaf", "int", {}, "16", ""},
-      {"cluster.inter_node.spines", "int", {}, "0", "0 = derived from the uplinks needed; the fabric may have at most 4,194,304 links"},
+      {"cluster.inter_node.spines", "int", {}, "0",
+       "0 = derived from the uplinks needed; at most 256 (the equal-cost paths a GPU pair is routed over); the fabric "
+       "may have at most 4,194,304 links"},
       {"cluster.inter_node.routing", "", {"ecmp", "dmodk"}, "`dmodk` on infiniband, `ecmp` on ethernet",
        "how a flow between leaves picks its spine: `dmodk` by its destination (InfiniBand fat-tree routing: shift "
        "patterns such as rings and pipeline sends never share a spine link), `ecmp` by a hash of the flow (hash "
