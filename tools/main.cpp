@@ -381,7 +381,7 @@ int cmd_diff(const std::string& path_a, const std::string& path_b, const std::st
 /// fault is dear) a quarter of the search's analytic stage was page faults. Blocks
 /// below 32 MiB now come from the heap, which keeps up to 256 MiB free at its top
 /// (measured there: the GPT-3 scenario's search, analytic stage 28 → 13 s on 2
-/// threads; peak RSS 205 → 271 MiB). Other C libraries keep their defaults.
+/// threads; peak RSS 205 → about 280 MiB). Other C libraries keep their defaults.
 void keep_freed_memory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);

@@ -121,6 +121,14 @@ struct Cluster::Impl {
   std::uint64_t path_selector(int dst_gpu, std::uint64_t flow_hash) const;
   /// See Cluster::pxn_relay.
   int pxn_relay(int src_gpu, int dst_gpu) const;
+  /// A GPU's rail (GPU g of a node uses that node's NIC g % nics) and its NIC's index
+  /// into the layout's per-NIC arrays. Generated topologies with a network (nics > 0).
+  std::size_t rail_of_gpu(std::size_t gpu) const {
+    return (gpu % (gpu_vertex.size() / static_cast<std::size_t>(nodes))) % static_cast<std::size_t>(layout.nics);
+  }
+  std::size_t nic_of_gpu(std::size_t gpu) const {
+    return static_cast<std::size_t>(gpu_node[gpu]) * static_cast<std::size_t>(layout.nics) + rail_of_gpu(gpu);
+  }
 
   /// One structural route: at most 6 hops (gpu→nic→leaf→spine→leaf→nic→gpu).
   struct StructPath {

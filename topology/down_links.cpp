@@ -89,9 +89,7 @@ void Cluster::Impl::mark_down_leaves() {
 bool Cluster::Impl::source_touched(std::size_t s) const {
   if (is_down(layout.gpu_to_switch[s])) return true;
   if (layout.nics == 0) return false;
-  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
-  const std::size_t nic = static_cast<std::size_t>(gpu_node[s]) * static_cast<std::size_t>(layout.nics) +
-                          (s % G) % static_cast<std::size_t>(layout.nics);
+  const std::size_t nic = nic_of_gpu(s);
   return is_down(layout.gpu_to_nic[s]) || is_down(layout.nic_to_leaf[nic]) ||
          uplink_down_at[links[layout.nic_to_leaf[nic]].to_vertex];
 }
@@ -99,9 +97,7 @@ bool Cluster::Impl::source_touched(std::size_t s) const {
 bool Cluster::Impl::sink_touched(std::size_t d) const {
   if (is_down(layout.switch_to_gpu[d])) return true;
   if (layout.nics == 0) return false;
-  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
-  const std::size_t nic = static_cast<std::size_t>(gpu_node[d]) * static_cast<std::size_t>(layout.nics) +
-                          (d % G) % static_cast<std::size_t>(layout.nics);
+  const std::size_t nic = nic_of_gpu(d);
   return is_down(layout.nic_to_gpu[d]) || is_down(layout.leaf_to_nic[nic]) ||
          downlink_down_at[links[layout.leaf_to_nic[nic]].from_vertex];
 }

@@ -271,10 +271,7 @@ std::size_t Cluster::Impl::structural_path(int src_gpu, int dst_gpu, std::uint64
     emit({L.gpu_to_switch[s], L.switch_to_gpu[d]});
     return 1;
   }
-  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
-  const auto nics = static_cast<std::size_t>(L.nics);
-  const std::size_t nic_s = static_cast<std::size_t>(gpu_node[s]) * nics + (s % G) % nics;
-  const std::size_t nic_d = static_cast<std::size_t>(gpu_node[d]) * nics + (d % G) % nics;
+  const std::size_t nic_s = nic_of_gpu(s), nic_d = nic_of_gpu(d);
   const auto leaf_s = static_cast<std::size_t>(L.leaf_of_nic[nic_s]);
   const auto leaf_d = static_cast<std::size_t>(L.leaf_of_nic[nic_d]);
   const std::int64_t ends = w(L.gpu_to_nic[s]) + w(L.nic_to_leaf[nic_s]) + w(L.leaf_to_nic[nic_d]) + w(L.nic_to_gpu[d]);
@@ -314,20 +311,16 @@ int Cluster::Impl::pxn_relay(int src_gpu, int dst_gpu) const {
   if (!layout.pxn || layout.nics == 0) return -1;
   const auto s = static_cast<std::size_t>(src_gpu), d = static_cast<std::size_t>(dst_gpu);
   if (gpu_domain[s] == gpu_domain[d]) return -1;  // NVLink carries it, no NIC involved
-  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
-  const auto nics = static_cast<std::size_t>(layout.nics);
-  const std::size_t dst_rail = (d % G) % nics;
-  if ((s % G) % nics == dst_rail) return -1;  // already on the receiver's rail
+  const std::size_t dst_rail = rail_of_gpu(d);
+  if (rail_of_gpu(s) == dst_rail) return -1;  // already on the receiver's rail
   // GPU dst_rail of the sender's node uses NIC dst_rail (dst_rail < nics <= G).
+  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
   return static_cast<int>(static_cast<std::size_t>(gpu_node[s]) * G + dst_rail);
 }
 
 std::uint64_t Cluster::Impl::path_selector(int dst_gpu, std::uint64_t flow_hash) const {
   if (!layout.by_destination) return flow_hash;
-  const auto d = static_cast<std::size_t>(dst_gpu);
-  const std::size_t G = gpu_vertex.size() / static_cast<std::size_t>(nodes);
-  const auto nics = static_cast<std::size_t>(layout.nics);
-  return layout.destination_index[static_cast<std::size_t>(gpu_node[d]) * nics + (d % G) % nics];
+  return layout.destination_index[nic_of_gpu(static_cast<std::size_t>(dst_gpu))];
 }
 
 }  // namespace ls::topo
