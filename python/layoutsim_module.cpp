@@ -1,5 +1,5 @@
 // python/layoutsim_module.cpp — the native half of the `layoutsim` Python package
-// (layoutsim._core), a thin pybind11 layer over the public C++ API (tools/api.hpp).
+// (layoutsim._core), a thin pybind11 layer over the public C++ API (tools/api/layoutsim.hpp).
 //
 // Results cross the boundary as the JSON text the C++ API writes, and the pure-Python
 // half (layoutsim/__init__.py) parses it: Python gets exactly the JSON the command
@@ -13,7 +13,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "tools/api.hpp"
+#include "tools/api/layoutsim.hpp"
 
 namespace py = pybind11;
 
@@ -63,20 +63,22 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "layoutsim's native module; use the `layoutsim` package, which wraps it.";
   m.attr("__version__") = LAYOUTSIM_VERSION;
 
-  // ScenarioError carries the loader's located messages (FILE:LINE:COL: error: ...).
-  static py::exception<ls::api::ScenarioError> scenario_error(m, "ScenarioError", PyExc_ValueError);
+  // Every user error (ls::UserError: an invalid scenario, an unreadable file, a bad
+  // option) is a ScenarioError carrying the command's message, located where the loader
+  // locates it (FILE:LINE:COL: error: ...); anything else is an InternalError, a bug.
+  static py::exception<ls::UserError> scenario_error(m, "ScenarioError", PyExc_ValueError);
+  static py::exception<ls::InternalError> internal_error(m, "InternalError", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const ls::api::ScenarioError& e) {
-      scenario_error(e.what());
-    } catch (const ls::wl::InvalidScenario& e) {
-      // The loader turns these into located ScenarioErrors; kept for a direct resolve().
-      std::string text;
-      for (const auto& issue : e.issues())
-        text += "error: " + (issue.key_path.empty() ? "" : issue.key_path + ": ") + issue.message +
-                (issue.hint.empty() ? "" : " (" + issue.hint + ")") + "\n";
-      scenario_error(text.c_str());
+    } catch (const ls::UserError& e) {
+      scenario_error(e.message().c_str());
+    } catch (const py::error_already_set&) {
+      throw;
+    } catch (const py::builtin_exception&) {
+      throw;
+    } catch (const std::exception& e) {
+      internal_error(e.what());
     }
   });
 

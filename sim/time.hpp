@@ -9,6 +9,7 @@
 // is checked and throws TimeRangeError (the command reports it as exit 1).
 #pragma once
 
+#include "sim/error.hpp"
 #include <cmath>
 #include <compare>
 #include <cstdint>
@@ -21,8 +22,8 @@
 namespace ls::sim {
 
 /// A duration or instant outside int64 picoseconds (about ±106 days), or not finite.
-struct TimeRangeError : std::range_error {
-  using range_error::range_error;
+struct TimeRangeError : UserError {
+  using UserError::UserError;
 };
 
 /// Largest representable time in seconds (2^63 ps = 9,223,372 s, about 106.75 days),

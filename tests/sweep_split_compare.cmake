@@ -1,6 +1,6 @@
 # tests/sweep_split_compare.cmake — a sweep split over processes writes what the
 # single process writes, byte for byte: the table on stdout, the errors on stderr,
-# --csv, --json and --plot (tools/sweep_shard.hpp).
+# --csv, --json and --plot (tools/study/sweep_shard.hpp).
 #   MODE=mpi:   `mpirun -np 2 layoutsim sweep ...` (rank 0 writes)
 #   MODE=shard: `--shard I/3 --json part-I.json` for I = 0..2, then `--merge part-*.json`
 # -DLAYOUTSIM=... -DSCENARIO=... -DWORK_DIR=... -DMODE=mpi|shard [-DMPIEXEC=... -DMPI_FLAGS="a;b"]

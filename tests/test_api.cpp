@@ -1,12 +1,12 @@
-// tests/test_api.cpp — the public C++ API (tools/api.hpp): each entry point returns what
+// tests/test_api.cpp — the public C++ API (tools/api/layoutsim.hpp): each entry point returns what
 // the pieces it forwards to return (the command-line equivalence is checked end to end
 // by the example_plan_and_run_* tests and python_layoutsim).
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "tools/api.hpp"
-#include "tools/report_json.hpp"
+#include "tools/api/layoutsim.hpp"
+#include "tools/report/report_json.hpp"
 
 using namespace ls;
 

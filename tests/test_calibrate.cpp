@@ -1,4 +1,4 @@
-// tests/test_calibrate.cpp — tools/calibrate.hpp and tools/profile.hpp: the bounded
+// tests/test_calibrate.cpp — tools/study/calibrate.hpp and tools/scenario/gpu_profile_file.hpp: the bounded
 // Levenberg–Marquardt fit on closed-form problems, the linearised leave-one-out
 // against exact refits of a linear model, recovery of known GPU constants from
 // synthetic measurements, and the profile file.
@@ -11,9 +11,10 @@
 #include <fstream>
 #include <string>
 
-#include "tools/calibrate.hpp"
-#include "tools/profile.hpp"
-#include "tools/scenario.hpp"
+#include "tools/study/calibrate.hpp"
+#include "tools/study/levenberg_marquardt.hpp"
+#include "tools/scenario/gpu_profile_file.hpp"
+#include "tools/scenario/scenario.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/simulate.hpp"
 

@@ -1,5 +1,5 @@
-// tests/test_chakra.cpp — tools/chakra_export.hpp: builds small programs, exports them,
-// decodes the files with the classes generated from tools/chakra/et_def.proto (its own
+// tests/test_chakra.cpp — tools/report/chakra_export.hpp: builds small programs, exports them,
+// decodes the files with the classes generated from tools/report/chakra/et_def.proto (its own
 // length-delimited reader, not the exporter's code) and checks every node against the
 // op it came from: counts, dependencies, bytes, FLOPs, durations, send/recv pairing and
 // the process groups. Then `layoutsim run --chakra` end to end, including the error exit.
@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chakra/et_def.pb.h"
-#include "tools/chakra_export.hpp"
+#include "tools/report/chakra_export.hpp"
 #include "workloads/program_builder.hpp"
 #include "workloads/resolve.hpp"
 

@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/trace.hpp"
-#include "tools/trace_check.hpp"
+#include "tools/report/trace.hpp"
+#include "tools/report/trace_check.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"

@@ -1,13 +1,13 @@
 // tests/test_finetune.cpp — frozen parameters and LoRA (workloads/training_method.hpp),
 // checkpoint cost and Young/Daly goodput (workloads/checkpoint.hpp), and `reshard`
-// (tools/reshard.hpp), against closed forms.
+// (tools/study/reshard.hpp), against closed forms.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 
-#include "tools/reshard.hpp"
-#include "tools/scenario.hpp"
+#include "tools/study/reshard.hpp"
+#include "tools/scenario/scenario.hpp"
 #include "workloads/checkpoint.hpp"
 #include "workloads/model.hpp"
 #include "workloads/pass_costs.hpp"

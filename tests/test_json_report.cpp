@@ -11,14 +11,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/plot.hpp"
-#include "tools/report_json.hpp"
-#include "tools/summary.hpp"
-#include "tools/sweep.hpp"
-#include "tools/scenario.hpp"
-#include "tools/sweep_shard.hpp"
-#include "tools/trace.hpp"
-#include "tools/trace_check.hpp"
+#include "tools/report/plot.hpp"
+#include "tools/report/report_json.hpp"
+#include "tools/report/human_units.hpp"
+#include "tools/report/summary.hpp"
+#include "tools/study/sweep.hpp"
+#include "tools/scenario/scenario.hpp"
+#include "tools/study/sweep_shard.hpp"
+#include "tools/report/trace.hpp"
+#include "tools/report/trace_check.hpp"
 
 using namespace ls;
 using nlohmann::json;

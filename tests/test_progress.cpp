@@ -1,4 +1,4 @@
-// tests/test_progress.cpp — the progress line (tools/progress.hpp): its text, its
+// tests/test_progress.cpp — the progress line (tools/report/progress.hpp): its text, its
 // rate limit and erase, driven with an injected clock and sink; thread safety under
 // concurrent advance(); and, end to end, that `layoutsim sweep` draws it on a
 // pseudo-terminal and never when stderr is a file or with --quiet.
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "tools/progress.hpp"
+#include "tools/report/progress.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"

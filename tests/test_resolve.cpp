@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "tools/scenario.hpp"
+#include "tools/scenario/scenario.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/simulate.hpp"

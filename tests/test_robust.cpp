@@ -23,9 +23,9 @@
 #include "sim/network.hpp"
 #include "sim/time.hpp"
 #include "topology/cluster.hpp"
-#include "tools/atomic_file.hpp"
-#include "tools/output_check.hpp"
-#include "tools/scenario.hpp"
+#include "tools/report/atomic_file.hpp"
+#include "tools/report/output_check.hpp"
+#include "tools/scenario/scenario.hpp"
 #include "workloads/simulate.hpp"
 #include "workloads/time_range.hpp"
 

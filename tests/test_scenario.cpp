@@ -1,4 +1,4 @@
-// tests/test_scenario.cpp — tools/scenario.hpp: the built-in default, preset merging,
+// tests/test_scenario.cpp — tools/scenario/scenario.hpp: the built-in default, preset merging,
 // --set composition, defaults, and a table of bad scenarios whose compiler-style
 // messages must name the file, the right line and the key path.
 //
@@ -15,10 +15,10 @@
 
 #include <fmt/format.h>
 
-#include "tools/scenario.hpp"
+#include "tools/scenario/scenario.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/model.hpp"
-#include "workloads/scenario_keys.hpp"
+#include "tools/scenario/scenario_keys.hpp"
 #include "workloads/simulate.hpp"
 
 using namespace ls;
@@ -438,7 +438,7 @@ TEST_CASE("every key of the key table is read by the loader (none is silently ig
       {"perturbations.devices[]", {"perturbations.devices", "device: node0.gpu0"}},
       {"perturbations.links[]", {"perturbations.links", "link: x"}},
   };
-  for (const auto& k : wl::scenario_keys()) {
+  for (const auto& k : tools::scenario_keys()) {
     const std::string path(k.path);
     CAPTURE(path);
     std::vector<std::string> sets;

@@ -1,4 +1,4 @@
-// tests/test_scenario_keys.cpp — workloads/scenario_keys.hpp: the key table is well
+// tests/test_scenario_keys.cpp — tools/scenario/scenario_keys.hpp: the key table is well
 // formed, and the README's scenario reference is exactly what it prints.
 #include <doctest/doctest.h>
 
@@ -7,13 +7,13 @@
 #include <sstream>
 #include <string>
 
-#include "workloads/scenario_keys.hpp"
+#include "tools/scenario/scenario_keys.hpp"
 
 #ifndef README_PATH
 #error "README_PATH must be defined (path of README.md)"
 #endif
 
-using namespace ls::wl;
+using namespace ls::tools;
 
 TEST_CASE("every key is listed once, under a parent that is itself a key") {
   std::set<std::string> seen;
@@ -53,7 +53,7 @@ TEST_CASE("the README's scenario reference is the table's markdown") {
   const std::string section = text.substr(b + begin.size(), e - b - begin.size());
   const bool up_to_date = section == scenario_keys_markdown();
   if (!up_to_date)
-    FAIL_CHECK("README.md's scenario reference is out of date with workloads/scenario_keys.cpp; regenerate it with "
+    FAIL_CHECK("README.md's scenario reference is out of date with tools/scenario/scenario_keys.cpp; regenerate it with "
                "`cmake --build build --target update-readme-keys` (or paste `layoutsim keys --markdown` between "
                "<!-- keys:begin --> and <!-- keys:end -->)");
   // Every key appears in the README.

@@ -107,7 +107,7 @@ TEST_CASE("the library folder holds exactly the listed files") {
 
 TEST_CASE("scenarios/default.yaml is the built-in default scenario") {
   const std::string lib = slurp(path_of("default.yaml"));
-  const std::string builtin = slurp(fs::path(SCENARIOS_DIR).parent_path() / "tools" / "default_scenario.yaml");
+  const std::string builtin = slurp(fs::path(SCENARIOS_DIR).parent_path() / "tools" / "scenario" / "default_scenario.yaml");
   CHECK(!lib.empty());
   CHECK(lib == builtin);
 }

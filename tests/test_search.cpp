@@ -1,4 +1,4 @@
-// tests/test_search.cpp — `layoutsim search` (tools/search.hpp): the space, the
+// tests/test_search.cpp — `layoutsim search` (tools/study/search.hpp): the space, the
 // pruning counts, --fix, sharding, determinism across thread counts, --emit, exit
 // codes, and the figures scenarios/search-llama3-70b-64xh100.yaml quotes.
 //
@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/scenario.hpp"
-#include "tools/search.hpp"
+#include "tools/scenario/scenario.hpp"
+#include "tools/study/search.hpp"
 #include "workloads/plan.hpp"
 
 #ifndef LAYOUTSIM_BIN

@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/diff.hpp"
-#include "tools/plot.hpp"
-#include "tools/sweep.hpp"
-#include "tools/sweep_report.hpp"
-#include "tools/units.hpp"
+#include "tools/study/diff.hpp"
+#include "tools/report/plot.hpp"
+#include "tools/study/sweep.hpp"
+#include "tools/study/sweep_report.hpp"
+#include "tools/scenario/units.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"

@@ -18,10 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/report_json.hpp"
+#include "tools/report/report_json.hpp"
 #include "engine_fixtures.hpp"
 #include "sim/engine.hpp"
-#include "tools/scenario.hpp"
+#include "tools/scenario/scenario.hpp"
 #include "workloads/simulate.hpp"
 
 using namespace ls;

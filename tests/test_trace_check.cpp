@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include "tools/trace.hpp"
-#include "tools/trace_check.hpp"
+#include "tools/report/trace.hpp"
+#include "tools/report/trace_check.hpp"
 
 using ls::tools::check_trace_text;
 

@@ -15,8 +15,8 @@
 #include <streambuf>
 #include <string>
 
-#include "tools/atomic_file.hpp"
-#include "tools/trace_check.hpp"
+#include "tools/report/atomic_file.hpp"
+#include "tools/report/trace_check.hpp"
 
 using ls::tools::check_trace_stream;
 using ls::tools::check_trace_text;

@@ -1,4 +1,4 @@
-// tests/test_units.cpp — tools/units.hpp: every unit, bits vs bytes, SI vs binary,
+// tests/test_units.cpp — tools/scenario/units.hpp: every unit, bits vs bytes, SI vs binary,
 // and the error cases. Expected values are exact products of small integers and
 // powers of ten/two, so comparisons use a relative tolerance of 1e-12 (a few ulps of
 // the double product number·scale), not an engineering tolerance.
@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "tools/units.hpp"
+#include "tools/scenario/units.hpp"
 
 using namespace ls::tools;
 

@@ -1,4 +1,4 @@
-// tests/test_validate.cpp — tools/validate.hpp and `layoutsim validate`: runs files
+// tests/test_validate.cpp — tools/study/validate.hpp and `layoutsim validate`: runs files
 // (every shipped row loads and plans, as `layoutsim check` would), their errors,
 // the statistics (closed form), the JSON shape, and — as the separate CTest
 // `validation_subset` — the error bound on validation/subset.yaml.
@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tools/scenario.hpp"
-#include "tools/validate.hpp"
+#include "tools/scenario/scenario.hpp"
+#include "tools/study/validate.hpp"
 #include "workloads/simulate.hpp"
 
 #ifndef LAYOUTSIM_BIN

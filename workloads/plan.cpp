@@ -77,7 +77,9 @@ PlanSummary plan(const ResolvedScenario& resolved) {
     mt.activations = totals.activation_peak_bytes[static_cast<std::size_t>(st)];
     mt.peak = mt.weights + mt.gradients + mt.master + mt.optimizer + mt.buffers + mt.activations;
     ps.memory_per_stage.push_back(mt);
+    ps.max_peak_bytes = std::max(ps.max_peak_bytes, mt.peak);
   }
+  ps.fits = memory_fits(sc, ps.max_peak_bytes);
   // One representative group per axis, and every TP group that leaves its node.
   const auto& prog = bp.program;
   std::vector<bool> shown(static_cast<std::size_t>(kAxisCount), false);

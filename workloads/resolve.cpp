@@ -236,7 +236,15 @@ void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
 }  // namespace
 
 InvalidScenario::InvalidScenario(std::vector<ScenarioIssue> issues)
-    : std::runtime_error(issues_text(issues)), issues_(std::move(issues)) {}
+    : UserError(issues_text(issues)), issues_(std::move(issues)) {}
+
+std::string InvalidScenario::message() const {
+  std::string out;
+  for (const auto& issue : issues_)
+    out += fmt::format("{}error: {}{}{}", out.empty() ? "" : "\n", issue.key_path.empty() ? "" : issue.key_path + ": ", issue.message,
+                       issue.hint.empty() ? "" : " (" + issue.hint + ")");
+  return out;
+}
 
 double DerivedDefaults::idle_intra_bandwidth_Bps() { return topo::ClusterSpec{}.intra.bandwidth_Bps; }
 double DerivedDefaults::idle_inter_bandwidth_Bps() { return topo::ClusterSpec{}.inter.bandwidth_Bps; }

@@ -16,6 +16,7 @@
 // further down is a bug, not a user error: those throw std::logic_error.
 #pragma once
 
+#include "sim/error.hpp"
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,12 +36,13 @@ struct ScenarioIssue {
   bool at_value = false;  // point at the value rather than the key
 };
 
-/// A scenario that breaks rules. what(): one "KEY: message (hint)" line per issue.
-/// A runtime_error, not a logic_error: the input is wrong, not the program.
-class InvalidScenario : public std::runtime_error {
+/// A scenario that breaks rules. what(): one "KEY: message (hint)" line per issue;
+/// message(): the same lines as "error: KEY: message (hint)".
+class InvalidScenario : public UserError {
 public:
   explicit InvalidScenario(std::vector<ScenarioIssue> issues);
   const std::vector<ScenarioIssue>& issues() const { return issues_; }
+  std::string message() const override;
 private:
   std::vector<ScenarioIssue> issues_;
 };

@@ -267,6 +267,8 @@ struct PlanSummary {
   std::vector<MemoryTerms> memory_per_stage;  // static terms, activation peak of the ops
   double memory_capacity_bytes = 0;
   double memory_usable_bytes = 0;        // headroom.hpp
+  double max_peak_bytes = 0;             // the largest stage's peak
+  bool fits = true;                      // memory_fits (headroom.hpp) of max_peak_bytes: the one rule
   double params_total = 0;
   double model_flops_per_step = 0;       // summed over the program's ops: equals run's
   double hardware_flops_per_step = 0;    // likewise (recompute included)

@@ -3,6 +3,7 @@
 // engine, fold the recorder into a Result).
 #pragma once
 
+#include "sim/error.hpp"
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,8 +16,8 @@
 namespace ls::wl {
 
 /// `--trace-devices` named a GPU the cluster does not have (a usage error).
-struct UnknownTraceDevice : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
+struct UnknownTraceDevice : UsageError {
+  using UsageError::UsageError;
 };
 
 struct SimOptions {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -258,7 +259,16 @@ StepBound step_lower_bound(const Scenario& s) {
     topo::Planner planner(cluster, s.cluster.ideal_network, collective_costs_of(s.gpu));
     std::map<std::tuple<int, int, int, double>, const sim::CommPlan*> group_plans;  // (group, op, variant, bytes)
     std::map<std::tuple<int, int, double>, const sim::CommPlan*> transfer_plans;    // (src, dst, bytes)
-    std::map<const sim::CommPlan*, double> runs_of;
+    // Summed in the order the plans are first met, not by address: the link bytes are
+    // sums of doubles, and an address order would make the blamed link (of equals, the
+    // first to reach the maximum) depend on where the heap put the plans.
+    std::vector<std::pair<const sim::CommPlan*, double>> runs_of;
+    std::unordered_map<const sim::CommPlan*, std::size_t> run_slot;
+    const auto add_runs = [&](const sim::CommPlan* plan, double runs) {
+      const auto [it, fresh] = run_slot.try_emplace(plan, runs_of.size());
+      if (fresh) runs_of.emplace_back(plan, 0.0);
+      runs_of[it->second].second += runs;
+    };
     std::vector<std::int32_t> devs;
     const auto group_plan = [&](std::int32_t g, int op, int variant, double bytes) -> const sim::CommPlan* {
       const auto key = std::make_tuple(static_cast<int>(g), op, variant, bytes);
@@ -289,7 +299,7 @@ StepBound step_lower_bound(const Scenario& s) {
         const sim::CommPlan* plan = group_plan(g, op, variant, bytes);
         if (!plan) continue;
         waits[static_cast<std::size_t>(stream)] += latency_of(*plan) * runs;
-        if (prog.groups[static_cast<std::size_t>(g)].ranks.front() == static_cast<std::int32_t>(r)) runs_of[plan] += runs;
+        if (prog.groups[static_cast<std::size_t>(g)].ranks.front() == static_cast<std::int32_t>(r)) add_runs(plan, runs);
       }
       for (const auto& [key, count] : w.sends) {
         const auto [stream, peer_stage, bytes] = key;
@@ -298,7 +308,7 @@ StepBound step_lower_bound(const Scenario& s) {
         auto [it, fresh] = transfer_plans.try_emplace({info.device, dst, bytes}, nullptr);
         if (fresh) it->second = &planner.transfer(info.device, dst, bytes);
         waits[static_cast<std::size_t>(stream)] += latency_of(*it->second) * count;
-        runs_of[it->second] += count;
+        add_runs(it->second, count);
       }
       for (std::size_t st = 0; st < sim::kStreamCount; ++st)
         if (busy[st] + waits[st] > out.seconds) {

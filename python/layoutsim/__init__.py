@@ -1,6 +1,6 @@
 """layoutsim: simulate LLM training parallelism layouts on GPU clusters.
 
-The Python face of the C++ API (tools/api.hpp); the numbers and the JSON are the
+The Python face of the C++ API (tools/api/layoutsim.hpp); the numbers and the JSON are the
 `layoutsim` command's own.
 
     import layoutsim
@@ -10,18 +10,38 @@ The Python face of the C++ API (tools/api.hpp); the numbers and the JSON are the
 A scenario is a path (str or os.PathLike), YAML text, a dict (the YAML document as
 Python values), or None for the built-in default. Overrides map KEY.PATH to a value: a
 str is read as YAML (as `--set KEY=VALUE` reads it), anything else is converted with
-json (JSON is YAML). An invalid scenario raises ScenarioError (a ValueError) whose
-message holds one located error per line: FILE:LINE:COL: error: KEY.PATH: ...
+json (JSON is YAML). Every user error (an invalid scenario, a bad option) raises
+ScenarioError (a ValueError) whose message holds one located error per line:
+FILE:LINE:COL: error: KEY.PATH: ...; a scenario file that does not exist raises
+ScenarioFileNotFoundError, both a ScenarioError and a FileNotFoundError. A failure
+inside layoutsim (a bug) raises InternalError (a RuntimeError).
 """
 
 import json
 import os
 from collections.abc import Mapping
 
-from ._core import ScenarioError, __version__
+from ._core import InternalError, ScenarioError, __version__
 from . import _core
 
-__all__ = ["__version__", "ScenarioError", "run", "check", "sweep", "default_scenario_yaml"]
+__all__ = ["__version__", "ScenarioError", "ScenarioFileNotFoundError", "InternalError", "run", "check", "sweep",
+           "default_scenario_yaml"]
+
+
+class ScenarioFileNotFoundError(ScenarioError, FileNotFoundError):
+    """A scenario path that names no file; the message is the loader's."""
+
+
+def _call(native, source, *args):
+    """Calls a _core function on a (kind, yaml, name) source; a missing scenario file
+    becomes ScenarioFileNotFoundError."""
+    try:
+        return native(*source, *args)
+    except ScenarioError as err:
+        kind, _, name = source
+        if kind == "file" and not os.path.exists(name):
+            raise ScenarioFileNotFoundError(str(err)) from None
+        raise
 
 
 def _yaml_value(value):
@@ -60,7 +80,7 @@ def _overrides(overrides):
 
 def run(scenario=None, overrides=None):
     """Simulates one step; returns the JSON summary (`layoutsim run --json`) as a dict."""
-    return json.loads(_core.run(*_source(scenario), _overrides(overrides)))
+    return json.loads(_call(_core.run, _source(scenario), _overrides(overrides)))
 
 
 def check(scenario=None, overrides=None, text=False):
@@ -71,7 +91,7 @@ def check(scenario=None, overrides=None, text=False):
     model_flops_per_step, hardware_flops_per_step, warnings. With text=True, returns the
     text `layoutsim check` prints instead.
     """
-    plan_json, plan_text = _core.check(*_source(scenario), _overrides(overrides))
+    plan_json, plan_text = _call(_core.check, _source(scenario), _overrides(overrides))
     return plan_text if text else json.loads(plan_json)
 
 
@@ -93,7 +113,7 @@ def sweep(scenario, axes, overrides=None, jobs=0, dataframe=None):
             vals = [vals]
         keys.append(str(key))
         values.append([_yaml_value(v) for v in vals])
-    rows = json.loads(_core.sweep(*_source(scenario), keys, values, _overrides(overrides), int(jobs)))
+    rows = json.loads(_call(_core.sweep, _source(scenario), keys, values, _overrides(overrides), int(jobs)))
     if dataframe is False:
         return rows
     try:

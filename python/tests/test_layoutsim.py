@@ -123,3 +123,14 @@ def test_sweep_dataframe_when_pandas_is_importable():
     frame = layoutsim.sweep(str(SCENARIOS / "straggler.yaml"), {"layout.microbatches": [4, 8]})
     assert isinstance(frame, pandas.DataFrame)
     assert list(frame["layout.microbatches"]) == [4, 8]
+
+
+def test_error_types():
+    # Every user error is a ScenarioError; a missing file is also a FileNotFoundError.
+    with pytest.raises(FileNotFoundError) as err:
+        layoutsim.run(str(SCENARIOS / "no-such-file.yaml"))
+    assert isinstance(err.value, layoutsim.ScenarioError)
+    assert "no-such-file.yaml" in str(err.value)
+    assert issubclass(layoutsim.ScenarioFileNotFoundError, layoutsim.ScenarioError)
+    assert issubclass(layoutsim.InternalError, RuntimeError)
+    assert not issubclass(layoutsim.InternalError, layoutsim.ScenarioError)

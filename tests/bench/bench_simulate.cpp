@@ -17,7 +17,7 @@
 
 #include <string>
 
-#include "tools/scenario.hpp"
+#include "tools/scenario/scenario.hpp"
 #include "workloads/simulate.hpp"
 
 using namespace ls;

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "sim/time.hpp"
-#include "tools/scenario.hpp"
+#include "tools/scenario/scenario.hpp"
 #include "workloads/plan.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

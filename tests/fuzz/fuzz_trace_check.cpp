@@ -15,7 +15,7 @@
 #include <streambuf>
 #include <string_view>
 
-#include "tools/trace_check.hpp"
+#include "tools/report/trace_check.hpp"
 
 namespace {
 

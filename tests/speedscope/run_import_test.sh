@@ -7,7 +7,7 @@
 set -u
 bin=$1 pkg=$2 work=$3
 if ! command -v node >/dev/null 2>&1; then
-  echo "SKIP: node is not installed (Debian: apt-get install nodejs npm; tools/install-deps.sh does it)"
+  echo "SKIP: node is not installed (Debian: apt-get install nodejs npm; tools/dev/install-deps.sh does it)"
   exit 77
 fi
 if [ ! -f "$pkg/package.json" ]; then

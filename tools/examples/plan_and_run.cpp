@@ -1,5 +1,5 @@
 // tools/examples/plan_and_run.cpp — a program written against the public C++ API
-// (tools/api.hpp) alone: load a scenario (a file, or the built-in default), apply
+// (tools/api/layoutsim.hpp) alone: load a scenario (a file, or the built-in default), apply
 // overrides, plan it, simulate it, print the step time and optionally write the JSON
 // summary — the same bytes `layoutsim run --json` writes, which CTest checks.
 //
@@ -12,7 +12,7 @@
 #include <iostream>
 #include <string>
 
-#include "tools/api.hpp"
+#include "tools/api/layoutsim.hpp"
 
 int main(int argc, char** argv) {
   std::string scenario_path, json_path;

@@ -1,0 +1,136 @@
+// tools/api/layoutsim.cpp — the public API (tools/api/layoutsim.hpp): forwards to the loader, plan/simulate
+// and the report writers the command uses; adds only the plan's JSON and the sweep's
+// flat rows, which the command has no form for.
+#include "tools/api/layoutsim.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tools/report/output_check.hpp"
+#include "tools/report/report_json.hpp"
+#include "tools/report/summary.hpp"
+
+namespace ls::api {
+
+namespace {
+
+// JSON has no NaN or infinity: written as null, as the JSON summary does.
+nlohmann::ordered_json number(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json memory_json(const wl::MemoryTerms& m) {
+  return {{"stage", m.stage},         {"weights", number(m.weights)},
+          {"gradients", number(m.gradients)}, {"master", number(m.master)},
+          {"optimizer", number(m.optimizer)}, {"activations", number(m.activations)},
+          {"buffers", number(m.buffers)},     {"peak", number(m.peak)}};
+}
+
+}  // namespace
+
+std::vector<std::string> override_sets(const Overrides& overrides) {
+  std::vector<std::string> sets;
+  sets.reserve(overrides.size());
+  for (const auto& [key, value] : overrides) sets.push_back(key + "=" + value);
+  return sets;
+}
+
+ScenarioSource ScenarioSource::builtin() { return {Kind::builtin, {}, "<default>"}; }
+ScenarioSource ScenarioSource::file(std::string path) { return {Kind::file, {}, std::move(path)}; }
+ScenarioSource ScenarioSource::text(std::string yaml, std::string name) {
+  return {Kind::text, std::move(yaml), std::move(name)};
+}
+
+ResolvedScenario ScenarioSource::resolve(const Overrides& overrides) const { return resolve_sets(override_sets(overrides)); }
+
+ResolvedScenario ScenarioSource::resolve_sets(const std::vector<std::string>& sets) const {
+  switch (kind_) {
+    case Kind::builtin: return tools::load_default_scenario(sets);
+    case Kind::file: return tools::load_scenario_file(name_, sets);
+    case Kind::text: break;
+  }
+  return tools::load_scenario_string(yaml_, name_, sets);
+}
+
+std::string plan_text(const ResolvedScenario& scenario, const PlanSummary& plan) {
+  return tools::format_plan(scenario.scenario(), plan);
+}
+
+nlohmann::ordered_json plan_json(const ResolvedScenario& scenario, const PlanSummary& plan) {
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario->name;
+  j["devices"] = plan.devices;
+  j["stage_layers"] = plan.stage_layers;
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array();
+  for (const auto& g : plan.groups)
+    groups.push_back({{"axis", g.axis}, {"devices", g.devices}, {"crosses_nodes", g.crosses_nodes}, {"link_kinds", g.link_kinds}});
+  j["groups"] = std::move(groups);
+  j["bubble_fraction_analytic"] = number(plan.bubble_fraction_analytic);
+  j["memory_capacity_bytes"] = number(plan.memory_capacity_bytes);
+  j["memory_usable_bytes"] = number(plan.memory_usable_bytes);
+  nlohmann::ordered_json memory = nlohmann::ordered_json::array();
+  for (const auto& m : plan.memory_per_stage) memory.push_back(memory_json(m));
+  j["memory_per_stage"] = std::move(memory);
+  j["max_peak_bytes"] = number(plan.max_peak_bytes);
+  j["fits"] = plan.fits;
+  j["params_total"] = number(plan.params_total);
+  j["model_flops_per_step"] = number(plan.model_flops_per_step);
+  j["hardware_flops_per_step"] = number(plan.hardware_flops_per_step);
+  nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
+  for (const auto& w : plan.warnings) warnings.push_back({{"code", w.code}, {"message", w.message}});
+  j["warnings"] = std::move(warnings);
+  return j;
+}
+
+Result simulate(const ResolvedScenario& scenario, const SimOptions& options) {
+  Result r = wl::simulate(scenario, options);
+  tools::check_summary_numbers(tools::to_json(r));
+  return r;
+}
+
+nlohmann::ordered_json summary_json(const Result& result) { return tools::to_json(result); }
+
+std::string summary_json_text(const Result& result) { return tools::to_json_string(result); }
+
+SweepRun sweep(const ScenarioSource& source, const std::vector<SweepAxis>& axes, int jobs, const Overrides& fixed) {
+  SweepRun run;
+  run.keys = tools::sweep_keys(axes);
+  run.outcomes = tools::run_sweep(
+      tools::expand_sweep(axes),
+      [&](const tools::SweepPoint& point) {
+        Overrides all = fixed;
+        all.insert(all.end(), point.begin(), point.end());
+        return api::simulate(source.resolve(all));
+      },
+      jobs);
+  return run;
+}
+
+nlohmann::ordered_json sweep_json(const SweepRun& run) { return tools::sweep_json(run.outcomes); }
+
+std::string sweep_csv(const SweepRun& run) { return tools::sweep_csv(run.keys, run.outcomes); }
+
+nlohmann::ordered_json sweep_rows(const SweepRun& run) {
+  // The swept values typed as sweep_json types them (the last override of a key applied).
+  const nlohmann::ordered_json typed = tools::sweep_json(run.outcomes);
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < run.outcomes.size(); ++i) {
+    const SweepOutcome& o = run.outcomes[i];
+    nlohmann::ordered_json row;
+    for (const auto& key : run.keys) row[key] = typed[i]["set"].value(key, nlohmann::ordered_json());
+    const Result* r = o.result ? &*o.result : nullptr;
+    const double nan = std::nan("");
+    row["step_time_s"] = number(r ? r->step_time_s : nan);
+    row["tokens_per_s"] = number(r ? r->tokens_per_s : nan);
+    row["mfu"] = number(r ? r->mfu : nan);
+    row["bubble_fraction"] = number(r ? r->bubble_fraction : nan);
+    row["bubble_fraction_analytic"] = number(r ? r->bubble_fraction_analytic : nan);
+    row["max_peak_bytes"] = number(r ? r->max_peak_bytes : nan);
+    row["fits"] = r ? nlohmann::ordered_json(r->memory_fits) : nlohmann::ordered_json(nullptr);
+    row["error"] = r ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.error_message);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace ls::api

@@ -1,0 +1,133 @@
+// tools/api/layoutsim.hpp — layoutsim's public C++ API: the one header a program or a language
+// binding includes. It sits at the top of the dependency chain (sim <- topology <-
+// workloads <- tools), in library ls_tools, and only forwards to the pieces the
+// `layoutsim` command uses, so a program gets the same numbers and the same JSON bytes
+// as the command line:
+//
+//   ScenarioSource::file(path).resolve(overrides)  ≡  the loader of `run/check/sweep FILE --set ...`
+//   plan(scenario), plan_text(...)                 ≡  `layoutsim check`
+//   simulate(scenario), summary_json_text(result)  ≡  `layoutsim run --json FILE`
+//   sweep(source, axes), sweep_json / sweep_csv    ≡  `layoutsim sweep --json / --csv`
+//
+// Errors: an invalid scenario throws ScenarioError, whose what() holds one
+// compiler-style message per line (FILE:LINE:COL: error: KEY.PATH: ...; see
+// tools/scenario/scenario.hpp). simulate() throws std::runtime_error only on an internal
+// failure (a deadlocked schedule). Nothing here keeps state between calls: every
+// function may be called from several threads at once on distinct arguments.
+//
+// Example: tools/examples/plan_and_run.cpp. Python binding: python/.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/scenario/scenario.hpp"
+#include "tools/study/sweep.hpp"
+#include "workloads/plan.hpp"
+#include "workloads/resolve.hpp"
+#include "workloads/result.hpp"
+#include "workloads/simulate.hpp"
+
+namespace ls::api {
+
+using tools::ScenarioError;
+using tools::SweepAxis;
+using tools::SweepOutcome;
+using wl::PlanSummary;
+using wl::ResolvedScenario;
+using wl::Result;
+using wl::SimOptions;
+
+/// Overrides in the order they apply (a later one of the same key wins): (KEY.PATH,
+/// YAML value), e.g. {"layout.tp", "4"} — the `--set KEY=VALUE` of the command line.
+using Overrides = std::vector<std::pair<std::string, std::string>>;
+
+/// "KEY=VALUE" strings, the form tools::load_scenario_* take.
+std::vector<std::string> override_sets(const Overrides& overrides);
+
+/// Where a scenario's YAML comes from: the built-in default, a file, or text. Kept
+/// unresolved so that a sweep can resolve it once per point with that point's overrides.
+class ScenarioSource {
+public:
+  /// tools/scenario/default_scenario.yaml, embedded at build time (`layoutsim run` with no file).
+  static ScenarioSource builtin();
+  /// A YAML file, read at each resolve().
+  static ScenarioSource file(std::string path);
+  /// YAML text; `name` stands for the file name in messages ("NAME:LINE:COL") and the
+  /// scenario's name defaults to it as to a file's stem.
+  static ScenarioSource text(std::string yaml, std::string name = "<text>");
+
+  /// Loads, applies `overrides` and resolves. Throws ScenarioError.
+  ResolvedScenario resolve(const Overrides& overrides = {}) const;
+  /// The same with overrides as the command line spells them ("KEY=VALUE", `--set`).
+  ResolvedScenario resolve_sets(const std::vector<std::string>& sets) const;
+
+  /// The file path, the text's name, or "<default>".
+  const std::string& name() const { return name_; }
+
+private:
+  enum class Kind { builtin, file, text };
+  ScenarioSource(Kind kind, std::string yaml, std::string name)
+      : kind_(kind), yaml_(std::move(yaml)), name_(std::move(name)) {}
+  Kind kind_;
+  std::string yaml_;  // the text (Kind::text only)
+  std::string name_;
+};
+
+// ------------------------------------------------------------------ plan (`check`)
+
+/// The resolved layout and the step's budget, without simulating.
+inline PlanSummary plan(const ResolvedScenario& scenario) { return wl::plan(scenario); }
+
+/// `layoutsim check`'s text.
+std::string plan_text(const ResolvedScenario& scenario, const PlanSummary& plan);
+
+/// The plan as JSON: {scenario, devices, stage_layers, groups[], bubble_fraction_analytic,
+/// memory_capacity_bytes, memory_per_stage[], fits, params_total, model_flops_per_step,
+/// hardware_flops_per_step, warnings[]}; bytes, FLOP, plain numbers (non-finite → null).
+nlohmann::ordered_json plan_json(const ResolvedScenario& scenario, const PlanSummary& plan);
+
+// ------------------------------------------------------------------ simulate (`run`)
+
+/// Simulates one step (workloads/simulate.hpp) and checks the result's summary
+/// numbers as `layoutsim run` does before writing them (no negative, NaN or infinite
+/// value, no fraction above 1; tools/report/output_check.hpp): a violation throws
+/// tools::OutputInvariantError, an InternalError.
+Result simulate(const ResolvedScenario& scenario, const SimOptions& options = {});
+
+/// The JSON summary, as `layoutsim run --json` writes it (shared/CONTRACT.md).
+nlohmann::ordered_json summary_json(const Result& result);
+
+/// The exact bytes `layoutsim run --json FILE` writes (trailing newline included).
+std::string summary_json_text(const Result& result);
+
+// ------------------------------------------------------------------ sweep
+
+/// The outcomes of a sweep, one per point of the product of the axes, in input order.
+struct SweepRun {
+  std::vector<std::string> keys;          // swept keys, de-duplicated, first-appearance order
+  std::vector<SweepOutcome> outcomes;     // a failed point holds error/error_message, no result
+};
+
+/// Runs the cartesian product of `axes` (first axis slowest) on `jobs` threads
+/// (≤ 0: hardware threads). `fixed` overrides apply to every point, before the
+/// point's own. A point whose scenario is invalid is recorded as failed, not thrown.
+SweepRun sweep(const ScenarioSource& source, const std::vector<SweepAxis>& axes, int jobs = 0,
+               const Overrides& fixed = {});
+
+/// `layoutsim sweep --json`: [{set: {KEY: VALUE}, summary | error}].
+nlohmann::ordered_json sweep_json(const SweepRun& run);
+
+/// `layoutsim sweep --csv`.
+std::string sweep_csv(const SweepRun& run);
+
+/// One flat object per point, the CSV's columns as JSON values: the swept keys (numbers,
+/// booleans or strings as in sweep_json), step_time_s, tokens_per_s, mfu,
+/// bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits, then error (null,
+/// or the message of a failed point, whose metrics are null).
+nlohmann::ordered_json sweep_rows(const SweepRun& run);
+
+}  // namespace ls::api

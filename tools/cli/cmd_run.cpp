@@ -1,0 +1,102 @@
+// tools/cli/cmd_run.cpp — `layoutsim run`: simulate one scenario (the built-in default
+// when none is given) and write the summary table, JSON, Chrome trace or Chakra traces.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "tools/cli/command.hpp"
+#include "tools/report/chakra_export.hpp"
+#include "tools/report/human_units.hpp"
+#include "tools/report/progress.hpp"
+#include "tools/report/report_json.hpp"
+#include "tools/report/summary.hpp"
+#include "tools/report/trace.hpp"
+#include "workloads/program_builder.hpp"
+
+namespace ls::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::string json, trace;
+  std::string chakra;                      // --chakra DIR
+  std::vector<std::string> trace_devices;  // --trace-devices LIST | auto | all
+  bool quiet = false, timing = false;
+};
+
+int run(const RunArgs& a) {
+  one_stdout({{"--json", &a.json}, {"--trace", &a.trace}});
+  const api::ResolvedScenario sc = scenario_source(a.scenario).resolve_sets(a.sets);
+  api::SimOptions opt;
+  opt.trace = !a.trace.empty();
+  opt.trace_devices = a.trace_devices;
+  const auto t0 = std::chrono::steady_clock::now();
+  // A run that lasts more than a couple of seconds shows that it is alive (stderr, terminal only).
+  tools::Progress progress({.label = "run " + sc->name, .enabled = tools::progress_wanted(a.quiet), .min_interval_s = 0.5, .delay_s = 2,
+                            .heartbeat_s = 0.5});
+  // api::simulate checks the summary's numbers (no negative, NaN or infinite value, no
+  // fraction above 1) before anything is written: a violation is an internal error.
+  api::Result r = api::simulate(sc, opt);
+  progress.finish();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.wall_s <= 0) r.wall_s = wall;
+
+  if (!a.json.empty()) write_out(a.json, tools::to_json_string(r, {.include_wall_time = a.timing}));
+  if (!a.trace.empty()) write_out(a.trace, tools::chrome_trace_json(r));
+  tools::ChakraExportSummary chakra;
+  if (!a.chakra.empty()) {  // the program just simulated, as Chakra ETs; a DIR we cannot write is a user error
+    try {
+      chakra = tools::write_chakra_traces(wl::build_program(sc).program, sc->name, a.chakra);
+    } catch (const tools::ChakraWriteError& e) {
+      throw UserError(fmt::format("--chakra {}: {}", a.chakra, e.what()));
+    }
+  }
+  const bool table = !a.quiet && a.json != "-" && a.trace != "-";
+  if (table) {
+    print_out(tools::format_summary(r));
+    if (!a.trace.empty()) fmt::print("\nTrace written to {} (open it at https://ui.perfetto.dev)\n", a.trace);
+    if (!a.chakra.empty())
+      fmt::print("\nChakra traces written to {} ({} files, {} nodes; ASTRA-sim workload prefix {}/{})\n", a.chakra, chakra.files,
+                 chakra.nodes, a.chakra, tools::chakra_file_stem(sc->name));
+  } else if (!a.quiet) {
+    for (const auto& w : r.warnings) fmt::print(stderr, "warning [{}]: {}\n", w.code, w.message);
+  }
+  if (a.timing) {
+    fmt::print(stderr, "profile: {} events in {} wall ({} events/s), peak RSS {}\n", r.events, tools::human_seconds(r.wall_s),
+               tools::human_count(r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s : 0.0),
+               tools::human_bytes(peak_rss_bytes()));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_run(CLI::App& parent) {
+  auto a = std::make_shared<RunArgs>();
+  auto* cmd = parent.add_subcommand("run", "Simulate a scenario (the built-in default when none is given) and print a summary");
+  cmd->add_option("scenario", a->scenario, "Scenario YAML file (default: the built-in scenario)")->check(non_empty_path());
+  cmd->add_option("--set", a->sets, "Override one key, YAML value: --set layout.tp=4 (repeatable)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=VALUE");
+  cmd->add_option("--json", a->json, "Write the JSON summary to FILE ('-' = stdout, replaces the table)")->type_name("FILE")->check(non_empty_path());
+  cmd->add_option("--trace", a->trace, "Write a Chrome trace (gzip when FILE ends in .gz; '-' = stdout, replaces the table)")
+      ->type_name("FILE")
+      ->check(non_empty_path());
+  cmd->add_option("--trace-devices", a->trace_devices,
+                  "Devices the trace draws: 'auto' (default: 8 of replica 0, one per stage, every perturbed device and every "
+                  "device on the critical path), 'all', or GPU names (node3.gpu5,node0.gpu0)")
+      ->delimiter(',')
+      ->type_name("LIST|auto|all");
+  cmd->add_option("--chakra", a->chakra, "Write Chakra execution traces (DIR/<name>.<rank>.et, DIR/<name>.comm_groups.json)")
+      ->type_name("DIR")
+      ->check(non_empty_path());
+  cmd->add_flag("--quiet,-q", a->quiet, "Print no summary table");
+  cmd->add_flag("--timing,--profile", a->timing, "Print engine events, events/s, wall time and peak RSS to stderr");
+  return {cmd, [a] { return run(*a); }};
+}
+
+}  // namespace ls::cli

@@ -1,0 +1,92 @@
+// tools/cli/cmd_search.cpp — `layoutsim search`: rank the layouts of a scenario's
+// cluster, model and global batch (the search itself: tools/study/search.hpp). Here:
+// options, outputs, exit code (0 when a candidate ran, 1 when none survived pruning).
+#include <memory>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "tools/cli/command.hpp"
+#include "tools/cli/mpi_shard.hpp"
+#include "tools/report/progress.hpp"
+#include "tools/report/trace.hpp"
+#include "tools/study/search.hpp"
+
+namespace ls::cli {
+
+namespace {
+
+struct SearchArgs {
+  std::string scenario, csv, json, emit, objective = "step_time", shard;
+  std::vector<std::string> vary, fix;
+  int top = 20, simulate_top = 64, jobs = 0;
+  bool quiet = false;
+};
+
+int run(const SearchArgs& a) {
+  one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}});
+  const api::ResolvedScenario base = api::ScenarioSource::file(a.scenario).resolve();
+  tools::SearchOptions o;
+  o.axes = tools::default_axes(base.scenario());
+  o.simulate_top = a.simulate_top;
+  o.jobs = a.jobs;
+  try {
+    for (const auto& v : a.vary) tools::apply_axis_option(o.axes, v, false);
+    for (const auto& f : a.fix) tools::apply_axis_option(o.axes, f, true);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (a.objective == "cost" && base->training.gpu_hour_price < 0)
+    throw UsageError(fmt::format("--objective cost: {} gives no GPU-hour price (add training: {{gpu_hour_price: 2.5 USD}}, "
+                                 "optionally tokens: 15T for the cost to train)", a.scenario));
+  o.objective = a.objective == "tokens_per_s" ? tools::SearchObjective::tokens_per_s
+                : a.objective == "cost"       ? tools::SearchObjective::cost
+                                              : tools::SearchObjective::step_time;
+  tools::Progress progress({.label = "search: simulating", .unit = "candidates", .enabled = tools::progress_wanted(a.quiet)});
+  o.on_simulated = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  try {
+    if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = tools::parse_shard(a.shard);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const auto mpi = tools::mpi_exchange();  // null unless started by mpirun with N > 1
+  o.exchange = mpi.get();
+  const tools::SearchReport rep = tools::run_search(base, o);
+  progress.finish();
+  if (mpi && mpi->rank() != 0) return rep.ranked.empty() ? kExitInvalid : kExitOk;  // rank 0 writes
+  if (!a.csv.empty()) write_out(a.csv, tools::search_csv(rep));
+  if (!a.json.empty()) write_out(a.json, tools::search_json(rep).dump(2) + "\n");
+  if (!a.emit.empty() && !rep.ranked.empty())
+    write_out(a.emit, tools::emit_scenario_yaml(tools::read_text_file(a.scenario), a.scenario, rep, rep.ranked.front()));
+  if (a.csv != "-" && a.json != "-" && a.emit != "-") print_out(tools::format_search(rep, a.top));
+  if (rep.ranked.empty()) {
+    fmt::print(stderr, "search: no candidate survived pruning ({} evaluated; see the counts)\n", rep.evaluated);
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand add_search(CLI::App& parent) {
+  auto a = std::make_shared<SearchArgs>();
+  auto* cmd = parent.add_subcommand("search", "Search the layouts of a scenario's cluster, model and global batch for the fastest");
+  cmd->add_option("scenario", a->scenario, "Scenario YAML file (cluster, model, global batch)")->required()->check(non_empty_path());
+  cmd->add_option("--vary", a->vary, "KEY=V1,V2,...: the values of one axis (repeatable; keys: tp pp dp ep cp zero sp recompute mbs schedule v stage_layers placement)")
+      ->allow_extra_args(false)
+      ->type_name("KEY=LIST");
+  cmd->add_option("--fix", a->fix, "KEY=V: pin one axis (repeatable)")->allow_extra_args(false)->type_name("KEY=VALUE");
+  cmd->add_option("--top", a->top, "Rows of the printed table (default 20)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--simulate-top", a->simulate_top, "Simulate the best K by the analytic estimate (default 64)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--objective", a->objective, "Rank by step_time (default), tokens_per_s or cost")
+      ->check(CLI::IsMember({"step_time", "tokens_per_s", "cost"}));
+  cmd->add_option("--csv", a->csv, "Write one CSV row per candidate ('-' = stdout)")->type_name("FILE")->check(non_empty_path());
+  cmd->add_option("--json", a->json, "Write {candidates, pareto, counts, wall_s} JSON ('-' = stdout)")->type_name("FILE")->check(non_empty_path());
+  cmd->add_option("--emit", a->emit, "Write the winner as a runnable scenario file")->type_name("BEST.yaml")->check(non_empty_path());
+  cmd->add_option("--jobs,-j", a->jobs, "Parallel threads (default: hardware threads)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--shard", a->shard, "Evaluate only candidates with index mod N == I (job arrays)")->type_name("I/N");
+  cmd->add_flag("--quiet,-q", a->quiet, "No progress line on stderr");
+  return {cmd, [a] { return run(*a); }};
+}
+
+}  // namespace ls::cli

@@ -1,0 +1,37 @@
+// tools/report/atomic_file.hpp — every output file of the `layoutsim` command goes through
+// write_output(): "-" means stdout; anything else is written to a temporary file in
+// the same directory and renamed over the target only once it is complete, so a
+// failure (full disk, file-size limit, a crash) never leaves a damaged or partial
+// older file. Input files that may be large (traces) are read through read_input()
+// with a size limit. Failures are user I/O errors (IoError, exit 1 in the command) that
+// name the path and the OS reason.
+#pragma once
+
+#include "sim/error.hpp"
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace ls::tools {
+
+/// Cannot open, read, write or rename a user's file, or write to stdout.
+struct IoError : UserError {
+  using UserError::UserError;
+};
+
+/// Writes `text` to `path` atomically ("-" = stdout), gzip-compressed when the name
+/// ends in ".gz" (not for stdout). An empty path is a caller bug (std::invalid_argument):
+/// the command line rejects it as a usage error first. Throws IoError on failure.
+void write_output(const std::string& path, std::string_view text);
+
+/// Flushes stdout and throws IoError if any earlier write to it failed (closed or
+/// full stdout: `layoutsim run --json - > /dev/full`).
+void flush_stdout();
+
+/// Reads a whole file ("-" = stdin); gzip files are decompressed transparently.
+/// Throws IoError if it cannot be read or if the (decompressed) text exceeds
+/// `max_bytes` — a bound on memory for hostile inputs (gzip bombs, /dev/zero).
+std::string read_input(const std::string& path, std::size_t max_bytes);
+
+}  // namespace ls::tools

@@ -1,0 +1,45 @@
+// tools/report/output_check.cpp — see output_check.hpp.
+#include "tools/report/output_check.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace ls::tools {
+namespace {
+
+// Rounding in the summary's ratios may exceed 1 by a few ulps: not a violation.
+constexpr double kFractionSlack = 1e-9;
+
+void walk(const nlohmann::ordered_json& v, const std::string& path, const std::string& key) {
+  if (v.is_object()) {
+    for (const auto& [k, child] : v.items()) {
+      if (k == "warnings") continue;  // text, not numbers
+      walk(child, path.empty() ? k : path + "." + k, k);
+    }
+    return;
+  }
+  if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) walk(v[i], fmt::format("{}[{}]", path, i), key);
+    return;
+  }
+  if (v.is_null()) throw OutputInvariantError(fmt::format("summary field {} is not a finite number (NaN or infinity)", path));
+  if (!v.is_number()) return;
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) throw OutputInvariantError(fmt::format("summary field {} = {} is not finite", path, x));
+  // headroom_bytes (usable − peak) is negative exactly when the layout does not fit.
+  if (x < 0 && key != "headroom_bytes") throw OutputInvariantError(fmt::format("summary field {} = {} is negative", path, x));
+  if (is_fraction_key(key) && x > 1 + kFractionSlack)
+    throw OutputInvariantError(fmt::format("summary field {} = {} is a fraction above 1", path, x));
+}
+
+}  // namespace
+
+bool is_fraction_key(const std::string& key) {
+  return key == "mfu" || key == "hfu" || key.find("fraction") != std::string::npos ||
+         key.find("utilization") != std::string::npos || key.rfind("share_", 0) == 0;
+}
+
+void check_summary_numbers(const nlohmann::ordered_json& summary) { walk(summary, "", ""); }
+
+}  // namespace ls::tools

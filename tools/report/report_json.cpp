@@ -1,0 +1,252 @@
+// tools/report/report_json.cpp — Result → ordered JSON. Key order follows README.md's "JSON reference" so that a
+// reader can diff two summaries line by line.
+#include "tools/report/report_json.hpp"
+#include "tools/report/finetune_report.hpp"
+
+#include "tools/report/training_report.hpp"
+#include "workloads/vocabulary.hpp"
+
+#include <cmath>
+
+namespace ls::tools {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+// JSON cannot carry NaN/inf; nlohmann would print `null` anyway, but making it
+// explicit keeps the intent visible and the type of the key stable (number|null).
+ordered_json num(double v) {
+  if (!std::isfinite(v)) return nullptr;
+  return v;
+}
+
+}  // namespace
+
+ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
+  const auto device_name = [&r](std::int32_t d) -> ordered_json {
+    if (d < 0 || static_cast<std::size_t>(d) >= r.device_names.size()) return nullptr;
+    return r.device_names[static_cast<std::size_t>(d)];
+  };
+  ordered_json j;
+  j["scenario"] = r.scenario;
+  j["devices"] = r.devices;
+  j["steps"] = r.steps;
+  j["step_time_s"] = num(r.step_time_s);
+  j["tokens_per_s"] = num(r.tokens_per_s);
+  j["model_flops_per_step"] = num(r.model_flops_per_step);
+  j["hardware_flops_per_step"] = num(r.hardware_flops_per_step);
+  j["tflops_per_gpu"] = num(r.tflops_per_gpu);
+  j["mfu"] = num(r.mfu);
+  j["hfu"] = num(r.hfu);
+  add_training_json(j, r.training);  // time_to_train_s, gpu_hours, cost: only with a `training` key
+
+  ordered_json pipe;
+  pipe["stages"] = r.stages;
+  pipe["microbatches"] = r.microbatches;
+  pipe["schedule"] = r.schedule;
+  pipe["virtual_stages"] = r.virtual_stages;
+  pipe["bubble_fraction_analytic"] = num(r.bubble_fraction_analytic);
+  pipe["bubble_fraction"] = num(r.bubble_fraction);
+  ordered_json stages = ordered_json::array();
+  for (const auto& s : r.per_stage) {
+    ordered_json e;
+    e["stage"] = s.stage;
+    e["layers"] = s.layers;
+    e["compute_s"] = num(s.compute_s);
+    e["bubble_fraction"] = num(s.bubble_fraction);
+    e["idle_fraction"] = num(s.idle_fraction);
+    e["bubble_fraction_analytic"] = num(s.bubble_fraction_analytic);  // extra
+    e["compute_min_s"] = num(s.compute_min_s);  // extras: the spread over the stage's ranks
+    e["compute_max_s"] = num(s.compute_max_s);
+    e["slowest_device"] = device_name(s.slowest_device);
+    stages.push_back(std::move(e));
+  }
+  pipe["per_stage"] = std::move(stages);
+  j["pipeline"] = std::move(pipe);
+
+  ordered_json comm;
+  for (wl::Axis a : wl::kReportedAxes) {
+    const auto& c = r.comm[static_cast<int>(a)];
+    comm[wl::axis_name(a)] = ordered_json{{"bytes_per_device", num(c.bytes_per_device)}, {"exposed_s", num(c.exposed_s)}};
+  }
+  j["comm"] = std::move(comm);
+
+  ordered_json links;
+  ordered_json by_kind = ordered_json::object();
+  for (const auto& k : r.links_by_kind) {
+    by_kind[k.kind] = ordered_json{{"count", k.count},
+                                   {"bytes", num(k.bytes)},
+                                   {"mean_utilization", num(k.mean_utilization)},
+                                   {"max_utilization", num(k.max_utilization)}};
+  }
+  links["by_kind"] = std::move(by_kind);
+  ordered_json busiest = ordered_json::array();
+  for (const auto& l : r.busiest_links) {
+    busiest.push_back(ordered_json{{"name", l.name},
+                                   {"kind", l.kind},
+                                   {"bytes", num(l.bytes)},
+                                   {"utilization", num(l.utilization)},
+                                   {"busy_fraction", num(l.busy_fraction)},
+                                   {"busy_utilization", num(l.busy_utilization)},
+                                   {"bottleneck_s", num(l.bottleneck_s)}});
+  }
+  links["busiest"] = std::move(busiest);
+  // Links that behaved identically, ranked by the time they were a flow's bottleneck;
+  // the first ten plus the busiest group of every link class (workloads/link_groups.hpp).
+  ordered_json groups = ordered_json::array();
+  for (const auto& g : r.link_groups) {
+    groups.push_back(ordered_json{{"pattern", g.pattern},
+                                  {"kind", g.kind},
+                                  {"class", g.link_class},
+                                  {"count", g.count},
+                                  {"example", g.example},
+                                  {"bytes", num(g.bytes)},
+                                  {"utilization", num(g.utilization)},
+                                  {"busy_fraction", num(g.busy_fraction)},
+                                  {"busy_utilization", num(g.busy_utilization)},
+                                  {"bottleneck_s", num(g.bottleneck_s)},
+                                  {"bottleneck_fraction", num(g.bottleneck_fraction)},
+                                  {"busiest_of_class", g.busiest_of_class}});
+  }
+  links["groups"] = std::move(groups);
+  links["group_count"] = r.link_group_count;
+  j["links"] = std::move(links);
+
+  ordered_json mem;
+  mem["capacity_bytes"] = num(r.memory_capacity_bytes);
+  mem["fits"] = r.memory_fits;
+  mem["max_peak_bytes"] = num(r.max_peak_bytes);
+  // headroom.hpp: usable = capacity − reserved − fragmentation · capacity; headroom = usable − peak
+  mem["usable_bytes"] = num(r.memory_usable_bytes);
+  mem["headroom_bytes"] = num(r.memory_usable_bytes - r.max_peak_bytes);
+  ordered_json mstages = ordered_json::array();
+  for (const auto& m : r.memory_per_stage) {
+    ordered_json e;
+    e["stage"] = m.stage;
+    e["weights"] = num(m.weights);
+    e["gradients"] = num(m.gradients);
+    e["optimizer"] = num(m.optimizer);
+    e["activations"] = num(m.activations);
+    e["peak"] = num(m.peak);
+    e["master"] = num(m.master);    // extra: fp32 master copy
+    e["buffers"] = num(m.buffers);  // extra: communication buffers, ZeRO-3 window
+    mstages.push_back(std::move(e));
+  }
+  mem["per_stage"] = std::move(mstages);
+  add_training_memory_json(mem, r);
+  j["memory"] = std::move(mem);
+  if (r.offload.present)  // extra: layout.offload's PCIe traffic (workloads/offload.hpp)
+    j["offload"] = ordered_json{{"pcie_bytes_per_device", num(r.offload.pcie_bytes_per_device)},
+                                {"pcie_utilization", num(r.offload.pcie_utilization)}};
+
+  const auto& cp = r.critical_path;
+  ordered_json crit;
+  crit["device"] = cp.device;
+  if (cp.device >= 0 && static_cast<std::size_t>(cp.device) < r.device_names.size())
+    crit["device_name"] = r.device_names[static_cast<std::size_t>(cp.device)];  // extra
+  crit["share_compute"] = num(cp.share_compute);
+  crit["share_comm"] = num(cp.share_comm);
+  crit["share_wait"] = num(cp.share_wait);
+  crit["compute_s"] = num(cp.compute_s);  // extras: the shares in seconds, comm by axis
+  crit["comm_tp_s"] = num(cp.comm_tp_s);
+  crit["comm_pp_s"] = num(cp.comm_pp_s);
+  crit["comm_dp_s"] = num(cp.comm_dp_s);
+  crit["comm_ep_s"] = num(cp.comm_ep_s);
+  crit["wait_s"] = num(cp.wait_s);
+  ordered_json cdev = ordered_json::array();
+  for (const auto& d : cp.devices) cdev.push_back(ordered_json{{"device", device_name(d.device)}, {"share", num(d.share)}});
+  crit["devices"] = std::move(cdev);  // the five devices holding most of the path
+  j["critical_path"] = std::move(crit);
+
+
+
+  ordered_json warns = ordered_json::array();
+  for (const auto& w : r.warnings) warns.push_back(ordered_json{{"code", w.code}, {"message", w.message}});
+  j["warnings"] = std::move(warns);
+
+  // Per stage, seconds per step of one rank's compute by kind of kernel; the parts add up
+  // to that rank's nominal compute time (overhead_s: kernel launches and dispatch).
+  ordered_json breakdown = ordered_json::array();
+  for (std::size_t st = 0; st < r.compute_breakdown.size(); ++st) {
+    const auto& b = r.compute_breakdown[st];
+    ordered_json e;
+    e["stage"] = st;
+    e["gemm_s"] = num(b.gemm.seconds());
+    e["attention_s"] = num(b.attention.seconds());
+    e["elementwise_s"] = num(b.elementwise.seconds());
+    e["logits_s"] = num(b.logits.seconds());
+    e["optimizer_s"] = num(b.optimizer.seconds());
+    e["overhead_s"] = num(b.launch.seconds());
+    e["total_s"] = num(b.total().seconds());
+    breakdown.push_back(std::move(e));
+  }
+  j["compute_breakdown"] = std::move(breakdown);
+  add_checkpoint_json(j, r);  // checkpoint, goodput (when the scenario has a checkpoint)
+
+  // Slow devices (perturbations.devices with compute_slowdown > 1) and what each costs:
+  // the step time without it (a what-if simulation; null when not priced).
+  ordered_json strag = ordered_json::array();
+  ordered_json perturbed = ordered_json::array();
+  for (const auto& p : r.perturbed_devices) {
+    if (p.compute_slowdown > 1.0)
+      strag.push_back(ordered_json{{"device", device_name(p.device)}, {"compute_slowdown", num(p.compute_slowdown)}, {"cost_s", num(p.cost_s)}});
+    perturbed.push_back(ordered_json{{"device", device_name(p.device)},
+                                     {"stage", p.stage},
+                                     {"compute_slowdown", num(p.compute_slowdown)},
+                                     {"compute_s", num(p.compute_s)},
+                                     {"stage_mean_compute_s", num(p.stage_mean_compute_s)},
+                                     {"idle_fraction", num(p.idle_fraction)},
+                                     {"critical_share", num(p.critical_share)},
+                                     {"cost_s", num(p.cost_s)}});
+  }
+  j["stragglers"] = std::move(strag);
+  j["perturbed_devices"] = std::move(perturbed);
+
+  // ---- extras (not in the v1 contract; additive) ----
+  ordered_json ss;
+  ss["mean_s"] = num(r.step_stats.mean_s);
+  ss["p50_s"] = num(r.step_stats.p50_s);
+  ss["p99_s"] = num(r.step_stats.p99_s);
+  ss["max_s"] = num(r.step_stats.max_s);
+  ordered_json steps = ordered_json::array();
+  for (double s : r.step_stats.step_s) steps.push_back(num(s));
+  ss["step_s"] = std::move(steps);
+  j["step_stats"] = std::move(ss);
+
+  if (r.moe.present) {
+    // Mixture of experts: the routing as simulated (per-expert load, per-ep-rank work).
+    ordered_json moe;
+    moe["experts"] = r.moe.experts;
+    moe["top_k"] = r.moe.top_k;
+    moe["ep"] = r.moe.ep;
+    ordered_json load = ordered_json::array(), factor = ordered_json::array();
+    for (double x : r.moe.expert_load) load.push_back(num(x));
+    for (double x : r.moe.device_factor) factor.push_back(num(x));
+    moe["expert_load"] = std::move(load);
+    moe["device_factor"] = std::move(factor);
+    moe["dropped_fraction"] = num(r.moe.dropped_fraction);
+    moe["dropped_tokens_per_step"] = num(r.moe.dropped_tokens_per_step);
+    j["moe"] = std::move(moe);
+  }
+  ordered_json tpx;
+  tpx["groups"] = r.tp_groups_crossing_nodes;
+  tpx["example"] = r.tp_crossing_example;
+  tpx["link_kinds"] = r.tp_crossing_link_kinds;
+  j["tp_crossing_nodes"] = std::move(tpx);
+
+  ordered_json eng;
+  eng["events"] = r.events;
+  eng["symmetry"] = r.symmetry;
+  eng["ranks_simulated"] = r.ranks_simulated;
+  if (opts.include_wall_time) eng["wall_s"] = num(r.wall_s);
+  j["engine"] = std::move(eng);
+  return j;
+}
+
+std::string to_json_string(const wl::Result& r, const JsonOptions& opts) {
+  // replace: a device or link name with invalid UTF-8 must not abort the report.
+  return to_json(r, opts).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace ls::tools

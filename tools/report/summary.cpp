@@ -1,0 +1,242 @@
+// tools/report/summary.cpp — text tables for people. Columns are padded with fmt so that the
+// output lines up in a terminal; nothing here feeds a machine (the JSON does that).
+#include "tools/report/summary.hpp"
+
+#include "workloads/layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tools/report/finetune_report.hpp"
+#include "tools/report/human_units.hpp"
+#include "tools/report/report_json.hpp"
+#include "tools/report/training_report.hpp"
+#include "workloads/schedule.hpp"
+#include "workloads/vocabulary.hpp"
+
+namespace ls::tools {
+
+namespace {
+
+std::string bar(double fraction, int width) {
+  const int n = std::clamp(static_cast<int>(std::lround(fraction * width)), 0, width);
+  return std::string(static_cast<std::size_t>(n), '#') + std::string(static_cast<std::size_t>(width - n), '.');
+}
+
+const char* recompute_name(wl::Recompute r) {
+  switch (r) {
+    case wl::Recompute::none: return "none";
+    case wl::Recompute::selective: return "selective";
+    case wl::Recompute::full: return "full";
+  }
+  return "?";
+}
+
+/// `capacity`: the usable bytes (headroom.hpp), what "fits" compares with.
+void append_memory_table(std::string& out, const std::vector<wl::MemoryTerms>& terms, double capacity) {
+  out += fmt::format("  {:>5}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:>10}  {:>6}\n", "stage", "weights", "gradients",
+                     "master", "optimizer", "activations", "buffers", "peak", "usable");
+  for (const auto& m : terms) {
+    const double frac = capacity > 0 ? m.peak / capacity : 0;
+    out += fmt::format("  {:>5}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:>10}  {:>6}{}\n", m.stage, human_bytes(m.weights),
+                       human_bytes(m.gradients), human_bytes(m.master), human_bytes(m.optimizer), human_bytes(m.activations),
+                       human_bytes(m.buffers), human_bytes(m.peak), fmt::format("{:.0f}%", frac * 100),
+                       capacity > 0 && m.peak > capacity ? "  OVER" : "");
+  }
+}
+
+void append_warnings(std::string& out, const std::vector<wl::Warning>& warnings) {
+  if (warnings.empty()) {
+    out += "\nWarnings: none\n";
+    return;
+  }
+  out += fmt::format("\nWarnings ({})\n", warnings.size());
+  for (const auto& w : warnings) out += fmt::format("  warning [{}]: {}\n", w.code, w.message);
+}
+
+}  // namespace
+
+std::string format_summary(const wl::Result& r) {
+  std::string out;
+  out += fmt::format("layoutsim: {} — {} GPUs, {} step{}\n\n", r.scenario, r.devices, r.steps, r.steps == 1 ? "" : "s");
+  out += fmt::format("  {:<22} {}\n", "step time", human_seconds(r.step_time_s));
+  if (r.steps > 1) {
+    out += fmt::format("  {:<22} mean {}  p50 {}  p99 {}  max {}\n", "step time over steps", human_seconds(r.step_stats.mean_s),
+                       human_seconds(r.step_stats.p50_s), human_seconds(r.step_stats.p99_s), human_seconds(r.step_stats.max_s));
+  }
+  out += fmt::format("  {:<22} {}\n", "tokens/s", human_count(r.tokens_per_s));
+  out += fmt::format("  {:<22} {}  (hardware FLOPs, recompute included)\n", "TFLOP/s per GPU",
+                     human_flops(r.tflops_per_gpu * 1e12));
+  out += fmt::format("  {:<22} {} / {}\n", "MFU / HFU", percent(r.mfu), percent(r.hfu));
+  out += training_summary_lines(r.training);
+  out += fmt::format("  {:<22} {}, {} stage{}, {} micro-batch{}{}\n", "pipeline", r.schedule, r.stages, r.stages == 1 ? "" : "s",
+                     r.microbatches, r.microbatches == 1 ? "" : "es",
+                     r.virtual_stages > 1 ? fmt::format(", {} virtual stages", r.virtual_stages) : std::string());
+  out += fmt::format("  {:<22} {} measured, {} analytic\n", "bubble (mean)", percent(r.bubble_fraction),
+                     percent(r.bubble_fraction_analytic));
+
+  if (!r.per_stage.empty()) {
+    out += "\nPipeline stages\n";
+    // Compute is the mean over the stage's ranks; when they differ (a straggler, jitter)
+    // the slowest rank is named with its time.
+    out += fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {:<20}  {}\n", "stage", "layers", "compute", "bubble", "analytic",
+                       "idle", "idle share", "slowest rank");
+    for (const auto& s : r.per_stage) {
+      std::string slowest;
+      if (s.compute_max_s > s.compute_min_s * (1 + 1e-3) && s.slowest_device >= 0 &&
+          static_cast<std::size_t>(s.slowest_device) < r.device_names.size())
+        slowest = fmt::format("{} {} (min {})", r.device_names[static_cast<std::size_t>(s.slowest_device)],
+                              human_seconds(s.compute_max_s), human_seconds(s.compute_min_s));
+      std::string row = fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {:<20}  {}", s.stage, s.layers,
+                                    human_seconds(s.compute_s), percent(s.bubble_fraction), percent(s.bubble_fraction_analytic),
+                                    percent(s.idle_fraction), bar(s.idle_fraction, 20), slowest);
+      while (!row.empty() && row.back() == ' ') row.pop_back();
+      out += row + "\n";
+    }
+  }
+
+  if (!r.compute_breakdown.empty()) {
+    // Shares of each stage's compute by kind of kernel: where the compute time goes.
+    out += "\nCompute by kernel kind (per stage, one step)\n";
+    out += fmt::format("  {:>5}  {:>10}  {:>7}  {:>9}  {:>11}  {:>7}  {:>9}  {:>8}\n", "stage", "compute", "gemm", "attention",
+                       "elementwise", "logits", "optimizer", "overhead");
+    for (std::size_t st = 0; st < r.compute_breakdown.size(); ++st) {
+      const auto& b = r.compute_breakdown[st];
+      const double total = b.total().seconds();
+      const auto share = [total](sim::Time t) { return total > 0 ? percent(t.seconds() / total) : percent(0.0); };
+      out += fmt::format("  {:>5}  {:>10}  {:>7}  {:>9}  {:>11}  {:>7}  {:>9}  {:>8}\n", st, human_seconds(total), share(b.gemm),
+                         share(b.attention), share(b.elementwise), share(b.logits), share(b.optimizer), share(b.launch));
+    }
+  }
+
+  out += "\nCommunication per device per step\n";
+  out += fmt::format("  {:>4}  {:>10}  {:>10}\n", "axis", "bytes", "exposed");
+  for (wl::Axis a : wl::kReportedAxes) {
+    // The cp row only when there is context parallelism (cp traffic).
+    if (a == wl::Axis::cp && r.comm[static_cast<int>(a)].bytes_per_device <= 0) continue;
+    const auto& c = r.comm[static_cast<int>(a)];
+    out += fmt::format("  {:>4}  {:>10}  {:>10}\n", wl::axis_name(a), human_bytes(c.bytes_per_device), human_seconds(c.exposed_s));
+  }
+
+  if (!r.links_by_kind.empty()) {
+    out += "\nLinks by kind\n";
+    out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>9}  {:>9}\n", "kind", "count", "bytes", "mean util", "max util");
+    for (const auto& k : r.links_by_kind) {
+      out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>9}  {:>9}\n", k.kind, k.count, human_bytes(k.bytes), percent(k.mean_utilization),
+                         percent(k.max_utilization));
+    }
+  }
+  if (!r.link_groups.empty()) {
+    // Identical links folded into one row; ranked by the time the links were some
+    // flow's bottleneck ("bneck"), which finds the link that limits a collective.
+    out += fmt::format("\nLink groups (of {}; busiest first, by time as a flow's bottleneck; '+' = busiest of its class)\n",
+                       r.link_group_count);
+    std::size_t w = 4;
+    for (const auto& g : r.link_groups) w = std::max(w, g.pattern.size() + 8);
+    out += fmt::format("  {:<{}}  {:<10}  {:>10}  {:>8}  {:>8}  {:>10}  {:>8}\n", "links", w, "kind", "bytes/link", "util",
+                       "busy", "util busy", "bneck");
+    for (const auto& g : r.link_groups) {
+      out += fmt::format("  {:<{}}  {:<10}  {:>10}  {:>8}  {:>8}  {:>10}  {:>8}{}\n", fmt::format("{} x{}", g.pattern, g.count), w,
+                         g.kind, human_bytes(g.bytes), percent(g.utilization), percent(g.busy_fraction),
+                         percent(g.busy_utilization), percent(g.bottleneck_fraction), g.busiest_of_class ? " +" : "");
+    }
+  }
+
+  out += fmt::format("\nMemory per GPU (capacity {}, usable {}): {}\n", human_bytes(r.memory_capacity_bytes),
+                     human_bytes(r.memory_usable_bytes),
+                     r.memory_fits ? fmt::format("fits, peak {}", human_bytes(r.max_peak_bytes))
+                                   : fmt::format("DOES NOT FIT, peak {}", human_bytes(r.max_peak_bytes)));
+  append_memory_table(out, r.memory_per_stage, r.memory_usable_bytes);
+  append_finetune_summary(out, r);
+
+  if (r.moe.present) {
+    const auto [lo, hi] = std::minmax_element(r.moe.device_factor.begin(), r.moe.device_factor.end());
+    out += fmt::format("\nMixture of experts: {} experts, top-{}, ep {}; expert work per ep rank {:.2f}x..{:.2f}x the balanced share\n",
+                       r.moe.experts, r.moe.top_k, r.moe.ep, r.moe.device_factor.empty() ? 1.0 : *lo,
+                       r.moe.device_factor.empty() ? 1.0 : *hi);
+    if (r.moe.dropped_fraction > 0)
+      out += fmt::format("  capacity factor drops {} of {} routed token-expert assignments per step ({})\n",
+                         human_count(r.moe.dropped_tokens_per_step),
+                         human_count(r.moe.dropped_tokens_per_step / r.moe.dropped_fraction), percent(r.moe.dropped_fraction));
+    else
+      out += "  no tokens dropped\n";
+  }
+
+  const auto& cp = r.critical_path;
+  const std::string dev = cp.device >= 0 && static_cast<std::size_t>(cp.device) < r.device_names.size()
+                              ? r.device_names[static_cast<std::size_t>(cp.device)]
+                              : fmt::format("device {}", cp.device);
+  std::string most;
+  if (!cp.devices.empty()) {
+    const auto& top = cp.devices.front();
+    most = fmt::format("; {} of it on {}", percent(top.share),
+                       top.device >= 0 && static_cast<std::size_t>(top.device) < r.device_names.size()
+                           ? r.device_names[static_cast<std::size_t>(top.device)]
+                           : fmt::format("device {}", top.device));
+  }
+  out += fmt::format("\nCritical path (ends on {}{}): compute {}, communication {}, waiting {}\n", dev, most, percent(cp.share_compute),
+                     percent(cp.share_comm), percent(cp.share_wait));
+  if (!r.perturbed_devices.empty()) {
+    out += "\nPerturbed devices\n";
+    out += fmt::format("  {:<16}  {:>5}  {:>8}  {:>10}  {:>12}  {:>9}  {:>9}\n", "device", "stage", "slowdown", "compute",
+                       "stage mean", "critical", "costs");
+    for (const auto& p : r.perturbed_devices) {
+      const std::string name = p.device >= 0 && static_cast<std::size_t>(p.device) < r.device_names.size()
+                                   ? r.device_names[static_cast<std::size_t>(p.device)]
+                                   : fmt::format("device {}", p.device);
+      out += fmt::format("  {:<16}  {:>5}  {:>7.2f}x  {:>10}  {:>12}  {:>9}  {:>9}\n", name, p.stage, p.compute_slowdown,
+                         human_seconds(p.compute_s), human_seconds(p.stage_mean_compute_s), percent(p.critical_share),
+                         std::isfinite(p.cost_s) ? human_seconds(p.cost_s) : std::string("-"));
+    }
+  }
+
+  append_warnings(out, r.warnings);
+  return out;
+}
+
+std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
+  const auto& L = s.layout;
+  std::string out;
+  out += fmt::format("layoutsim check: {} ({}) — valid\n\n", s.name, s.source);
+  out += fmt::format("  {:<20} {} x {} GPUs = {} ({})\n", "cluster", s.cluster.nodes, s.cluster.gpus_per_node, p.devices, s.gpu.name);
+  out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters\n", "model", s.model.name, s.model.layers, s.model.hidden,
+                     human_count(p.params_total));
+  out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{} zero={} sp={} recompute={}\n", "layout", L.dp, L.tp, L.pp, L.ep,
+                     L.cp > 1 ? fmt::format(" cp={} ({})", L.cp, L.cp_kind == wl::CpKind::ring ? "ring" : "all-gather") : std::string(),
+                     L.zero, L.sequence_parallel ? "on" : "off", recompute_name(L.recompute));
+  out += fmt::format("  {:<20} {}, {} micro-batches of {} sequence{}{}\n", "schedule", wl::schedule_name(L.schedule), L.microbatches,
+                     L.microbatch_size, L.microbatch_size == 1 ? "" : "s",
+                     L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());
+  out += fmt::format("  {:<20} {}\n", "placement", fmt::join(L.cp > 1 ? wl::placement_with_cp(L.placement) : L.placement, " > "));
+  out += fmt::format("  {:<20} {}FLOP\n", "model FLOPs/step", human_count(p.model_flops_per_step));
+  out += fmt::format("  {:<20} {}  ((p-1)/(v*m+p-1))\n", "bubble (analytic)", percent(p.bubble_fraction_analytic));
+
+  out += "\nCommunication groups\n";
+  for (const auto& g : p.groups) {
+    std::string members;
+    const std::size_t show = 8;
+    for (std::size_t i = 0; i < g.devices.size() && i < show; ++i) members += (i ? " " : "") + g.devices[i];
+    if (g.devices.size() > show) members += fmt::format(" ... (+{})", g.devices.size() - show);
+    out += fmt::format("  {:<9} size {:<4} links {:<24} {}  [{}]\n", g.axis, g.devices.size(),
+                       g.link_kinds.empty() ? std::string("-") : fmt::format("{}", fmt::join(g.link_kinds, ",")),
+                       g.crosses_nodes ? "crosses nodes" : "within a node", members);
+  }
+  const bool tp_cross = std::any_of(p.groups.begin(), p.groups.end(), [](const wl::GroupInfo& g) { return g.axis == "tp" && g.crosses_nodes; });
+  out += fmt::format("  TP groups crossing nodes: {}\n", tp_cross ? "YES (tensor parallelism over the inter-node network)" : "no");
+
+  out += "\nStages\n";
+  for (std::size_t i = 0; i < p.stage_layers.size(); ++i) out += fmt::format("  stage {:>3}: {} layers\n", i, p.stage_layers[i]);
+
+  out += fmt::format("\nMemory budget per GPU (capacity {}, usable {}): {}\n", human_bytes(p.memory_capacity_bytes),
+                     human_bytes(p.memory_usable_bytes),
+                     p.fits ? fmt::format("fits, peak {}", human_bytes(p.max_peak_bytes))
+                            : fmt::format("DOES NOT FIT, peak {}", human_bytes(p.max_peak_bytes)));
+  append_memory_table(out, p.memory_per_stage, p.memory_usable_bytes);
+  append_plan_parameters(out, s);
+  append_warnings(out, p.warnings);
+  return out;
+}
+
+}  // namespace ls::tools

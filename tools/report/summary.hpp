@@ -1,0 +1,25 @@
+// tools/report/summary.hpp — the human-readable outputs of `layoutsim run` (the summary
+// table) and `layoutsim check` (the plan); their unit formatters are in human_units.hpp.
+// Pure functions: they return text and print nothing. O(stages + links + warnings).
+#pragma once
+
+#include <string>
+
+#include "workloads/result.hpp"
+#include "workloads/simulate.hpp"
+#include "workloads/spec.hpp"
+
+namespace ls::tools {
+
+/// The `run` summary table: headline numbers, per-stage bubble (measured next to
+/// analytic) and idle fraction, exposed communication and bytes per axis, links by
+/// kind and the busiest links, memory per stage by term against capacity, the
+/// critical path and the warnings.
+std::string format_summary(const wl::Result& r);
+
+/// The `check` output: resolved layout, communication groups (GPUs, link kinds,
+/// node crossing), per-stage layers and memory budget by term against capacity,
+/// analytic bubble, warnings. No simulation is involved.
+std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p);
+
+}  // namespace ls::tools

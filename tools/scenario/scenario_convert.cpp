@@ -1,0 +1,482 @@
+// tools/scenario/scenario_convert.cpp — the located YAML tree → a partial wl::Scenario:
+// name, model, layout, precision, perturbations, simulation (cluster: in
+// scenario_convert_cluster.cpp).
+#include "tools/scenario/scenario_convert.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "tools/scenario/scenario_reader.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/low_precision.hpp"
+#include "workloads/model.hpp"
+
+namespace ls::tools {
+namespace {
+
+class Converter {
+public:
+  Converter(Diag& d, const std::string& source) : r_(d), d_(d), source_(source) {}
+
+  wl::Scenario convert(const YNode& root) {
+    s_.source = source_;
+    if (!r_.map(root, "", keys("")))
+      return s_;
+    if (const YEntry* e = root.find("name")) assign(s_.name, r_.string(e->value, "name"));
+    const std::size_t errors_before_cluster = d_.errors.size();
+    graph_gpus_ = convert_cluster(root.find("cluster"), r_, s_);
+    cluster_ok_ = d_.errors.size() == errors_before_cluster;
+    if (const YEntry* e = root.find("model")) model(e->value, "model");
+    else d_.error(Loc{source_, 1, 1}, "model", "missing required key",
+                  fmt::format("give a preset, e.g. model: {{preset: llama3-70b}}; presets: {}",
+                              fmt::join(wl::model_preset_names(), ", ")));
+    layout(root.find("layout"));
+    if (const YEntry* e = root.find("precision")) precision(e->value, "precision");
+    if (const YEntry* e = root.find("perturbations")) perturbations(e->value, "perturbations");
+    if (const YEntry* e = root.find("simulation")) {
+      if (r_.map(e->value, "simulation", keys("simulation"))) {
+        if (const YEntry* st = e->value.find("steps"))
+          assign(s_.simulation.steps, r_.count(st->value, "simulation.steps", 1, kMaxSteps));
+        if (const YEntry* sy = e->value.find("symmetry"))
+          if (auto v = r_.choice(sy->value, "simulation.symmetry", values("simulation.symmetry"))) s_.simulation.symmetry = *v == "auto";
+      }
+    }
+    if (const YEntry* e = root.find("implementation")) implementation(e->value, "implementation");
+    // training.method / frozen / lora (and checkpoint:, failures:) in
+    // scenario_convert_training.cpp, which also checks the section's keys; the token
+    // budget and price here.
+    convert_training(root, r_, s_);
+    if (const YEntry* e = root.find("training")) training(e->value, "training");
+    if (const YEntry* e = root.find("memory")) {
+      if (r_.map(e->value, "memory", keys("memory")))
+        if (const YEntry* f = e->value.find("fragmentation"))
+          assign(s_.memory.fragmentation, r_.number(f->value, "memory.fragmentation", 0, 0.5, false));
+    }
+    return s_;
+  }
+
+private:
+  // ── training: the whole run's token budget and GPU-hour price (workloads/training_cost.hpp) ──
+  void training(const YNode& n, const std::string& path) {
+    if (n.kind != YNode::Kind::map) return;  // reported by convert_training
+    if (const YEntry* t = n.find("tokens")) {
+      const std::string p = path + ".tokens";
+      if (auto text = r_.scalar(t->value, p, "a token count like \"15T\"")) {
+        try {
+          const double v = parse_count(*text);
+          if (v > 0) s_.training.tokens = v;
+          else d_.error(t->value.loc, p, fmt::format("must be greater than zero, got \"{}\"", *text));
+        } catch (const UnitError& e) {
+          d_.error(t->value.loc, p, e.what(), e.hint());
+        }
+      }
+    }
+    if (const YEntry* pr = n.find("gpu_hour_price")) {
+      const std::string p = path + ".gpu_hour_price";
+      if (auto text = r_.scalar(pr->value, p, "a price like \"2.5 USD\"")) {
+        try {
+          const Price price = parse_price(*text);
+          s_.training.gpu_hour_price = price.amount;
+          s_.training.currency = price.currency;
+        } catch (const UnitError& e) {
+          d_.error(pr->value.loc, p, e.what(), e.hint());
+        }
+      }
+    }
+  }
+
+  // ── implementation: the preset's bundle first, then the explicit keys ──
+  void implementation(const YNode& n, const std::string& path) {
+    if (!r_.map(n, path, keys("implementation"))) return;
+    wl::ImplementationSpec& impl = s_.implementation;
+    if (const YEntry* p = n.find("preset")) {
+      if (auto name = r_.choice(p->value, path + ".preset", values("implementation.preset"))) {
+        if (auto bundle = wl::implementation_preset(*name)) {
+          impl.preset = *name;
+          impl.attention = bundle->attention;
+          impl.fused_elementwise = bundle->fused_elementwise;
+          impl.tp_comm_overlap = bundle->tp_comm_overlap;
+          impl.dp_overlap = bundle->dp_overlap;
+          impl.param_gather_overlap = bundle->param_gather_overlap;
+          impl.profile = bundle->profile;
+        }
+      }
+    }
+    if (const YEntry* a = n.find("attention")) {
+      if (auto kind = r_.choice(a->value, path + ".attention", values("implementation.attention")))
+        impl.attention = *kind == "unfused" ? wl::AttentionKind::unfused
+                         : *kind == "triton" ? wl::AttentionKind::triton
+                                             : wl::AttentionKind::flash;
+    }
+    if (const YEntry* f = n.find("fused_elementwise"))
+      assign(impl.fused_elementwise, r_.boolean(f->value, path + ".fused_elementwise"));
+    if (const YEntry* f = n.find("tp_comm_overlap")) assign(impl.tp_comm_overlap, r_.boolean(f->value, path + ".tp_comm_overlap"));
+    if (const YEntry* f = n.find("dp_overlap")) assign(impl.dp_overlap, r_.boolean(f->value, path + ".dp_overlap"));
+    if (const YEntry* f = n.find("param_gather_overlap"))
+      assign(impl.param_gather_overlap, r_.boolean(f->value, path + ".param_gather_overlap"));
+  }
+
+  // ── model ──
+  void model(const YNode& given, const std::string& path) {
+    // `model: llama3-70b` is shorthand for `model: {preset: llama3-70b}`.
+    YNode shorthand;
+    if (given.kind == YNode::Kind::scalar) {
+      shorthand.kind = YNode::Kind::map;
+      shorthand.loc = given.loc;
+      shorthand.entries.push_back(YEntry{"preset", given.loc, given});
+    }
+    const YNode& n = given.kind == YNode::Kind::scalar ? shorthand : given;
+    if (!r_.map(n, path, keys("model"))) return;
+    wl::ModelSpec m;
+    m.name = "custom";
+    bool have_preset = false;
+    if (const YEntry* p = n.find("preset")) {
+      const std::string pp = path + ".preset";
+      if (auto name = r_.scalar(p->value, pp, "a model preset name")) {
+        if (auto pm = wl::model_preset(*name)) {
+          m = *pm;
+          have_preset = true;
+        } else {
+          const auto names = wl::model_preset_names();
+          const std::string near = closest_match(lower(*name), names, 3);
+          d_.error(p->value.loc, pp, fmt::format("unknown model preset \"{}\"; presets: {}", *name, fmt::join(names, ", ")),
+                   near.empty() ? "or give layers, hidden, heads, vocab, seq_len" : fmt::format("did you mean '{}'?", near));
+          return;  // the explicit keys alone would give misleading follow-up errors
+        }
+      } else {
+        return;
+      }
+    }
+    const bool preset_mha = have_preset && m.kv_heads == m.heads;
+    for (const auto& e : n.entries) {
+      const std::string p = join_key(path, e.key);
+      const YNode& v = e.value;
+      if (e.key == "name") assign(m.name, r_.string(v, p));
+      else if (e.key == "layers") assign(m.layers, r_.count(v, p));
+      else if (e.key == "hidden") assign(m.hidden, r_.integer(v, p, 1, kMaxDim));
+      else if (e.key == "heads") assign(m.heads, r_.count(v, p));
+      else if (e.key == "kv_heads") assign(m.kv_heads, r_.count(v, p));
+      else if (e.key == "ffn_hidden") assign(m.ffn_hidden, r_.integer(v, p, 1, kMaxDim));
+      else if (e.key == "vocab") assign(m.vocab, r_.integer(v, p, 1, kMaxDim));
+      else if (e.key == "seq_len") assign(m.seq_len, r_.integer(v, p, 1, kMaxDim));
+      else if (e.key == "activation") {
+        if (auto a = r_.choice(v, p, values("model.activation"))) m.activation = *a == "swiglu" ? wl::Activation::swiglu : wl::Activation::gelu;
+      } else if (e.key == "tied_embeddings") assign(m.tied_embeddings, r_.boolean(v, p));
+      else if (e.key == "dropout") {
+        if (auto d = r_.number(v, p, 0, 1, false)) {
+          if (*d < 1) m.dropout = *d;
+          else d_.error(v.loc, p, "must be below 1 (a probability of dropping)");
+        }
+      } else if (e.key == "moe") moe(v, p, m);
+    }
+    if (!have_preset) {
+      for (const char* k : {"layers", "hidden", "heads", "vocab", "seq_len"})
+        if (!n.find(k))
+          d_.error(n.loc, join_key(path, k), "missing required key: there is no preset to inherit it from",
+                   fmt::format("or add preset: one of {}", fmt::join(wl::model_preset_names(), ", ")));
+      // kv_heads and ffn_hidden stay unset (0): wl::resolve derives them.
+    } else if (preset_mha && n.find("heads") && !n.find("kv_heads")) {
+      m.kv_heads = 0;  // an MHA preset stays MHA: unset, so wl::resolve makes it follow heads
+    }
+    s_.model = m;
+  }
+
+  void moe(const YNode& n, const std::string& path, wl::ModelSpec& m) {
+    if (!r_.map(n, path, keys("model.moe")))
+      return;
+    auto& x = m.moe;
+    for (const auto& e : n.entries) {
+      const std::string p = join_key(path, e.key);
+      const YNode& v = e.value;
+      if (e.key == "experts") assign(x.experts, r_.count(v, p));
+      else if (e.key == "top_k") assign(x.top_k, r_.count(v, p));
+      else if (e.key == "expert_ffn_hidden") assign(x.expert_ffn_hidden, r_.integer(v, p, 1, kMaxDim));
+      else if (e.key == "every_n_layers") assign(x.every_n_layers, r_.count(v, p));
+      else if (e.key == "shared_experts") assign(x.shared_experts, r_.count(v, p, 0));
+      else if (e.key == "capacity_factor") assign(x.capacity_factor, r_.number(v, p, 0, 1e6, false));
+    }
+    if (x.experts <= 0 && !n.find("experts")) d_.error(n.loc, path + ".experts", "missing required key");
+    if (x.top_k <= 0 && !n.find("top_k")) d_.error(n.loc, path + ".top_k", "missing required key");
+    if (const YEntry* t = n.find("top_k"); t && x.experts > 0 && x.top_k > x.experts)
+      d_.error(t->value.loc, path + ".top_k", fmt::format("top_k {} exceeds the {} experts", x.top_k, x.experts));
+    if (const YEntry* e = n.find("routing")) routing(e->value, path + ".routing", x);
+  }
+
+  void routing(const YNode& n, const std::string& path, wl::MoeSpec& x) {
+    if (n.kind == YNode::Kind::scalar) {
+      if (r_.choice(n, path, values("model.moe.routing"))) x.routing = wl::RoutingKind::balanced;
+      return;
+    }
+    if (!r_.map(n, path, keys("model.moe.routing"))) return;
+    if (const YEntry* l = n.find("load")) {
+      for (const char* k : {"skew", "alpha", "seed"})
+        if (const YEntry* o = n.find(k))
+          d_.error(o->key_loc, join_key(path, k), "cannot be combined with routing.load");
+      if (!r_.seq(l->value, path + ".load", "relative loads")) return;
+      std::vector<double> load;
+      double sum = 0;
+      for (std::size_t i = 0; i < l->value.items.size(); ++i) {
+        auto v = r_.number(l->value.items[i], join_index(path + ".load", i), 0, 1e12, false);
+        if (!v) return;
+        load.push_back(*v);
+        sum += *v;
+      }
+      if (x.experts > 0 && static_cast<int>(load.size()) != x.experts) {
+        d_.error(l->value.loc, path + ".load",
+                 fmt::format("has {} entries, expected one per expert ({})", load.size(), x.experts));
+        return;
+      }
+      if (sum <= 0) {
+        d_.error(l->value.loc, path + ".load", "all loads are zero");
+        return;
+      }
+      x.routing = wl::RoutingKind::load;
+      x.load = std::move(load);
+      return;
+    }
+    const YEntry* sk = n.find("skew");
+    if (!sk) {
+      d_.error(n.loc, path + ".skew", "missing required key", "routing: balanced | {skew: zipf, alpha, seed} | {load: [...]}");
+      return;
+    }
+    if (!r_.choice(sk->value, path + ".skew", values("model.moe.routing.skew"))) return;
+    x.routing = wl::RoutingKind::zipf;
+    if (const YEntry* a = n.find("alpha")) assign(x.zipf_alpha, r_.number(a->value, path + ".alpha", 0, 100, true));
+    if (const YEntry* s = n.find("seed"))
+      assign(x.routing_seed, r_.integer(s->value, path + ".seed", 0, std::numeric_limits<std::int64_t>::max()));
+  }
+
+  // ── layout ──
+  void layout(const YEntry* le) {
+    auto& l = s_.layout;
+    const YEntry* mb = nullptr;
+    const YEntry* gb = nullptr;
+    if (le) {
+      const std::string path = "layout";
+      const YNode& n = le->value;
+      if (!r_.map(n, path, keys("layout")))
+        return;
+      for (const auto& e : n.entries) {
+        const std::string p = join_key(path, e.key);
+        const YNode& v = e.value;
+        if (e.key == "dp") {
+          if (v.kind == YNode::Kind::scalar && v.scalar == "auto") l.dp = 0;  // unset: wl::resolve derives it
+          else assign(l.dp, r_.count(v, p, 1, kMaxDevices));
+        }
+        else if (e.key == "tp") assign(l.tp, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "pp") assign(l.pp, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "ep") assign(l.ep, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "cp") assign(l.cp, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "cp_kind") {
+          if (auto c = r_.choice(v, p, values("layout.cp_kind"))) l.cp_kind = *c == "ring" ? wl::CpKind::ring : wl::CpKind::all_gather;
+        }
+        else if (e.key == "zero") assign(l.zero, r_.count(v, p, 0, 3));
+        else if (e.key == "sequence_parallel") assign(l.sequence_parallel, r_.boolean(v, p));
+        else if (e.key == "recompute") {
+          if (auto c = r_.choice(v, p, values("layout.recompute")))
+            l.recompute = *c == "full" ? wl::Recompute::full : *c == "selective" ? wl::Recompute::selective : wl::Recompute::none;
+        } else if (e.key == "microbatch_size") assign(l.microbatch_size, r_.count(v, p));
+        else if (e.key == "microbatches") { mb = &e; assign(l.microbatches, r_.count(v, p)); }
+        else if (e.key == "global_batch") gb = &e;
+        else if (e.key == "schedule") {
+          if (auto c = r_.choice(v, p, values("layout.schedule")))
+            l.schedule = *c == "gpipe" ? wl::Schedule::gpipe
+                         : *c == "1f1b" ? wl::Schedule::one_f_one_b
+                         : *c == "interleaved-1f1b" ? wl::Schedule::interleaved_1f1b
+                                                    : wl::Schedule::zb_h1;
+        } else if (e.key == "virtual_stages") assign(l.virtual_stages, r_.count(v, p));
+        else if (e.key == "stage_layers") stage_layers(v, p);
+        else if (e.key == "placement") placement(v, p);
+        else if (e.key == "dp_bucket") assign(l.dp_bucket_bytes, r_.bytes(v, p));
+        else if (e.key == "embedding_free") assign(l.embedding_free, r_.boolean(v, p));
+        else if (e.key == "accumulate_unsharded") assign(l.accumulate_unsharded, r_.boolean(v, p));
+        else if (e.key == "shard_group") assign(l.shard_group, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "offload") {
+          if (r_.map(v, p, keys("layout.offload")))
+            for (const auto& o : v.entries) {
+              if (o.key == "activations") assign(l.offload.activations, r_.boolean(o.value, join_key(p, o.key)));
+              else if (o.key == "optimizer") assign(l.offload.optimizer, r_.boolean(o.value, join_key(p, o.key)));
+            }
+        }
+      }
+    }
+    if (mb && gb) {
+      // A --set of one replaces the other (sweeps override microbatches on files that
+      // give a global batch); both in the file is a contradiction.
+      const bool mb_set = mb->key_loc.source == "--set";
+      const bool gb_set = gb->key_loc.source == "--set";
+      if (mb_set && (!gb_set || mb->key_loc.line > gb->key_loc.line)) gb = nullptr;
+      else if (gb_set) mb = nullptr;
+      else {
+        d_.error(gb->key_loc, "layout.global_batch", "cannot be combined with layout.microbatches",
+                 "give one: global_batch = microbatches · microbatch_size · dp");
+        return;
+      }
+    }
+    // microbatches = global_batch / (microbatch_size·dp) once dp is known: wl::resolve.
+    if (gb) assign(l.global_batch, r_.integer(gb->value, "layout.global_batch", 1, kMaxCount * 1024));
+  }
+
+  void stage_layers(const YNode& v, const std::string& p) {
+    auto& l = s_.layout;
+    if (v.kind == YNode::Kind::scalar) {
+      if (auto c = r_.choice(v, p, values("layout.stage_layers"))) {
+        l.stage_layers_mode = *c == "auto" ? wl::StageLayersMode::auto_even : wl::StageLayersMode::balanced;
+        l.stage_layers.clear();
+      }
+      return;
+    }
+    if (v.kind != YNode::Kind::seq) {
+      d_.error(v.loc, p, fmt::format("expected auto, balanced or a list of layer counts, got {}", kind_name(v)));
+      return;
+    }
+    std::vector<int> counts;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      auto c = r_.count(v.items[i], join_index(p, i), 0);
+      if (!c) return;
+      counts.push_back(*c);
+    }
+    if (counts.empty()) {
+      d_.error(v.loc, p, "the list is empty", "give one layer count per pipeline stage");
+      return;
+    }
+    l.stage_layers_mode = wl::StageLayersMode::explicit_list;
+    l.stage_layers = std::move(counts);
+  }
+
+  void placement(const YNode& v, const std::string& p) {
+    if (!r_.seq(v, p, "mesh axes (a permutation of tp, dp, pp, with cp optional)")) return;
+    std::vector<std::string> axes;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      auto a = r_.choice(v.items[i], join_index(p, i), values("layout.placement"));
+      if (!a) return;
+      axes.push_back(*a);
+    }
+    if (!wl::valid_placement(axes)) {
+      d_.error(v.loc, p, fmt::format("[{}] is not a permutation of tp, dp, pp (cp optional)", fmt::join(axes, ", ")),
+               "each axis exactly once, fastest-varying first, e.g. [tp, cp, dp, pp]");
+      return;
+    }
+    s_.layout.placement = std::move(axes);
+  }
+
+  // ── precision ──
+  void precision(const YNode& n, const std::string& path) {
+    if (!r_.map(n, path, keys("precision"))) return;
+    auto& pr = s_.precision;
+    const auto dtype_bytes = [](const std::string& t) { return t == "fp32" ? 4 : t == "fp8" ? 1 : 2; };
+    for (const auto& e : n.entries) {
+      const std::string p = join_key(path, e.key);
+      const YNode& v = e.value;
+      if (e.key == "weights") {
+        if (auto t = r_.choice(v, p, values("precision.weights"))) pr.weights = dtype_bytes(*t);
+      } else if (e.key == "gradients") {
+        if (auto t = r_.choice(v, p, values("precision.gradients"))) pr.gradients = dtype_bytes(*t);
+      } else if (e.key == "master") {
+        if (auto t = r_.choice(v, p, values("precision.master"))) pr.master = *t == "fp32" ? 4 : 0;
+      } else if (e.key == "optimizer") {
+        if (auto t = r_.choice(v, p, values("precision.optimizer")))
+          pr.optimizer = (*t == "adam-fp32" || *t == "adamw-fp32") ? 8 : *t == "sgd" ? 0 : 4;
+      } else if (e.key == "activations") {
+        if (auto t = r_.choice(v, p, values("precision.activations"))) pr.activations = dtype_bytes(*t);
+      } else if (e.key == "compute") {
+        if (auto t = r_.choice(v, p, values("precision.compute")))
+          if (auto c = wl::parse_compute_precision(*t)) pr.compute = *c;
+      }
+    }
+  }
+
+  // ── perturbations ──
+  void perturbations(const YNode& n, const std::string& path) {
+    if (!r_.map(n, path, keys("perturbations"))) return;
+    auto& pt = s_.perturbations;
+    if (const YEntry* de = n.find("devices"); de && r_.seq(de->value, path + ".devices", "{device, compute_slowdown} maps")) {
+      std::map<std::string, std::size_t> seen;
+      for (std::size_t i = 0; i < de->value.items.size(); ++i) {
+        const YNode& v = de->value.items[i];
+        const std::string p = join_index(path + ".devices", i);
+        if (!r_.map(v, p, keys("perturbations.devices[]"))) continue;
+        wl::DeviceSlowdown ds;
+        const YEntry* dev = v.find("device");
+        if (!dev) {
+          d_.error(v.loc, p + ".device", "missing required key", "e.g. device: node0.gpu3");
+          continue;
+        }
+        auto name = r_.string(dev->value, p + ".device");
+        if (!name) continue;
+        if (!cluster_ok_) continue;  // the device set is unknown; do not pile on follow-up errors
+        if (!device_exists(*name)) {
+          const bool shaped = gpu_coords(*name).has_value() || s_.cluster.graph;
+          d_.error(dev->value.loc, p + ".device",
+                   shaped ? fmt::format("no device \"{}\" in this cluster", *name)
+                          : fmt::format("\"{}\" is not a device name", *name),
+                   s_.cluster.graph ? "use a GPU vertex name of cluster.graph"
+                                    : fmt::format("devices are node0.gpu0 … node{}.gpu{}", s_.cluster.nodes - 1,
+                                                  s_.cluster.gpus_per_node - 1));
+          continue;
+        }
+        if (auto [it, fresh] = seen.emplace(*name, i); !fresh) {
+          d_.error(dev->value.loc, p + ".device", fmt::format("\"{}\" is already listed at devices[{}]", *name, it->second));
+          continue;
+        }
+        ds.device = *name;
+        if (const YEntry* c = v.find("compute_slowdown"))
+          assign(ds.compute_slowdown, r_.number(c->value, p + ".compute_slowdown", 0, 1e6, true));
+        pt.devices.push_back(std::move(ds));
+      }
+    }
+    if (const YEntry* le = n.find("links"); le && r_.seq(le->value, path + ".links", "{link, bandwidth_factor} maps")) {
+      for (std::size_t i = 0; i < le->value.items.size(); ++i) {
+        const YNode& v = le->value.items[i];
+        const std::string p = join_index(path + ".links", i);
+        if (!r_.map(v, p, keys("perturbations.links[]"))) continue;
+        wl::LinkFactor lf;
+        const YEntry* l = v.find("link");
+        if (!l) {
+          d_.error(v.loc, p + ".link", "missing required key", "e.g. link: node3.nic5->leaf5");
+          continue;
+        }
+        auto name = r_.string(l->value, p + ".link");
+        if (!name) continue;
+        lf.link = *name;  // checked against the topology by simulate()
+        if (const YEntry* f = v.find("bandwidth_factor"))
+          assign(lf.bandwidth_factor, r_.number(f->value, p + ".bandwidth_factor", 0, 1e3, false));
+        pt.links.push_back(std::move(lf));
+      }
+    }
+    if (const YEntry* je = n.find("jitter")) {
+      const std::string p = path + ".jitter";
+      if (r_.map(je->value, p, keys("perturbations.jitter"))) {
+        if (const YEntry* e = je->value.find("compute_cv"))
+          assign(pt.jitter.compute_cv, r_.number(e->value, p + ".compute_cv", 0, 10, false));
+        if (const YEntry* e = je->value.find("comm_cv"))
+          assign(pt.jitter.comm_cv, r_.number(e->value, p + ".comm_cv", 0, 10, false));
+        if (const YEntry* e = je->value.find("seed"))
+          assign(pt.jitter.seed, r_.integer(e->value, p + ".seed", 0, std::numeric_limits<std::int64_t>::max()));
+      }
+    }
+  }
+
+  bool device_exists(const std::string& name) const {
+    if (s_.cluster.graph) return graph_gpus_.count(name) > 0;
+    auto c = gpu_coords(name);
+    return c && c->first < s_.cluster.nodes && c->second < s_.cluster.gpus_per_node;
+  }
+
+  Reader r_;
+  Diag& d_;
+  std::string source_;
+  wl::Scenario s_;
+  bool cluster_ok_ = true;
+  std::set<std::string> graph_gpus_;
+};
+
+}  // namespace
+
+wl::Scenario convert_scenario(const YNode& root, const std::string& source, Diag& d) {
+  Converter conv(d, source);
+  return conv.convert(root);
+}
+
+}  // namespace ls::tools

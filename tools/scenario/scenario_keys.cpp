@@ -1,0 +1,306 @@
+// tools/scenario/scenario_keys.cpp — the key table, and the README tables printed from it.
+#include "tools/scenario/scenario_keys.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ls::tools {
+
+const std::vector<ScenarioKey>& scenario_keys() {
+  // Sibling order is the order of the loader's "valid keys here" lists.
+  static const std::vector<ScenarioKey> keys{
+      {"name", "string", {}, "the file name without directory and extension (`default` for the built-in scenario)", ""},
+      {"cluster", "map", {}, "", ""},
+      {"model", "map", {}, "", "(*required*; `model: PRESET` is short for `model: {preset: PRESET}`)"},
+      {"layout", "map", {}, "", ""},
+      {"precision", "map", {}, "", "(bytes per parameter / per activation element)"},
+      {"perturbations", "map", {}, "", ""},
+      {"simulation", "map", {}, "", ""},
+      {"implementation", "map", {}, "", "the software stack (workloads/implementation_profile.hpp)"},
+      {"training", "map", {}, "", "what is trained (workloads/training_method.hpp) and the whole run's token budget and price (workloads/training_cost.hpp)"},
+      {"checkpoint", "map", {}, "", "checkpoint cost (workloads/checkpoint.hpp); absent: not priced"},
+      {"failures", "map", {}, "", "failure model for goodput (needs `checkpoint`)"},
+      {"memory", "map", {}, "", "what of the GPU's memory tensors can use (workloads/headroom.hpp)"},
+
+      {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
+       "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`, `b300`, `gb200`, `gb300`); a map is merged over its `preset`"},
+      {"cluster.nodes", "int", {}, "1", "(nodes × gpus_per_node ≤ 131072)"},
+      {"cluster.gpus_per_node", "int", {}, "8", ""},
+      {"cluster.nvlink_domain", "int", {}, "`gpus_per_node`",
+       "GPUs on one NVLink switch fabric, a multiple of gpus_per_node: consecutive nodes form a domain whose GPUs talk "
+       "over NVLink, never the network (GB200/GB300 NVL72: `gpus_per_node: 4, nvlink_domain: 72`); the last domain may be "
+       "partial; not with `graph`"},
+      {"cluster.intra_node", "map", {}, "", "the links inside a node, per GPU per direction"},
+      {"cluster.inter_node", "map", {}, "", "the network between nodes, per NIC per direction"},
+      {"cluster.graph", "map", {}, "",
+       "an explicit topology *instead of* `nodes`, `gpus_per_node`, `intra_node`, `inter_node` (both is an error); "
+       "`nodes` / `gpus_per_node` become max N+1 / max G+1 of its GPU names"},
+      {"cluster.network", "", {"real", "ideal"}, "`real`", "(what-if `ideal`: communication costs nothing)"},
+
+      {"cluster.gpu.preset", "preset name", {}, "", "to start from"},
+      {"cluster.gpu.name", "string", {}, "the preset's name, else `custom`", ""},
+      {"cluster.gpu.peak_tflops", "number", {}, "preset; *required* without one",
+       "dense bf16 TFLOP/s (or a string with a unit, `\"312 TFLOP/s\"`)"},
+      {"cluster.gpu.memory", "size", {}, "preset; *required* without one", "(HBM capacity)"},
+      {"cluster.gpu.hbm_bandwidth", "bandwidth", {}, "preset; *required* without one", ""},
+      {"cluster.gpu.matmul_efficiency", "number", {}, "preset's GEMM fraction, else 0.75",
+       "in (0, 1]: achieved/peak of large BF16 GEMMs (on a preset: replaces its profile's gemm_sustained_fraction)"},
+      {"cluster.gpu.fp8_tflops", "number", {}, "preset, else 0 (no FP8 tensor cores)", "dense FP8 TFLOP/s (`precision.compute: fp8` needs it)"},
+      {"cluster.gpu.mx_formats", "bool", {}, "preset, else false", "block-scaled MX formats on the tensor cores (`precision.compute: mxfp8` needs it)"},
+      {"cluster.gpu.nvlink_bandwidth", "bandwidth", {}, "preset (*required* without one unless `intra_node.bandwidth` is given)",
+       "per GPU per direction"},
+      {"cluster.gpu.nic_bandwidth", "bandwidth", {}, "preset (*required* without one unless `inter_node.bandwidth` is given)",
+       "per GPU per direction"},
+      {"cluster.gpu.saturation_rows", "number", {}, "1024",
+       "> 0: the GEMM row count this GPU needs for full efficiency; the small-microbatch warning compares the kernel model's efficiency below it with the efficiency at it"},
+      {"cluster.gpu.kernel_overhead", "time", {}, "the profile's launch overhead (4 us on the presets)", "per kernel launch"},
+      {"cluster.gpu.reserved_memory", "size", {}, "2 GB",
+       "held outside tensors: CUDA context, NCCL buffers, cuBLAS/cuDNN workspaces; in [0, memory / 4]; "
+       "usable = memory − reserved_memory − fragmentation · memory"},
+      {"cluster.gpu.profile", "file", {}, "none",
+       "a `layoutsim calibrate --out` profile applied over the preset's constants (its `gpu` must match; "
+       "relative to the scenario file)"},
+
+      {"cluster.intra_node.kind", "", {"nvswitch", "nvlink", "pcie"}, "`nvswitch`", ""},
+      {"cluster.intra_node.bandwidth", "bandwidth", {}, "the GPU's `nvlink_bandwidth`", "per GPU per direction"},
+      {"cluster.intra_node.latency", "time", {}, "1 us", ""},
+
+      {"cluster.inter_node.kind", "", {"infiniband", "ethernet"}, "`infiniband`", ""},
+      {"cluster.inter_node.bandwidth", "bandwidth", {}, "the GPU's `nic_bandwidth`", "per NIC per direction"},
+      {"cluster.inter_node.latency", "time", {}, "3 us", ""},
+      {"cluster.inter_node.nics_per_node", "int", {}, "0", "0 = one NIC per GPU (rails); at most gpus_per_node"},
+      {"cluster.inter_node.fabric", "", {"rail-optimized", "fat-tree"}, "`rail-optimized`", ""},
+      {"cluster.inter_node.oversubscription", "number", {}, "1", "> 0 (leaf downlink : uplink capacity)"},
+      {"cluster.inter_node.nodes_per_leaf", "int", {}, "16", ""},
+      {"cluster.inter_node.spines", "int", {}, "0",
+       "0 = derived from the uplinks needed; at most 256 (the equal-cost paths a GPU pair is routed over); the fabric "
+       "may have at most 4,194,304 links"},
+      {"cluster.inter_node.routing", "", {"ecmp", "dmodk"}, "`dmodk` on infiniband, `ecmp` on ethernet",
+       "how a flow between leaves picks its spine: `dmodk` by its destination (InfiniBand fat-tree routing: shift "
+       "patterns such as rings and pipeline sends never share a spine link), `ecmp` by a hash of the flow (hash "
+       "collisions share links)"},
+      {"cluster.inter_node.pxn", "bool", {}, "true",
+       "rail-optimized fabrics: a point-to-point transfer (pipeline send, all-to-all) to a GPU on another rail "
+       "crosses NVLink to the GPU on the receiver's rail and leaves by its NIC, as NCCL's PXN does by default; "
+       "`false`: it leaves by the sender's NIC and crosses the spines"},
+      {"cluster.inter_node.pcie_bandwidth", "bandwidth", {}, "64 GB/s (PCIe Gen5 x16)", "GPU ↔ NIC"},
+
+      {"cluster.graph.vertices", "list of maps", {}, "", "*required*; GPU names unique, ≥ 1 GPU"},
+      {"cluster.graph.links", "list of maps", {}, "", ""},
+      {"cluster.graph.vertices[].name", "string", {}, "", "*required*; GPUs are named `node<N>.gpu<G>`"},
+      {"cluster.graph.vertices[].kind", "", {"gpu", "nvswitch", "pcie-switch", "nic", "switch"}, "", "*required*"},
+      {"cluster.graph.links[].from", "vertex name", {}, "", "*required*"},
+      {"cluster.graph.links[].to", "vertex name", {}, "", "*required*"},
+      {"cluster.graph.links[].kind", "", {"nvlink", "pcie", "infiniband", "ethernet"}, "", "*required*"},
+      {"cluster.graph.links[].bandwidth", "bandwidth", {}, "", "*required*"},
+      {"cluster.graph.links[].latency", "time", {}, "1 us for `nvlink` and `pcie`, else 3 us", ""},
+      {"cluster.graph.links[].duplex", "bool", {}, "true", ""},
+
+      {"model.preset", "preset name", {}, "", "(`gpt3-175b`, `llama3-8b`, `llama3-70b`, `llama3-405b`, `seed-70b`, ...)"},
+      {"model.name", "string", {}, "the preset's name, else `custom`", ""},
+      {"model.layers", "int", {}, "preset; *required* without one", ""},
+      {"model.hidden", "int", {}, "preset; *required* without one", ""},
+      {"model.heads", "int", {}, "preset; *required* without one", ""},
+      {"model.kv_heads", "int", {}, "`heads` (MHA; an MHA preset stays MHA when only `heads` is given)", "(GQA)"},
+      {"model.ffn_hidden", "int", {}, "preset, else 4·hidden", ""},
+      {"model.vocab", "int", {}, "preset; *required* without one", ""},
+      {"model.seq_len", "int", {}, "preset; *required* without one", ""},
+      {"model.activation", "", {"gelu", "swiglu"}, "preset, else `gelu`", ""},
+      {"model.tied_embeddings", "bool", {}, "preset, else false", ""},
+      {"model.dropout", "number", {}, "0", "in [0, 1): attention, residual and embedding dropout (0: no dropout kernels or masks)"},
+      {"model.moe", "map", {}, "absent: dense model", "merged over a MoE preset's"},
+
+      {"model.moe.experts", "int", {}, "", "*required* in `moe`"},
+      {"model.moe.top_k", "int", {}, "", "*required* in `moe`; ≤ experts"},
+      {"model.moe.expert_ffn_hidden", "int", {}, "`ffn_hidden`", ""},
+      {"model.moe.every_n_layers", "int", {}, "1 (every layer is MoE)", ""},
+      {"model.moe.shared_experts", "int", {}, "0", ""},
+      {"model.moe.capacity_factor", "number", {}, "0", "≥ 0; 0 = no token dropping"},
+      {"model.moe.routing", "", {"balanced"}, "`balanced`", "or a map: `{skew: zipf, alpha, seed}` or `{load: [...]}`"},
+
+      {"model.moe.routing.skew", "", {"zipf"}, "", "*required* without `load`"},
+      {"model.moe.routing.alpha", "number", {}, "1", "> 0 (Zipf exponent)"},
+      {"model.moe.routing.seed", "int", {}, "1", "≥ 0"},
+      {"model.moe.routing.load", "list of numbers", {}, "",
+       "≥ 0, one per expert, not all 0: relative loads (instead of `skew`)"},
+
+      {"layout.dp", "int or `auto`", {}, "`auto`: devices / (tp·cp·pp) when that divides, else 1", ""},
+      {"layout.tp", "int", {}, "1", ""},
+      {"layout.pp", "int", {}, "1", ""},
+      {"layout.ep", "int", {}, "1", ""},
+      {"layout.cp", "int", {}, "1",
+       "context parallelism: each sequence split in 2·cp chunks over cp ranks (seq_len divisible by 2·cp; dense models)"},
+      {"layout.cp_kind", "", {"ring", "all-gather"}, "`ring`",
+       "`ring`: K/V chunks passed peer to peer, overlapped with the attention (Megatron-Core); "
+       "`all-gather`: K/V gathered before the attention, dK/dV reduce-scattered after it (Llama 3)"},
+      {"layout.zero", "int", {}, "0", "0..3"},
+      {"layout.sequence_parallel", "bool", {}, "false", ""},
+      {"layout.recompute", "", {"none", "selective", "full"}, "`none`", ""},
+      {"layout.microbatch_size", "int", {}, "1", "sequences per micro-batch"},
+      {"layout.microbatches", "int", {}, "1", "per step per pipeline; devices × microbatches × (layers per stage + 1) ≤ 16,777,216 (bounded memory and time)"},
+      {"layout.global_batch", "int", {}, "",
+       "instead of `microbatches`: a multiple of microbatch_size·dp; microbatches = global_batch / (microbatch_size·dp). "
+       "Both in one file is an error; a `--set` of one replaces the other"},
+      {"layout.schedule", "", {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}, "`1f1b`", ""},
+      {"layout.virtual_stages", "int", {}, "1", "(interleaved-1f1b)"},
+      {"layout.stage_layers", "", {"auto", "balanced"}, "`auto`",
+       "or `[INT, ...]` one per stage; `auto`: even split, `balanced`: by compute time"},
+      {"layout.placement", "list", {"tp", "cp", "dp", "pp"}, "`[tp, cp, dp, pp]`",
+       "a permutation, fastest-varying first; `cp` may be left out (then it sits right after `tp`)"},
+      {"layout.dp_bucket", "size", {}, "100 MB", "gradient all-reduce bucket"},
+      {"layout.embedding_free", "bool", {}, "false", "(what-if/tests: embedding and LM head cost nothing)"},
+      {"layout.accumulate_unsharded", "bool", {}, "false",
+       "ZeRO-2/3: keep a full gradient buffer and reduce once per step (FSDP `no_sync`; gradient memory as ZeRO-1) "
+       "instead of reduce-scattering after every micro-batch"},
+      {"layout.shard_group", "int", {}, "dp",
+       "HSDP (PyTorch HYBRID_SHARD): ZeRO shards within groups of this many dp ranks and replicates across them; "
+       "must divide dp, needs zero ≥ 1"},
+      {"layout.offload", "map", {}, "", "state moved to host memory over the GPU's PCIe link (workloads/offload.hpp)"},
+      {"layout.offload.activations", "bool", {}, "false",
+       "stored activations copied to the host during the forward, prefetched back in the backward"},
+      {"layout.offload.optimizer", "bool", {}, "false",
+       "master weights and moments live on the host; the step runs on the CPU (gradients down, weights up)"},
+
+      {"precision.weights", "", {"fp8", "bf16", "fp16", "fp32"}, "`bf16` (2 B)", ""},
+      {"precision.gradients", "", {"bf16", "fp16", "fp32"}, "`fp32` (4 B)", ""},
+      {"precision.master", "", {"fp32", "none"}, "`fp32` (4 B); `none` when weights are fp32", ""},
+      {"precision.optimizer", "", {"adam-fp32", "adam-bf16", "adamw-fp32", "adamw-bf16", "sgd", "sgd-momentum"}, "`adam-fp32`",
+       "(8, 4, 8, 4, 0, 4 B per parameter)"},
+      {"precision.activations", "", {"fp8", "bf16", "fp16", "fp32"}, "`bf16` (2 B)", ""},
+      {"precision.compute", "", {"bf16", "fp16", "fp8", "mxfp8"}, "`bf16`",
+       "the linear layers' GEMMs: `fp8` per-tensor scaling at the GPU's FP8 peak, `mxfp8` block scaling (B200 and later); "
+       "attention, LM head and router stay bf16; quantize kernels added (workloads/low_precision.hpp)"},
+
+      {"perturbations.devices", "list of maps", {}, "none", ""},
+      {"perturbations.links", "list of maps", {}, "none", ""},
+      {"perturbations.jitter", "map", {}, "no jitter", ""},
+      {"perturbations.devices[].device", "`node<N>.gpu<G>`", {}, "", "*required*; must exist, each at most once"},
+      {"perturbations.devices[].compute_slowdown", "number", {}, "1", "> 0"},
+      {"perturbations.links[].link", "link name", {}, "",
+       "*required*; a directed link of the cluster (`node3.nic5->leaf5`, `leaf0->spine1`) or `a<->b` for both "
+       "directions; checked against the built topology, with did-you-mean"},
+      {"perturbations.links[].bandwidth_factor", "number", {}, "1",
+       "in [0, 1000]; `0` means the link is **down**: routes avoid it (spread over the other spines; a dead rail relays "
+       "through a peer GPU's NIC over NVLink, like NCCL's PXN), and one that would disconnect two GPUs is an error"},
+      {"perturbations.jitter.compute_cv", "number", {}, "0", "≥ 0"},
+      {"perturbations.jitter.comm_cv", "number", {}, "0", "≥ 0"},
+      {"perturbations.jitter.seed", "int", {}, "0", "≥ 0"},
+
+      {"simulation.steps", "int", {}, "1", "1..10000"},
+      {"simulation.symmetry", "", {"auto", "off"}, "`auto`",
+       "`auto` simulates one data-parallel replica when every replica is provably alike (no perturbation or jitter, a "
+       "generated fabric, uniform MoE routing, replicas on alike links) and accounts the others' traffic; the numbers "
+       "equal `off`'s (every rank). The JSON's `engine.symmetry` says which was used, or why not"},
+
+      {"training.tokens", "count", {}, "none",
+       "> 0, tokens to train on, with an optional SI multiplier: `15T`, `300B` (B = billion), `2.5M`; gives "
+       "`time_to_train_s` and `gpu_hours`"},
+      {"training.gpu_hour_price", "price", {}, "none",
+       "≥ 0, price of one GPU-hour with a currency code: `2.5 USD`; gives `cost` (with `tokens`) and `cost_per_million_tokens`"},
+
+      {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
+       "a bundle of attention kernel, fusion, overlap switches and per-kernel host cost (README: implementation presets); "
+       "the keys below override its choices"},
+      {"implementation.attention", "", {"flash", "triton", "unfused"}, "the preset's (`flash`)",
+       "FlashAttention-2/3 or cuDNN, LLM Foundry's Triton flash attention, or QKᵀ/softmax/·V through HBM"},
+      {"implementation.fused_elementwise", "bool", {}, "the preset's (`true`)",
+       "fused norms, bias+activation, bias+dropout+add, softmax, RoPE, loss; false: one eager kernel per op"},
+      {"implementation.tp_comm_overlap", "bool", {}, "the preset's (`false`)",
+       "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
+       "the preset's SM-sharing factor)"},
+      {"implementation.dp_overlap", "bool", {}, "the preset's (`true`)",
+       "gradient reduction overlapped with the backward; false: after the backward"},
+      {"implementation.param_gather_overlap", "bool", {}, "the preset's (`true`)",
+       "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer"},
+
+      {"training.method", "", {"pretrain", "full-finetune", "lora"}, "`pretrain`",
+       "`pretrain` and `full-finetune` train every parameter not in `frozen`; `lora` freezes the base model and trains adapters"},
+      {"training.frozen", "list", {"embedding", "head", "attention", "mlp", "norms", "layers"}, "`[]`",
+       "parts with bf16 weights only: no gradient, master, moments, weight-gradient GEMM or DP gradient traffic"},
+      {"training.lora", "map", {}, "", "(with `method: lora`)"},
+      {"training.lora.rank", "int", {}, "16", "1..65536"},
+      {"training.lora.alpha", "number", {}, "32", "> 0 (scaling alpha/rank; no cost)"},
+      {"training.lora.targets", "list", {"qkv", "proj", "fc1", "fc2"}, "`[qkv, proj, fc1, fc2]`",
+       "linears that get adapters (fc1/fc2: dense MLPs only)"},
+      {"training.lora.dropout", "number", {}, "0", "in [0, 1): dropout on the adapter input"},
+
+      {"checkpoint.every", "steps or duration", {}, "", "*required*: `\"500 steps\"` or `\"30 min\"` (s, min, h, d)"},
+      {"checkpoint.storage_bandwidth", "bandwidth", {}, "`storage_bandwidth_per_node` × nodes",
+       "aggregate write/read rate of the storage (one of the two is *required*)"},
+      {"checkpoint.storage_bandwidth_per_node", "bandwidth", {}, "`storage_bandwidth` / nodes", "per node"},
+      {"checkpoint.format", "", {"sharded", "consolidated"}, "`sharded`", "one file per rank, or one file written by one rank"},
+      {"checkpoint.async", "bool", {}, "false", "copy to host memory and write in the background"},
+
+      {"failures.mtbf_per_gpu", "duration", {}, "", "*required*: mean time between failures of one GPU, like `\"50000 h\"`"},
+
+      {"memory.fragmentation", "number", {}, "0.05",
+       "in [0, 0.5]: share of HBM the caching allocator cannot hand out as tensors; a layout above 95 % of the usable "
+       "memory gets a `memory-tight` warning"},
+  };
+  return keys;
+}
+
+namespace {
+
+/// "a.b" → "a"; "a" → ""; "x.links[].to" → "x.links[]".
+std::string_view parent_of(std::string_view path) {
+  const auto dot = path.find_last_of('.');
+  return dot == std::string_view::npos ? std::string_view() : path.substr(0, dot);
+}
+
+std::string_view leaf_of(std::string_view path) {
+  const auto dot = path.find_last_of('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+std::string type_column(const ScenarioKey& k) {
+  std::string out;
+  for (const auto v : k.values) out += fmt::format("{}`{}`", out.empty() ? "" : " \\| ", v);
+  if (out.empty()) out = std::string(k.type);
+  else if (!k.type.empty()) out = fmt::format("{} of {}", k.type, out);
+  if (!k.doc.empty()) out += out.empty() ? std::string(k.doc) : fmt::format("{}{}", k.doc.front() == '(' ? " " : ", ", k.doc);
+  return out;
+}
+
+/// The rows of `parent`'s subtree, depth first (each key followed by its own keys).
+void subtree_rows(std::string_view parent, std::string& out) {
+  for (const auto& k : scenario_keys()) {
+    if (parent_of(k.path) != parent) continue;
+    out += fmt::format("| `{}` | {} | {} |\n", k.path, type_column(k), k.default_text.empty() ? "—" : k.default_text);
+    subtree_rows(k.path, out);
+    // The entries of a list of maps are keyed "path[]".
+    subtree_rows(std::string(k.path) + "[]", out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> scenario_key_names(std::string_view parent) {
+  std::vector<std::string> out;
+  for (const auto& k : scenario_keys())
+    if (parent_of(k.path) == parent) out.emplace_back(leaf_of(k.path));
+  return out;
+}
+
+std::vector<std::string> scenario_key_values(std::string_view path) {
+  for (const auto& k : scenario_keys())
+    if (k.path == path && !k.values.empty()) return {k.values.begin(), k.values.end()};
+  throw std::logic_error(fmt::format("scenario key table: no choice '{}'", path));
+}
+
+std::string scenario_keys_markdown() {
+  std::string out;
+  for (const auto& top : scenario_keys()) {
+    if (!parent_of(top.path).empty()) continue;
+    // Each top-level key is a section; a map's rows are its keys, a scalar's is itself.
+    const bool map = top.type == "map";
+    out += fmt::format("{}### `{}`{}\n\n| key | type / values | default |\n|---|---|---|\n", out.empty() ? "" : "\n", top.path,
+                       map && !top.doc.empty() ? fmt::format(" {}", top.doc) : "");
+    if (map) subtree_rows(top.path, out);
+    else out += fmt::format("| `{}` | {} | {} |\n", top.path, type_column(top), top.default_text.empty() ? "—" : top.default_text);
+  }
+  return out;
+}
+
+}  // namespace ls::tools

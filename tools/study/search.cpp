@@ -1,0 +1,414 @@
+// tools/study/search.cpp — `layoutsim search`: prune, estimate, simulate, rank (search.hpp).
+#include "tools/study/search.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tools/study/parallel_for.hpp"
+#include "topology/cluster.hpp"
+#include "topology/planner.hpp"
+#include "workloads/headroom.hpp"
+#include "workloads/plan.hpp"
+#include "workloads/program_builder.hpp"
+#include "workloads/layout.hpp"
+#include "workloads/pass_costs.hpp"
+#include "workloads/schedule.hpp"
+#include "workloads/simulate.hpp"
+#include "workloads/stage_layers.hpp"
+#include "workloads/stage_memory.hpp"
+#include "workloads/vocabulary.hpp"
+
+namespace ls::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// The analytic stage's verdict on one candidate.
+struct Estimate {
+  std::string rejected;  // "" kept
+  double step_s = 0, peak_bytes = 0, bubble = 0, model_flops = 0, tokens = 0;
+};
+
+/// A collective's time on an idle network: per phase, each flow drains at its
+/// bottleneck link's bandwidth shared among the flow traversals of the phase on that
+/// link (max-min's answer when the flows are alike), plus the phase's latency.
+double idle_network_seconds(const topo::Cluster& cluster, const sim::CommPlan& plan) {
+  double total = 0;
+  std::map<topo::LinkId, int> uses;
+  for (const auto& phase : plan.phases) {
+    uses.clear();
+    for (const auto& f : phase.flows)
+      for (std::uint32_t i = 0; i < f.path_len; ++i) ++uses[plan.links[f.path_begin + i]];
+    double drain = 0;
+    for (const auto& f : phase.flows) {
+      double rate = std::numeric_limits<double>::infinity();
+      for (std::uint32_t i = 0; i < f.path_len; ++i) {
+        const topo::LinkId l = plan.links[f.path_begin + i];
+        rate = std::min(rate, cluster.link(l).bandwidth_Bps / uses[l]);
+      }
+      if (rate > 0 && std::isfinite(rate)) drain = std::max(drain, f.bytes / rate);
+    }
+    total += drain + phase.latency.seconds();
+  }
+  return total;
+}
+
+/// The estimated step time of a built program, read off its op templates:
+///   step ≈ max over stages of (compute + blocking TP/EP collectives) / (1 − bubble)
+///          + the gradient / parameter traffic (dp and prefetch streams) that the
+///            stage's compute cannot hide, and at least its last collective
+///            (the final gradient bucket runs after the last backward).
+/// The bubble is the schedule's analytic one (schedule.hpp). Pipeline sends overlap
+/// compute and are left out; contention between concurrent collectives too: the
+/// simulation of the best candidates prices both.
+double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const topo::Cluster& cluster, double bubble) {
+  const auto& prog = bp.program;
+  topo::Planner planner(cluster, sc.cluster.ideal_network);
+  std::map<std::tuple<int, int, double>, double> cache;  // (group, collective, bytes) → seconds
+  auto collective_s = [&](const sim::Op& op, const sim::RankInfo& rank) {
+    const int gid = op.group_slot == sim::kNoGroup ? -1 : rank.group[op.group_slot];
+    if (gid < 0) return 0.0;
+    const auto key = std::make_tuple(gid, static_cast<int>(op.coll), op.bytes);
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      const auto& grp = prog.groups[static_cast<std::size_t>(gid)];
+      std::vector<std::int32_t> devices;
+      for (auto r : grp.ranks) devices.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
+      it = cache.emplace(key, idle_network_seconds(cluster, planner.collective(devices, op.coll, op.bytes))).first;
+    }
+    return it->second * op.repeat;
+  };
+  double busiest = 0, exposed = 0;
+  for (std::size_t st = 0; st < prog.stages.size(); ++st) {
+    const sim::RankInfo* rep = nullptr;
+    double scale = 0;  // expert work: the stage's most loaded rank sets its pace
+    for (const auto& r : prog.ranks) {
+      if (static_cast<std::size_t>(r.stage) != st) continue;
+      if (!rep) rep = &r;
+      scale = std::max(scale, r.work_scale);
+    }
+    if (!rep) continue;
+    const auto& streams = prog.stages[st].streams;
+    double main_s = 0, side_s = 0, last_side = 0;
+    for (const auto& op : streams[static_cast<std::size_t>(wl::stream::compute)]) {
+      if (op.kind == sim::OpKind::compute) main_s += op.duration.seconds() * (op.scaled_by_rank ? scale : 1.0);
+      if (op.kind == sim::OpKind::collective) main_s += collective_s(op, *rep);
+    }
+    for (auto s : {wl::stream::dp, wl::stream::prefetch, wl::stream::overlap})
+      for (const auto& op : streams[static_cast<std::size_t>(s)]) {
+        if (op.kind != sim::OpKind::collective) continue;
+        const double t = collective_s(op, *rep);
+        side_s += t;
+        if (s == wl::stream::dp) last_side = t;
+      }
+    busiest = std::max(busiest, main_s);
+    exposed = std::max(exposed, std::max(side_s - main_s, last_side));
+  }
+  return busiest / std::max(1e-9, 1.0 - bubble) + exposed;
+}
+
+/// Stage 2 for one candidate: the resolver's rules, the memory peak of the built
+/// program (the numbers `layoutsim check` prints), and the estimate.
+///
+/// `candidate` is the resolved base with a complete layout (candidate_scenario), so
+/// of wl::resolve's three stages only the layout rules (wl::validate) can fail: the
+/// derived fields it sets (dp, micro-batches) are set, and the cluster and its
+/// perturbations are the base's, already checked. Skipping resolve's topology build
+/// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
+/// simulation stage resolves its candidates in full.
+Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
+  Estimate e;
+  std::vector<wl::LayoutError> errors = wl::validate(sc);
+  if (sc.layout.microbatches > wl::kMaxMicrobatches) errors.push_back({"layout.global_batch", "too many micro-batches", ""});
+  if (!errors.empty()) {
+    std::string key = errors.front().key_path;
+    if (key.rfind("layout.", 0) == 0) key = key.substr(7);
+    e.rejected = "invalid-" + (key.empty() ? std::string("layout") : key);
+    return e;
+  }
+  // Most candidates that do not fit are caught here, without building the program.
+  e.peak_bytes = memory_lower_bound(sc);
+  if (!wl::memory_fits(sc, e.peak_bytes)) {
+    e.rejected = "memory";
+    return e;
+  }
+  e.peak_bytes = 0;
+  const wl::BuiltProgram bp = wl::build_program(sc);
+  const wl::ProgramTotals totals = wl::program_totals(bp.program);
+  for (std::size_t st = 0; st < bp.static_memory.size(); ++st) {
+    const auto& m = bp.static_memory[st];
+    const double peak = m.weights + m.gradients + m.master + m.optimizer + m.buffers + totals.activation_peak_bytes[st];
+    e.peak_bytes = std::max(e.peak_bytes, peak);
+  }
+  e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches, std::max(1, sc.layout.virtual_stages));
+  e.model_flops = totals.model_flops;
+  e.tokens = bp.tokens_per_step;
+  if (!wl::memory_fits(sc, e.peak_bytes)) {
+    e.rejected = "memory";
+    return e;
+  }
+  e.step_s = estimate_step(sc, bp, cluster, e.bubble);
+  return e;
+}
+
+}  // namespace
+
+double memory_lower_bound(const wl::Scenario& sc) {
+  const wl::StageLayers layers = wl::stage_layers(sc);
+  const wl::DeviceParams params(sc);
+  const wl::PassBytes bytes = wl::pass_bytes(sc);
+  double bound = 0;
+  for (int st = 0; st < sc.layout.pp; ++st) {
+    const auto& chunks = layers.chunks[static_cast<std::size_t>(st)];
+    const wl::MemoryTerms m = wl::static_memory(sc, params, chunks, st, wl::stage_params(sc, params, chunks, st));
+    const double held = m.weights + m.gradients + m.master + m.optimizer + m.buffers;
+    // Activation offload keeps only a few layers of a micro-batch on the GPU: the
+    // static state alone is the bound then.
+    const double act = sc.layout.offload.activations ? 0.0 : wl::activation_bytes_per_microbatch(sc, bytes, chunks, st);
+    bound = std::max(bound, held + act);
+  }
+  return bound;
+}
+
+namespace {
+
+/// Bit-exact blobs for SearchExchange: doubles by their bytes, strings with a length.
+struct BlobWriter {
+  std::string out;
+  template <class T>
+  void put(const T& v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void put_string(const std::string& v) {
+    put(static_cast<std::uint64_t>(v.size()));
+    out += v;
+  }
+};
+struct BlobReader {
+  const std::string& in;
+  std::size_t at = 0;
+  template <class T>
+  T get() {
+    T v{};
+    if (at + sizeof v > in.size()) throw std::runtime_error("search exchange: truncated blob");
+    std::memcpy(&v, in.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  }
+  std::string get_string() {
+    const auto n = get<std::uint64_t>();
+    if (at + n > in.size()) throw std::runtime_error("search exchange: truncated blob");
+    std::string v = in.substr(at, n);
+    at += n;
+    return v;
+  }
+};
+
+/// Runs fn(k) for the items k < n this process owns (k mod size == rank), then
+/// shares the results: write(k, blob) serialises item k, read(k, reader) fills it in
+/// on every other process. Without an exchange: every item, here.
+template <class Fn, class Write, class Read>
+void exchange_items(SearchExchange* ex, std::size_t n, int threads, Fn fn, Write write, Read read) {
+  if (!ex || ex->size() <= 1) {
+    parallel_for(n, threads, fn);
+    return;
+  }
+  const auto size = static_cast<std::size_t>(ex->size()), me = static_cast<std::size_t>(ex->rank());
+  std::vector<std::size_t> own;
+  for (std::size_t k = me; k < n; k += size) own.push_back(k);
+  parallel_for(own.size(), threads, [&](std::size_t i, std::size_t w) { fn(own[i], w); });
+  BlobWriter bw;
+  for (std::size_t k : own) write(k, bw);
+  const std::vector<std::string> all = ex->all_gather(bw.out);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (r == me) continue;
+    BlobReader br{all[r]};
+    for (std::size_t k = r; k < n; k += size) read(k, br);
+  }
+}
+
+double objective_value(SearchObjective o, const CandidateOutcome& c) {
+  // cost per token ∝ devices / tokens_per_s, and every candidate uses all the devices.
+  return o == SearchObjective::tokens_per_s || o == SearchObjective::cost ? -c.tokens_per_s : c.step_time_s;
+}
+
+}  // namespace
+
+SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchOptions& opts) {
+  const auto t0 = Clock::now();
+  if (opts.shard_count < 1 || opts.shard_index < 0 || opts.shard_index >= opts.shard_count)
+    throw std::invalid_argument(fmt::format("--shard {}/{}: need 0 <= I < N", opts.shard_index, opts.shard_count));
+  const wl::Scenario& base = base_resolved.scenario();
+  SearchReport rep;
+  rep.scenario = base.source;
+  rep.devices = wl::device_count(base.cluster);
+  rep.global_batch = base_global_batch(base);
+  rep.seq_len = base.model.seq_len;
+  rep.memory_capacity_bytes = base.gpu.memory_bytes;
+  rep.memory_usable_bytes = wl::usable_memory_bytes(base);
+  rep.objective = opts.objective;
+  rep.training = base.training;
+  if (opts.objective == SearchObjective::cost && base.training.gpu_hour_price < 0)
+    throw std::invalid_argument("--objective cost: the scenario gives no training.gpu_hour_price (e.g. training: {gpu_hour_price: 2.5 USD})");
+  rep.dp_bucket_bytes = base.layout.dp_bucket_bytes;
+  rep.embedding_free = base.layout.embedding_free;
+  rep.cp_all_gather = base.layout.cp_kind == wl::CpKind::all_gather;
+  rep.shard_index = opts.shard_index;
+  rep.shard_count = opts.shard_count;
+  rep.threads = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  // Stage 1: enumerate; keep this shard's candidates.
+  std::vector<Candidate> all = enumerate_candidates(base, rep.global_batch, opts.axes);
+  std::vector<Candidate> mine;
+  for (auto& c : all)
+    if (c.index % static_cast<std::size_t>(opts.shard_count) == static_cast<std::size_t>(opts.shard_index)) mine.push_back(std::move(c));
+  rep.evaluated = mine.size();
+
+  // Stage 2: the analytic estimate of every candidate the rules left.
+  // One cluster per thread: a Cluster's route cache is not thread-safe (cluster.hpp).
+  std::vector<std::optional<topo::Cluster>> clusters(static_cast<std::size_t>(rep.threads));
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    if (mine[i].rejected.empty()) todo.push_back(i);
+  std::vector<Estimate> est(todo.size());
+  exchange_items(
+      opts.exchange, todo.size(), rep.threads,
+      [&](std::size_t k, std::size_t worker) {
+        try {
+          auto& cluster = clusters[worker];
+          if (!cluster) cluster.emplace(topo::Cluster::build(wl::effective_cluster(base)));
+          est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), *cluster);
+        } catch (const std::exception&) {
+          est[k].rejected = "analytic-error";
+        }
+      },
+      [&](std::size_t k, BlobWriter& w) {
+        const Estimate& e = est[k];
+        w.put_string(e.rejected);
+        for (double v : {e.step_s, e.peak_bytes, e.bubble, e.model_flops, e.tokens}) w.put(v);
+      },
+      [&](std::size_t k, BlobReader& r) {
+        Estimate& e = est[k];
+        e.rejected = r.get_string();
+        for (double* v : {&e.step_s, &e.peak_bytes, &e.bubble, &e.model_flops, &e.tokens}) *v = r.get<double>();
+      });
+  for (std::size_t k = 0; k < todo.size(); ++k) mine[todo[k]].rejected = est[k].rejected;
+  std::vector<CandidateOutcome> kept;
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    if (!est[k].rejected.empty()) continue;
+    const Candidate& c = mine[todo[k]];
+    CandidateOutcome o;
+    o.index = c.index;
+    o.layout = c.layout;
+    o.analytic_step_s = o.step_time_s = est[k].step_s;
+    o.analytic_peak_bytes = o.peak_memory_bytes = est[k].peak_bytes;
+    o.tokens_per_s = est[k].tokens / est[k].step_s;
+    o.mfu = est[k].model_flops / (est[k].step_s * rep.devices * base.gpu.peak_flops);
+    o.bubble_fraction = est[k].bubble;
+    o.fits = true;
+    kept.push_back(o);
+  }
+  auto by_estimate = [&](const CandidateOutcome& a, const CandidateOutcome& b) {
+    const double ka = objective_value(opts.objective, a), kb = objective_value(opts.objective, b);
+    return ka != kb ? ka < kb : a.index < b.index;
+  };
+  std::sort(kept.begin(), kept.end(), by_estimate);
+  rep.analytic_wall_s = seconds_since(t0);
+
+  // Stage 3: simulate the best by the estimate.
+  const auto t1 = Clock::now();
+  const std::size_t top = std::min(kept.size(), static_cast<std::size_t>(std::max(0, opts.simulate_top)));
+  std::vector<std::string> failed(top);
+  std::atomic<std::size_t> simulated_done{0};
+  exchange_items(opts.exchange, top, rep.threads, [&](std::size_t k, std::size_t) {
+    struct Report {  // counts the candidate done however the body exits
+      const SearchOptions& o;
+      std::atomic<std::size_t>& done;
+      std::size_t total;
+      ~Report() {
+        const std::size_t d = ++done;
+        // A destructor must not throw (this one also runs while a candidate's error
+        // unwinds): a progress callback that throws is ignored, the count stays.
+        try {
+          if (o.on_simulated) o.on_simulated(d, total);
+        } catch (...) {
+        }
+      }
+    } report{opts, simulated_done, top};
+    CandidateOutcome& o = kept[k];
+    try {
+      const wl::ResolvedScenario sc = wl::resolve(candidate_scenario(base, rep.global_batch, o.layout));
+      wl::SimOptions so;
+      so.what_if = false;  // the ranking needs the step, not the priced warnings
+      const wl::Result r = wl::simulate(sc, so);
+      o.simulated = true;
+      o.step_time_s = r.step_time_s;
+      o.tokens_per_s = r.tokens_per_s;
+      o.mfu = r.mfu;
+      o.peak_memory_bytes = r.max_peak_bytes;
+      o.fits = r.memory_fits;
+      o.bubble_fraction = r.bubble_fraction;
+      o.exposed = {r.comm[static_cast<int>(wl::Axis::tp)].exposed_s, r.comm[static_cast<int>(wl::Axis::pp)].exposed_s,
+                   r.comm[static_cast<int>(wl::Axis::dp)].exposed_s, r.comm[static_cast<int>(wl::Axis::ep)].exposed_s,
+                   r.comm[static_cast<int>(wl::Axis::cp)].exposed_s};
+    } catch (const std::exception&) {
+      failed[k] = "simulation-error";
+    }
+  }, [&](std::size_t k, BlobWriter& w) {
+    const CandidateOutcome& o = kept[k];
+    w.put_string(failed[k]);
+    w.put(o.simulated);
+    w.put(o.fits);
+    for (double v : {o.step_time_s, o.tokens_per_s, o.mfu, o.peak_memory_bytes, o.bubble_fraction, o.exposed.tp, o.exposed.pp,
+                     o.exposed.dp, o.exposed.ep})
+      w.put(v);
+  }, [&](std::size_t k, BlobReader& r) {
+    CandidateOutcome& o = kept[k];
+    failed[k] = r.get_string();
+    o.simulated = r.get<bool>();
+    o.fits = r.get<bool>();
+    for (double* v : {&o.step_time_s, &o.tokens_per_s, &o.mfu, &o.peak_memory_bytes, &o.bubble_fraction, &o.exposed.tp,
+                      &o.exposed.pp, &o.exposed.dp, &o.exposed.ep})
+      *v = r.get<double>();
+  });
+  std::vector<std::size_t> failed_index;
+  for (std::size_t k = 0; k < top; ++k)
+    if (!failed[k].empty()) failed_index.push_back(kept[k].index);
+  std::erase_if(kept, [&](const CandidateOutcome& o) {
+    return std::find(failed_index.begin(), failed_index.end(), o.index) != failed_index.end();
+  });
+  for (auto& c : mine)
+    if (std::find(failed_index.begin(), failed_index.end(), c.index) != failed_index.end()) c.rejected = "simulation-error";
+  rep.simulated = top - failed_index.size();
+  rep.simulate_wall_s = seconds_since(t1);
+
+  // Rank: simulated and fitting, simulated, estimated; then the objective; then index.
+  auto tier = [](const CandidateOutcome& o) { return o.simulated ? (o.fits ? 0 : 1) : 2; };
+  std::stable_sort(kept.begin(), kept.end(), [&](const CandidateOutcome& a, const CandidateOutcome& b) {
+    if (tier(a) != tier(b)) return tier(a) < tier(b);
+    return by_estimate(a, b);
+  });
+  rep.ranked = std::move(kept);
+  for (auto& c : mine)
+    if (!c.rejected.empty()) {
+      ++rep.rejected_by_reason[c.rejected];
+      rep.rejected.push_back(std::move(c));
+    }
+  rep.wall_s = seconds_since(t0);
+  return rep;
+}
+
+}  // namespace ls::tools

@@ -1,0 +1,235 @@
+// tools/study/search.hpp — `layoutsim search`: find the best parallelism layout for a
+// scenario's cluster, model and global batch.
+//
+// The scenario fixes the cluster, the model, the precision and the global batch
+// (sequences per step; seq_len from the model); the search varies the layout:
+// tp, pp (stage layers auto or balanced, schedule 1f1b / interleaved-1f1b with v /
+// zb-h1), dp (derived: GPUs / (tp·pp)), ep (MoE), ZeRO stage, sequence parallel,
+// recompute, micro-batch size and placement. micro-batches = global_batch / (dp·mbs).
+//
+// Three stages, each cheaper than the next is expensive:
+//  1. enumerate (search_space.cpp): the product of the axes' value lists, minus
+//     points that are the same layout spelled twice (an axis of degree 1); the
+//     divisibility rules reject points with a named reason, without building anything.
+//  2. analytic (search.cpp): check the loader's layout rules ("invalid-KEY"), bound
+//     the memory in O(layers), build the program (the ops `run` replays) and read the
+//     memory peak per stage and the op durations off it: a candidate over the GPU's
+//     memory is rejected ("memory"), the rest get an estimated step time (see
+//     estimate_step in search.cpp).
+//  3. simulate the best `simulate_top` by the estimate, in parallel threads.
+// Ranking: simulated candidates by their simulated objective, then the others by
+// the estimate; ties by candidate index. Every stage is a pure function of the
+// inputs and results are kept in candidate order, so the output does not depend on
+// the thread count (only the wall-time fields do).
+//
+// Sharding (job arrays): candidate i belongs to shard i mod N. A shard evaluates
+// only its candidates and simulates its own top K; see search_csv for merging.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/resolve.hpp"
+#include "workloads/spec.hpp"
+
+namespace ls::tools {
+
+/// One layout of the search space (the layout keys a candidate sets).
+struct SearchLayout {
+  int tp = 1, pp = 1, dp = 1, ep = 1;
+  int cp = 1;  // context parallelism (layout.cp; cp_kind stays the base scenario's)
+  int zero = 0;
+  bool sequence_parallel = false;
+  wl::Recompute recompute = wl::Recompute::none;
+  int microbatch_size = 1;
+  std::int64_t microbatches = 0;  // derived: global_batch / (dp·microbatch_size), 0 when it does not divide
+  wl::Schedule schedule = wl::Schedule::one_f_one_b;
+  int virtual_stages = 1;
+  wl::StageLayersMode stage_layers = wl::StageLayersMode::auto_even;
+  std::vector<std::string> placement{"tp", "dp", "pp"};
+};
+
+/// "t8·p16(v2)·d16 z1 sp sel mbs1 1f1b": degrees (ep as ·e4 when > 1; "bal" inside
+/// the pp parentheses for balanced stage layers), ZeRO stage, "sp" when on, "sel" or
+/// "full" recompute, micro-batch size, schedule ("1f1b" for interleaved-1f1b too: the
+/// "(vN)" says it is interleaved), and the placement when it is not [tp, dp, pp].
+std::string compact_layout(const SearchLayout& l);
+const char* recompute_name(wl::Recompute r);
+const char* stage_layers_name(wl::StageLayersMode m);
+
+/// The value list of every axis. Order matters: it is the enumeration order, and an
+/// axis that a candidate makes meaningless (sp at tp 1, ZeRO at dp 1, the schedule
+/// and stage layers at pp 1, placement orders that differ only in degree-1 axes)
+/// takes its first value only.
+struct SearchAxes {
+  std::vector<int> tp, pp, dp, ep, zero, microbatch_size, virtual_stages;  // dp empty: any (derived)
+  std::vector<int> cp{1};  // default: 1, or 1, 2, 4, 8 for sequences of 16k tokens and more
+  std::vector<bool> sequence_parallel;
+  std::vector<wl::Recompute> recompute;
+  std::vector<wl::Schedule> schedule;
+  std::vector<wl::StageLayersMode> stage_layers;
+  std::vector<std::vector<std::string>> placement;
+};
+
+/// The default space for a resolved base scenario: tp and pp the divisors of the GPU
+/// count (tp up to the head count), ep the divisors of the expert count (1 for a
+/// dense model), ZeRO 0–3, sp off/on, recompute none/selective/full, micro-batch
+/// size 1, 2, 4, 8, schedules 1f1b, interleaved-1f1b (v 2, 4), zb-h1, stage layers
+/// auto and balanced, placements [tp, dp, pp] and [tp, pp, dp].
+SearchAxes default_axes(const wl::Scenario& base);
+
+/// The search's axis keys ("tp", "pp", "dp", "ep", "cp", "zero", "sp", "recompute",
+/// "mbs", "schedule", "v", "stage_layers", "placement"; long forms like
+/// "layout.microbatch_size" are accepted too).
+std::vector<std::string> search_axis_keys();
+
+/// Applies `--vary KEY=V1,V2,...` (the list replaces the axis's values, so it can
+/// restrict or extend it) or `--fix KEY=V` (exactly one value). Placement values are
+/// written "tp/dp/pp". Throws std::invalid_argument (a usage error) on an unknown key
+/// or a malformed value.
+void apply_axis_option(SearchAxes& axes, const std::string& text, bool fix);
+
+/// "I/N" → (I, N) with 0 ≤ I < N. Throws std::invalid_argument (a usage error).
+std::pair<int, int> parse_shard(const std::string& text);
+
+/// One enumerated point. `rejected` is the reason it was dropped ("" = kept so far).
+struct Candidate {
+  std::size_t index = 0;
+  SearchLayout layout;
+  std::string rejected;
+};
+
+/// Every point of the space for the base scenario's GPU count and global batch, in
+/// enumeration order (index = position), with the divisibility rejections filled in:
+/// "tp-indivisible" (heads, kv_heads, ffn_hidden or expert ffn), "ep-indivisible"
+/// (experts or dp), "too-few-layers" (pp·v > layers), "layers-indivisible" (auto
+/// stage layers: layers mod pp·v), "batch-indivisible" (global batch mod dp·mbs),
+/// "interleaved-microbatches" (interleaved-1f1b: micro-batches mod pp), "zero-with-pp"
+/// (ZeRO-2/3 with pp > 1, which Megatron-Core does not run). dp·tp·pp =
+/// GPUs holds by construction.
+std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& axes);
+
+/// The base scenario with the candidate's layout (global batch fixed, explicit
+/// stage_layers and microbatch counts replaced), not yet resolved.
+wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_batch, const SearchLayout& l);
+
+/// The global batch (sequences per step) the base scenario fixes: layout.global_batch,
+/// else microbatches·microbatch_size·dp.
+std::int64_t base_global_batch(const wl::Scenario& base);
+
+/// A lower bound of the peak memory per device that `layoutsim check` reports, in
+/// O(layers): the stage's static memory plus the activations of one micro-batch (the
+/// first micro-batch's forward through every chunk of the stage completes before
+/// its backward starts, so they are all held at once). The analytic stage rejects a
+/// candidate over the GPU's memory on this bound before building its program.
+double memory_lower_bound(const wl::Scenario& resolved);
+
+/// cost: the cost per token (devices · gpu_hour_price / tokens_per_s), which needs the
+/// scenario's training.gpu_hour_price; with training.tokens it is the cost to train.
+enum class SearchObjective { step_time, tokens_per_s, cost };
+
+/// Several processes working on one search (tools/cli/mpi_shard.cpp under mpirun): each
+/// analyses and simulates every size()-th candidate of its list and all_gather
+/// shares the verdicts, so every process ends with the same report as a single
+/// process would (the analytic stage and every simulation are pure functions of the
+/// candidate). Only the wall times differ.
+class SearchExchange {
+public:
+  virtual ~SearchExchange() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Every process passes its blob; each gets all processes' blobs, by rank.
+  virtual std::vector<std::string> all_gather(const std::string& blob) = 0;
+};
+
+struct SearchOptions {
+  SearchAxes axes;
+  SearchObjective objective = SearchObjective::step_time;
+  int simulate_top = 64;
+  int jobs = 0;  // ≤ 0: hardware threads
+  int shard_index = 0, shard_count = 1;
+  SearchExchange* exchange = nullptr;  // not owned; null: one process
+  /// Called after each simulated candidate with (done, total), from worker threads.
+  std::function<void(std::size_t, std::size_t)> on_simulated;
+};
+
+/// Exposed communication by axis (time the compute stream waited on it), seconds.
+struct ExposedComm {
+  double tp = 0, pp = 0, dp = 0, ep = 0;
+  double cp = 0;  // JSON only (the table and the CSV keep their four columns)
+};
+
+/// A candidate that passed pruning: its analytic estimate and, when simulated, the
+/// simulation's numbers (else the metrics hold the estimate).
+struct CandidateOutcome {
+  std::size_t index = 0;
+  SearchLayout layout;
+  double analytic_step_s = 0;
+  double analytic_peak_bytes = 0;
+  bool simulated = false;
+  double step_time_s = 0, tokens_per_s = 0, mfu = 0;
+  double peak_memory_bytes = 0;
+  double bubble_fraction = 0;  // simulated: measured; else the schedule's analytic bubble
+  bool fits = true;
+  ExposedComm exposed;  // simulated only
+};
+
+struct SearchReport {
+  std::string scenario;  // the base scenario's source
+  int devices = 0;
+  std::int64_t global_batch = 0, seq_len = 0;
+  double memory_capacity_bytes = 0;
+  double memory_usable_bytes = 0;  // what "fits" compares with (workloads/headroom.hpp)
+  double dp_bucket_bytes = 0;   // the base layout's keys the search keeps (for --emit)
+  bool embedding_free = false;
+  bool cp_all_gather = false;   // the base layout's cp_kind (the search varies cp, not its kind)
+  SearchObjective objective = SearchObjective::step_time;
+  wl::TrainingSpec training;    // the base scenario's: time and cost columns when given
+  int shard_index = 0, shard_count = 1;
+  std::vector<CandidateOutcome> ranked;          // kept candidates, best first
+  std::vector<Candidate> rejected;               // in index order, with their reasons
+  std::size_t evaluated = 0, simulated = 0;
+  std::map<std::string, std::size_t> rejected_by_reason;
+  int threads = 1;
+  double wall_s = 0, analytic_wall_s = 0, simulate_wall_s = 0;  // the only nondeterministic fields
+};
+
+/// Runs the search. Throws std::invalid_argument on bad options (a shard outside
+/// 0..N-1). Candidates the resolver or simulation reject are counted, never thrown.
+SearchReport run_search(const wl::ResolvedScenario& base, const SearchOptions& opts);
+
+// ---- reports (search_report.cpp)
+
+/// Indices into report.ranked of the Pareto front of step time vs peak memory among
+/// the simulated candidates that fit, fastest first.
+std::vector<std::size_t> pareto_front(const SearchReport& r);
+
+/// The ranked table (first `top` rows), the Pareto front, the counts and the wall time.
+std::string format_search(const SearchReport& r, int top);
+
+/// One row per evaluated candidate: kept ones best first, then the rejected in index
+/// order. The first three columns (tier, step_time_s, index) order rows across
+/// shards: concatenate the shards' rows under one header and sort with
+/// `sort -t, -k1,1n -k2,2g -k3,3n` (tier 0 simulated and fits, 1 simulated, 2
+/// estimated, 3 rejected).
+std::string search_csv(const SearchReport& r);
+
+/// {scenario, devices, global_batch, seq_len, objective, [shard], candidates: [...],
+/// pareto: [indices], counts: {evaluated, kept, rejected: {REASON: n}, simulated},
+/// wall_s, analytic_wall_s, simulate_wall_s}; candidates best first.
+nlohmann::ordered_json search_json(const SearchReport& r);
+
+/// The base scenario file's text with its top-level `layout:` block replaced by the
+/// winner's layout (every key written out), and a header comment saying where it
+/// came from. Throws ScenarioError when the text does not parse.
+std::string emit_scenario_yaml(const std::string& scenario_text, const std::string& source, const SearchReport& r,
+                               const CandidateOutcome& best);
+
+}  // namespace ls::tools

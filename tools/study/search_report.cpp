@@ -1,0 +1,277 @@
+// tools/study/search_report.cpp — what `layoutsim search` writes: the ranked table, the
+// Pareto front, CSV and JSON rows, and the winner as a runnable scenario file.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tools/study/search.hpp"
+#include "tools/report/human_units.hpp"
+#include "tools/report/training_report.hpp"
+#include "tools/scenario/yaml_tree.hpp"
+
+namespace ls::tools {
+
+namespace {
+
+const char* objective_name(SearchObjective o) {
+  return o == SearchObjective::tokens_per_s ? "tokens_per_s" : o == SearchObjective::cost ? "cost" : "step_time";
+}
+
+bool has_training(const SearchReport& r) { return r.training.tokens > 0 || r.training.gpu_hour_price >= 0; }
+
+wl::TrainingCost cost_of(const SearchReport& r, const CandidateOutcome& c) {
+  return wl::training_cost(r.training, r.devices, c.tokens_per_s);
+}
+
+/// The table's extra cells: time to train (with tokens) and cost (to train, or per
+/// million tokens without a token budget).
+std::string training_cells(const SearchReport& r, const CandidateOutcome* c) {
+  if (!has_training(r)) return "";
+  std::string s;
+  if (r.training.tokens > 0) s += fmt::format(" {:>13}", c ? human_duration(cost_of(r, *c).time_to_train_s) : "time to train");
+  if (r.training.gpu_hour_price >= 0) {
+    const wl::TrainingCost t = c ? cost_of(r, *c) : wl::TrainingCost{};
+    s += fmt::format(" {:>14}", !c ? (r.training.tokens > 0 ? "cost" : "cost per M tok")
+                                  : human_money(r.training.tokens > 0 ? t.cost : t.cost_per_million_tokens, r.training.currency));
+  }
+  return s;
+}
+
+const char* schedule_key_name(wl::Schedule s) {
+  switch (s) {
+    case wl::Schedule::gpipe: return "gpipe";
+    case wl::Schedule::one_f_one_b: return "1f1b";
+    case wl::Schedule::interleaved_1f1b: return "interleaved-1f1b";
+    case wl::Schedule::zb_h1: return "zb-h1";
+  }
+  return "?";
+}
+
+std::string placement_text(const std::vector<std::string>& p, const char* sep) {
+  std::string s;
+  for (std::size_t i = 0; i < p.size(); ++i) s += (i ? sep : "") + p[i];
+  return s;
+}
+
+/// Shortest round-trip text of a double (CSV cells; JSON uses nlohmann's own).
+std::string num(double v) { return fmt::format("{}", v); }
+
+nlohmann::ordered_json layout_json(const SearchLayout& l) {
+  nlohmann::ordered_json j;
+  j["dp"] = l.dp;
+  j["tp"] = l.tp;
+  j["pp"] = l.pp;
+  j["cp"] = l.cp;
+  j["ep"] = l.ep;
+  j["zero"] = l.zero;
+  j["sequence_parallel"] = l.sequence_parallel;
+  j["recompute"] = recompute_name(l.recompute);
+  j["microbatch_size"] = l.microbatch_size;
+  j["microbatches"] = l.microbatches;
+  j["schedule"] = schedule_key_name(l.schedule);
+  j["virtual_stages"] = l.virtual_stages;
+  j["stage_layers"] = stage_layers_name(l.stage_layers);
+  j["placement"] = l.placement;
+  return j;
+}
+
+}  // namespace
+
+std::vector<std::size_t> pareto_front(const SearchReport& r) {
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < r.ranked.size(); ++i)
+    if (r.ranked[i].simulated && r.ranked[i].fits) idx.push_back(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    const auto &ca = r.ranked[a], &cb = r.ranked[b];
+    if (ca.step_time_s != cb.step_time_s) return ca.step_time_s < cb.step_time_s;
+    if (ca.peak_memory_bytes != cb.peak_memory_bytes) return ca.peak_memory_bytes < cb.peak_memory_bytes;
+    return ca.index < cb.index;
+  });
+  std::vector<std::size_t> front;
+  double best_mem = std::numeric_limits<double>::infinity();
+  for (std::size_t i : idx)
+    if (r.ranked[i].peak_memory_bytes < best_mem) {
+      front.push_back(i);
+      best_mem = r.ranked[i].peak_memory_bytes;
+    }
+  return front;
+}
+
+std::string format_search(const SearchReport& r, int top) {
+  std::string s;
+  s += fmt::format("layoutsim search {}: {} GPUs, global batch {} × {} tokens, objective {}{}\n\n", r.scenario, r.devices,
+                   r.global_batch, r.seq_len, objective_name(r.objective),
+                   r.shard_count > 1 ? fmt::format(", shard {}/{}", r.shard_index, r.shard_count) : "");
+  const std::size_t rows = std::min(r.ranked.size(), static_cast<std::size_t>(std::max(0, top)));
+  // The layout column fits its longest entry (compact strings hold multi-byte '·').
+  auto width_of = [](const std::string& t) {
+    return static_cast<std::size_t>(std::count_if(t.begin(), t.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
+  };
+  std::size_t w = 24;
+  for (std::size_t i = 0; i < rows; ++i) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
+  for (std::size_t i : pareto_front(r)) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
+  auto pad = [&](const std::string& t) { return t + std::string(w - std::min(w, width_of(t)), ' '); };
+  s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", "#", pad("layout"), "step time", "tokens/s", "MFU",
+                   "peak mem", "headroom", "bubble", training_cells(r, nullptr), "exposed comm tp / pp / dp / ep");
+  for (std::size_t i = 0; i < rows; ++i) {
+    const auto& c = r.ranked[i];
+    const std::string exposed =
+        c.simulated ? fmt::format("{} / {} / {} / {}", human_seconds(c.exposed.tp), human_seconds(c.exposed.pp),
+                                  human_seconds(c.exposed.dp), human_seconds(c.exposed.ep))
+                    : "-";
+    s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", i + 1, pad(compact_layout(c.layout)),
+                     human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu), human_bytes(c.peak_memory_bytes),
+                     c.fits ? human_bytes(r.memory_usable_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
+                     training_cells(r, &c), c.simulated ? exposed : "(estimate, not simulated)");
+  }
+  if (r.ranked.size() > rows) s += fmt::format("      ... {} more (--top K shows more; --csv/--json hold all)\n", r.ranked.size() - rows);
+
+  const auto front = pareto_front(r);
+  if (!front.empty()) {
+    s += "\nPareto front, step time vs peak memory (simulated candidates):\n";
+    for (std::size_t i : front) {
+      const auto& c = r.ranked[i];
+      s += fmt::format("      {} {:>10} {:>10}\n", pad(compact_layout(c.layout)), human_seconds(c.step_time_s),
+                       human_bytes(c.peak_memory_bytes));
+    }
+  }
+  std::string reasons;
+  for (const auto& [why, n] : r.rejected_by_reason) reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ", why, n);
+  s += fmt::format("\nCandidates: {} evaluated = {} rejected{} + {} kept; {} simulated\n", r.evaluated,
+                   r.evaluated - r.ranked.size(), reasons.empty() ? "" : " (" + reasons + ")", r.ranked.size(), r.simulated);
+  const std::size_t analysed = r.evaluated;
+  s += fmt::format("Wall time: {} (analytic {}: {} candidates/s; simulation {}: {} simulated/s; {} threads)\n",
+                   human_seconds(r.wall_s), human_seconds(r.analytic_wall_s),
+                   human_count(r.analytic_wall_s > 0 ? analysed / r.analytic_wall_s : 0.0), human_seconds(r.simulate_wall_s),
+                   human_count(r.simulate_wall_s > 0 ? r.simulated / r.simulate_wall_s : 0.0), r.threads);
+  return s;
+}
+
+std::string search_csv(const SearchReport& r) {
+  std::string s =
+      "tier,step_time_s,index,layout,tp,pp,dp,cp,ep,zero,sequence_parallel,recompute,microbatch_size,microbatches,schedule,"
+      "virtual_stages,stage_layers,placement,outcome,simulated,tokens_per_s,mfu,peak_memory_bytes,headroom_bytes,fits,"
+      "bubble_fraction,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_ep_s,analytic_step_time_s";
+  const bool training = has_training(r);
+  s += training ? ",time_to_train_s,gpu_hours,cost,cost_per_million_tokens\n" : "\n";
+  auto training_csv = [&](const CandidateOutcome* c) -> std::string {
+    if (!training) return "";
+    if (!c) return ",,,,";
+    const wl::TrainingCost t = cost_of(r, *c);
+    return fmt::format(",{},{},{},{}", t.has_tokens ? num(t.time_to_train_s) : "", t.has_tokens ? num(t.gpu_hours) : "",
+                       t.has_tokens && t.has_price ? num(t.cost) : "", t.has_price ? num(t.cost_per_million_tokens) : "");
+  };
+  auto layout_cells = [](const SearchLayout& l) {
+    return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", compact_layout(l), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
+                       l.sequence_parallel ? "true" : "false", recompute_name(l.recompute), l.microbatch_size, l.microbatches,
+                       schedule_key_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers),
+                       placement_text(l.placement, "/"));
+  };
+  for (const auto& c : r.ranked) {
+    const int tier = c.simulated ? (c.fits ? 0 : 1) : 2;
+    s += fmt::format("{},{},{},{},kept,{},{},{},{},{},{},{},{},{},{},{},{}{}\n", tier, num(c.step_time_s), c.index,
+                     layout_cells(c.layout), c.simulated ? "true" : "false", num(c.tokens_per_s), num(c.mfu),
+                     num(c.peak_memory_bytes), num(r.memory_usable_bytes - c.peak_memory_bytes), c.fits ? "true" : "false",
+                     num(c.bubble_fraction), c.simulated ? num(c.exposed.tp) : "", c.simulated ? num(c.exposed.pp) : "",
+                     c.simulated ? num(c.exposed.dp) : "", c.simulated ? num(c.exposed.ep) : "", num(c.analytic_step_s),
+                     training_csv(&c));
+  }
+  for (const auto& c : r.rejected)
+    s += fmt::format("3,,{},{},{},false,,,,,,,,,,,{}\n", c.index, layout_cells(c.layout), c.rejected, training_csv(nullptr));
+  return s;
+}
+
+nlohmann::ordered_json search_json(const SearchReport& r) {
+  nlohmann::ordered_json j;
+  j["scenario"] = r.scenario;
+  j["devices"] = r.devices;
+  j["global_batch"] = r.global_batch;
+  j["seq_len"] = r.seq_len;
+  j["objective"] = objective_name(r.objective);
+  if (r.shard_count > 1) j["shard"] = {{"index", r.shard_index}, {"count", r.shard_count}};
+  j["memory_capacity_bytes"] = r.memory_capacity_bytes;
+  j["memory_usable_bytes"] = r.memory_usable_bytes;
+  auto& cands = j["candidates"] = nlohmann::ordered_json::array();
+  for (const auto& c : r.ranked) {
+    nlohmann::ordered_json e;
+    e["index"] = c.index;
+    e["layout"] = layout_json(c.layout);
+    e["compact"] = compact_layout(c.layout);
+    e["step_time_s"] = c.step_time_s;
+    e["tokens_per_s"] = c.tokens_per_s;
+    e["mfu"] = c.mfu;
+    e["peak_memory_bytes"] = c.peak_memory_bytes;
+    e["headroom_bytes"] = r.memory_usable_bytes - c.peak_memory_bytes;
+    e["fits"] = c.fits;
+    e["simulated"] = c.simulated;
+    e["bubble_fraction"] = c.bubble_fraction;
+    if (c.simulated)
+      e["exposed_comm_s"] = {{"tp", c.exposed.tp}, {"pp", c.exposed.pp}, {"dp", c.exposed.dp}, {"ep", c.exposed.ep}, {"cp", c.exposed.cp}};
+    e["analytic_step_time_s"] = c.analytic_step_s;
+    e["analytic_peak_memory_bytes"] = c.analytic_peak_bytes;
+    add_training_json(e, cost_of(r, c));  // time_to_train_s, gpu_hours, cost: with a `training` key
+    cands.push_back(std::move(e));
+  }
+  auto& front = j["pareto"] = nlohmann::ordered_json::array();
+  for (std::size_t i : pareto_front(r)) front.push_back(r.ranked[i].index);
+  nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
+  for (const auto& [why, n] : r.rejected_by_reason) rejected[why] = n;
+  j["counts"] = {{"evaluated", r.evaluated}, {"kept", r.ranked.size()}, {"rejected", rejected}, {"simulated", r.simulated}};
+  j["wall_s"] = r.wall_s;
+  j["analytic_wall_s"] = r.analytic_wall_s;
+  j["simulate_wall_s"] = r.simulate_wall_s;
+  return j;
+}
+
+std::string emit_scenario_yaml(const std::string& text, const std::string& source, const SearchReport& r,
+                               const CandidateOutcome& best) {
+  // Lines [first, end) of the file are the top-level `layout:` block (0-based);
+  // comment and blank lines just before the next top-level key stay with that key.
+  const YNode root = parse_scenario_yaml(text, source);
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  std::size_t first = lines.size(), end = lines.size();
+  for (std::size_t i = 0; i < root.entries.size(); ++i) {
+    if (root.entries[i].key != "layout") continue;
+    first = static_cast<std::size_t>(root.entries[i].key_loc.line - 1);
+    if (i + 1 < root.entries.size()) end = static_cast<std::size_t>(root.entries[i + 1].key_loc.line - 1);
+    auto blank_or_comment = [&](std::size_t k) {
+      const auto pos = lines[k].find_first_not_of(" \t");
+      return pos == std::string::npos || lines[k][pos] == '#';
+    };
+    while (end > first + 1 && blank_or_comment(end - 1)) --end;
+  }
+  const SearchLayout& l = best.layout;
+  std::string block = "layout:\n";
+  block += fmt::format("  tp: {}\n  pp: {}\n  dp: {}\n  ep: {}\n  zero: {}\n  sequence_parallel: {}\n  recompute: {}\n", l.tp, l.pp,
+                       l.dp, l.ep, l.zero, l.sequence_parallel ? "true" : "false", recompute_name(l.recompute));
+  block += fmt::format("  microbatch_size: {}\n  global_batch: {}   # {} micro-batches\n  schedule: {}\n", l.microbatch_size,
+                       r.global_batch, l.microbatches, schedule_key_name(l.schedule));
+  if (l.schedule == wl::Schedule::interleaved_1f1b) block += fmt::format("  virtual_stages: {}\n", l.virtual_stages);
+  if (l.cp > 1) block += fmt::format("  cp: {}\n", l.cp);
+  if (r.cp_all_gather) block += "  cp_kind: all-gather\n";
+  block += fmt::format("  stage_layers: {}\n  placement: [{}]\n", stage_layers_name(l.stage_layers), placement_text(l.placement, ", "));
+  // The two layout keys the search does not vary, carried over from the base.
+  block += fmt::format("  dp_bucket: {} B\n", num(r.dp_bucket_bytes));
+  if (r.embedding_free) block += "  embedding_free: true\n";
+
+  std::string out = fmt::format(
+      "# Written by `layoutsim search {}`: the best of {} candidates ({} simulated),\n"
+      "# {} — {} per step{}, peak memory {}.\n"
+      "# Only the layout block below differs from {}.\n",
+      source, r.evaluated, r.simulated, compact_layout(l), human_seconds(best.step_time_s), best.simulated ? " (simulated)" : " (estimate)",
+      human_bytes(best.peak_memory_bytes), source);
+  for (std::size_t i = 0; i < first && i < lines.size(); ++i) out += lines[i] + "\n";
+  out += block;
+  for (std::size_t i = end; i < lines.size(); ++i) out += lines[i] + "\n";
+  return out;
+}
+
+}  // namespace ls::tools

@@ -1,0 +1,335 @@
+// tools/study/search_space.cpp — the search's layout space: default axes, --vary/--fix,
+// enumeration with the divisibility rejections, the compact layout string, and the
+// candidate's scenario. See search.hpp.
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tools/study/search.hpp"
+#include "tools/study/sweep.hpp"
+#include "workloads/layout.hpp"
+
+namespace ls::tools {
+
+namespace {
+
+std::vector<int> divisors(long long n) {
+  std::vector<int> out;
+  for (long long d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+int gpu_count(const wl::Scenario& s) { return wl::device_count(s.cluster); }
+
+const char* schedule_short(wl::Schedule s) {
+  switch (s) {
+    case wl::Schedule::gpipe: return "gpipe";
+    case wl::Schedule::one_f_one_b: return "1f1b";
+    case wl::Schedule::interleaved_1f1b: return "1f1b";  // the "(vN)" after pN says it is interleaved
+    case wl::Schedule::zb_h1: return "zb-h1";
+  }
+  return "?";
+}
+
+std::string join_placement(const std::vector<std::string>& p, const char* sep) {
+  std::string s;
+  for (std::size_t i = 0; i < p.size(); ++i) s += (i ? sep : "") + p[i];
+  return s;
+}
+
+// ---- value parsing for --vary / --fix
+std::string strip(std::string s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.erase(s.begin());
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  return s;
+}
+
+int parse_int(const std::string& key, const std::string& v, int lo, int hi) {
+  std::size_t used = 0;
+  long long x = 0;
+  try {
+    x = std::stoll(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || v.empty() || x < lo || x > hi)
+    throw std::invalid_argument(fmt::format("{}: '{}' is not an integer in {}..{}", key, v, lo, hi));
+  return static_cast<int>(x);
+}
+
+bool parse_bool(const std::string& key, const std::string& v) {
+  if (v == "true" || v == "on" || v == "1" || v == "yes") return true;
+  if (v == "false" || v == "off" || v == "0" || v == "no") return false;
+  throw std::invalid_argument(fmt::format("--vary/--fix {}: '{}' is not true or false", key, v));
+}
+
+wl::Recompute parse_recompute(const std::string& v) {
+  if (v == "none") return wl::Recompute::none;
+  if (v == "selective" || v == "sel") return wl::Recompute::selective;
+  if (v == "full") return wl::Recompute::full;
+  throw std::invalid_argument(fmt::format("--vary/--fix recompute: '{}' is not none, selective or full", v));
+}
+
+wl::Schedule parse_schedule(const std::string& v) {
+  if (v == "gpipe") return wl::Schedule::gpipe;
+  if (v == "1f1b") return wl::Schedule::one_f_one_b;
+  if (v == "interleaved-1f1b" || v == "i1f1b") return wl::Schedule::interleaved_1f1b;
+  if (v == "zb-h1") return wl::Schedule::zb_h1;
+  throw std::invalid_argument(fmt::format("--vary/--fix schedule: '{}' is not gpipe, 1f1b, interleaved-1f1b or zb-h1", v));
+}
+
+wl::StageLayersMode parse_stage_layers(const std::string& v) {
+  if (v == "auto") return wl::StageLayersMode::auto_even;
+  if (v == "balanced") return wl::StageLayersMode::balanced;
+  throw std::invalid_argument(fmt::format("--vary/--fix stage_layers: '{}' is not auto or balanced", v));
+}
+
+std::vector<std::string> parse_placement(const std::string& v) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    const std::size_t slash = v.find('/', start);
+    out.push_back(strip(v.substr(start, slash == std::string::npos ? std::string::npos : slash - start)));
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  std::vector<std::string> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted != std::vector<std::string>{"dp", "pp", "tp"})
+    throw std::invalid_argument(fmt::format("--vary/--fix placement: '{}' is not a permutation of tp/dp/pp (e.g. tp/dp/pp)", v));
+  return out;
+}
+
+/// The long and short names of each axis key.
+std::string canonical_key(std::string key) {
+  if (key.rfind("layout.", 0) == 0) key = key.substr(7);
+  if (key == "sequence_parallel") return "sp";
+  if (key == "microbatch_size") return "mbs";
+  if (key == "virtual_stages") return "v";
+  return key;
+}
+
+}  // namespace
+
+const char* recompute_name(wl::Recompute r) {
+  switch (r) {
+    case wl::Recompute::none: return "none";
+    case wl::Recompute::selective: return "selective";
+    case wl::Recompute::full: return "full";
+  }
+  return "?";
+}
+
+const char* stage_layers_name(wl::StageLayersMode m) {
+  return m == wl::StageLayersMode::balanced ? "balanced" : m == wl::StageLayersMode::auto_even ? "auto" : "explicit";
+}
+
+std::string compact_layout(const SearchLayout& l) {
+  std::string s = fmt::format("t{}·p{}", l.tp, l.pp);
+  const bool v = l.schedule == wl::Schedule::interleaved_1f1b, bal = l.stage_layers == wl::StageLayersMode::balanced && l.pp > 1;
+  if (v || bal) s += fmt::format("({}{}{})", v ? fmt::format("v{}", l.virtual_stages) : "", v && bal ? "," : "", bal ? "bal" : "");
+  s += fmt::format("·d{}", l.dp);
+  if (l.ep > 1) s += fmt::format("·e{}", l.ep);
+  if (l.cp > 1) s += fmt::format("·c{}", l.cp);
+  s += fmt::format(" z{}", l.zero);
+  if (l.sequence_parallel) s += " sp";
+  if (l.recompute == wl::Recompute::selective) s += " sel";
+  if (l.recompute == wl::Recompute::full) s += " full";
+  s += fmt::format(" mbs{} {}", l.microbatch_size, schedule_short(l.schedule));
+  if (l.placement != std::vector<std::string>{"tp", "dp", "pp"}) s += " [" + join_placement(l.placement, ",") + "]";
+  return s;
+}
+
+SearchAxes default_axes(const wl::Scenario& base) {
+  SearchAxes a;
+  const int n = gpu_count(base);
+  for (int d : divisors(n))
+    if (d <= std::max(1, base.model.heads)) a.tp.push_back(d);
+  a.pp = divisors(n);
+  a.ep = base.model.moe.experts > 0 ? divisors(base.model.moe.experts) : std::vector<int>{1};
+  a.zero = {0, 1, 2, 3};
+  a.microbatch_size = {1, 2, 4, 8};
+  a.virtual_stages = {2, 4};
+  a.sequence_parallel = {false, true};
+  a.recompute = {wl::Recompute::none, wl::Recompute::selective, wl::Recompute::full};
+  a.schedule = {wl::Schedule::one_f_one_b, wl::Schedule::interleaved_1f1b, wl::Schedule::zb_h1};
+  a.stage_layers = {wl::StageLayersMode::auto_even, wl::StageLayersMode::balanced};
+  a.placement = {{"tp", "dp", "pp"}, {"tp", "pp", "dp"}};
+  // Context parallelism only where sequences are long (≥ 16k tokens, where the
+  // activations and the s² attention call for it), and only degrees that split the
+  // sequence in 2·cp chunks and divide the GPUs: at most 4× the space.
+  constexpr std::int64_t kLongSequence = 16384;
+  if (base.model.seq_len >= kLongSequence && base.model.moe.experts == 0)
+    for (int c : {2, 4, 8})
+      if (base.model.seq_len % (2 * c) == 0 && n % c == 0) a.cp.push_back(c);
+  return a;
+}
+
+std::vector<std::string> search_axis_keys() {
+  return {"tp", "pp", "dp", "ep", "cp", "zero", "sp", "recompute", "mbs", "schedule", "v", "stage_layers", "placement"};
+}
+
+void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
+  SweepAxis ax = parse_sweep_set(text);  // KEY=V1,V2,... (throws std::invalid_argument)
+  const std::string key = canonical_key(strip(ax.key));
+  if (fix && ax.values.size() != 1)
+    throw std::invalid_argument(fmt::format("--fix {}: give exactly one value (--vary takes a list)", text));
+  std::vector<std::string> vals;
+  for (auto& v : ax.values) vals.push_back(strip(v));
+  auto ints = [&](int lo, int hi) {
+    std::vector<int> out;
+    for (const auto& v : vals) out.push_back(parse_int("--vary/--fix " + key, v, lo, hi));
+    return out;
+  };
+  constexpr int kMaxDegree = 1 << 20;
+  if (key == "tp") a.tp = ints(1, kMaxDegree);
+  else if (key == "pp") a.pp = ints(1, kMaxDegree);
+  else if (key == "dp") a.dp = ints(1, kMaxDegree);
+  else if (key == "ep") a.ep = ints(1, kMaxDegree);
+  else if (key == "cp") a.cp = ints(1, kMaxDegree);
+  else if (key == "zero") a.zero = ints(0, 3);
+  else if (key == "mbs") a.microbatch_size = ints(1, kMaxDegree);
+  else if (key == "v") a.virtual_stages = ints(1, 1024);
+  else if (key == "sp") {
+    a.sequence_parallel.clear();
+    for (const auto& v : vals) a.sequence_parallel.push_back(parse_bool(key, v));
+  } else if (key == "recompute") {
+    a.recompute.clear();
+    for (const auto& v : vals) a.recompute.push_back(parse_recompute(v));
+  } else if (key == "schedule") {
+    a.schedule.clear();
+    for (const auto& v : vals) a.schedule.push_back(parse_schedule(v));
+  } else if (key == "stage_layers") {
+    a.stage_layers.clear();
+    for (const auto& v : vals) a.stage_layers.push_back(parse_stage_layers(v));
+  } else if (key == "placement") {
+    a.placement.clear();
+    for (const auto& v : vals) a.placement.push_back(parse_placement(v));
+  } else {
+    std::string known;
+    for (const auto& k : search_axis_keys()) known += (known.empty() ? "" : ", ") + k;
+    throw std::invalid_argument(fmt::format("--vary/--fix: unknown axis '{}' (axes: {})", ax.key, known));
+  }
+}
+
+std::pair<int, int> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos) throw std::invalid_argument(fmt::format("--shard '{}': expected I/N, e.g. 0/4", text));
+  const int index = parse_int("--shard I", text.substr(0, slash), 0, 1 << 30);
+  const int count = parse_int("--shard N", text.substr(slash + 1), 1, 1 << 30);
+  if (index >= count) throw std::invalid_argument(fmt::format("--shard {}: need 0 <= I < N", text));
+  return {index, count};
+}
+
+std::int64_t base_global_batch(const wl::Scenario& base) {
+  if (base.layout.global_batch > 0) return base.layout.global_batch;
+  return static_cast<std::int64_t>(base.layout.microbatches) * base.layout.microbatch_size * std::max(1, base.layout.dp);
+}
+
+std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& a) {
+  const int n = gpu_count(base);
+  const auto& m = base.model;
+  std::vector<Candidate> out;
+  const wl::Schedule interleaved = wl::Schedule::interleaved_1f1b;
+  // An axis a candidate makes meaningless takes its first value only.
+  auto first_only = [](const auto& list, bool collapse) { return collapse && !list.empty() ? 1 : list.size(); };
+  for (int cp : a.cp) {
+  for (int tp : a.tp) {
+    for (int pp : a.pp) {
+      if (n % (static_cast<long long>(tp) * pp * cp) != 0) continue;  // dp·tp·cp·pp = GPUs by construction
+      const int dp = n / (tp * pp * cp);
+      if (!a.dp.empty() && std::find(a.dp.begin(), a.dp.end(), dp) == a.dp.end()) continue;
+      for (std::size_t isl = 0; isl < first_only(a.stage_layers, pp == 1); ++isl) {
+        for (std::size_t isc = 0; isc < first_only(a.schedule, pp == 1); ++isc) {
+          const wl::Schedule sched = a.schedule[isc];
+          const std::vector<int> vs = sched == interleaved ? a.virtual_stages : std::vector<int>{1};
+          for (int v : vs) {
+            for (int ep : a.ep) {
+              for (std::size_t iz = 0; iz < first_only(a.zero, dp == 1); ++iz) {
+                for (std::size_t isp = 0; isp < first_only(a.sequence_parallel, tp == 1); ++isp) {
+                  for (wl::Recompute rc : a.recompute) {
+                    for (int mbs : a.microbatch_size) {
+                      // Placements that order the same axes of degree > 1 alike are one layout.
+                      std::vector<std::vector<std::string>> seen;
+                      for (const auto& place : a.placement) {
+                        std::vector<std::string> reduced;
+                        for (const auto& axis : place)
+                          if ((axis == "tp" ? tp : axis == "pp" ? pp : dp) > 1) reduced.push_back(axis);
+                        if (std::find(seen.begin(), seen.end(), reduced) != seen.end()) continue;
+                        seen.push_back(reduced);
+
+                        Candidate c;
+                        c.index = out.size();
+                        SearchLayout& l = c.layout;
+                        l.tp = tp, l.pp = pp, l.dp = dp, l.ep = ep, l.cp = cp, l.zero = a.zero[iz];
+                        l.sequence_parallel = a.sequence_parallel[isp];
+                        l.recompute = rc;
+                        l.microbatch_size = mbs;
+                        l.schedule = sched;
+                        l.virtual_stages = v;
+                        l.stage_layers = a.stage_layers[isl];
+                        l.placement = place;
+                        const long long per_step = static_cast<long long>(dp) * mbs;
+                        l.microbatches = global_batch % per_step == 0 ? global_batch / per_step : 0;
+                        const int chunks = pp * (sched == interleaved ? v : 1);
+                        const bool moe = m.moe.experts > 0;
+                        if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn_hidden % tp != 0 ||
+                            (moe && m.moe.expert_ffn_hidden % tp != 0))
+                          c.rejected = "tp-indivisible";
+                        else if (ep > 1 && (!moe || m.moe.experts % ep != 0 || dp % ep != 0))
+                          c.rejected = "ep-indivisible";
+                        else if (cp > 1 && (moe || m.seq_len % (2 * cp) != 0))
+                          c.rejected = "cp-indivisible";
+                        else if (chunks > m.layers)
+                          c.rejected = "too-few-layers";
+                        else if (l.stage_layers == wl::StageLayersMode::auto_even && m.layers % chunks != 0)
+                          c.rejected = "layers-indivisible";
+                        else if (l.microbatches == 0)
+                          c.rejected = "batch-indivisible";
+                        else if (sched == interleaved && l.microbatches % pp != 0)
+                          c.rejected = "interleaved-microbatches";
+                        // Megatron-Core shards gradients (ZeRO-2/3) only without pipeline
+                        // parallelism: such a layout would warn zero-with-pp and is not
+                        // something a user can run, so the search does not rank it.
+                        else if (l.zero >= 2 && pp > 1)
+                          c.rejected = "zero-with-pp";
+                        out.push_back(std::move(c));
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  }
+  return out;
+}
+
+wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_batch, const SearchLayout& l) {
+  wl::Scenario s = base;
+  wl::LayoutSpec& L = s.layout;
+  L.tp = l.tp, L.pp = l.pp, L.dp = l.dp, L.ep = l.ep, L.cp = l.cp, L.zero = l.zero;
+  L.sequence_parallel = l.sequence_parallel;
+  L.recompute = l.recompute;
+  L.microbatch_size = l.microbatch_size;
+  L.global_batch = global_batch;
+  // Clamped: a count past the limit stays past it (and is rejected) without overflowing int.
+  L.microbatches = static_cast<int>(std::clamp<std::int64_t>(l.microbatches, 1, wl::kMaxMicrobatches + 1));
+  L.schedule = l.schedule;
+  L.virtual_stages = l.virtual_stages;
+  L.stage_layers_mode = l.stage_layers;
+  L.stage_layers.clear();
+  L.placement = l.placement;
+  return s;
+}
+
+}  // namespace ls::tools

@@ -1,0 +1,315 @@
+// tools/study/validate.cpp — runs files, parallel evaluation, error statistics and the
+// text / JSON reports of `layoutsim validate` (the SVG is in validate_plot.cpp).
+// yaml-cpp is used here for the runs file itself; each scenario in it goes through
+// the scenario loader (tools/scenario/scenario.hpp) like any other scenario.
+#include "tools/study/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "tools/scenario/scenario.hpp"
+#include "tools/report/human_units.hpp"
+#include "tools/study/sweep.hpp"
+#include "tools/scenario/units.hpp"
+#include "workloads/simulate.hpp"
+
+namespace ls::tools {
+
+namespace {
+
+std::string where(const std::string& path, const YAML::Node& n) {
+  const auto m = n.Mark();
+  return m.is_null() ? path : fmt::format("{}:{}:{}", path, m.line + 1, m.column + 1);
+}
+
+// One run entry → RunRow; problems are appended to `errors` (all of them, not just the first).
+// Returns false (and leaves `row` partly filled) when the entry has errors.
+bool read_run(const std::string& path, const YAML::Node& entry, std::size_t index, RunRow& row, std::vector<std::string>& errors) {
+  const std::size_t before = errors.size();
+  auto err = [&](const YAML::Node& n, const std::string& what) { errors.push_back(fmt::format("{}: error: {}", where(path, n), what)); };
+  if (!entry.IsMap()) {
+    err(entry, fmt::format("runs[{}]: expected a map with name, scenario or file, measured", index));
+    return false;
+  }
+  static const std::vector<std::string> kKeys = {"name", "scenario", "file", "measured", "groups", "citation", "metadata"};
+  row.origin = where(path, entry);
+  // Default-constructed YAML::Nodes count as defined (null), so presence is tracked apart.
+  YAML::Node scenario, file, measured;
+  bool has_scenario = false, has_file = false, has_measured = false;
+  for (const auto& kv : entry) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      const std::string near = closest_match(key, kKeys);
+      err(kv.first, fmt::format("runs[{}]: unknown key '{}'{}", index, key, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+    } else if (key == "name") {
+      if (kv.second.IsScalar()) row.name = kv.second.as<std::string>();
+      else err(kv.second, fmt::format("runs[{}].name: expected a string", index));
+    } else if (key == "scenario") {
+      scenario = kv.second;
+      has_scenario = true;
+    } else if (key == "file") {
+      file = kv.second;
+      has_file = true;
+    } else if (key == "measured") {
+      measured = kv.second;
+      has_measured = true;
+    } else if (key == "groups") {
+      if (!kv.second.IsMap()) {
+        err(kv.second, fmt::format("runs[{}].groups: expected a map KIND: LABEL", index));
+        continue;
+      }
+      for (const auto& g : kv.second) {
+        if (!g.second.IsScalar()) err(g.second, fmt::format("runs[{}].groups.{}: expected a label", index, g.first.as<std::string>()));
+        else row.groups.emplace_back(g.first.as<std::string>(), g.second.as<std::string>());
+      }
+    }
+    // citation and metadata: provenance for people, not read by the simulator.
+  }
+  const std::string label = row.name.empty() ? fmt::format("runs[{}]", index) : fmt::format("run '{}'", row.name);
+  if (row.name.empty()) err(entry, fmt::format("runs[{}]: missing key name", index));
+
+  // measured: exactly one of step_time (a time) and tokens_per_s (whole job).
+  double tokens_per_s = 0;
+  if (!has_measured) {
+    err(entry, label + ": missing key measured");
+  } else if (!measured.IsMap() || measured.size() != 1) {
+    err(measured, label + ": measured: expected one of {step_time: \"3.2 s\"} or {tokens_per_s: N}");
+  } else {
+    const auto kv = *measured.begin();
+    const std::string key = kv.first.as<std::string>();
+    const std::string text = kv.second.IsScalar() ? kv.second.as<std::string>() : "";
+    try {
+      if (key == "step_time") {
+        row.measured_step_s = parse_time(text).seconds();
+        if (!(row.measured_step_s > 0)) err(kv.second, label + ": measured.step_time: must be > 0");
+      } else if (key == "tokens_per_s") {
+        std::size_t used = 0;
+        tokens_per_s = std::stod(text, &used);
+        if (used != text.size() || !(tokens_per_s > 0) || !std::isfinite(tokens_per_s))
+          err(kv.second, label + ": measured.tokens_per_s: expected a number > 0");
+      } else {
+        err(kv.first, fmt::format("{}: measured: unknown key '{}' (expected step_time or tokens_per_s)", label, key));
+      }
+    } catch (const UnitError& e) {
+      err(kv.second, fmt::format("{}: measured.step_time: {}", label, e.what()));
+    } catch (const std::exception&) {
+      err(kv.second, label + ": measured.tokens_per_s: expected a number > 0");
+    }
+  }
+
+  // The scenario: inline map (re-emitted as YAML text for the loader) or a file.
+  if (has_scenario == has_file) {
+    err(entry, label + ": give exactly one of scenario (a map) and file (a path)");
+  } else {
+    try {
+      if (has_scenario) {
+        if (!scenario.IsMap()) {
+          err(scenario, label + ": scenario: expected a map (a scenario in layoutsim's format)");
+        } else {
+          YAML::Emitter out;
+          out << scenario;
+          // Locations in loader messages are lines of this run's scenario block.
+          row.scenario = load_scenario_string(out.c_str(), fmt::format("{}[{}].scenario", path, row.name));
+        }
+      } else {
+        const std::filesystem::path p(file.as<std::string>());
+        const auto full = p.is_absolute() ? p : std::filesystem::path(path).parent_path() / p;
+        row.scenario = load_scenario_file(full.string());
+      }
+    } catch (const ScenarioError& e) {
+      std::string msg = e.what();
+      while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+      errors.push_back(fmt::format("{}: error: {}: scenario does not load:\n{}", row.origin, label, msg));
+    }
+  }
+  if (errors.size() != before) return false;
+  if (tokens_per_s > 0) row.measured_step_s = tokens_per_step(row.scenario) / tokens_per_s;
+  if (std::none_of(row.groups.begin(), row.groups.end(), [](const auto& g) { return g.first == "gpu"; }))
+    row.groups.insert(row.groups.begin(), {"gpu", row.scenario.gpu.name});
+  return true;
+}
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+double tokens_per_step(const wl::Scenario& s) {
+  return static_cast<double>(s.layout.dp) * s.layout.microbatch_size * s.layout.microbatches * static_cast<double>(s.model.seq_len);
+}
+
+std::vector<RunRow> read_runs_file(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw RunsFileError(fmt::format("{}: error: cannot open the runs file", path));
+  } catch (const YAML::Exception& e) {
+    throw RunsFileError(fmt::format("{}:{}:{}: error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  std::vector<std::string> errors;
+  if (!root.IsMap() || !root["runs"] || !root["runs"].IsSequence()) {
+    throw RunsFileError(fmt::format("{}: error: expected a map with key runs: [ ... ]", where(path, root)));
+  }
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (key != "runs") errors.push_back(fmt::format("{}: error: unknown key '{}' (expected runs)", where(path, kv.first), key));
+  }
+  std::vector<RunRow> rows;
+  std::set<std::string> names;
+  std::size_t index = 0;
+  for (const auto& entry : root["runs"]) {
+    RunRow& row = rows.emplace_back();
+    if (!read_run(path, entry, index, row, errors)) {
+      rows.pop_back();
+    } else if (!names.insert(row.name).second) {
+      errors.push_back(fmt::format("{}: error: duplicate run name '{}'", row.origin, row.name));
+    }
+    ++index;
+  }
+  if (!errors.empty()) {
+    // Every error up to a page of them; a wholesale mistake repeats on every run.
+    constexpr std::size_t kShow = 20;
+    std::string all;
+    for (std::size_t i = 0; i < errors.size() && i < kShow; ++i) all += errors[i] + "\n";
+    if (errors.size() > kShow) all += fmt::format("{}: ... and {} more errors\n", path, errors.size() - kShow);
+    throw RunsFileError(all);
+  }
+  return rows;
+}
+
+std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs, const std::function<void(wl::Scenario&)>& adjust,
+                                      const std::function<void(std::size_t, std::size_t)>& progress) {
+  // The sweep runner gives ordered results and per-point exception capture; a
+  // point here is just the row's index.
+  std::vector<SweepPoint> points;
+  points.reserve(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) points.push_back({{"row", std::to_string(i)}});
+  const auto outcomes = run_sweep(
+      points,
+      [&](const SweepPoint& p) {
+        wl::Scenario sc = rows[std::stoul(p.front().second)].scenario;
+        if (adjust) adjust(sc);
+        wl::SimOptions opt;
+        opt.what_if = false;  // the predicted step is all validation needs
+        return wl::simulate(wl::resolve(std::move(sc)), opt);
+      },
+      jobs, progress);
+  std::vector<RowOutcome> out(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    RowOutcome& o = out[i];
+    o.name = rows[i].name;
+    o.groups = rows[i].groups;
+    o.measured_s = rows[i].measured_step_s;
+    if (outcomes[i].result) {
+      o.predicted_s = outcomes[i].result->step_time_s;
+      o.error = (o.predicted_s - o.measured_s) / o.measured_s;
+    } else {
+      o.failure = outcomes[i].error_message;
+    }
+  }
+  return out;
+}
+
+ErrorStats error_stats(const std::vector<RowOutcome>& rows) {
+  ErrorStats s;
+  std::vector<double> abs_err, err;
+  for (const auto& r : rows) {
+    if (!std::isfinite(r.error)) continue;
+    abs_err.push_back(std::abs(r.error));
+    err.push_back(r.error);
+    if (std::abs(r.error) > s.max_abs_error || s.worst.empty()) {
+      s.max_abs_error = std::abs(r.error);
+      s.worst = r.name;
+    }
+  }
+  s.count = static_cast<int>(err.size());
+  s.mean_abs_error = mean(abs_err);
+  s.mean_error = mean(err);
+  return s;
+}
+
+ValidationReport summarize(std::vector<RowOutcome> rows) {
+  ValidationReport rep;
+  std::map<std::string, std::vector<RowOutcome>> by_group;  // sorted by name
+  for (const auto& r : rows) {
+    if (!r.failure.empty()) ++rep.failed;
+    for (const auto& [kind, label] : r.groups) by_group[kind + ":" + label].push_back(r);
+  }
+  rep.all = error_stats(rows);
+  for (const auto& [name, members] : by_group) rep.groups.emplace_back(name, error_stats(members));
+  rep.rows = std::move(rows);
+  return rep;
+}
+
+std::string format_validation(const ValidationReport& r) {
+  std::size_t w = 3;
+  for (const auto& row : r.rows) w = std::max(w, row.name.size());
+  std::string o = fmt::format("{:<{}}  {:>10}  {:>10}  {:>8}\n", "run", w, "measured", "predicted", "error");
+  for (const auto& row : r.rows) {
+    if (row.failure.empty())
+      o += fmt::format("{:<{}}  {:>10}  {:>10}  {:>+7.1f}%\n", row.name, w, human_seconds(row.measured_s), human_seconds(row.predicted_s),
+                       100 * row.error);
+    else
+      o += fmt::format("{:<{}}  {:>10}  {:>10}  failed: {}\n", row.name, w, human_seconds(row.measured_s), "-", row.failure);
+  }
+  auto stats = [](const ErrorStats& s) {
+    return fmt::format("{:>5}  {:>9.1f}%  {:>9.1f}%  {:>+10.1f}%", s.count, 100 * s.mean_abs_error, 100 * s.max_abs_error, 100 * s.mean_error);
+  };
+  std::size_t gw = 3;
+  for (const auto& [name, s] : r.groups) gw = std::max(gw, name.size());
+  o += fmt::format("\n{:<{}}  {:>5}  {:>10}  {:>10}  {:>11}\n", "group", gw, "runs", "mean |err|", "max |err|", "signed mean");
+  o += fmt::format("{:<{}}  {}\n", "all", gw, stats(r.all));
+  for (const auto& [name, s] : r.groups) o += fmt::format("{:<{}}  {}\n", name, gw, stats(s));
+  if (!r.all.worst.empty()) o += fmt::format("\nworst: {}\n", r.all.worst);
+  if (r.failed > 0) o += fmt::format("{} run{} failed to simulate (see above)\n", r.failed, r.failed == 1 ? "" : "s");
+  return o;
+}
+
+nlohmann::ordered_json validation_json(const ValidationReport& r) {
+  using nlohmann::ordered_json;
+  auto num = [](double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); };
+  ordered_json rows = ordered_json::array();
+  for (const auto& row : r.rows) {
+    ordered_json j;
+    j["id"] = row.name;
+    j["measured"] = num(row.measured_s);
+    j["predicted"] = num(row.predicted_s);
+    j["error"] = num(row.error);
+    if (!row.failure.empty()) j["failure"] = row.failure;
+    rows.push_back(std::move(j));
+  }
+  const auto stats = error_stats_json;
+  ordered_json j;
+  j["rows"] = std::move(rows);
+  j["count"] = r.all.count;
+  j["failed"] = r.failed;
+  j["mean_abs_error"] = r.all.mean_abs_error;
+  j["max_abs_error"] = r.all.max_abs_error;
+  j["mean_error"] = r.all.mean_error;
+  j["worst"] = r.all.worst;
+  ordered_json groups = ordered_json::object();
+  for (const auto& [name, s] : r.groups) groups[name] = stats(s);
+  j["groups"] = std::move(groups);
+  return j;
+}
+
+nlohmann::ordered_json error_stats_json(const ErrorStats& s) {
+  nlohmann::ordered_json j;
+  j["count"] = s.count;
+  j["mean_abs_error"] = s.mean_abs_error;
+  j["max_abs_error"] = s.max_abs_error;
+  j["mean_error"] = s.mean_error;
+  return j;
+}
+
+}  // namespace ls::tools
