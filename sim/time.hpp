@@ -9,7 +9,6 @@
 // is checked and throws TimeRangeError (the command reports it as exit 1).
 #pragma once
 
-#include "sim/error.hpp"
 #include <cmath>
 #include <compare>
 #include <cstdint>
@@ -18,6 +17,8 @@
 #include <string>
 
 #include <fmt/format.h>
+
+#include "sim/error.hpp"
 
 namespace ls::sim {
 

@@ -144,7 +144,15 @@ TEST_CASE("headroom: usable = capacity - reserved - fragmentation * capacity") {
   s.memory.fragmentation = 0.1;
   CHECK(usable_memory_bytes(s) == doctest::Approx(68e9));
   CHECK(memory_fits(s, 68e9));
-  CHECK_FALSE(memory_fits(s, 68.1e9));
+  // Three states: over usable but within capacity - reserved (76 GB) is tight, which
+  // still fits (the allocator's fragmentation margin is what is short); past it, no fit.
+  CHECK(memory_verdict(s, 68e9) == MemoryVerdict::fits);
+  CHECK(memory_verdict(s, 68.1e9) == MemoryVerdict::tight);
+  CHECK(memory_fits(s, 68.1e9));
+  CHECK(memory_verdict(s, 76e9) == MemoryVerdict::tight);
+  CHECK(memory_verdict(s, 76.1e9) == MemoryVerdict::does_not_fit);
+  CHECK_FALSE(memory_fits(s, 76.1e9));
+  CHECK(std::string(memory_verdict_name(MemoryVerdict::does_not_fit)) == "does-not-fit");
   s.memory.fragmentation = 0.6;
   CHECK(validate(s).front().key_path == "memory.fragmentation");
   s.memory.fragmentation = 0.05;

@@ -7,8 +7,11 @@
 #include "run_binary.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -220,4 +223,140 @@ TEST_CASE("layoutsim validate / calibrate: outputs, profile round trip, exit cod
   CHECK(test::run_layoutsim("calibrate '" + runs + "'").rc == 1);
   CHECK(test::run_layoutsim("validate '" + test::tmp("missing.yaml") + "'").rc == 1);
   CHECK(test::run_layoutsim("calibrate '" + runs + "' --gpu h100-sxm --fit nothing").rc == 2);
+}
+
+TEST_CASE("validation_corpus_subset" * doctest::skip()) {
+  // Run by the CTest `validation_corpus_subset`: 13 rows of validation/corpus/subset.yaml,
+  // from 9 of the held-out sources (none of them fitted the shipped constants), 8 to 256
+  // GPUs, Megatron-LM, Megatron-Core, DeepSpeed and torchtitan on A100, H100 and H200.
+  const test::Run r = test::run_layoutsim("validate '" VALIDATION_DIR "/corpus/subset.yaml' --leave-out source --json -");
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["rows"].size() == 13);
+  CHECK(j["failed"] == 0);
+  const auto& lo = j["leave_out"];
+  CHECK(lo["by"] == "source");
+  CHECK(lo["groups"].size() >= 5);  // at least five sources
+  CHECK(lo["held_out"]["count"] == 13);
+  CHECK(lo["fitted_sources"].empty());
+  // Measured 2026-12-01 before any change made for these sources: mean |error| 7.5 %,
+  // worst 13.3 % (a Zero Bubble 6.2B row), signed mean -5.6 %. Bound = measured + 3
+  // points, as for validation_subset: a change that undoes the fit on held-out runs fails.
+  CHECK(lo["mean_abs_error"].get<double>() <= 0.105);
+  CHECK(lo["max_abs_error"].get<double>() <= 0.163);
+  MESSAGE("corpus subset (held out) mean |error| = " << lo["mean_abs_error"].get<double>());
+}
+
+TEST_CASE("the validation corpus: every row loads, carries its source and framework, and the set spans ten sources") {
+  std::set<std::string> sources;
+  std::size_t total = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(VALIDATION_DIR) + "/corpus")) {
+    if (e.path().extension() != ".yaml" || e.path().filename() == "subset.yaml") continue;
+    const auto rows = read_runs_file(e.path().string());
+    for (const auto& row : rows) {
+      CAPTURE(row.name);
+      CHECK(row.measured_step_s > 0);
+      CHECK(!group_label(row.groups, "source").empty());
+      CHECK(!group_label(row.groups, "framework").empty());
+      CHECK_FALSE(row.fitted);  // held out: the shipped constants never saw these sources
+      sources.insert(group_label(row.groups, "source"));
+    }
+    total += rows.size();
+  }
+  CHECK(sources.size() >= 10);
+  CHECK(total == 180);  // validation/README.md, "corpus/"
+  // The fitted tables say so.
+  for (const char* f : {"llm_foundry.yaml", "megatron_bridge.yaml"})
+    for (const auto& row : read_runs_file(std::string(VALIDATION_DIR) + "/" + f)) CHECK(row.fitted);
+}
+
+namespace {
+
+RowOutcome outcome(const std::string& name, const std::string& source, int devices, double error, bool fitted = false) {
+  RowOutcome o;
+  o.name = name;
+  o.groups = {{"source", source}};
+  o.devices = devices;
+  o.measured_s = 1;
+  o.predicted_s = 1 + error;
+  o.error = error;
+  o.fitted = fitted;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("leave-one-source-out: per-source statistics, held-out pool, slope per doubling (closed form)") {
+  // Held out: source a at 8 and 64 GPUs, b at 512; c fitted the constants.
+  // Signed errors are 0.01 * log2(GPUs) - 0.05, so the slope is exactly +1 % per doubling.
+  std::vector<RowOutcome> rows = {outcome("a1", "a", 8, 0.01 * 3 - 0.05), outcome("a2", "a", 64, 0.01 * 6 - 0.05),
+                                  outcome("b1", "b", 512, 0.01 * 9 - 0.05), outcome("c1", "c", 8, 0.30, true)};
+  const ValidationReport rep = summarize(rows, "source");
+  const LeaveOutReport& lo = rep.leave_out;
+  REQUIRE(lo.groups.size() == 3);
+  CHECK(lo.groups[0].label == "a");
+  CHECK(lo.groups[0].stats.count == 2);
+  CHECK(lo.groups[0].stats.mean_error == doctest::Approx((-0.02 + 0.01) / 2));
+  CHECK_FALSE(lo.groups[0].fitted);
+  CHECK(lo.groups[2].fitted);
+  CHECK(lo.held_out.count == 3);  // c is in-sample, not held out
+  CHECK(lo.held_out.mean_error == doctest::Approx((-0.02 + 0.01 + 0.04) / 3));
+  CHECK(lo.held_out.max_abs_error == doctest::Approx(0.04));
+  CHECK(lo.held_out_source_mean_error == doctest::Approx(((-0.02 + 0.01) / 2 + 0.04) / 2));
+  CHECK(lo.slope_per_doubling == doctest::Approx(0.01));
+  CHECK(lo.fitted_sources == std::vector<std::string>{"c"});
+  const auto j = validation_json(rep);
+  CHECK(j["leave_out"]["by"] == "source");
+  CHECK(j["leave_out"]["groups"]["c"]["fitted"] == true);
+  CHECK(j["leave_out"]["held_out"]["count"] == 3);
+}
+
+TEST_CASE("an outlier stays in the means and leaves the worst row") {
+  std::vector<RowOutcome> rows = {outcome("ok", "a", 8, 0.05), outcome("odd", "a", 8, -0.60)};
+  rows[1].outlier = "its sibling at the same layout measured 2x faster";
+  const ErrorStats s = error_stats(rows);
+  CHECK(s.count == 2);
+  CHECK(s.mean_abs_error == doctest::Approx(0.325));
+  CHECK(s.max_abs_error == doctest::Approx(0.05));
+  CHECK(s.worst == "ok");
+  CHECK(s.outliers == 1);
+}
+
+TEST_CASE("runs file: a source block, peak memory, an outlier; bad values are located") {
+  const std::string path = test::tmp("runs_source.yaml");
+  write(path, R"(source: {id: paper2024, fitted: false}
+runs:
+  - name: with-memory
+    outlier: the same layout in table 3 is 2x faster
+    scenario:
+      cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+      model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
+      layout: {dp: 8, zero: 3, microbatch_size: 2, microbatches: 3}
+    measured: {step_time: "13 ms", peak_memory: "2 GiB", memory_convention: reserved}
+)");
+  const auto rows = read_runs_file(path);
+  REQUIRE(rows.size() == 1);
+  CHECK(group_label(rows[0].groups, "source") == "paper2024");
+  CHECK_FALSE(rows[0].fitted);
+  CHECK(rows[0].measured_peak_bytes == doctest::Approx(2.0 * 1024 * 1024 * 1024));
+  CHECK(rows[0].memory_convention == "reserved");
+  CHECK(rows[0].outlier == "the same layout in table 3 is 2x faster");
+  const auto out = evaluate_runs(rows, 1);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].memory_error == doctest::Approx((out[0].predicted_peak_bytes - out[0].measured_peak_bytes) / out[0].measured_peak_bytes));
+  CHECK(out[0].memory_verdict == "fits");
+
+  write(path, R"(runs:
+  - name: bad
+    scenario: {model: {preset: llama3-8b}}
+    measured: {step_time: "1 s", peak_memory: "lots", memory_convention: peak}
+)");
+  try {
+    read_runs_file(path);
+    FAIL("expected a RunsFileError");
+  } catch (const RunsFileError& e) {
+    const std::string m = e.what();
+    CHECK(m.find("measured.peak_memory") != std::string::npos);
+    CHECK(m.find("measured.memory_convention: expected allocated or reserved") != std::string::npos);
+  }
 }

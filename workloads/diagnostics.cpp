@@ -27,9 +27,17 @@ std::string gb(double bytes) { return fmt::format("{:.2f} GB", bytes / 1e9); }
 
 void memory_warnings(const Scenario& s, const std::vector<MemoryTerms>& stages, std::vector<Warning>& out) {
   const double cap = usable_memory_bytes(s);
+  const double tensors = tensor_memory_bytes(s);
   double worst = 0;
   for (const auto& mt : stages) worst = std::max(worst, mt.peak);
-  if (worst <= cap && worst > kMemoryTightFraction * cap) {
+  if (worst > cap && worst <= tensors) {
+    out.push_back({"memory-tight",
+                   fmt::format("the peak of {} per device is over the usable {} but within HBM less reserved ({}): only the allocator's "
+                               "fragmentation margin ({:.0f}%) is short. Runs like this train with "
+                               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which lets the caching allocator grow its segments "
+                               "instead of leaving gaps; without it, expect out-of-memory errors at the peak",
+                               gb(worst), gb(cap), gb(tensors), 100 * s.memory.fragmentation)});
+  } else if (worst <= cap && worst > kMemoryTightFraction * cap) {
     out.push_back({"memory-tight",
                    fmt::format("the peak of {} per device is {:.1f}% of the usable {} (HBM {} less {} reserved and {:.0f}% "
                                "fragmentation): a longer sequence, a larger micro-batch or a little more fragmentation runs out of memory",
@@ -37,7 +45,7 @@ void memory_warnings(const Scenario& s, const std::vector<MemoryTerms>& stages, 
                                100 * s.memory.fragmentation)});
   }
   for (const auto& mt : stages) {
-    if (mt.peak <= cap) continue;
+    if (mt.peak <= tensors) continue;  // fits, or tight (warned above)
     struct Term { const char* name; double v; };
     Term terms[] = {{"weights", mt.weights}, {"gradients", mt.gradients}, {"master weights", mt.master},
                     {"optimizer state", mt.optimizer}, {"activations", mt.activations}, {"buffers", mt.buffers}};

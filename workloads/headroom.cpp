@@ -18,7 +18,24 @@ double usable_memory_bytes(const Scenario& s) {
   return std::max(0.0, cap - reserved_memory_bytes(s.gpu) - s.memory.fragmentation * cap);
 }
 
-bool memory_fits(const Scenario& s, double peak_bytes) { return peak_bytes <= usable_memory_bytes(s); }
+double tensor_memory_bytes(const Scenario& s) { return std::max(0.0, s.gpu.memory_bytes - reserved_memory_bytes(s.gpu)); }
+
+const char* memory_verdict_name(MemoryVerdict v) {
+  switch (v) {
+    case MemoryVerdict::fits: return "fits";
+    case MemoryVerdict::tight: return "tight";
+    case MemoryVerdict::does_not_fit: return "does-not-fit";
+  }
+  return "?";
+}
+
+MemoryVerdict memory_verdict(const Scenario& s, double peak_bytes) {
+  if (peak_bytes <= usable_memory_bytes(s)) return MemoryVerdict::fits;
+  if (peak_bytes <= tensor_memory_bytes(s)) return MemoryVerdict::tight;
+  return MemoryVerdict::does_not_fit;
+}
+
+bool memory_fits(const Scenario& s, double peak_bytes) { return memory_verdict(s, peak_bytes) != MemoryVerdict::does_not_fit; }
 
 int shard_degree(const LayoutSpec& L) { return L.shard_group > 0 ? L.shard_group : std::max(1, L.dp); }
 

@@ -1,11 +1,17 @@
 // workloads/headroom.hpp — how much of a GPU's memory tensors can use, and the memory
 // options' rules (reserved memory, fragmentation, HSDP shard groups, offload).
 //
-// "Fits" everywhere (run, check, sweep, search, the warnings) is one rule:
-//   usable = capacity − reserved − fragmentation · capacity,   fits ⇔ peak ≤ usable
+// "Fits" everywhere (run, check, sweep, search, the warnings) is one rule in three states:
+//   usable  = capacity − reserved − fragmentation · capacity
+//   tensors = capacity − reserved
+//   fits ⇔ peak ≤ usable;  tight ⇔ usable < peak ≤ tensors;  does-not-fit ⇔ peak > tensors
 // where `reserved` is what the process holds outside its tensors (CUDA context, NCCL
 // buffers, cuBLAS workspaces) and `fragmentation` the share of HBM the caching
-// allocator cannot hand out as tensors. Units: bytes. Cost: O(1).
+// allocator cannot hand out as tensors. A tight layout is short only of that margin,
+// which the allocator's expandable segments largely give back
+// (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, PyTorch "CUDA semantics", memory
+// management): published runs sit there, so it still counts as fitting (with a
+// warning). Units: bytes. Cost: O(1).
 #pragma once
 
 #include <string>
@@ -33,7 +39,16 @@ double reserved_memory_bytes(const GpuSpec& gpu);
 /// capacity − reserved − fragmentation · capacity (never below 0).
 double usable_memory_bytes(const Scenario& s);
 
-/// peak ≤ usable_memory_bytes(s).
+/// capacity − reserved (never below 0): what tensors could use with no fragmentation.
+double tensor_memory_bytes(const Scenario& s);
+
+enum class MemoryVerdict { fits, tight, does_not_fit };
+/// "fits", "tight", "does-not-fit" (the JSON's memory.verdict).
+const char* memory_verdict_name(MemoryVerdict v);
+/// The three states above.
+MemoryVerdict memory_verdict(const Scenario& s, double peak_bytes);
+
+/// memory_verdict(s, peak) is fits or tight: what `fits` means in every output.
 bool memory_fits(const Scenario& s, double peak_bytes);
 
 /// Above this share of the usable bytes a layout that fits gets a `memory-tight`

@@ -67,8 +67,9 @@ std::string priced_memory_remedies(const Scenario& s, double base_step_s, const 
     if (!memory_fits(r.scenario, peak)) continue;
     const double t = step_time_of(r.scenario);
     ++priced;
-    text += fmt::format("{}{} fits (peak {:.2f} GB) at {:.4g} s per step ({:+.1f}%)", text.empty() ? "" : "; ", r.change, peak / 1e9, t,
-                        100.0 * (t - base_step_s) / base_step_s);
+    const bool tight = memory_verdict(r.scenario, peak) == MemoryVerdict::tight;
+    text += fmt::format("{}{} {} (peak {:.2f} GB) at {:.4g} s per step ({:+.1f}%)", text.empty() ? "" : "; ", r.change,
+                        tight ? "fits tightly (needs expandable segments)" : "fits", peak / 1e9, t, 100.0 * (t - base_step_s) / base_step_s);
   }
   return text.empty() ? ". Neither offload nor HSDP/ZeRO alone makes it fit"
                       : ". Simulated: " + text;

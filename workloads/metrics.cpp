@@ -203,6 +203,7 @@ void fold_memory(Result& res, const Scenario& sc, const BuiltProgram& bp, const 
   }
   res.memory_usable_bytes = usable_memory_bytes(sc);
   res.memory_fits = memory_fits(sc, res.max_peak_bytes);
+  res.memory_verdict = memory_verdict_name(memory_verdict(sc, res.max_peak_bytes));
 }
 
 void fold_critical_path(Result& res, const CriticalWalk& crit, double step0) {

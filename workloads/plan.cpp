@@ -80,6 +80,7 @@ PlanSummary plan(const ResolvedScenario& resolved) {
     ps.max_peak_bytes = std::max(ps.max_peak_bytes, mt.peak);
   }
   ps.fits = memory_fits(sc, ps.max_peak_bytes);
+  ps.verdict = memory_verdict_name(memory_verdict(sc, ps.max_peak_bytes));
   // One representative group per axis, and every TP group that leaves its node.
   const auto& prog = bp.program;
   std::vector<bool> shown(static_cast<std::size_t>(kAxisCount), false);

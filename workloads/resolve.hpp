@@ -16,11 +16,11 @@
 // further down is a bug, not a user error: those throw std::logic_error.
 #pragma once
 
-#include "sim/error.hpp"
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "sim/error.hpp"
 #include "workloads/spec.hpp"
 
 namespace ls::wl {

@@ -210,7 +210,8 @@ struct Result {
   double memory_capacity_bytes = 0;
   /// capacity − reserved − fragmentation · capacity (headroom.hpp); fits ⇔ max peak ≤ this.
   double memory_usable_bytes = 0;
-  bool memory_fits = true;
+  bool memory_fits = true;              // memory_verdict is fits or tight
+  std::string memory_verdict = "fits";  // fits | tight | does-not-fit (headroom.hpp)
   double max_peak_bytes = 0;
   std::vector<MemoryTerms> memory_per_stage;
   // What is trained (training_method.hpp): whole-model parameter counts.
@@ -269,6 +270,7 @@ struct PlanSummary {
   double memory_usable_bytes = 0;        // headroom.hpp
   double max_peak_bytes = 0;             // the largest stage's peak
   bool fits = true;                      // memory_fits (headroom.hpp) of max_peak_bytes: the one rule
+  std::string verdict = "fits";          // fits | tight | does-not-fit
   double params_total = 0;
   double model_flops_per_step = 0;       // summed over the program's ops: equals run's
   double hardware_flops_per_step = 0;    // likewise (recompute included)

@@ -3,11 +3,11 @@
 // engine, fold the recorder into a Result).
 #pragma once
 
-#include "sim/error.hpp"
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "sim/error.hpp"
 #include "workloads/plan.hpp"  // plan(): `layoutsim check`
 #include "workloads/resolve.hpp"
 #include "workloads/result.hpp"

@@ -73,6 +73,7 @@ nlohmann::ordered_json plan_json(const ResolvedScenario& scenario, const PlanSum
   j["memory_per_stage"] = std::move(memory);
   j["max_peak_bytes"] = number(plan.max_peak_bytes);
   j["fits"] = plan.fits;
+  j["verdict"] = plan.verdict;
   j["params_total"] = number(plan.params_total);
   j["model_flops_per_step"] = number(plan.model_flops_per_step);
   j["hardware_flops_per_step"] = number(plan.hardware_flops_per_step);

@@ -36,7 +36,7 @@ int run(const CalibrateArgs& a) {
   const tools::Calibration c = tools::calibrate(rows, constants,
                                                 {.jobs = a.jobs,
                                                  .max_iterations = a.iterations,
-                                                 .leave_out_model = a.leave_out == "model",
+                                                 .leave_out = a.leave_out,
                                                  .on_simulation = [&] { progress.advance(); }});
   progress.finish();
   if (!a.json.empty()) write_out(a.json, tools::calibration_json(c).dump(2) + "\n");
@@ -62,9 +62,9 @@ Subcommand add_calibrate(CLI::App& parent) {
   cmd->add_option("--out", a->out, "Write the fitted profile YAML ('-' = stdout)")->type_name("PROFILE.yaml")->check(non_empty_path());
   cmd->add_option("--json", a->json, "Write {gpu, constants, fit, leave_one_out} JSON ('-' = stdout)")->type_name("FILE")->check(non_empty_path());
   cmd->add_option("--leave-out", a->leave_out,
-                  "'model': also refit without each model's rows and report that model's error (leave-one-model-out)")
-      ->type_name("model")
-      ->check(CLI::IsMember({"model"}));
+                  "'model' or a group kind such as 'source': also refit without each label's rows and report that label's "
+                  "error (leave-one-model-out, leave-one-source-out)")
+      ->type_name("model|source|KIND");
   cmd->add_option("--iterations", a->iterations, "Most Levenberg-Marquardt iterations")->check(CLI::PositiveNumber);
   cmd->add_option("--jobs,-j", a->jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--quiet,-q", a->quiet, "No progress line on stderr");

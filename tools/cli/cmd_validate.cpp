@@ -23,7 +23,7 @@ namespace {
 
 struct ValidateArgs {
   std::vector<std::string> sets;
-  std::string json, plot, profile;
+  std::string json, plot, profile, leave_out;
   int jobs = 0;
   bool quiet = false;
 };
@@ -31,7 +31,7 @@ struct ValidateArgs {
 int run(const ValidateArgs& a) {
   one_stdout({{"--json", &a.json}, {"--plot", &a.plot}});
   std::vector<std::string> files = a.sets;
-  if (files.empty()) files = {LAYOUTSIM_VALIDATION_DIR "/llm_foundry.yaml", LAYOUTSIM_VALIDATION_DIR "/megatron_bridge.yaml"};
+  if (files.empty()) files = default_runs_files(LAYOUTSIM_VALIDATION_DIR);
   auto rows = read_runs(files);
   if (!a.profile.empty()) {
     const tools::GpuProfile prof = tools::read_profile_file(a.profile);
@@ -41,7 +41,7 @@ int run(const ValidateArgs& a) {
   const auto t0 = std::chrono::steady_clock::now();
   tools::Progress progress({.label = "validate", .unit = "runs", .total = rows.size(), .enabled = tools::progress_wanted(a.quiet)});
   const tools::ValidationReport rep =
-      tools::summarize(tools::evaluate_runs(rows, a.jobs, {}, [&](std::size_t, std::size_t) { progress.advance(); }));
+      tools::summarize(tools::evaluate_runs(rows, a.jobs, {}, [&](std::size_t, std::size_t) { progress.advance(); }), a.leave_out);
   progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!a.json.empty()) write_out(a.json, tools::validation_json(rep).dump(2) + "\n");
@@ -58,12 +58,16 @@ int run(const ValidateArgs& a) {
 Subcommand add_validate(CLI::App& parent) {
   auto a = std::make_shared<ValidateArgs>();
   auto* cmd = parent.add_subcommand("validate", "Simulate published measurements (runs files; default: the shipped validation set) and report the errors");
-  cmd->add_option("runs", a->sets, "Runs YAML files (default: " LAYOUTSIM_VALIDATION_DIR "/llm_foundry.yaml and megatron_bridge.yaml)")
+  cmd->add_option("runs", a->sets, "Runs YAML files (default: " LAYOUTSIM_VALIDATION_DIR "/llm_foundry.yaml, megatron_bridge.yaml and corpus/*.yaml but subset.yaml)")
       ->check(non_empty_path());
   cmd->add_option("--json", a->json, "Write {rows, mean_abs_error, max_abs_error, groups} JSON ('-' = stdout)")->type_name("FILE")->check(non_empty_path());
   cmd->add_option("--plot", a->plot, "Write an SVG of predicted vs measured step time (log-log; '-' = stdout)")->type_name("FILE.svg")->check(non_empty_path());
   cmd->add_option("--profile", a->profile, "Apply a GPU profile (from calibrate --out) to the runs on its GPU")->type_name("PROFILE.yaml")->check(non_empty_path());
   cmd->add_option("--jobs,-j", a->jobs, "Parallel simulations (default: hardware threads)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--leave-out", a->leave_out,
+                  "Group kind to report leave-one-out by, e.g. 'source': per label, and pooled over the labels the shipped "
+                  "constants were not fitted on (runs files mark fitted sources with source: {fitted: true})")
+      ->type_name("KIND");
   cmd->add_flag("--quiet,-q", a->quiet, "No progress line on stderr");
   return {cmd, [a] { return run(*a); }};
 }

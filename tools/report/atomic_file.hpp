@@ -7,11 +7,12 @@
 // name the path and the OS reason.
 #pragma once
 
-#include "sim/error.hpp"
 #include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "sim/error.hpp"
 
 namespace ls::tools {
 

@@ -43,11 +43,11 @@
 // Files are written to a temporary name and renamed, so a reader never sees half a file.
 #pragma once
 
-#include "sim/error.hpp"
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include "sim/error.hpp"
 #include "sim/program.hpp"
 
 namespace ls::tools {

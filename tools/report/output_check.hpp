@@ -6,11 +6,12 @@
 // error (exit 3) instead of printing a nonsense success.
 #pragma once
 
-#include "sim/error.hpp"
 #include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
 
 namespace ls::tools {
 

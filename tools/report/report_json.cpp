@@ -116,6 +116,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   ordered_json mem;
   mem["capacity_bytes"] = num(r.memory_capacity_bytes);
   mem["fits"] = r.memory_fits;
+  mem["verdict"] = r.memory_verdict;
   mem["max_peak_bytes"] = num(r.max_peak_bytes);
   // headroom.hpp: usable = capacity − reserved − fragmentation · capacity; headroom = usable − peak
   mem["usable_bytes"] = num(r.memory_usable_bytes);

@@ -47,6 +47,14 @@ void append_memory_table(std::string& out, const std::vector<wl::MemoryTerms>& t
   }
 }
 
+// "fits, peak X" / "TIGHT ..." / "DOES NOT FIT, peak X" (headroom.hpp's three states;
+// `fits` is true for fits and tight).
+std::string verdict_text(bool fits, const std::string& verdict, double peak) {
+  if (!fits) return fmt::format("DOES NOT FIT, peak {}", human_bytes(peak));
+  if (verdict == "tight") return fmt::format("TIGHT (over usable, within HBM less reserved), peak {}", human_bytes(peak));
+  return fmt::format("fits, peak {}", human_bytes(peak));
+}
+
 void append_warnings(std::string& out, const std::vector<wl::Warning>& warnings) {
   if (warnings.empty()) {
     out += "\nWarnings: none\n";
@@ -146,8 +154,7 @@ std::string format_summary(const wl::Result& r) {
 
   out += fmt::format("\nMemory per GPU (capacity {}, usable {}): {}\n", human_bytes(r.memory_capacity_bytes),
                      human_bytes(r.memory_usable_bytes),
-                     r.memory_fits ? fmt::format("fits, peak {}", human_bytes(r.max_peak_bytes))
-                                   : fmt::format("DOES NOT FIT, peak {}", human_bytes(r.max_peak_bytes)));
+                     verdict_text(r.memory_fits, r.memory_verdict, r.max_peak_bytes));
   append_memory_table(out, r.memory_per_stage, r.memory_usable_bytes);
   append_finetune_summary(out, r);
 
@@ -231,8 +238,7 @@ std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
 
   out += fmt::format("\nMemory budget per GPU (capacity {}, usable {}): {}\n", human_bytes(p.memory_capacity_bytes),
                      human_bytes(p.memory_usable_bytes),
-                     p.fits ? fmt::format("fits, peak {}", human_bytes(p.max_peak_bytes))
-                            : fmt::format("DOES NOT FIT, peak {}", human_bytes(p.max_peak_bytes)));
+                     verdict_text(p.fits, p.verdict, p.max_peak_bytes));
   append_memory_table(out, p.memory_per_stage, p.memory_usable_bytes);
   append_plan_parameters(out, s);
   append_warnings(out, p.warnings);

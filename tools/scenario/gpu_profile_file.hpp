@@ -16,13 +16,13 @@
 // Unknown keys and constants are errors; values outside [lower, upper] are errors.
 #pragma once
 
-#include "sim/error.hpp"
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/error.hpp"
 #include "workloads/spec.hpp"
 
 namespace ls::tools {

@@ -17,12 +17,12 @@
 // once the file itself converts cleanly, and each is located at the key it blames.
 #pragma once
 
-#include "sim/error.hpp"
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/error.hpp"
 #include "workloads/resolve.hpp"
 
 namespace ls::tools {

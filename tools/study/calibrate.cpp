@@ -207,18 +207,25 @@ Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<Tunable
     c.loo_max_abs_error = std::max(c.loo_max_abs_error, abs_fraction(loo[i]));
   }
 
-  if (!opt.leave_out_model) return c;
+  if (opt.leave_out.empty()) return c;
+  c.leave_out = opt.leave_out;
   // Leave-one-model-out: a model's rows share its shape (FLOPs per token, kernel sizes),
   // so holding all of them out asks whether the constants transfer to a model the fit
-  // never saw. Models in first-appearance order; one model alone cannot be held out.
+  // never saw; leave-one-source-out asks the same of a source's whole setup (framework,
+  // cluster, how it measured). Labels in first-appearance order; one alone cannot be held out.
+  const auto label_of = [&](const RunRow& row) {
+    if (opt.leave_out == "model") return model_key(row.scenario);
+    const std::string label = group_label(row.groups, opt.leave_out);
+    return label.empty() ? "(no " + opt.leave_out + ")" : label;
+  };
   std::vector<std::string> models;
   for (const auto& row : rows)
-    if (std::find(models.begin(), models.end(), model_key(row.scenario)) == models.end()) models.push_back(model_key(row.scenario));
+    if (std::find(models.begin(), models.end(), label_of(row)) == models.end()) models.push_back(label_of(row));
   std::vector<RowOutcome> all_held;
   for (const auto& model : models) {
     if (models.size() < 2) break;
     std::vector<RunRow> train, held;
-    for (const auto& row : rows) (model_key(row.scenario) == model ? held : train).push_back(row);
+    for (const auto& row : rows) (label_of(row) == model ? held : train).push_back(row);
     const RowFit fit = fit_rows(train, constants, lm.x, lower, upper, opt);
     c.evaluations += fit.lm.evaluations + 1;
     std::vector<RowOutcome> predicted = predict_rows(held, constants, fit.lm.x, opt);
@@ -248,7 +255,7 @@ std::string format_calibration(const Calibration& c, const std::vector<TunableCo
                    100 * c.fit.mean_error);
   o += fmt::format("{:<26}  {:>9.1f}%  {:>9.1f}%\n", "leave-one-out (linearised)", 100 * c.loo_mean_abs_error, 100 * c.loo_max_abs_error);
   if (c.held_out.empty()) return o;
-  o += fmt::format("{:<26}  {:>9.1f}%  {:>9.1f}%  {:>+10.1f}%\n", "leave-one-model-out", 100 * c.held_out_all.mean_abs_error,
+  o += fmt::format("{:<26}  {:>9.1f}%  {:>9.1f}%  {:>+10.1f}%\n", "leave-one-" + c.leave_out + "-out", 100 * c.held_out_all.mean_abs_error,
                    100 * c.held_out_all.max_abs_error, 100 * c.held_out_all.mean_error);
   for (const auto& h : c.held_out)
     o += fmt::format("  {:<24}  {:>9.1f}%  {:>9.1f}%  {:>+10.1f}%  ({} runs)\n", h.model, 100 * h.stats.mean_abs_error,
@@ -278,7 +285,8 @@ nlohmann::ordered_json calibration_json(const Calibration& c) {
       m["constants"] = values(h.fitted);
       models[h.model] = m;
     }
-    j["leave_one_model_out"] = {{"all", stats(c.held_out_all)}, {"models", models}};
+    if (c.leave_out == "model") j["leave_one_model_out"] = {{"all", stats(c.held_out_all)}, {"models", models}};
+    else j["leave_out"] = {{"by", c.leave_out}, {"all", stats(c.held_out_all)}, {"groups", models}};
   }
   j["iterations"] = c.iterations;
   j["evaluations"] = c.evaluations;

@@ -31,9 +31,10 @@ struct CalibrateOptions {
   int jobs = 0;               // threads for the simulations (≤ 0: hardware threads)
   int max_iterations = 30;
   double tolerance = 1e-5;    // stop when an iteration lowers the cost by less than this fraction
-  /// Leave-one-model-out: rows grouped by model (model_key); for each model, a true
-  /// re-fit on the other models' rows (from the full fit) and that model's rows predicted.
-  bool leave_out_model = false;
+  /// Leave-one-group-out: "model" (rows grouped by model_key) or a runs-file group kind
+  /// such as "source"; for each label, a true re-fit on the other labels' rows (from the
+  /// full fit) and that label's rows predicted. "" = none.
+  std::string leave_out;
   /// Called after every simulation of a run (from worker threads, serialised): progress.
   std::function<void()> on_simulation;
 };
@@ -50,10 +51,11 @@ struct Calibration {
   double loo_mean_abs_error = 0, loo_max_abs_error = 0;
   std::vector<RowOutcome> rows;                        // predictions with the fitted constants
   int iterations = 0, evaluations = 0;
-  /// Leave-one-model-out (CalibrateOptions::leave_out_model): per held-out model, its rows'
-  /// errors when fitted on the other models only; `held_out_all` over every held-out row.
+  /// Leave-one-group-out (CalibrateOptions::leave_out): per held-out label, its rows'
+  /// errors when fitted on the other labels only; `held_out_all` over every held-out row.
+  std::string leave_out;  // the group kind, "" = none
   struct HeldOut {
-    std::string model;
+    std::string model;    // the held-out label (a model, a source, ...)
     ErrorStats stats;
     std::vector<std::pair<std::string, double>> fitted;  // the constants fitted without it
   };

@@ -8,12 +8,13 @@
 // fields added to the summary later show up without a change here.
 #pragma once
 
-#include "sim/error.hpp"
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
 
 namespace ls::tools {
 

@@ -34,6 +34,14 @@ namespace ls::tools {
 
 namespace {
 
+// The search ranks only layouts that fit with the allocator's fragmentation margin
+// (headroom.hpp's "fits", not "tight"): a tight layout runs only with the allocator
+// setting its warning names, so the search does not recommend one. `run` and `check`
+// still call a tight layout fitting.
+bool fits_with_margin(const wl::Scenario& sc, double peak_bytes) {
+  return wl::memory_verdict(sc, peak_bytes) == wl::MemoryVerdict::fits;
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -143,7 +151,7 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
   }
   // Most candidates that do not fit are caught here, without building the program.
   e.peak_bytes = memory_lower_bound(sc);
-  if (!wl::memory_fits(sc, e.peak_bytes)) {
+  if (!fits_with_margin(sc, e.peak_bytes)) {
     e.rejected = "memory";
     return e;
   }
@@ -158,7 +166,7 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
   e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches, std::max(1, sc.layout.virtual_stages));
   e.model_flops = totals.model_flops;
   e.tokens = bp.tokens_per_step;
-  if (!wl::memory_fits(sc, e.peak_bytes)) {
+  if (!fits_with_margin(sc, e.peak_bytes)) {
     e.rejected = "memory";
     return e;
   }
@@ -359,7 +367,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
       o.tokens_per_s = r.tokens_per_s;
       o.mfu = r.mfu;
       o.peak_memory_bytes = r.max_peak_bytes;
-      o.fits = r.memory_fits;
+      o.fits = r.memory_verdict == wl::memory_verdict_name(wl::MemoryVerdict::fits);
       o.bubble_fraction = r.bubble_fraction;
       o.exposed = {r.comm[static_cast<int>(wl::Axis::tp)].exposed_s, r.comm[static_cast<int>(wl::Axis::pp)].exposed_s,
                    r.comm[static_cast<int>(wl::Axis::dp)].exposed_s, r.comm[static_cast<int>(wl::Axis::ep)].exposed_s,

@@ -11,6 +11,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "tools/scenario/scenario.hpp"
@@ -37,7 +38,7 @@ bool read_run(const std::string& path, const YAML::Node& entry, std::size_t inde
     err(entry, fmt::format("runs[{}]: expected a map with name, scenario or file, measured", index));
     return false;
   }
-  static const std::vector<std::string> kKeys = {"name", "scenario", "file", "measured", "groups", "citation", "metadata"};
+  static const std::vector<std::string> kKeys = {"name", "scenario", "file", "measured", "groups", "outlier", "citation", "metadata"};
   row.origin = where(path, entry);
   // Default-constructed YAML::Nodes count as defined (null), so presence is tracked apart.
   YAML::Node scenario, file, measured;
@@ -59,6 +60,9 @@ bool read_run(const std::string& path, const YAML::Node& entry, std::size_t inde
     } else if (key == "measured") {
       measured = kv.second;
       has_measured = true;
+    } else if (key == "outlier") {
+      if (kv.second.IsScalar() && !kv.second.as<std::string>().empty()) row.outlier = kv.second.as<std::string>();
+      else err(kv.second, fmt::format("runs[{}].outlier: expected the reason (the sibling run that contradicts it, and how)", index));
     } else if (key == "groups") {
       if (!kv.second.IsMap()) {
         err(kv.second, fmt::format("runs[{}].groups: expected a map KIND: LABEL", index));
@@ -74,33 +78,47 @@ bool read_run(const std::string& path, const YAML::Node& entry, std::size_t inde
   const std::string label = row.name.empty() ? fmt::format("runs[{}]", index) : fmt::format("run '{}'", row.name);
   if (row.name.empty()) err(entry, fmt::format("runs[{}]: missing key name", index));
 
-  // measured: exactly one of step_time (a time) and tokens_per_s (whole job).
+  // measured: exactly one of step_time (a time) and tokens_per_s (whole job); beside it,
+  // optionally, the peak memory per GPU the source prints and its convention.
   double tokens_per_s = 0;
   if (!has_measured) {
     err(entry, label + ": missing key measured");
-  } else if (!measured.IsMap() || measured.size() != 1) {
+  } else if (!measured.IsMap()) {
     err(measured, label + ": measured: expected one of {step_time: \"3.2 s\"} or {tokens_per_s: N}");
   } else {
-    const auto kv = *measured.begin();
-    const std::string key = kv.first.as<std::string>();
-    const std::string text = kv.second.IsScalar() ? kv.second.as<std::string>() : "";
-    try {
-      if (key == "step_time") {
-        row.measured_step_s = parse_time(text).seconds();
-        if (!(row.measured_step_s > 0)) err(kv.second, label + ": measured.step_time: must be > 0");
-      } else if (key == "tokens_per_s") {
-        std::size_t used = 0;
-        tokens_per_s = std::stod(text, &used);
-        if (used != text.size() || !(tokens_per_s > 0) || !std::isfinite(tokens_per_s))
-          err(kv.second, label + ": measured.tokens_per_s: expected a number > 0");
-      } else {
-        err(kv.first, fmt::format("{}: measured: unknown key '{}' (expected step_time or tokens_per_s)", label, key));
+    int timings = 0;
+    for (const auto& kv : measured) {
+      const std::string key = kv.first.as<std::string>();
+      const std::string text = kv.second.IsScalar() ? kv.second.as<std::string>() : "";
+      try {
+        if (key == "step_time") {
+          ++timings;
+          row.measured_step_s = parse_time(text).seconds();
+          if (!(row.measured_step_s > 0)) err(kv.second, label + ": measured.step_time: must be > 0");
+        } else if (key == "tokens_per_s") {
+          ++timings;
+          std::size_t used = 0;
+          tokens_per_s = std::stod(text, &used);
+          if (used != text.size() || !(tokens_per_s > 0) || !std::isfinite(tokens_per_s))
+            err(kv.second, label + ": measured.tokens_per_s: expected a number > 0");
+        } else if (key == "peak_memory") {
+          row.measured_peak_bytes = parse_bytes(text);
+          if (!(row.measured_peak_bytes > 0)) err(kv.second, label + ": measured.peak_memory: must be > 0");
+        } else if (key == "memory_convention") {
+          row.memory_convention = text;
+          if (text != "allocated" && text != "reserved")
+            err(kv.second, label + ": measured.memory_convention: expected allocated or reserved (what the source's peak counts)");
+        } else {
+          err(kv.first, fmt::format("{}: measured: unknown key '{}' (expected step_time or tokens_per_s, and optionally "
+                                    "peak_memory, memory_convention)", label, key));
+        }
+      } catch (const UnitError& e) {
+        err(kv.second, fmt::format("{}: measured.{}: {}", label, key, e.what()));
+      } catch (const std::exception&) {
+        err(kv.second, label + ": measured.tokens_per_s: expected a number > 0");
       }
-    } catch (const UnitError& e) {
-      err(kv.second, fmt::format("{}: measured.step_time: {}", label, e.what()));
-    } catch (const std::exception&) {
-      err(kv.second, label + ": measured.tokens_per_s: expected a number > 0");
     }
+    if (timings != 1) err(measured, label + ": measured: expected one of {step_time: \"3.2 s\"} or {tokens_per_s: N}");
   }
 
   // The scenario: inline map (re-emitted as YAML text for the loader) or a file.
@@ -141,6 +159,83 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : s / static_cast<double>(v.size());
 }
 
+// Mean, |mean| and the worst of one error field over the rows where it is finite; an
+// outlier counts in the means and is left out of the worst.
+ErrorStats stats_of(const std::vector<RowOutcome>& rows, double RowOutcome::*field) {
+  ErrorStats s;
+  std::vector<double> abs_err, err;
+  for (const auto& r : rows) {
+    const double e = r.*field;
+    if (!std::isfinite(e)) continue;
+    abs_err.push_back(std::abs(e));
+    err.push_back(e);
+    if (!r.outlier.empty()) {
+      ++s.outliers;
+      continue;
+    }
+    if (std::abs(e) > s.max_abs_error || s.worst.empty()) {
+      s.max_abs_error = std::abs(e);
+      s.worst = r.name;
+    }
+  }
+  s.count = static_cast<int>(err.size());
+  s.mean_abs_error = mean(abs_err);
+  s.mean_error = mean(err);
+  return s;
+}
+
+// Least-squares slope of the signed error against log2(GPUs), over rows with both.
+double slope_per_doubling(const std::vector<RowOutcome>& rows) {
+  std::vector<std::pair<double, double>> xy;
+  for (const auto& r : rows)
+    if (std::isfinite(r.error) && r.devices > 0) xy.emplace_back(std::log2(static_cast<double>(r.devices)), r.error);
+  if (xy.size() < 2) return 0;
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : xy) {
+    mx += x;
+    my += y;
+  }
+  mx /= static_cast<double>(xy.size());
+  my /= static_cast<double>(xy.size());
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : xy) {
+    sxx += (x - mx) * (x - mx);
+    sxy += (x - mx) * (y - my);
+  }
+  return sxx > 0 ? sxy / sxx : 0;
+}
+
+LeaveOutReport leave_out_report(const std::vector<RowOutcome>& rows, const std::string& by) {
+  LeaveOutReport rep;
+  rep.by = by;
+  std::map<std::string, std::vector<RowOutcome>> members;  // sorted by label
+  std::map<std::string, bool> fitted;
+  std::set<std::string> fitted_sources;
+  std::vector<RowOutcome> held;
+  for (const auto& r : rows) {
+    std::string label = group_label(r.groups, by);
+    if (label.empty()) label = "(no " + by + ")";
+    members[label].push_back(r);
+    fitted[label] = fitted[label] || r.fitted;
+    if (r.fitted) fitted_sources.insert(group_label(r.groups, "source"));
+    if (!r.fitted) held.push_back(r);
+  }
+  double sum = 0;
+  int n = 0;
+  for (const auto& [label, rs] : members) {
+    rep.groups.push_back({label, error_stats(rs), fitted[label]});
+    if (!fitted[label] && rep.groups.back().stats.count > 0) {
+      sum += rep.groups.back().stats.mean_error;
+      ++n;
+    }
+  }
+  rep.held_out = error_stats(held);
+  rep.held_out_source_mean_error = n > 0 ? sum / n : 0;
+  rep.slope_per_doubling = slope_per_doubling(held);
+  rep.fitted_sources.assign(fitted_sources.begin(), fitted_sources.end());
+  return rep;
+}
+
 }  // namespace
 
 double tokens_per_step(const wl::Scenario& s) {
@@ -160,9 +255,27 @@ std::vector<RunRow> read_runs_file(const std::string& path) {
   if (!root.IsMap() || !root["runs"] || !root["runs"].IsSequence()) {
     throw RunsFileError(fmt::format("{}: error: expected a map with key runs: [ ... ]", where(path, root)));
   }
+  std::string source;   // the file's source: each row's groups.source unless it names one
+  bool fitted = false;  // the shipped constants were fitted on this source
   for (const auto& kv : root) {
     const std::string key = kv.first.as<std::string>();
-    if (key != "runs") errors.push_back(fmt::format("{}: error: unknown key '{}' (expected runs)", where(path, kv.first), key));
+    if (key == "source") {
+      const YAML::Node& s = kv.second;
+      if (!s.IsMap()) {
+        errors.push_back(fmt::format("{}: error: source: expected {{id: NAME, fitted: BOOL}}", where(path, s)));
+        continue;
+      }
+      for (const auto& f : s) {
+        const std::string k = f.first.as<std::string>();
+        if (k == "id" && f.second.IsScalar()) source = f.second.as<std::string>();
+        else if (k == "fitted" && f.second.IsScalar() && (f.second.as<std::string>() == "true" || f.second.as<std::string>() == "false"))
+          fitted = f.second.as<std::string>() == "true";
+        else
+          errors.push_back(fmt::format("{}: error: source.{}: expected id: NAME or fitted: true | false", where(path, f.first), k));
+      }
+    } else if (key != "runs") {
+      errors.push_back(fmt::format("{}: error: unknown key '{}' (expected runs, source)", where(path, kv.first), key));
+    }
   }
   std::vector<RunRow> rows;
   std::set<std::string> names;
@@ -171,7 +284,12 @@ std::vector<RunRow> read_runs_file(const std::string& path) {
     RunRow& row = rows.emplace_back();
     if (!read_run(path, entry, index, row, errors)) {
       rows.pop_back();
-    } else if (!names.insert(row.name).second) {
+      ++index;
+      continue;
+    }
+    if (!source.empty() && group_label(row.groups, "source").empty()) row.groups.emplace_back("source", source);
+    row.fitted = fitted;
+    if (!names.insert(row.name).second) {
       errors.push_back(fmt::format("{}: error: duplicate run name '{}'", row.origin, row.name));
     }
     ++index;
@@ -210,9 +328,18 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
     o.name = rows[i].name;
     o.groups = rows[i].groups;
     o.measured_s = rows[i].measured_step_s;
+    o.outlier = rows[i].outlier;
+    o.fitted = rows[i].fitted;
+    o.memory_convention = rows[i].memory_convention;
+    if (rows[i].measured_peak_bytes > 0) o.measured_peak_bytes = rows[i].measured_peak_bytes;
     if (outcomes[i].result) {
-      o.predicted_s = outcomes[i].result->step_time_s;
+      const wl::Result& r = *outcomes[i].result;
+      o.devices = r.devices;
+      o.predicted_s = r.step_time_s;
       o.error = (o.predicted_s - o.measured_s) / o.measured_s;
+      o.predicted_peak_bytes = r.max_peak_bytes;
+      o.memory_verdict = r.memory_verdict;
+      if (rows[i].measured_peak_bytes > 0) o.memory_error = (o.predicted_peak_bytes - o.measured_peak_bytes) / o.measured_peak_bytes;
     } else {
       o.failure = outcomes[i].error_message;
     }
@@ -220,25 +347,17 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
   return out;
 }
 
-ErrorStats error_stats(const std::vector<RowOutcome>& rows) {
-  ErrorStats s;
-  std::vector<double> abs_err, err;
-  for (const auto& r : rows) {
-    if (!std::isfinite(r.error)) continue;
-    abs_err.push_back(std::abs(r.error));
-    err.push_back(r.error);
-    if (std::abs(r.error) > s.max_abs_error || s.worst.empty()) {
-      s.max_abs_error = std::abs(r.error);
-      s.worst = r.name;
-    }
-  }
-  s.count = static_cast<int>(err.size());
-  s.mean_abs_error = mean(abs_err);
-  s.mean_error = mean(err);
-  return s;
+ErrorStats error_stats(const std::vector<RowOutcome>& rows) { return stats_of(rows, &RowOutcome::error); }
+
+ErrorStats memory_error_stats(const std::vector<RowOutcome>& rows) { return stats_of(rows, &RowOutcome::memory_error); }
+
+std::string group_label(const std::vector<std::pair<std::string, std::string>>& groups, const std::string& kind) {
+  for (const auto& [k, label] : groups)
+    if (k == kind) return label;
+  return "";
 }
 
-ValidationReport summarize(std::vector<RowOutcome> rows) {
+ValidationReport summarize(std::vector<RowOutcome> rows, const std::string& leave_out_by) {
   ValidationReport rep;
   std::map<std::string, std::vector<RowOutcome>> by_group;  // sorted by name
   for (const auto& r : rows) {
@@ -246,7 +365,9 @@ ValidationReport summarize(std::vector<RowOutcome> rows) {
     for (const auto& [kind, label] : r.groups) by_group[kind + ":" + label].push_back(r);
   }
   rep.all = error_stats(rows);
+  rep.memory = memory_error_stats(rows);
   for (const auto& [name, members] : by_group) rep.groups.emplace_back(name, error_stats(members));
+  if (!leave_out_by.empty()) rep.leave_out = leave_out_report(rows, leave_out_by);
   rep.rows = std::move(rows);
   return rep;
 }
@@ -256,10 +377,15 @@ std::string format_validation(const ValidationReport& r) {
   for (const auto& row : r.rows) w = std::max(w, row.name.size());
   std::string o = fmt::format("{:<{}}  {:>10}  {:>10}  {:>8}\n", "run", w, "measured", "predicted", "error");
   for (const auto& row : r.rows) {
-    if (row.failure.empty())
-      o += fmt::format("{:<{}}  {:>10}  {:>10}  {:>+7.1f}%\n", row.name, w, human_seconds(row.measured_s), human_seconds(row.predicted_s),
-                       100 * row.error);
-    else
+    if (row.failure.empty()) {
+      std::string extra;
+      if (std::isfinite(row.memory_error))
+        extra += fmt::format("  memory {} vs {} {:+.1f}%", human_bytes(row.predicted_peak_bytes), human_bytes(row.measured_peak_bytes),
+                             100 * row.memory_error);
+      if (!row.outlier.empty()) extra += "  (outlier)";
+      o += fmt::format("{:<{}}  {:>10}  {:>10}  {:>+7.1f}%{}\n", row.name, w, human_seconds(row.measured_s), human_seconds(row.predicted_s),
+                       100 * row.error, extra);
+    } else
       o += fmt::format("{:<{}}  {:>10}  {:>10}  failed: {}\n", row.name, w, human_seconds(row.measured_s), "-", row.failure);
   }
   auto stats = [](const ErrorStats& s) {
@@ -270,7 +396,27 @@ std::string format_validation(const ValidationReport& r) {
   o += fmt::format("\n{:<{}}  {:>5}  {:>10}  {:>10}  {:>11}\n", "group", gw, "runs", "mean |err|", "max |err|", "signed mean");
   o += fmt::format("{:<{}}  {}\n", "all", gw, stats(r.all));
   for (const auto& [name, s] : r.groups) o += fmt::format("{:<{}}  {}\n", name, gw, stats(s));
+  if (r.memory.count > 0)
+    o += fmt::format("{:<{}}  {}\n", "peak memory", gw, stats(r.memory));
+  if (!r.leave_out.by.empty()) {
+    const LeaveOutReport& lo = r.leave_out;
+    std::size_t lw = 9;
+    for (const auto& g : lo.groups) lw = std::max(lw, g.label.size());
+    o += fmt::format("\nleave-one-{}-out: constants fitted on {}; every other {} is predicted by constants that never saw it\n",
+                     lo.by, lo.fitted_sources.empty() ? std::string("no source of these rows") : fmt::format("{}", fmt::join(lo.fitted_sources, ", ")),
+                     lo.by);
+    o += fmt::format("{:<{}}  {:>5}  {:>10}  {:>10}  {:>11}\n", lo.by, lw, "runs", "mean |err|", "max |err|", "signed mean");
+    for (const auto& g : lo.groups)
+      o += fmt::format("{:<{}}  {}{}\n", g.label, lw, stats(g.stats), g.fitted ? "  (fitted: in-sample)" : "");
+    o += fmt::format("{:<{}}  {}\n", "held out", lw, stats(lo.held_out));
+    o += fmt::format("held out: mean of the {}s' signed means {:+.1f}%; signed error {:+.2f}% per doubling of the GPU count\n", lo.by,
+                     100 * lo.held_out_source_mean_error, 100 * lo.slope_per_doubling);
+  }
   if (!r.all.worst.empty()) o += fmt::format("\nworst: {}\n", r.all.worst);
+  std::vector<std::string> outliers;
+  for (const auto& row : r.rows)
+    if (!row.outlier.empty()) outliers.push_back(fmt::format("  {}: {}", row.name, row.outlier));
+  if (!outliers.empty()) o += fmt::format("outliers (in the means, not the worst):\n{}\n", fmt::join(outliers, "\n"));
   if (r.failed > 0) o += fmt::format("{} run{} failed to simulate (see above)\n", r.failed, r.failed == 1 ? "" : "s");
   return o;
 }
@@ -286,6 +432,13 @@ nlohmann::ordered_json validation_json(const ValidationReport& r) {
     j["predicted"] = num(row.predicted_s);
     j["error"] = num(row.error);
     if (!row.failure.empty()) j["failure"] = row.failure;
+    if (!row.outlier.empty()) j["outlier"] = row.outlier;
+    if (std::isfinite(row.measured_peak_bytes))
+      j["memory"] = {{"measured", num(row.measured_peak_bytes)},
+                     {"predicted", num(row.predicted_peak_bytes)},
+                     {"error", num(row.memory_error)},
+                     {"convention", row.memory_convention.empty() ? ordered_json(nullptr) : ordered_json(row.memory_convention)},
+                     {"verdict", row.memory_verdict}};
     rows.push_back(std::move(j));
   }
   const auto stats = error_stats_json;
@@ -300,6 +453,25 @@ nlohmann::ordered_json validation_json(const ValidationReport& r) {
   ordered_json groups = ordered_json::object();
   for (const auto& [name, s] : r.groups) groups[name] = stats(s);
   j["groups"] = std::move(groups);
+  if (r.memory.count > 0) j["memory"] = stats(r.memory);
+  if (!r.leave_out.by.empty()) {
+    const LeaveOutReport& lo = r.leave_out;
+    ordered_json lg = ordered_json::object();
+    for (const auto& g : lo.groups) {
+      ordered_json e = stats(g.stats);
+      e["fitted"] = g.fitted;
+      lg[g.label] = std::move(e);
+    }
+    j["leave_out"] = {{"by", lo.by},
+                      {"held_out", stats(lo.held_out)},
+                      {"mean_abs_error", lo.held_out.mean_abs_error},
+                      {"max_abs_error", lo.held_out.max_abs_error},
+                      {"mean_error", lo.held_out.mean_error},
+                      {"source_mean_error", lo.held_out_source_mean_error},
+                      {"slope_per_doubling", lo.slope_per_doubling},
+                      {"fitted_sources", lo.fitted_sources},
+                      {"groups", std::move(lg)}};
+  }
   return j;
 }
 
@@ -309,6 +481,7 @@ nlohmann::ordered_json error_stats_json(const ErrorStats& s) {
   j["mean_abs_error"] = s.mean_abs_error;
   j["max_abs_error"] = s.max_abs_error;
   j["mean_error"] = s.mean_error;
+  if (s.outliers > 0) j["outliers"] = s.outliers;
   return j;
 }
 
