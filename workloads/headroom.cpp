@@ -51,6 +51,10 @@ std::vector<MemoryOptionError> validate_memory_options(const Scenario& s) {
                  fmt::format("reserved_memory ({:.3g} GB) must be at most a quarter of the GPU's memory ({:.3g} GB)", reserved / 1e9,
                              cap / 1e9),
                  "CUDA context, NCCL buffers and workspaces take 1-3 GB in practice"});
+  const double bucket = s.implementation.gather_bucket_bytes;
+  if (!(bucket >= 1e6 && bucket <= 1e10))
+    e.push_back({"implementation.gather_bucket", fmt::format("gather_bucket must be in [1 MB, 10 GB], got {:.4g} B", bucket),
+                 "DeepSpeed's prefetch buckets are 5e7 elements, Megatron's gradient buckets 40 M parameters"});
   const double f = s.memory.fragmentation;
   if (!(f >= 0 && f <= 0.5))
     e.push_back({"memory.fragmentation", fmt::format("fragmentation must be in [0, 0.5], got {}", f),

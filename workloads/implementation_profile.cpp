@@ -19,6 +19,15 @@
 //  [DSCFG] DeepSpeed configuration reference: zero_optimization.overlap_comm defaults to false
 //         (gradient reduction after the backward) for ZeRO stages 1 and 2; ZeRO-3 prefetches
 //         parameters (stage3_prefetch_bucket_size).
+//  [DSZ3] DeepSpeed ZeRO-3 parameter fetch: up to v0.5.10, deepspeed/runtime/zero/stage3.py
+//         fetch_sub_module() and partition_parameters.py _all_gather() issue one all-gather per
+//         parameter tensor; from v0.6.0 (PR #1453, January 2022)
+//         partitioned_param_coordinator.py gathers each sub-module's parameters with one
+//         coalesced all-gather. The preset is the 2021 DeepSpeed (its overlap_comm default
+//         above is of that time too): per parameter; state gather_granularity: module for 0.6+.
+//  [FSDPU] PyTorch FSDP: each FSDP unit (one transformer block under the usual auto-wrap
+//         policy) flattens its parameters into one FlatParameter and all-gathers it with one
+//         collective (PyTorch docs, "FullyShardedDataParallel"; Zhao et al., VLDB 2023, §3).
 //  [FSDP] PyTorch FSDP with eager modules (MosaicML LLM Foundry): one kernel per tensor op
 //         outside the attention; Triton FlashAttention on LLM Foundry's MPT runs.
 //  [LLMF] mosaicml/llm-foundry setup.py (early 2024): the `gpu-flash2` extra pins
@@ -72,11 +81,19 @@ ImplementationBundle pytorch_fsdp() {
   return b;
 }
 
+/// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time [DSZ3].
+/// The other presets gather a layer at a time: an FSDP unit [FSDPU], Megatron's buckets.
+ImplementationBundle deepspeed() {
+  ImplementationBundle b = bundle("deepspeed", AttentionKind::unfused, true, 0, 0, false);
+  b.gather_granularity = GatherGranularity::parameter;
+  return b;
+}
+
 std::vector<ImplementationBundle> presets() {
   return {
       bundle("megatron-core", AttentionKind::flash, true, 0, 0, true),
       bundle("megatron-lm-2021", AttentionKind::unfused, true, 0, 0, true),
-      bundle("deepspeed", AttentionKind::unfused, true, 0, 0, false),  // overlap_comm: false [DSCFG]
+      deepspeed(),
       pytorch_fsdp(),
   };
 }

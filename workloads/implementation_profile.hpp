@@ -45,6 +45,13 @@ struct ImplementationProfile {
   bool native_flash = true;
 };
 
+/// How a sharded (ZeRO-3 / FSDP) layer's weights are all-gathered: one collective per
+/// layer (an FSDP unit, a Megatron bucket), per module (each linear and norm: DeepSpeed
+/// from 0.6), per parameter tensor (DeepSpeed up to 0.5), or in buckets of
+/// gather_bucket bytes. Each call pays the collective's fixed cost and its ring latency
+/// over the group: calls · (fixed + (n−1)·α) + bytes / bus bandwidth.
+enum class GatherGranularity { layer, module, parameter, bucket };
+
 /// A preset: the attention kernel, the fusion choice and the profile.
 struct ImplementationBundle {
   AttentionKind attention = AttentionKind::flash;
@@ -52,6 +59,7 @@ struct ImplementationBundle {
   bool tp_comm_overlap = false;
   bool dp_overlap = true;
   bool param_gather_overlap = true;
+  GatherGranularity gather_granularity = GatherGranularity::layer;
   ImplementationProfile profile;
 };
 

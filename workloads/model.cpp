@@ -94,6 +94,12 @@ double attention_params(const ModelSpec& m) {
   return qkv + out;
 }
 
+int mlp_matrices(const ModelSpec& m) { return gpt_style(m) ? 2 : 3; }
+
+int moe_mlp_modules(const ModelSpec& m) {
+  return 1 + (m.moe.experts + m.moe.shared_experts) * mlp_matrices(m);  // router + experts' matrices
+}
+
 double norms_params(const ModelSpec& m) {
   // Two norms per layer; LayerNorm has weight and bias, RMSNorm weight only.
   const double h = static_cast<double>(m.hidden);
@@ -287,6 +293,20 @@ double model_step_flops(const ModelSpec& m, double global_batch) {
   for (int i = 0; i < m.layers; ++i) fwd += layer_costs(m, i, 1, 1, 1, false, Recompute::none, 2).model_flops_fwd;
   fwd += lm_head_costs(m, 1, 1, 2).model_flops_fwd;
   return 3 * fwd * global_batch;
+}
+
+int layer_parameter_modules(const ModelSpec& m, int layer) {
+  const int attention = 2;  // fused QKV, output projection
+  const int norms = 2;
+  return attention + norms + (layer_is_moe(m, layer) ? moe_mlp_modules(m) : mlp_matrices(m));
+}
+
+int layer_parameter_tensors(const ModelSpec& m, int layer) {
+  // A GPT-style linear carries a bias and a LayerNorm a bias beside its weight; the
+  // router has no bias in either style.
+  const int per_module = gpt_style(m) ? 2 : 1;
+  const int mlp = layer_is_moe(m, layer) ? 1 + (moe_mlp_modules(m) - 1) * per_module : mlp_matrices(m) * per_module;
+  return (2 + 2) * per_module + mlp;
 }
 
 }  // namespace ls::wl

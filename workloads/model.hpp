@@ -46,6 +46,17 @@ double final_norm_params(const ModelSpec& m);
 /// Sum over layers + embedding + final norm + LM head.
 double total_params(const ModelSpec& m);
 
+/// Parameter tensors of layer `layer` as the frameworks hold them (one fused QKV
+/// matrix, as Megatron and its DeepSpeed port define the attention): GPT-style
+/// (gelu) QKV, projection, fc1, fc2 with a bias each and two LayerNorms of weight and
+/// bias = 12; Llama-style (swiglu) QKV, projection, gate, up, down and two RMSNorm
+/// weights = 7; an MoE layer's MLP is its router plus every routed and shared expert's
+/// matrices. ZeRO-3 of DeepSpeed up to 0.5 issued one all-gather per such tensor.
+int layer_parameter_tensors(const ModelSpec& m, int layer);
+/// The modules holding them (each linear layer with its bias, each norm): 6 (gelu) or
+/// 7 (swiglu) for a dense layer; DeepSpeed from 0.6 gathers one module at a time.
+int layer_parameter_modules(const ModelSpec& m, int layer);
+
 /// Cost of one piece of work for one micro-batch of b sequences on one device of a
 /// tp-way group. FLOPs are hardware FLOPs on that device; bytes are HBM bytes touched
 /// (weights read + activations read/written), for the roofline.

@@ -152,6 +152,9 @@ struct ImplementationSpec {
   bool tp_comm_overlap = false;
   bool dp_overlap = true;
   bool param_gather_overlap = true;
+  /// ZeRO-3 weight gathers: calls per layer (implementation_profile.hpp); the preset's unless given.
+  GatherGranularity gather_granularity = GatherGranularity::layer;
+  double gather_bucket_bytes = 50e6;  // bytes per call under GatherGranularity::bucket
   /// Empty name: unset, resolve() takes the preset's profile.
   ImplementationProfile profile{};
 };

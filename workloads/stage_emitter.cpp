@@ -3,6 +3,7 @@
 #include "workloads/stage_emitter.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 #include "workloads/cp_attention.hpp"
@@ -375,23 +376,51 @@ void StageEmitter::ep_all_to_all(Pass pass, const Site& at, int layer, int varia
   builder_.add(stream::compute, op);
 }
 
+int StageEmitter::gather_calls(int layer, double bytes) const {
+  const ModelSpec& m = s_.model;
+  const bool gpt = m.activation == Activation::gelu;
+  const bool last = layer == m.layers - 1;
+  // The embedding (and a GPT model's position table) ride with the first layer; the
+  // final norm (weight, and bias under LayerNorm) and an untied head with the last.
+  const int first_modules = layer == 0 ? (gpt ? 2 : 1) : 0;
+  const int last_modules = last ? 1 + (m.tied_embeddings ? 0 : 1) : 0;
+  const int last_tensors = last ? (gpt ? 2 : 1) + (m.tied_embeddings ? 0 : 1) : 0;
+  switch (s_.implementation.gather_granularity) {
+    case GatherGranularity::layer: return 1;
+    case GatherGranularity::module: return layer_parameter_modules(m, layer) + first_modules + last_modules;
+    case GatherGranularity::parameter: return layer_parameter_tensors(m, layer) + first_modules + last_tensors;
+    case GatherGranularity::bucket: return std::max(1, static_cast<int>(std::ceil(bytes / s_.implementation.gather_bucket_bytes)));
+  }
+  return 1;
+}
+
 std::int64_t StageEmitter::zero3_gather(const Site& at, int layer) {
   if (!zero3_) return kNoGather;
-  // One-layer prefetch: gather k may start once the layer that used gather k−2
-  // has finished, so at most two gathered layers are resident.
-  Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1,
-                       params_.gather_weight_bytes(layer), 1);
-  g.labels[label::microbatch] = at.microbatch;
-  if (!s_.implementation.param_gather_overlap) {  // not prefetched: the layer waits for its gather
-    builder_.add(stream::compute, g);
-    return kNoGather;
+  // `calls` all-gathers of bytes/calls each, as the framework issues them
+  // (gather_granularity): one op runs up to 255 of them back to back (Op::repeat).
+  const double bytes = params_.gather_weight_bytes(layer);
+  const int calls = gather_calls(layer, bytes);
+  constexpr int kMaxRepeat = 255;
+  std::int64_t idx = kNoGather;
+  for (int done = 0; done < calls;) {
+    const int n = std::min(kMaxRepeat, calls - done);
+    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1, bytes / calls, n);
+    g.labels[label::microbatch] = at.microbatch;
+    const bool first_op = done == 0;
+    done += n;
+    if (!s_.implementation.param_gather_overlap) {  // not prefetched: the layer waits for its gathers
+      builder_.add(stream::compute, g);
+      continue;
+    }
+    // One-layer prefetch: gather k may start once the layer that used gather k−2 has
+    // finished, so at most two gathered layers are resident; a layer's later ops follow
+    // its first on the prefetch stream.
+    if (first_op && gathers_issued_ >= 2)
+      idx = builder_.add(stream::prefetch, g, {OpRef{static_cast<std::uint8_t>(stream::compute), gather_user_[gathers_issued_ - 2]}});
+    else
+      idx = builder_.add(stream::prefetch, g);
   }
-  std::uint32_t idx;
-  if (gathers_issued_ >= 2)
-    idx = builder_.add(stream::prefetch, g,
-                       {OpRef{static_cast<std::uint8_t>(stream::compute), gather_user_[gathers_issued_ - 2]}});
-  else
-    idx = builder_.add(stream::prefetch, g);
+  if (!s_.implementation.param_gather_overlap) return kNoGather;
   ++gathers_issued_;
   return idx;
 }

@@ -97,6 +97,8 @@ private:
   void expert_round_trip(Pass pass, const Site& at, int layer);
   void expert_op_for(Pass pass, const Site& at, int layer);
   void ep_all_to_all(Pass pass, const Site& at, int layer, int variant);
+  /// All-gathers that ZeRO-3 issues for layer `layer`'s `bytes` (gather_granularity).
+  int gather_calls(int layer, double bytes) const;
   std::int64_t zero3_gather(const Site& at, int layer);
   std::int64_t first_use_gather(int chunk, int layer);
   void reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush);

@@ -14,8 +14,8 @@ namespace {
 int run(const std::string& path) {
   const tools::TraceCheckReport rep = tools::check_trace_file(path);
   if (rep.ok()) {
-    fmt::print("{}: ok ({} events: {} slices, {} flows, {} counter samples, {} metadata)\n", path, rep.events, rep.slices, rep.flows,
-               rep.counters, rep.metadata);
+    print_out(fmt::format("{}: ok ({} events: {} slices, {} flows, {} counter samples, {} metadata)\n", path, rep.events, rep.slices, rep.flows,
+               rep.counters, rep.metadata));
     return kExitOk;
   }
   const std::size_t show = 50;

@@ -16,7 +16,7 @@ int run(bool markdown) {
     print_out(tools::scenario_keys_markdown());
     return kExitOk;
   }
-  for (const auto& k : tools::scenario_keys()) fmt::print("{:<42} {}\n", k.path, k.default_text.empty() ? "-" : k.default_text);
+  for (const auto& k : tools::scenario_keys()) print_out(fmt::format("{:<42} {}\n", k.path, k.default_text.empty() ? "-" : k.default_text));
   return kExitOk;
 }
 

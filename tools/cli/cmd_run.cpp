@@ -58,10 +58,10 @@ int run(const RunArgs& a) {
   const bool table = !a.quiet && a.json != "-" && a.trace != "-";
   if (table) {
     print_out(tools::format_summary(r));
-    if (!a.trace.empty()) fmt::print("\nTrace written to {} (open it at https://ui.perfetto.dev)\n", a.trace);
+    if (!a.trace.empty()) print_out(fmt::format("\nTrace written to {} (open it at https://ui.perfetto.dev)\n", a.trace));
     if (!a.chakra.empty())
-      fmt::print("\nChakra traces written to {} ({} files, {} nodes; ASTRA-sim workload prefix {}/{})\n", a.chakra, chakra.files,
-                 chakra.nodes, a.chakra, tools::chakra_file_stem(sc->name));
+      print_out(fmt::format("\nChakra traces written to {} ({} files, {} nodes; ASTRA-sim workload prefix {}/{})\n", a.chakra,
+                            chakra.files, chakra.nodes, a.chakra, tools::chakra_file_stem(sc->name)));
   } else if (!a.quiet) {
     for (const auto& w : r.warnings) fmt::print(stderr, "warning [{}]: {}\n", w.code, w.message);
   }

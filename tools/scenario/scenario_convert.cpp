@@ -99,6 +99,7 @@ private:
           impl.tp_comm_overlap = bundle->tp_comm_overlap;
           impl.dp_overlap = bundle->dp_overlap;
           impl.param_gather_overlap = bundle->param_gather_overlap;
+          impl.gather_granularity = bundle->gather_granularity;
           impl.profile = bundle->profile;
         }
       }
@@ -115,6 +116,14 @@ private:
     if (const YEntry* f = n.find("dp_overlap")) assign(impl.dp_overlap, r_.boolean(f->value, path + ".dp_overlap"));
     if (const YEntry* f = n.find("param_gather_overlap"))
       assign(impl.param_gather_overlap, r_.boolean(f->value, path + ".param_gather_overlap"));
+    if (const YEntry* g = n.find("gather_granularity")) {
+      if (auto kind = r_.choice(g->value, path + ".gather_granularity", values("implementation.gather_granularity")))
+        impl.gather_granularity = *kind == "module"      ? wl::GatherGranularity::module
+                                  : *kind == "parameter" ? wl::GatherGranularity::parameter
+                                  : *kind == "bucket"    ? wl::GatherGranularity::bucket
+                                                         : wl::GatherGranularity::layer;
+    }
+    if (const YEntry* b = n.find("gather_bucket")) assign(impl.gather_bucket_bytes, r_.bytes(b->value, path + ".gather_bucket"));
   }
 
   // ── model ──

@@ -213,6 +213,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "gradient reduction overlapped with the backward; false: after the backward"},
       {"implementation.param_gather_overlap", "bool", {}, "the preset's (`true`)",
        "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer"},
+      {"implementation.gather_granularity", "", {"layer", "module", "parameter", "bucket"}, "the preset's (`parameter` for `deepspeed`, else `layer`)",
+       "ZeRO-3 weight all-gathers per layer: one (an FSDP unit), one per module (each linear and norm; DeepSpeed 0.6+), one per "
+       "parameter tensor (DeepSpeed up to 0.5), or one per `gather_bucket`; each call pays the collective's latency over the group"},
+      {"implementation.gather_bucket", "size", {}, "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"},
 
       {"training.method", "", {"pretrain", "full-finetune", "lora"}, "`pretrain`",
        "`pretrain` and `full-finetune` train every parameter not in `frozen`; `lora` freezes the base model and trains adapters"},

@@ -1,0 +1,95 @@
+// tests/test_gather_granularity.cpp — implementation.gather_granularity: how many
+// all-gathers ZeRO-3 issues per layer, and what each costs, against closed forms.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "tools/scenario/scenario.hpp"
+#include "workloads/model.hpp"
+#include "workloads/program_builder.hpp"
+#include "workloads/simulate.hpp"
+#include "workloads/vocabulary.hpp"
+
+using namespace ls;
+
+namespace {
+
+// 8 H100s on one NVSwitch node, ZeRO-3 over all of them, gathers not prefetched (on the
+// compute stream, so each one's cost is exposed) and gradients reduced after the
+// backward (so nothing shares the links with a gather). Untied GPT-style model.
+std::string zero3_yaml(const std::string& granularity) {
+  return R"(cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+model: {layers: 4, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, activation: gelu}
+layout: {dp: 8, zero: 3, microbatch_size: 1, microbatches: 2}
+implementation: {preset: deepspeed, param_gather_overlap: false, dp_overlap: false, gather_granularity: )" +
+         granularity + "}\n";
+}
+
+struct Gathers {
+  int calls = 0;       // all-gathers run, Op::repeat counted
+  double bytes = 0;    // bytes gathered (per-rank buffer), summed over calls
+};
+
+Gathers rank0_gathers(const wl::ResolvedScenario& sc, int layer) {
+  const auto bp = wl::build_program(sc.scenario());
+  Gathers g;
+  const auto& stage = bp.program.stages.front();
+  for (const auto& stream : stage.streams)
+    for (const auto& op : stream)
+      if (op.kind == sim::OpKind::collective && op.tag == static_cast<std::uint8_t>(wl::Work::param_gather) &&
+          op.labels[wl::label::layer_begin] == layer) {
+        g.calls += op.repeat;
+        g.bytes += op.bytes * op.repeat;
+      }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("parameter tensors and modules of a layer") {
+  wl::ModelSpec gpt = *wl::model_preset("gpt3-175b");
+  CHECK(wl::layer_parameter_tensors(gpt, 0) == 12);  // QKV, proj, fc1, fc2 + biases; 2 LayerNorms (weight, bias)
+  CHECK(wl::layer_parameter_modules(gpt, 0) == 6);
+  wl::ModelSpec llama = *wl::model_preset("llama3-8b");
+  CHECK(wl::layer_parameter_tensors(llama, 0) == 7);  // QKV, proj, gate, up, down; 2 RMSNorm weights
+  CHECK(wl::layer_parameter_modules(llama, 0) == 7);
+}
+
+TEST_CASE("ZeRO-3 gathers: calls per layer by granularity, the same bytes") {
+  const auto layer = tools::load_scenario_string(zero3_yaml("layer"), "<layer>");
+  const auto param = tools::load_scenario_string(zero3_yaml("parameter"), "<parameter>");
+  const auto module = tools::load_scenario_string(zero3_yaml("module"), "<module>");
+  // A middle layer (1): no embedding or head rides with it. Two gathers per micro-batch
+  // (forward, backward), two micro-batches.
+  const Gathers l = rank0_gathers(layer, 1), p = rank0_gathers(param, 1), m = rank0_gathers(module, 1);
+  CHECK(l.calls == 2 * 2);
+  CHECK(p.calls == 2 * 2 * 12);
+  CHECK(m.calls == 2 * 2 * 6);
+  CHECK(p.bytes == doctest::Approx(l.bytes).epsilon(1e-12));
+  CHECK(m.bytes == doctest::Approx(l.bytes).epsilon(1e-12));
+  // The first layer carries the embedding and the position table (two more of each).
+  CHECK(rank0_gathers(param, 0).calls == 2 * 2 * (12 + 2));
+  // bucket: ceil(layer bytes / bucket) calls.
+  const auto bucket =
+      tools::load_scenario_string(zero3_yaml("bucket, gather_bucket: 1 MB"), "<bucket>");
+  const double per_gather = l.bytes / l.calls;
+  CHECK(rank0_gathers(bucket, 1).calls == 2 * 2 * static_cast<int>(std::ceil(per_gather / 1e6)));
+}
+
+TEST_CASE("ZeRO-3 gathers per parameter cost calls x (fixed + (n-1) step latency) more: the bandwidth term is unchanged") {
+  const auto layer = tools::load_scenario_string(zero3_yaml("layer"), "<layer>");
+  const auto param = tools::load_scenario_string(zero3_yaml("parameter"), "<parameter>");
+  wl::SimOptions opt;
+  opt.what_if = false;
+  const double t_layer = wl::simulate(layer, opt).step_time_s;
+  const double t_param = wl::simulate(param, opt).step_time_s;
+  // Every extra call pays NCCL's fixed cost (10 us) and a flat ring of 8 ranks over
+  // NVSwitch, 7 steps of 3.4 us (topology/collective_costs.cpp); its bytes/bandwidth
+  // share is the same in total. Extra calls: per micro-batch and pass, 11 per middle
+  // layer, 13 on layer 0 (embedding and positions), 14 on the last (final norm weight and
+  // bias, head).
+  const int extra = 2 * 2 * (13 + 11 + 11 + 14);
+  const double per_call = 10e-6 + 7 * 3.4e-6;
+  CHECK(t_param - t_layer == doctest::Approx(extra * per_call).epsilon(1e-6));
+}
