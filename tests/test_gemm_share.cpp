@@ -1,5 +1,5 @@
 // tests/test_gemm_share.cpp — the kernel model's GEMM share of a GPT-3 175B layer
-// against published bounds (issue 13).
+// against published bounds.
 //
 // The layer is the one of scenarios/gpt3-175b-1024-a100.yaml (Narayanan et al., SC'21:
 // h 12288, 96 heads, s 2048, tp 8 with sequence parallelism, micro-batch 1, selective

@@ -1,4 +1,4 @@
-// tests/test_regressions.cpp — runs the regression corpus of issue 12 against the
+// tests/test_regressions.cpp — runs the regression corpus against the
 // built command: every line of tests/fuzz/regressions.txt (allowed exit codes, then
 // arguments), and every file of tests/fuzz/corpus/ (including the fuzzer's finds)
 // with `run -q`. Whatever the input, the command must answer within 60 s with one of

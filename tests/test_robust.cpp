@@ -1,4 +1,4 @@
-// tests/test_robust.cpp — issue 12's guarantees, end to end on the built command
+// tests/test_robust.cpp — the robustness guarantees, end to end on the built command
 // (LAYOUTSIM_BIN): honest exit codes and I/O (atomic outputs, '-' = stdout, empty
 // paths, full or closed stdout, unreadable inputs), the exact time range (a step past
 // int64 picoseconds is exit 1, never a deadlock or a nonsense number), the summary's

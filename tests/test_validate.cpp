@@ -360,3 +360,14 @@ runs:
     CHECK(m.find("measured.memory_convention: expected allocated or reserved") != std::string::npos);
   }
 }
+
+TEST_CASE("validate and calibrate on a runs file with no runs: a user error (exit 1), not a table of zeros") {
+  const std::string path = test::tmp("runs_empty.yaml");
+  write(path, "runs: []\n");
+  const test::Run v = test::run_layoutsim("validate '" + path + "'");
+  CHECK(v.rc == 1);
+  CHECK(v.err.find("no runs") != std::string::npos);
+  const test::Run c = test::run_layoutsim("calibrate '" + path + "'");
+  CHECK(c.rc == 1);
+  CHECK(c.err.find("calibrate: no runs") != std::string::npos);
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Search sanity against published practice (issue 11).
+"""Search sanity against published practice.
 
 For a representative set of the Megatron-Bridge rows of validation/megatron_bridge.yaml
 (one per model, GPU type and cluster size), runs `layoutsim search` over the row's own

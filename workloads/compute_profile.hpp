@@ -1,5 +1,5 @@
-// workloads/compute_profile.hpp — the kernel-level cost constants of one GPU type
-// (issue 13): what a GEMM, a FlashAttention kernel and a memory-bound kernel really
+// workloads/compute_profile.hpp — the kernel-level cost constants of one GPU type:
+// what a GEMM, a FlashAttention kernel and a memory-bound kernel really
 // sustain, and what a launch costs. Peak FLOP/s and HBM bandwidth stay in GpuSpec
 // (datasheet figures); this profile holds only the fractions and shapes that turn them
 // into kernel times. Every constant has a physical meaning, bounds, and a citation or a

@@ -1,4 +1,4 @@
-// workloads/interference.hpp — NCCL kernels slowing the compute they overlap (issue 13).
+// workloads/interference.hpp — NCCL kernels slowing the compute they overlap.
 //
 // A collective runs as GPU kernels: NCCL launches one thread block per channel, and
 // each block holds its SM for the whole collective, while its copies share HBM. Compute

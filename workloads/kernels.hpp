@@ -1,4 +1,4 @@
-// workloads/kernels.hpp — the kernel as the unit of compute time (issue 13): what one
+// workloads/kernels.hpp — the kernel as the unit of compute time: what one
 // GPU kernel does (FLOPs, HBM bytes, GEMM shape, what it keeps for the backward), how
 // long it takes on a GPU type (ComputeProfile + GpuSpec peaks), and the per-category
 // breakdown of a list of kernels. The decomposition of a layer pass into kernels is in

@@ -164,13 +164,15 @@ const char* item_kind_name(ItemKind k) {
 }
 
 const char* schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::interleaved_1f1b: return "interleaved-1f1b";
-    case Schedule::zb_h1: return "zb-h1";
-  }
+  for (const auto& [schedule, name] : kScheduleNames)
+    if (schedule == s) return name.data();  // the table's literals are NUL-terminated
   return "?";
+}
+
+std::optional<Schedule> schedule_from_name(std::string_view name) {
+  for (const auto& [schedule, spelling] : kScheduleNames)
+    if (spelling == name) return schedule;
+  return std::nullopt;
 }
 
 int microbatches_for_bubble(Schedule s, int pp, int m, int v, double target) {

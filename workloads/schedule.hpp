@@ -10,7 +10,11 @@
 // tests/test_schedule.cpp executes every schedule against these rules.
 #pragma once
 
+#include <array>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "workloads/spec.hpp"
@@ -77,8 +81,19 @@ int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbat
 /// "F", "B", "Bi", "W": short names for traces and messages.
 const char* item_kind_name(ItemKind k);
 
+/// Every schedule with its scenario spelling: the one place a schedule's name is
+/// written (the loader, the key table, search's --vary and every report read it).
+inline constexpr std::array<std::pair<Schedule, std::string_view>, 4> kScheduleNames{{
+    {Schedule::gpipe, "gpipe"},
+    {Schedule::one_f_one_b, "1f1b"},
+    {Schedule::interleaved_1f1b, "interleaved-1f1b"},
+    {Schedule::zb_h1, "zb-h1"},
+}};
+
 /// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1".
 const char* schedule_name(Schedule s);
+/// The schedule a scenario spelling names; nullopt for any other text.
+std::optional<Schedule> schedule_from_name(std::string_view name);
 
 /// Smallest micro-batch count ≥ m (a multiple of pp for interleaved) whose analytic
 /// bubble is at most `target`; m itself when it already is.

@@ -9,7 +9,7 @@
 // `_full`, with every rank simulated. The scenarios are read from their YAML files
 // (scenarios/, tests/bench/scenarios/), the ones `layoutsim run` takes. Reported
 // counters: events, events/s, simulated step time and the process's peak RSS.
-// Targets on the 2-core CI machine: ≤ 2 s and ≤ 30 s wall per step, ≤ 8 GiB; with the fast path (issue 11) GPT-3 ≤ 0.15 s,
+// Targets on the 2-core CI machine: ≤ 2 s and ≤ 30 s wall per step, ≤ 8 GiB; with the symmetric fast path GPT-3 ≤ 0.15 s,
 // 530B ≤ 1 s, 405B ≤ 0.5 s (README, Performance).
 #include <benchmark/benchmark.h>
 

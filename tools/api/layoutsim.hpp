@@ -1,19 +1,20 @@
 // tools/api/layoutsim.hpp — layoutsim's public C++ API: the one header a program or a language
-// binding includes. It sits at the top of the dependency chain (sim <- topology <-
-// workloads <- tools), in library ls_tools, and only forwards to the pieces the
-// `layoutsim` command uses, so a program gets the same numbers and the same JSON bytes
-// as the command line:
+// binding includes, and the one the `layoutsim` command (tools/cli/) goes through. It sits
+// at the top of the library (sim <- topology <- workloads <- {tools/scenario,
+// tools/report} <- tools/study <- tools/api), in library ls_api (`find_package(layoutsim)`,
+// target layoutsim::ls_api, once installed), so a program gets the same numbers and the
+// same JSON bytes as the command line:
 //
 //   ScenarioSource::file(path).resolve(overrides)  ≡  the loader of `run/check/sweep FILE --set ...`
 //   plan(scenario), plan_text(...)                 ≡  `layoutsim check`
 //   simulate(scenario), summary_json_text(result)  ≡  `layoutsim run --json FILE`
 //   sweep(source, axes), sweep_json / sweep_csv    ≡  `layoutsim sweep --json / --csv`
 //
-// Errors: an invalid scenario throws ScenarioError, whose what() holds one
-// compiler-style message per line (FILE:LINE:COL: error: KEY.PATH: ...; see
-// tools/scenario/scenario.hpp). simulate() throws std::runtime_error only on an internal
-// failure (a deadlocked schedule). Nothing here keeps state between calls: every
-// function may be called from several threads at once on distinct arguments.
+// Errors: every user error derives from ls::UserError (sim/error.hpp): an invalid
+// scenario throws ScenarioError, whose what() holds one compiler-style message per line
+// (FILE:LINE:COL: error: KEY.PATH: ...; see tools/scenario/scenario.hpp). Anything else
+// (ls::InternalError, a deadlocked schedule) is a bug. Nothing here keeps state between
+// calls: every function may be called from several threads at once on distinct arguments.
 //
 // Example: tools/examples/plan_and_run.cpp. Python binding: python/.
 #pragma once
@@ -98,7 +99,7 @@ nlohmann::ordered_json plan_json(const ResolvedScenario& scenario, const PlanSum
 /// tools::OutputInvariantError, an InternalError.
 Result simulate(const ResolvedScenario& scenario, const SimOptions& options = {});
 
-/// The JSON summary, as `layoutsim run --json` writes it (shared/CONTRACT.md).
+/// The JSON summary, as `layoutsim run --json` writes it (README "JSON reference").
 nlohmann::ordered_json summary_json(const Result& result);
 
 /// The exact bytes `layoutsim run --json FILE` writes (trailing newline included).

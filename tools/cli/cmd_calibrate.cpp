@@ -25,7 +25,7 @@ int run(const CalibrateArgs& a) {
   one_stdout({{"--json", &a.json}, {"--out", &a.out}});
   auto rows = read_runs({a.runs});
   if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
-  if (rows.empty()) throw std::invalid_argument(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
+  if (rows.empty()) throw UserError(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
   std::vector<tools::TunableConstant> constants;
   if (a.fit.empty()) constants = tools::default_fit_constants();
   for (const auto& tc : tools::all_constants())

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tools/cli/command.hpp"
 #include "tools/cli/runs_files.hpp"
@@ -33,6 +34,7 @@ int run(const ValidateArgs& a) {
   std::vector<std::string> files = a.sets;
   if (files.empty()) files = default_runs_files(LAYOUTSIM_VALIDATION_DIR);
   auto rows = read_runs(files);
+  if (rows.empty()) throw UserError(fmt::format("validate: no runs in {}", fmt::join(files, ", ")));
   if (!a.profile.empty()) {
     const tools::GpuProfile prof = tools::read_profile_file(a.profile);
     for (auto& row : rows)

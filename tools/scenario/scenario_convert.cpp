@@ -11,6 +11,7 @@
 #include "workloads/layout.hpp"
 #include "workloads/low_precision.hpp"
 #include "workloads/model.hpp"
+#include "workloads/schedule.hpp"
 
 namespace ls::tools {
 namespace {
@@ -290,10 +291,7 @@ private:
         else if (e.key == "global_batch") gb = &e;
         else if (e.key == "schedule") {
           if (auto c = r_.choice(v, p, values("layout.schedule")))
-            l.schedule = *c == "gpipe" ? wl::Schedule::gpipe
-                         : *c == "1f1b" ? wl::Schedule::one_f_one_b
-                         : *c == "interleaved-1f1b" ? wl::Schedule::interleaved_1f1b
-                                                    : wl::Schedule::zb_h1;
+            if (const auto schedule = wl::schedule_from_name(*c)) l.schedule = *schedule;
         } else if (e.key == "virtual_stages") assign(l.virtual_stages, r_.count(v, p));
         else if (e.key == "stage_layers") stage_layers(v, p);
         else if (e.key == "placement") placement(v, p);

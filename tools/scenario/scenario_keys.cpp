@@ -5,9 +5,17 @@
 
 #include <fmt/format.h>
 
+#include "workloads/schedule.hpp"
+
 namespace ls::tools {
 
 const std::vector<ScenarioKey>& scenario_keys() {
+  // A choice whose names live in an enum's table takes them from there.
+  const auto names_of = [](const auto& table) {
+    std::vector<std::string_view> names;
+    for (const auto& entry : table) names.push_back(entry.second);
+    return names;
+  };
   // Sibling order is the order of the loader's "valid keys here" lists.
   static const std::vector<ScenarioKey> keys{
       {"name", "string", {}, "the file name without directory and extension (`default` for the built-in scenario)", ""},
@@ -142,7 +150,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"layout.global_batch", "int", {}, "",
        "instead of `microbatches`: a multiple of microbatch_size·dp; microbatches = global_batch / (microbatch_size·dp). "
        "Both in one file is an error; a `--set` of one replaces the other"},
-      {"layout.schedule", "", {"gpipe", "1f1b", "interleaved-1f1b", "zb-h1"}, "`1f1b`", ""},
+      {"layout.schedule", "", names_of(wl::kScheduleNames), "`1f1b`", ""},
       {"layout.virtual_stages", "int", {}, "1", "(interleaved-1f1b)"},
       {"layout.stage_layers", "", {"auto", "balanced"}, "`auto`",
        "or `[INT, ...]` one per stage; `auto`: even split, `balanced`: by compute time"},

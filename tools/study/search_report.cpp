@@ -12,6 +12,7 @@
 #include "tools/report/human_units.hpp"
 #include "tools/report/training_report.hpp"
 #include "tools/scenario/yaml_tree.hpp"
+#include "workloads/schedule.hpp"
 
 namespace ls::tools {
 
@@ -41,16 +42,6 @@ std::string training_cells(const SearchReport& r, const CandidateOutcome* c) {
   return s;
 }
 
-const char* schedule_key_name(wl::Schedule s) {
-  switch (s) {
-    case wl::Schedule::gpipe: return "gpipe";
-    case wl::Schedule::one_f_one_b: return "1f1b";
-    case wl::Schedule::interleaved_1f1b: return "interleaved-1f1b";
-    case wl::Schedule::zb_h1: return "zb-h1";
-  }
-  return "?";
-}
-
 std::string placement_text(const std::vector<std::string>& p, const char* sep) {
   std::string s;
   for (std::size_t i = 0; i < p.size(); ++i) s += (i ? sep : "") + p[i];
@@ -72,7 +63,7 @@ nlohmann::ordered_json layout_json(const SearchLayout& l) {
   j["recompute"] = recompute_name(l.recompute);
   j["microbatch_size"] = l.microbatch_size;
   j["microbatches"] = l.microbatches;
-  j["schedule"] = schedule_key_name(l.schedule);
+  j["schedule"] = wl::schedule_name(l.schedule);
   j["virtual_stages"] = l.virtual_stages;
   j["stage_layers"] = stage_layers_name(l.stage_layers);
   j["placement"] = l.placement;
@@ -168,7 +159,7 @@ std::string search_csv(const SearchReport& r) {
   auto layout_cells = [](const SearchLayout& l) {
     return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", compact_layout(l), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
                        l.sequence_parallel ? "true" : "false", recompute_name(l.recompute), l.microbatch_size, l.microbatches,
-                       schedule_key_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers),
+                       wl::schedule_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers),
                        placement_text(l.placement, "/"));
   };
   for (const auto& c : r.ranked) {
@@ -253,7 +244,7 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   block += fmt::format("  tp: {}\n  pp: {}\n  dp: {}\n  ep: {}\n  zero: {}\n  sequence_parallel: {}\n  recompute: {}\n", l.tp, l.pp,
                        l.dp, l.ep, l.zero, l.sequence_parallel ? "true" : "false", recompute_name(l.recompute));
   block += fmt::format("  microbatch_size: {}\n  global_batch: {}   # {} micro-batches\n  schedule: {}\n", l.microbatch_size,
-                       r.global_batch, l.microbatches, schedule_key_name(l.schedule));
+                       r.global_batch, l.microbatches, wl::schedule_name(l.schedule));
   if (l.schedule == wl::Schedule::interleaved_1f1b) block += fmt::format("  virtual_stages: {}\n", l.virtual_stages);
   if (l.cp > 1) block += fmt::format("  cp: {}\n", l.cp);
   if (r.cp_all_gather) block += "  cp_kind: all-gather\n";

@@ -12,6 +12,7 @@
 #include "tools/study/search.hpp"
 #include "tools/study/sweep.hpp"
 #include "workloads/layout.hpp"
+#include "workloads/schedule.hpp"
 
 namespace ls::tools {
 
@@ -27,13 +28,8 @@ std::vector<int> divisors(long long n) {
 int gpu_count(const wl::Scenario& s) { return wl::device_count(s.cluster); }
 
 const char* schedule_short(wl::Schedule s) {
-  switch (s) {
-    case wl::Schedule::gpipe: return "gpipe";
-    case wl::Schedule::one_f_one_b: return "1f1b";
-    case wl::Schedule::interleaved_1f1b: return "1f1b";  // the "(vN)" after pN says it is interleaved
-    case wl::Schedule::zb_h1: return "zb-h1";
-  }
-  return "?";
+  // The "(vN)" after pN says it is interleaved.
+  return s == wl::Schedule::interleaved_1f1b ? wl::schedule_name(wl::Schedule::one_f_one_b) : wl::schedule_name(s);
 }
 
 std::string join_placement(const std::vector<std::string>& p, const char* sep) {
@@ -76,10 +72,7 @@ wl::Recompute parse_recompute(const std::string& v) {
 }
 
 wl::Schedule parse_schedule(const std::string& v) {
-  if (v == "gpipe") return wl::Schedule::gpipe;
-  if (v == "1f1b") return wl::Schedule::one_f_one_b;
-  if (v == "interleaved-1f1b" || v == "i1f1b") return wl::Schedule::interleaved_1f1b;
-  if (v == "zb-h1") return wl::Schedule::zb_h1;
+  if (const auto s = wl::schedule_from_name(v)) return *s;
   throw std::invalid_argument(fmt::format("--vary/--fix schedule: '{}' is not gpipe, 1f1b, interleaved-1f1b or zb-h1", v));
 }
 
