@@ -181,6 +181,14 @@ struct Result {
   int steps = 1;
   int gpus_per_node = 8;
   double step_time_s = 0;
+  /// Where the measured step time of runs like this one fell around their predictions:
+  /// from held-out published runs (error_band.hpp). rows == 0: no similar held-out run.
+  struct StepTimeBand {
+    int rows = 0;
+    double lo_s = 0, hi_s = 0;
+    double coverage = 0;  // the share of those runs the band holds
+    std::string group;
+  } step_time_band;
   double tokens_per_s = 0;
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;

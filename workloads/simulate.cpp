@@ -18,6 +18,7 @@
 #include "workloads/critical_path.hpp"
 #include "workloads/device_metrics.hpp"
 #include "workloads/diagnostics.hpp"
+#include "workloads/error_band.hpp"
 #include "workloads/hardware.hpp"
 #include "workloads/interference.hpp"
 #include "workloads/memory.hpp"
@@ -228,6 +229,8 @@ Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
     price_cp_advice(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub); });
   }
   res.training = training_cost(sc.training, res.devices, res.tokens_per_s);
+  const ErrorBand band = error_band(res.step_time_s, band_features(sc), shipped_residuals());
+  if (band.rows > 0) res.step_time_band = {band.rows, band.lo_s, band.hi_s, kBandCoverage, band.group};
   return res;
 }
 

@@ -165,6 +165,12 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   ordered_json warns = ordered_json::array();
   for (const auto& w : r.warnings) warns.push_back(ordered_json{{"code", w.code}, {"message", w.message}});
   j["warnings"] = std::move(warns);
+  // The band of the measured step time from held-out published runs like this one.
+  const auto& band = r.step_time_band;
+  j["step_time_band_s"] = band.rows > 0 ? ordered_json::array({num(band.lo_s), num(band.hi_s)}) : ordered_json(nullptr);
+  j["step_time_band"] = {{"coverage", band.rows > 0 ? num(band.coverage) : ordered_json(nullptr)},
+                         {"group", band.rows > 0 ? ordered_json(band.group) : ordered_json(nullptr)},
+                         {"rows", band.rows}};
 
   // Per stage, seconds per step of one rank's compute by kind of kernel; the parts add up
   // to that rank's nominal compute time (overhead_s: kernel launches and dispatch).

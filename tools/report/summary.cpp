@@ -69,7 +69,12 @@ void append_warnings(std::string& out, const std::vector<wl::Warning>& warnings)
 std::string format_summary(const wl::Result& r) {
   std::string out;
   out += fmt::format("layoutsim: {} — {} GPUs, {} step{}\n\n", r.scenario, r.devices, r.steps, r.steps == 1 ? "" : "s");
-  out += fmt::format("  {:<22} {}\n", "step time", human_seconds(r.step_time_s));
+  const auto& band = r.step_time_band;
+  out += fmt::format("  {:<22} {}{}\n", "step time", human_seconds(r.step_time_s),
+                     band.rows > 0 ? fmt::format("  ({:+.0f} % … {:+.0f} %: {:.0f} % of {} held-out published runs like this, {})",
+                                                 100 * (band.lo_s / r.step_time_s - 1), 100 * (band.hi_s / r.step_time_s - 1),
+                                                 100 * band.coverage, band.rows, band.group)
+                                   : std::string());
   if (r.steps > 1) {
     out += fmt::format("  {:<22} mean {}  p50 {}  p99 {}  max {}\n", "step time over steps", human_seconds(r.step_stats.mean_s),
                        human_seconds(r.step_stats.p50_s), human_seconds(r.step_stats.p99_s), human_seconds(r.step_stats.max_s));

@@ -330,6 +330,7 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
     o.measured_s = rows[i].measured_step_s;
     o.outlier = rows[i].outlier;
     o.fitted = rows[i].fitted;
+    o.features = wl::band_features(rows[i].scenario);
     o.memory_convention = rows[i].memory_convention;
     if (rows[i].measured_peak_bytes > 0) o.measured_peak_bytes = rows[i].measured_peak_bytes;
     if (outcomes[i].result) {
@@ -433,6 +434,11 @@ nlohmann::ordered_json validation_json(const ValidationReport& r) {
     j["error"] = num(row.error);
     if (!row.failure.empty()) j["failure"] = row.failure;
     if (!row.outlier.empty()) j["outlier"] = row.outlier;
+    j["fitted"] = row.fitted;
+    j["features"] = {{"preset", row.features.preset},
+                     {"gpu_family", row.features.gpu_family},
+                     {"kind", row.features.kind},
+                     {"scale", row.features.scale}};
     if (std::isfinite(row.measured_peak_bytes))
       j["memory"] = {{"measured", num(row.measured_peak_bytes)},
                      {"predicted", num(row.predicted_peak_bytes)},

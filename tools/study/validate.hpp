@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "workloads/error_band.hpp"
 #include "workloads/spec.hpp"
 
 namespace ls::tools {
@@ -79,6 +80,7 @@ struct RowOutcome {
   double memory_error = std::numeric_limits<double>::quiet_NaN();  // (predicted − measured) / measured
   std::string memory_convention;
   std::string memory_verdict;                                     // fits | tight | does-not-fit
+  wl::BandFeatures features;                                          // what the error band groups runs by
 };
 
 /// Simulates every row (what-ifs off) with `jobs` threads (≤ 0: hardware threads),
