@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     print_error(fmt::format("internal error: {}", e.what()));
     return cli::kExitInternal;
+  } catch (...) {  // nothing of ours throws a non-std type; a library might
+    print_error("internal error: unknown exception");
+    return cli::kExitInternal;
   }
   return cli::kExitUsage;
 }
