@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/hardware.hpp"
 #include "workloads/layout.hpp"
 
 namespace ls::tools::embedded {
@@ -16,14 +17,6 @@ extern const std::string_view error_bands_csv_text;  // generated from validatio
 namespace ls::wl {
 
 namespace {
-
-std::string family_of(const std::string& gpu) {
-  const auto starts = [&](const char* p) { return gpu.rfind(p, 0) == 0; };
-  if (starts("a100")) return "a100";
-  if (starts("h100") || starts("h200") || starts("h800")) return "hopper";
-  if (starts("b200") || starts("b300") || starts("gb200") || starts("gb300")) return "blackwell";
-  return "other";
-}
 
 // The order statistics that bound a new draw with probability ≥ coverage (header).
 std::pair<double, double> prediction_interval(std::vector<double> v, double coverage) {
@@ -39,7 +32,7 @@ std::pair<double, double> prediction_interval(std::vector<double> v, double cove
 BandFeatures band_features(const Scenario& s) {
   BandFeatures f;
   f.preset = s.implementation.preset;
-  f.gpu_family = family_of(s.gpu.name);
+  f.gpu_family = gpu_family_name(gpu_family(s.gpu));
   const auto& L = s.layout;
   f.kind = L.pp > 1 ? "pipeline" : L.tp > 1 ? "tensor" : L.zero >= 3 ? "sharded" : "data";
   const int n = device_count(s.cluster);

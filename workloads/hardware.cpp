@@ -145,11 +145,33 @@ ComputeProfile compute_profile_of(const GpuSpec& gpu) {
   return p;
 }
 
-topo::CollectiveCostModel collective_costs_of(const GpuSpec& gpu) {
+GpuFamily gpu_family(const GpuSpec& gpu) {
   const std::string& type = gpu.compute.name.empty() ? gpu.name : gpu.compute.name;
-  if (type.rfind("a100", 0) == 0) return topo::dgx_a100_collective_costs();
+  if (type.rfind("a100", 0) == 0) return GpuFamily::ampere;
+  for (const char* hopper : {"h100", "h200", "h800"})
+    if (type.rfind(hopper, 0) == 0) return GpuFamily::hopper;
   for (const char* blackwell : {"b200", "b300", "gb200", "gb300"})
-    if (type == blackwell) return topo::blackwell_collective_costs();
+    if (type == blackwell) return GpuFamily::blackwell;
+  return GpuFamily::other;
+}
+
+const char* gpu_family_name(GpuFamily f) {
+  switch (f) {
+    case GpuFamily::ampere: return "a100";
+    case GpuFamily::hopper: return "hopper";
+    case GpuFamily::blackwell: return "blackwell";
+    case GpuFamily::other: return "other";
+  }
+  return "other";
+}
+
+topo::CollectiveCostModel collective_costs_of(const GpuSpec& gpu) {
+  switch (gpu_family(gpu)) {
+    case GpuFamily::ampere: return topo::dgx_a100_collective_costs();
+    case GpuFamily::blackwell: return topo::blackwell_collective_costs();
+    case GpuFamily::hopper:
+    case GpuFamily::other: break;
+  }
   return topo::default_collective_costs();
 }
 

@@ -30,6 +30,15 @@ std::vector<std::string> gpu_preset_names();
 /// with it (the presets' flash/GEMM ratios, ~0.7 forward, ~0.58 backward). O(1).
 ComputeProfile compute_profile_of(const GpuSpec& gpu);
 
+/// The GPU generation a type belongs to, by its profile's name (the preset it came
+/// from) or else its own: "a100…" is Ampere, "h100…", "h200…", "h800…" Hopper, b200,
+/// b300, gb200, gb300 Blackwell. The collective-cost profile and the error band's
+/// grouping both read it.
+enum class GpuFamily { ampere, hopper, blackwell, other };
+GpuFamily gpu_family(const GpuSpec& gpu);
+/// "a100", "hopper", "blackwell", "other".
+const char* gpu_family_name(GpuFamily f);
+
 /// The collective cost profile (topology/collective_costs.hpp) of the system a GPU type
 /// ships in: A100 parts -> DGX A100 (NVLink 3, HDR); Blackwell (b200, b300, gb200,
 /// gb300) -> NVLink 5 systems (DGX B200, GB200/GB300 NVL72); everything else (Hopper, a

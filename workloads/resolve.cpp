@@ -20,10 +20,12 @@ namespace {
 
 constexpr std::size_t kMaxHintedNames = 20;  // unknown link names that get a did-you-mean
 
-std::string issues_text(const std::vector<ScenarioIssue>& issues) {
+// One "PREFIXKEY: message (hint)" line per issue.
+std::string issues_text(const std::vector<ScenarioIssue>& issues, std::string_view prefix = "") {
   std::string all;
   for (const auto& i : issues) {
     if (!all.empty()) all += '\n';
+    all += prefix;
     all += i.key_path.empty() ? i.message : fmt::format("{}: {}", i.key_path, i.message);
     if (!i.hint.empty()) all += fmt::format(" ({})", i.hint);
   }
@@ -238,13 +240,7 @@ void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
 InvalidScenario::InvalidScenario(std::vector<ScenarioIssue> issues)
     : UserError(issues_text(issues)), issues_(std::move(issues)) {}
 
-std::string InvalidScenario::message() const {
-  std::string out;
-  for (const auto& issue : issues_)
-    out += fmt::format("{}error: {}{}{}", out.empty() ? "" : "\n", issue.key_path.empty() ? "" : issue.key_path + ": ", issue.message,
-                       issue.hint.empty() ? "" : " (" + issue.hint + ")");
-  return out;
-}
+std::string InvalidScenario::message() const { return issues_text(issues_, "error: "); }
 
 double DerivedDefaults::idle_intra_bandwidth_Bps() { return topo::ClusterSpec{}.intra.bandwidth_Bps; }
 double DerivedDefaults::idle_inter_bandwidth_Bps() { return topo::ClusterSpec{}.inter.bandwidth_Bps; }
