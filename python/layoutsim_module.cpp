@@ -44,8 +44,8 @@ std::pair<std::string, std::string> check(const std::string& kind, std::string y
   const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
   py::gil_scoped_release unlocked;
   const ls::api::ResolvedScenario scenario = source.resolve(overrides);
-  const ls::api::PlanSummary plan = ls::api::plan(scenario);
-  return {ls::api::plan_json(scenario, plan).dump(), ls::api::plan_text(scenario, plan)};
+  const ls::api::LayoutReport plan = ls::api::check(scenario);
+  return {ls::api::check_json(scenario, plan).dump(), ls::api::check_text(scenario, plan)};
 }
 
 std::string sweep(const std::string& kind, std::string yaml, std::string name, const std::vector<std::string>& keys,

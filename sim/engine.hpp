@@ -74,7 +74,7 @@ struct OpTrace {
   std::int32_t peer;
 };  // 24 bytes: one per executed op, so it is kept small (first-touch page faults dominate)
 
-/// The symmetric fast path (workloads/symmetry.hpp): ranks come in R alike replicas;
+/// The symmetric fast path (workloads/build/symmetry.hpp): ranks come in R alike replicas;
 /// only replica 0 runs, and every other rank shares the timeline of its position's
 /// replica-0 rank. A collective over ranks of several replicas starts when its
 /// simulated members arrive. "Ghost" plans run beside a simulated plan (same phases,

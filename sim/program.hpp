@@ -4,7 +4,7 @@
 // rank's group table), carries an opaque tag and labels for the recorder, and may
 // be scaled by a per-rank factor. What the slots, tags and labels mean (parallelism
 // axes, forward/backward, micro-batches, layers, MoE experts) is workloads/
-// vocabulary (workloads/vocabulary.hpp).
+// vocabulary (workloads/spec/vocabulary.hpp).
 //
 // Every rank (one per GPU) belongs to one pipeline stage and runs that stage's
 // template: an ordered list of ops per stream. Ranks of a stage share the template
@@ -49,7 +49,7 @@ inline constexpr int kOpLabels = 4;   // Op::labels
 /// Streams of one rank. `main` is the one whose waits count as exposed time and
 /// whose counts_as_busy ops form the busy window; recvs live on it. Sends live on
 /// `send`. `side0`, `side1` and `side2` run beside main (what for is the workload's
-/// choice: workloads/vocabulary.hpp).
+/// choice: workloads/spec/vocabulary.hpp).
 enum class Stream : std::uint8_t { main = 0, send = 1, side0 = 2, side1 = 3, side2 = 4 };
 inline constexpr int kStreamCount = 5;
 
@@ -65,7 +65,7 @@ struct Op {
   std::uint8_t tag = 0;               // opaque to the engine: what the op is for (wl::Work)
   bool counts_as_busy = false;        // inside the busy window (RankStats::busy_*): the bubble's complement
   // Opaque labels carried for the recorder and the deadlock message; the engine never
-  // reads them otherwise (workloads/vocabulary.hpp names them). -1: unset.
+  // reads them otherwise (workloads/spec/vocabulary.hpp names them). -1: unset.
   std::array<std::int32_t, kOpLabels> labels{-1, -1, -1, -1};
   Time duration;                      // compute: nominal time, before perturbations
   double hw_flops = 0;                // compute: hardware FLOPs (recompute included)

@@ -1,8 +1,8 @@
 // tests/fixtures.hpp — small scenarios shared by the workload tests.
 #pragma once
 
-#include "workloads/hardware.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::test {
 

@@ -23,7 +23,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIAB
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "building tools/examples against the install failed (${rc}):\n${out}\n${err}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -DLAYOUTSIM=${LAYOUTSIM} -DEXAMPLE=${WORK_DIR}/build/plan_and_run
+execute_process(COMMAND ${CMAKE_COMMAND} -DLAYOUTSIM=${LAYOUTSIM} -DEXAMPLE=${WORK_DIR}/build/check_and_run
                         -DSCENARIO=${SOURCE_DIR}/scenarios/default.yaml -DWORK_DIR=${WORK_DIR}/compare
                         -P ${SOURCE_DIR}/tools/examples/compare_with_cli.cmake
                 RESULT_VARIABLE rc)

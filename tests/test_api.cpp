@@ -1,6 +1,6 @@
 // tests/test_api.cpp — the public C++ API (tools/api/layoutsim.hpp): each entry point returns what
 // the pieces it forwards to return (the command-line equivalence is checked end to end
-// by the example_plan_and_run_* tests and python_layoutsim).
+// by the example_check_and_run_* tests and python_layoutsim).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -48,13 +48,13 @@ TEST_CASE("an invalid override throws a located ScenarioError") {
 
 TEST_CASE("plan_json holds the plan's numbers") {
   const api::ResolvedScenario s = api::ScenarioSource::text(kSmall, "small.yaml").resolve();
-  const api::PlanSummary plan = api::plan(s);
-  const auto j = api::plan_json(s, plan);
+  const api::LayoutReport plan = api::check(s);
+  const auto j = api::check_json(s, plan);
   CHECK(j["devices"] == 8);
   CHECK(j["stage_layers"].size() == 2);
   CHECK(j["memory_per_stage"].size() == plan.memory_per_stage.size());
   CHECK(j["model_flops_per_step"].get<double>() == plan.model_flops_per_step);
-  const std::string text = api::plan_text(s, plan);  // `layoutsim check`
+  const std::string text = api::check_text(s, plan);  // `layoutsim check`
   CHECK(text.find("Memory budget per GPU") != std::string::npos);
   CHECK(j["fits"].get<bool>() == (text.find("DOES NOT FIT") == std::string::npos));
 }

@@ -15,7 +15,7 @@
 #include "tools/study/levenberg_marquardt.hpp"
 #include "tools/scenario/gpu_profile_file.hpp"
 #include "tools/scenario/scenario.hpp"
-#include "workloads/hardware.hpp"
+#include "workloads/cost/hardware.hpp"
 #include "workloads/simulate.hpp"
 
 using namespace ls;

@@ -23,7 +23,7 @@
 
 #include "chakra/et_def.pb.h"
 #include "tools/report/chakra_export.hpp"
-#include "workloads/program_builder.hpp"
+#include "workloads/build/program_builder.hpp"
 #include "workloads/resolve.hpp"
 
 #ifndef LAYOUTSIM_BIN

@@ -1,4 +1,4 @@
-// tests/test_context_parallel.cpp — context parallelism (workloads/cp_attention.hpp) and
+// tests/test_context_parallel.cpp — context parallelism (workloads/model/cp_attention.hpp) and
 // the overlap switches (implementation.tp_comm_overlap / dp_overlap / param_gather_overlap).
 //
 // Closed forms on one layer, one micro-batch, no pipeline, embedding and LM head free, so
@@ -17,13 +17,13 @@
 #include <algorithm>
 
 #include "fixtures.hpp"
-#include "workloads/compute_profile.hpp"
-#include "workloads/cp_attention.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/pass_costs.hpp"
+#include "workloads/spec/compute_profile.hpp"
+#include "workloads/model/cp_attention.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/cost/pass_costs.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/simulate.hpp"
-#include "workloads/vocabulary.hpp"
+#include "workloads/spec/vocabulary.hpp"
 
 using namespace ls;
 using namespace ls::wl;

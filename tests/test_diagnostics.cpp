@@ -1,4 +1,4 @@
-// tests/test_diagnostics.cpp — workloads/diagnostics.hpp: each failure mode simulated,
+// tests/test_diagnostics.cpp — workloads/advice/diagnostics.hpp: each failure mode simulated,
 // warned about and priced, checked against its closed form.
 #include <doctest/doctest.h>
 
@@ -8,9 +8,10 @@
 #include <fmt/format.h>
 
 #include "fixtures.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/model.hpp"
-#include "workloads/program_builder.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/build/program_builder.hpp"
+#include "workloads/build/program_totals.hpp"
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
 #include "workloads/simulate.hpp"
@@ -282,5 +283,5 @@ TEST_CASE("a down spine uplink (bandwidth_factor 0): the DP all-reduce takes ano
   CHECK(rd.step_time_s >= base.step_time_s * (1 - 1e-12));
   CHECK(rd.step_time_s < 2 * base.step_time_s);  // finite: the hop found equal capacity
   for (const auto& l : rd.busiest_links) CHECK(l.name != used);  // nothing crosses it
-  CHECK_NOTHROW((void)plan(resolve(dead)));
+  CHECK_NOTHROW((void)layout_report(resolve(dead)));
 }

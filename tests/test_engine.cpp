@@ -13,7 +13,7 @@
 using namespace ls::sim;
 
 // Group slots for the hand-built programs: any distinct non-zero slots do; the
-// engine gives them no meaning (workloads/vocabulary.hpp maps its axes onto them).
+// engine gives them no meaning (workloads/spec/vocabulary.hpp maps its axes onto them).
 constexpr GroupSlot kTp = 1, kPp = 2, kDp = 3;
 
 namespace {

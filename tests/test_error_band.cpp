@@ -1,4 +1,4 @@
-// tests/test_error_band.cpp — workloads/error_band.hpp: the band's closed form (10th and
+// tests/test_error_band.cpp — workloads/analysis/error_band.hpp: the band's closed form (10th and
 // 90th percentiles of the held-out errors, turned into a band of the measured step time),
 // its grouping, its coverage on the shipped table, and that the table is current.
 #include <doctest/doctest.h>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "run_binary.hpp"
-#include "workloads/error_band.hpp"
+#include "workloads/analysis/error_band.hpp"
 
 #ifndef VALIDATION_DIR
 #error "VALIDATION_DIR must be defined (the repository's validation/ folder)"

@@ -1,5 +1,5 @@
-// tests/test_finetune.cpp — frozen parameters and LoRA (workloads/training_method.hpp),
-// checkpoint cost and Young/Daly goodput (workloads/checkpoint.hpp), and `reshard`
+// tests/test_finetune.cpp — frozen parameters and LoRA (workloads/cost/training_method.hpp),
+// checkpoint cost and Young/Daly goodput (workloads/build/checkpoint.hpp), and `reshard`
 // (tools/study/reshard.hpp), against closed forms.
 #include <doctest/doctest.h>
 
@@ -8,12 +8,12 @@
 
 #include "tools/study/reshard.hpp"
 #include "tools/scenario/scenario.hpp"
-#include "workloads/checkpoint.hpp"
-#include "workloads/model.hpp"
-#include "workloads/pass_costs.hpp"
-#include "workloads/plan.hpp"
+#include "workloads/build/checkpoint.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/cost/pass_costs.hpp"
+#include "workloads/layout_report.hpp"
 #include "workloads/simulate.hpp"
-#include "workloads/training_method.hpp"
+#include "workloads/cost/training_method.hpp"
 
 using namespace ls;
 
@@ -94,7 +94,7 @@ TEST_CASE("frozen parameters: weights only, no weight-gradient kernels") {
   const auto base = load(yaml("{tp: 8}"));
   const auto frozen = load(yaml("{tp: 8}", "training: {method: full-finetune, frozen: [embedding]}\n"));
   const double emb = wl::embedding_params(base->model) / 8;  // per device of the t8 group
-  const wl::PlanSummary a = wl::plan(base), b = wl::plan(frozen);
+  const wl::LayoutReport a = wl::layout_report(base), b = wl::layout_report(frozen);
   // Stage 0 holds the embedding: same weights, gradients 4 B, master 4 B, Adam 8 B fewer per parameter.
   CHECK(b.memory_per_stage[0].weights == doctest::Approx(a.memory_per_stage[0].weights));
   CHECK(a.memory_per_stage[0].gradients - b.memory_per_stage[0].gradients == doctest::Approx(4 * emb).epsilon(1e-9));

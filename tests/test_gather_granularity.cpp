@@ -6,10 +6,10 @@
 #include <string>
 
 #include "tools/scenario/scenario.hpp"
-#include "workloads/model.hpp"
-#include "workloads/program_builder.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/build/program_builder.hpp"
 #include "workloads/simulate.hpp"
-#include "workloads/vocabulary.hpp"
+#include "workloads/spec/vocabulary.hpp"
 
 using namespace ls;
 

@@ -23,10 +23,10 @@
 //    worst case leaves.
 #include <doctest/doctest.h>
 
-#include "workloads/hardware.hpp"
-#include "workloads/implementation_profile.hpp"
-#include "workloads/model.hpp"
-#include "workloads/pass_costs.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/spec/implementation_profile.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/cost/pass_costs.hpp"
 #include "workloads/resolve.hpp"
 
 using namespace ls::wl;

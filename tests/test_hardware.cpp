@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "workloads/hardware.hpp"
+#include "workloads/cost/hardware.hpp"
 
 using namespace ls::wl;
 

@@ -1,9 +1,9 @@
-// tests/test_interference.cpp — workloads/interference.hpp: compute beside a collective.
+// tests/test_interference.cpp — workloads/analysis/interference.hpp: compute beside a collective.
 #include <doctest/doctest.h>
 
 #include "fixtures.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/interference.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/analysis/interference.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/simulate.hpp"
 

@@ -8,12 +8,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "workloads/compute_profile.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/kernels.hpp"
-#include "workloads/layer_kernels.hpp"
-#include "workloads/memory.hpp"
-#include "workloads/model.hpp"
+#include "workloads/spec/compute_profile.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/cost/kernels.hpp"
+#include "workloads/cost/layer_kernels.hpp"
+#include "workloads/model/memory.hpp"
+#include "workloads/model/model.hpp"
 
 using namespace ls::wl;
 using ls::sim::Time;

@@ -7,9 +7,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "workloads/hardware.hpp"
-#include "workloads/layout.hpp"
-#include "workloads/model.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/model/layout.hpp"
+#include "workloads/model/model.hpp"
 
 using namespace ls::wl;
 

@@ -1,4 +1,4 @@
-// tests/test_low_precision.cpp — FP8 compute (workloads/low_precision.hpp): the FP8 GEMM
+// tests/test_low_precision.cpp — FP8 compute (workloads/cost/low_precision.hpp): the FP8 GEMM
 // time closed form, the quantize kernels' bytes, FLOP conservation under fp8 and mxfp8,
 // what stays in bf16, the GPU presets' FP8 figures, and the located errors for a GPU
 // without FP8 / MX tensor cores.
@@ -6,13 +6,13 @@
 
 #include <string>
 
-#include "workloads/compute_profile.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/kernels.hpp"
-#include "workloads/layer_kernels.hpp"
-#include "workloads/implementation_profile.hpp"
-#include "workloads/low_precision.hpp"
-#include "workloads/pass_costs.hpp"
+#include "workloads/spec/compute_profile.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/cost/kernels.hpp"
+#include "workloads/cost/layer_kernels.hpp"
+#include "workloads/spec/implementation_profile.hpp"
+#include "workloads/cost/low_precision.hpp"
+#include "workloads/cost/pass_costs.hpp"
 #include "workloads/resolve.hpp"
 
 using namespace ls::wl;

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "workloads/memory.hpp"
+#include "workloads/model/memory.hpp"
 
 using namespace ls::wl;
 

@@ -5,17 +5,18 @@
 #include <string>
 
 #include "fixtures.hpp"
-#include "workloads/headroom.hpp"
-#include "workloads/layout.hpp"
-#include "workloads/memory_remedies.hpp"
-#include "workloads/model.hpp"
-#include "workloads/offload.hpp"
-#include "workloads/plan.hpp"
-#include "workloads/program_builder.hpp"
+#include "workloads/model/headroom.hpp"
+#include "workloads/model/layout.hpp"
+#include "workloads/advice/memory_remedies.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/build/offload.hpp"
+#include "workloads/layout_report.hpp"
+#include "workloads/build/program_totals.hpp"
+#include "workloads/build/program_builder.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/simulate.hpp"
-#include "workloads/stage_memory.hpp"
-#include "workloads/vocabulary.hpp"
+#include "workloads/build/stage_memory.hpp"
+#include "workloads/spec/vocabulary.hpp"
 
 using namespace ls;
 using namespace ls::wl;
@@ -164,15 +165,15 @@ TEST_CASE("headroom: memory-tight above 95% of usable, out-of-memory above usabl
   Scenario s = data_parallel(4, 1, 1);
   auto codes = [](const Scenario& x) {
     std::string out;
-    for (const auto& w : plan(resolve(x)).warnings) out += w.code + " ";
+    for (const auto& w : layout_report(resolve(x)).warnings) out += w.code + " ";
     return out;
   };
-  const double peak = plan(resolve(s)).memory_per_stage[0].peak;
+  const double peak = layout_report(resolve(s)).memory_per_stage[0].peak;
   // No reserve, no fragmentation: usable = capacity. Peak at 97 % of it, then 101 %.
   s.gpu.reserved_memory_bytes = 0;
   s.memory.fragmentation = 0;
   s.gpu.memory_bytes = peak / 0.97;
-  CHECK(plan(resolve(s)).memory_usable_bytes == doctest::Approx(peak / 0.97));
+  CHECK(layout_report(resolve(s)).memory_usable_bytes == doctest::Approx(peak / 0.97));
   CHECK(codes(s).find("memory-tight") != std::string::npos);
   s.gpu.memory_bytes = peak / 1.01;
   CHECK(codes(s).find("out-of-memory") != std::string::npos);

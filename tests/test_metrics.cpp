@@ -1,4 +1,4 @@
-// tests/test_metrics.cpp — the metric families of workloads/metrics.hpp on hand-made
+// tests/test_metrics.cpp — the metric families of workloads/analysis/metrics.hpp on hand-made
 // inputs (closed forms), and the workloads vocabulary on top of the sim kernel.
 #include <doctest/doctest.h>
 
@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "workloads/link_groups.hpp"
-#include "workloads/metrics.hpp"
-#include "workloads/vocabulary.hpp"
+#include "workloads/analysis/link_groups.hpp"
+#include "workloads/analysis/metrics.hpp"
+#include "workloads/spec/vocabulary.hpp"
 
 using namespace ls;
 using namespace ls::wl;

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "workloads/model.hpp"
+#include "workloads/model/model.hpp"
 
 using namespace ls::wl;
 

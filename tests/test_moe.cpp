@@ -1,4 +1,4 @@
-// tests/test_moe.cpp — workloads/moe.hpp: expert loads, device shares, capacity drops.
+// tests/test_moe.cpp — workloads/model/moe.hpp: expert loads, device shares, capacity drops.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -6,7 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "workloads/moe.hpp"
+#include "workloads/model/moe.hpp"
 
 using namespace ls::wl;
 

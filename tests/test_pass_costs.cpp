@@ -1,13 +1,13 @@
-// tests/test_pass_costs.cpp — workloads/pass_costs.hpp: what one layer pass costs.
+// tests/test_pass_costs.cpp — workloads/cost/pass_costs.hpp: what one layer pass costs.
 #include <doctest/doctest.h>
 
 #include "fixtures.hpp"
 #include "topology/collective_costs.hpp"
 #include "workloads/resolve.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/model.hpp"
-#include "workloads/pass_costs.hpp"
-#include "workloads/program_builder.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/cost/pass_costs.hpp"
+#include "workloads/build/program_builder.hpp"
 
 using namespace ls::wl;
 

@@ -1,8 +1,8 @@
-// tests/test_program_builder.cpp — sim/program_builder.hpp: ops land on their stream
+// tests/test_program_builder.cpp — sim/stage_program_builder.hpp: ops land on their stream
 // in order, with their dependencies in the stage's flat dependency array.
 #include <doctest/doctest.h>
 
-#include "sim/program_builder.hpp"
+#include "sim/stage_program_builder.hpp"
 
 using namespace ls::sim;
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tools/scenario/scenario.hpp"
-#include "workloads/hardware.hpp"
+#include "workloads/cost/hardware.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/simulate.hpp"
 

@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 
 #include "tools/scenario/scenario.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/model.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/model/model.hpp"
 #include "tools/scenario/scenario_keys.hpp"
 #include "workloads/simulate.hpp"
 

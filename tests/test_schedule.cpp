@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "workloads/schedule.hpp"
+#include "workloads/model/schedule.hpp"
 
 using namespace ls::wl;
 

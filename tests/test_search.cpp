@@ -21,7 +21,7 @@
 
 #include "tools/scenario/scenario.hpp"
 #include "tools/study/search.hpp"
-#include "workloads/plan.hpp"
+#include "workloads/layout_report.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
@@ -156,7 +156,7 @@ TEST_CASE("the memory bound that prunes before building is below the plan's peak
     if (!c.rejected.empty() || c.index % 7 != 0) continue;  // a spread sample keeps it quick
     const auto sc = wl::resolve(tools::candidate_scenario(*base, 16, c.layout));
     double peak = 0;
-    for (const auto& m : wl::plan(sc).memory_per_stage) peak = std::max(peak, m.peak);
+    for (const auto& m : wl::layout_report(sc).memory_per_stage) peak = std::max(peak, m.peak);
     CHECK(tools::memory_lower_bound(*sc) <= peak * (1 + 1e-12));
     ++checked;
   }

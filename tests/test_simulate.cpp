@@ -10,10 +10,10 @@
 #include <stdexcept>
 
 #include "fixtures.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/model.hpp"
-#include "workloads/program_builder.hpp"
-#include "workloads/schedule.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/build/program_builder.hpp"
+#include "workloads/model/schedule.hpp"
 #include "workloads/simulate.hpp"
 
 using namespace ls;

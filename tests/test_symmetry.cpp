@@ -1,4 +1,4 @@
-// tests/test_symmetry.cpp — the symmetric fast path (workloads/symmetry.hpp) gives
+// tests/test_symmetry.cpp — the symmetric fast path (workloads/build/symmetry.hpp) gives
 // the numbers of the full simulation: over a matrix of layouts, schedules, ZeRO
 // stages, MoE, fabrics and placements, `simulation.symmetry: auto` and `off` agree
 // on the step time to 1e-9 relative (integer-picosecond time: the two runs differ

@@ -162,7 +162,7 @@ TEST_CASE("the shipped validation set: every row loads and plans (as `layoutsim 
     const auto rows = read_runs_file(std::string(VALIDATION_DIR) + "/" + f);
     for (const auto& row : rows) {
       CHECK_MESSAGE(row.measured_step_s > 0, row.name);
-      CHECK_NOTHROW(wl::plan(wl::resolve(row.scenario)));
+      CHECK_NOTHROW(wl::layout_report(wl::resolve(row.scenario)));
     }
     total += rows.size();
   }
@@ -181,7 +181,7 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   // rows as pytorch-fsdp with their attention kernel, the Megatron-Bridge row as
   // megatron-core) and the calibrated GPU presets (compute_profile.cpp): mean |error|
   // 5.9 %, worst 18.5 % (an H100 scale-out row). 2026-12-01, with compute slowed beside
-  // collectives (workloads/interference.hpp) and the presets refitted: mean 5.7 %, worst
+  // collectives (workloads/analysis/interference.hpp) and the presets refitted: mean 5.7 %, worst
   // 17.3 % (mpt-30b at seq 8192 on 8 H100). 2026-12-01, with LLM Foundry's flash
   // attention priced as FlashAttention-2 (its two ZeRO-2 H100 rows and the mpt-70b row):
   // mean 4.8 %, worst 17.3 % (the same row). Bound = measured + 3 points of margin on

@@ -100,7 +100,7 @@
 #include "sim/network.hpp"
 #include "sim/time.hpp"
 #include "topology/kinds.hpp"
-#include "topology/spec.hpp"
+#include "topology/cluster_spec.hpp"
 
 namespace ls::topo {
 

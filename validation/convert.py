@@ -17,7 +17,7 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# LLM Foundry GPU names -> layoutsim GPU presets (workloads/hardware.cpp).
+# LLM Foundry GPU names -> layoutsim GPU presets (workloads/cost/hardware.cpp).
 GPU_PRESET = {"a100_40gb": "a100-40gb", "a100_80gb": "a100-80gb", "h100_80gb": "h100-sxm"}
 
 # Inter-node network per GPU. The A100 tables are headed "1600 Gbps node-node
@@ -171,7 +171,7 @@ def mb_row(r, models):
 
 
 # Systems of the Megatron-Bridge / NeMo pages: GPU preset, GPUs per node (tray), the NVLink
-# domain, and the inter-node NIC per GPU (DGX datasheets; see workloads/hardware.cpp).
+# domain, and the inter-node NIC per GPU (DGX datasheets; see workloads/cost/hardware.cpp).
 MB_SYSTEM = {
     "H100": {"gpu": "h100-sxm", "per_node": 8, "nvlink_domain": None,
              "net": {"kind": "infiniband", "bandwidth": "400 Gb/s"}},

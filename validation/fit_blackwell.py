@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refit the Blackwell compute constants (workloads/compute_profile.cpp, "Blackwell ...
+"""Refit the Blackwell compute constants (workloads/spec/compute_profile.cpp, "Blackwell ...
 CALIBRATED") on the Blackwell rows of megatron_bridge.yaml, with leave-one-model-out.
 
 What it fits, and why jointly: each GPU type's FP8 GEMM fraction on that type's rows only

@@ -66,7 +66,7 @@ NOTES = {
         "measurement supports.",
     "mbridge_card_h100_bf16_qwen3_8b_16gpu_functional":
         "memory headroom: the published dp 16 / zero 1 layout (fp32 gradients) is a few GB over the usable "
-        "memory, the GPU's 80 GB less the reserved and fragmentation headroom of workloads/headroom.hpp; the "
+        "memory, the GPU's 80 GB less the reserved and fragmentation headroom of workloads/model/headroom.hpp; the "
         "real run fit, so the headroom is conservative here.",
     "mbridge_26.04.01_h100_fp8_llama3_70b_64gpu":
         "its even split puts the LM head (vocabulary 128k) on the last of 8 stages, which then bounds the step "
@@ -78,7 +78,7 @@ NOTES = {
     "mbridge_26.06_gb200_fp8_llama3.1_405b_256gpu":
         "memory headroom: with no recompute and the interleaved warm-up of pp 16 × v 4 the published layout fits "
         "the GPU's capacity but not the usable memory (the capacity less the reserved and fragmentation headroom "
-        "of workloads/headroom.hpp); the real run fit, so the headroom is conservative here.",
+        "of workloads/model/headroom.hpp); the real run fit, so the headroom is conservative here.",
     "mbridge_26.06_gb300_fp8_llama3.1_405b_256gpu":
         "the recipe optimises under a constraint the search does not have: the layouts ahead are mostly zb-h1 "
         "(zero-bubble) pipelines, a schedule the Megatron-Bridge recipes do not run.",

@@ -1,6 +1,6 @@
 // workloads/resolve.cpp — derive the unset fields, then validate once.
 #include "workloads/resolve.hpp"
-#include "workloads/training_method.hpp"
+#include "workloads/cost/training_method.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -9,28 +9,16 @@
 #include <fmt/format.h>
 
 #include "topology/cluster.hpp"
-#include "workloads/did_you_mean.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/hardware_checks.hpp"
-#include "workloads/layout.hpp"
+#include "workloads/spec/did_you_mean.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/cost/hardware_checks.hpp"
+#include "workloads/model/layout.hpp"
 #include "workloads/time_range.hpp"
 
 namespace ls::wl {
 namespace {
 
 constexpr std::size_t kMaxHintedNames = 20;  // unknown link names that get a did-you-mean
-
-// One "PREFIXKEY: message (hint)" line per issue.
-std::string issues_text(const std::vector<ScenarioIssue>& issues, std::string_view prefix = "") {
-  std::string all;
-  for (const auto& i : issues) {
-    if (!all.empty()) all += '\n';
-    all += prefix;
-    all += i.key_path.empty() ? i.message : fmt::format("{}: {}", i.key_path, i.message);
-    if (!i.hint.empty()) all += fmt::format(" ({})", i.hint);
-  }
-  return all;
-}
 
 void throw_if_any(std::vector<ScenarioIssue>& issues) {
   if (!issues.empty()) throw InvalidScenario(std::move(issues));
@@ -236,11 +224,6 @@ void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
 }
 
 }  // namespace
-
-InvalidScenario::InvalidScenario(std::vector<ScenarioIssue> issues)
-    : UserError(issues_text(issues)), issues_(std::move(issues)) {}
-
-std::string InvalidScenario::message() const { return issues_text(issues_, "error: "); }
 
 double DerivedDefaults::idle_intra_bandwidth_Bps() { return topo::ClusterSpec{}.intra.bandwidth_Bps; }
 double DerivedDefaults::idle_inter_bandwidth_Bps() { return topo::ClusterSpec{}.inter.bandwidth_Bps; }

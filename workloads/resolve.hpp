@@ -1,10 +1,10 @@
 // workloads/resolve.hpp — a partial scenario in, a complete and valid one out.
 //
-// A Scenario may leave fields unset (spec.hpp marks them): the GPU, the link rates,
+// A Scenario may leave fields unset (scenario_spec.hpp marks them): the GPU, the link rates,
 // dp, kv_heads, ffn_hidden, expert_ffn_hidden, the master-weight bytes, the name,
 // and microbatches when a global batch is given. resolve() fills them — the same way for a hand-built C++
 // Scenario and for one read from YAML, so both give the same numbers — and then
-// checks every rule once. The result is a ResolvedScenario, the only thing plan()
+// checks every rule once. The result is a ResolvedScenario, the only thing layout_report()
 // and simulate() accept, so nothing downstream re-validates.
 //
 // Errors: a user error (a rule the scenario breaks) throws InvalidScenario, which
@@ -20,32 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/error.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/spec/scenario_issue.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::wl {
-
-/// One problem with a scenario.
-struct ScenarioIssue {
-  std::string key_path;  // the key to blame, e.g. "layout.tp" or "perturbations.links[2].link"
-  std::string message;   // the rule and the numbers
-  std::string hint;      // optional: how to fix it
-  /// Where a file-aware caller should point when it is not key_path itself (e.g.
-  /// "cluster" for a bandwidth derived from the GPU); empty: key_path.
-  std::string blame_path;
-  bool at_value = false;  // point at the value rather than the key
-};
-
-/// A scenario that breaks rules. what(): one "KEY: message (hint)" line per issue;
-/// message(): the same lines as "error: KEY: message (hint)".
-class InvalidScenario : public UserError {
-public:
-  explicit InvalidScenario(std::vector<ScenarioIssue> issues);
-  const std::vector<ScenarioIssue>& issues() const { return issues_; }
-  std::string message() const override;
-private:
-  std::vector<ScenarioIssue> issues_;
-};
 
 class ResolvedScenario;
 

@@ -1,5 +1,5 @@
 // workloads/simulate.hpp — the public entry points: plan a scenario (no simulation,
-// workloads/plan.hpp) and simulate it (build the cluster, build every rank's program, replay it on the
+// workloads/layout_report.hpp) and simulate it (build the cluster, build every rank's program, replay it on the
 // engine, fold the recorder into a Result).
 #pragma once
 
@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "sim/error.hpp"
-#include "workloads/plan.hpp"  // plan(): `layoutsim check`
+#include "workloads/layout_report.hpp"  // layout_report(): `layoutsim check`
 #include "workloads/resolve.hpp"
-#include "workloads/result.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/build/result.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::wl {
 

@@ -18,10 +18,10 @@
 #include "sim/time.hpp"
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
-#include "workloads/hardware.hpp"
-#include "workloads/model.hpp"
-#include "workloads/plan.hpp"
-#include "workloads/program_builder.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/build/program_totals.hpp"
+#include "workloads/build/program_builder.hpp"
 
 namespace ls::wl {
 namespace {

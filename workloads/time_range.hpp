@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "workloads/resolve.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::wl {
 

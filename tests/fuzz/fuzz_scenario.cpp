@@ -14,13 +14,13 @@
 
 #include "sim/time.hpp"
 #include "tools/scenario/scenario.hpp"
-#include "workloads/plan.hpp"
+#include "workloads/layout_report.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     const ls::wl::ResolvedScenario sc = ls::tools::load_scenario_string(text, "fuzz.yaml", {});
-    (void)ls::wl::plan(sc);
+    (void)ls::wl::layout_report(sc);
   } catch (const ls::tools::ScenarioError&) {
   } catch (const ls::wl::InvalidScenario&) {
   } catch (const ls::sim::TimeRangeError&) {

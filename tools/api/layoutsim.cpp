@@ -1,5 +1,5 @@
-// tools/api/layoutsim.cpp — the public API (tools/api/layoutsim.hpp): forwards to the loader, plan/simulate
-// and the report writers the command uses; adds only the plan's JSON and the sweep's
+// tools/api/layoutsim.cpp — the public API (tools/api/layoutsim.hpp): forwards to the loader, the layout report, simulate
+// and the report writers the command uses; adds only the layout report's JSON and the sweep's
 // flat rows, which the command has no form for.
 #include "tools/api/layoutsim.hpp"
 
@@ -52,33 +52,33 @@ ResolvedScenario ScenarioSource::resolve_sets(const std::vector<std::string>& se
   return tools::load_scenario_string(yaml_, name_, sets);
 }
 
-std::string plan_text(const ResolvedScenario& scenario, const PlanSummary& plan) {
-  return tools::format_plan(scenario.scenario(), plan);
+std::string check_text(const ResolvedScenario& scenario, const LayoutReport& report) {
+  return tools::format_layout_report(scenario.scenario(), report);
 }
 
-nlohmann::ordered_json plan_json(const ResolvedScenario& scenario, const PlanSummary& plan) {
+nlohmann::ordered_json check_json(const ResolvedScenario& scenario, const LayoutReport& report) {
   nlohmann::ordered_json j;
   j["scenario"] = scenario->name;
-  j["devices"] = plan.devices;
-  j["stage_layers"] = plan.stage_layers;
+  j["devices"] = report.devices;
+  j["stage_layers"] = report.stage_layers;
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
-  for (const auto& g : plan.groups)
+  for (const auto& g : report.groups)
     groups.push_back({{"axis", g.axis}, {"devices", g.devices}, {"crosses_nodes", g.crosses_nodes}, {"link_kinds", g.link_kinds}});
   j["groups"] = std::move(groups);
-  j["bubble_fraction_analytic"] = number(plan.bubble_fraction_analytic);
-  j["memory_capacity_bytes"] = number(plan.memory_capacity_bytes);
-  j["memory_usable_bytes"] = number(plan.memory_usable_bytes);
+  j["bubble_fraction_analytic"] = number(report.bubble_fraction_analytic);
+  j["memory_capacity_bytes"] = number(report.memory_capacity_bytes);
+  j["memory_usable_bytes"] = number(report.memory_usable_bytes);
   nlohmann::ordered_json memory = nlohmann::ordered_json::array();
-  for (const auto& m : plan.memory_per_stage) memory.push_back(memory_json(m));
+  for (const auto& m : report.memory_per_stage) memory.push_back(memory_json(m));
   j["memory_per_stage"] = std::move(memory);
-  j["max_peak_bytes"] = number(plan.max_peak_bytes);
-  j["fits"] = plan.fits;
-  j["verdict"] = plan.verdict;
-  j["params_total"] = number(plan.params_total);
-  j["model_flops_per_step"] = number(plan.model_flops_per_step);
-  j["hardware_flops_per_step"] = number(plan.hardware_flops_per_step);
+  j["max_peak_bytes"] = number(report.max_peak_bytes);
+  j["fits"] = report.fits;
+  j["verdict"] = report.verdict;
+  j["params_total"] = number(report.params_total);
+  j["model_flops_per_step"] = number(report.model_flops_per_step);
+  j["hardware_flops_per_step"] = number(report.hardware_flops_per_step);
   nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
-  for (const auto& w : plan.warnings) warnings.push_back({{"code", w.code}, {"message", w.message}});
+  for (const auto& w : report.warnings) warnings.push_back({{"code", w.code}, {"message", w.message}});
   j["warnings"] = std::move(warnings);
   return j;
 }

@@ -6,7 +6,7 @@
 // same JSON bytes as the command line:
 //
 //   ScenarioSource::file(path).resolve(overrides)  ≡  the loader of `run/check/sweep FILE --set ...`
-//   plan(scenario), plan_text(...)                 ≡  `layoutsim check`
+//   check(scenario), check_text(...), check_json(...) ≡  `layoutsim check`
 //   simulate(scenario), summary_json_text(result)  ≡  `layoutsim run --json FILE`
 //   sweep(source, axes), sweep_json / sweep_csv    ≡  `layoutsim sweep --json / --csv`
 //
@@ -16,7 +16,7 @@
 // (ls::InternalError, a deadlocked schedule) is a bug. Nothing here keeps state between
 // calls: every function may be called from several threads at once on distinct arguments.
 //
-// Example: tools/examples/plan_and_run.cpp. Python binding: python/.
+// Example: tools/examples/check_and_run.cpp. Python binding: python/.
 #pragma once
 
 #include <string>
@@ -27,9 +27,9 @@
 
 #include "tools/scenario/scenario.hpp"
 #include "tools/study/sweep.hpp"
-#include "workloads/plan.hpp"
+#include "workloads/layout_report.hpp"
 #include "workloads/resolve.hpp"
-#include "workloads/result.hpp"
+#include "workloads/build/result.hpp"
 #include "workloads/simulate.hpp"
 
 namespace ls::api {
@@ -37,7 +37,7 @@ namespace ls::api {
 using tools::ScenarioError;
 using tools::SweepAxis;
 using tools::SweepOutcome;
-using wl::PlanSummary;
+using wl::LayoutReport;
 using wl::ResolvedScenario;
 using wl::Result;
 using wl::SimOptions;
@@ -78,18 +78,18 @@ private:
   std::string name_;
 };
 
-// ------------------------------------------------------------------ plan (`check`)
+// ------------------------------------------------------------------ check (the layout report)
 
 /// The resolved layout and the step's budget, without simulating.
-inline PlanSummary plan(const ResolvedScenario& scenario) { return wl::plan(scenario); }
+inline LayoutReport check(const ResolvedScenario& scenario) { return wl::layout_report(scenario); }
 
 /// `layoutsim check`'s text.
-std::string plan_text(const ResolvedScenario& scenario, const PlanSummary& plan);
+std::string check_text(const ResolvedScenario& scenario, const LayoutReport& report);
 
-/// The plan as JSON: {scenario, devices, stage_layers, groups[], bubble_fraction_analytic,
+/// The layout report as JSON: {scenario, devices, stage_layers, groups[], bubble_fraction_analytic,
 /// memory_capacity_bytes, memory_per_stage[], fits, params_total, model_flops_per_step,
 /// hardware_flops_per_step, warnings[]}; bytes, FLOP, plain numbers (non-finite → null).
-nlohmann::ordered_json plan_json(const ResolvedScenario& scenario, const PlanSummary& plan);
+nlohmann::ordered_json check_json(const ResolvedScenario& scenario, const LayoutReport& report);
 
 // ------------------------------------------------------------------ simulate (`run`)
 

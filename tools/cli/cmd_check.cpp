@@ -23,7 +23,7 @@ int run(const CheckArgs& a) {
       throw api::ScenarioError(tools::name_set_locations(e.what(), a.sets));
     }
   }();
-  print_out(api::plan_text(sc, api::plan(sc)));
+  print_out(api::check_text(sc, api::check(sc)));
   return kExitOk;
 }
 

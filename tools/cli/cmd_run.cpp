@@ -13,7 +13,7 @@
 #include "tools/report/report_json.hpp"
 #include "tools/report/summary.hpp"
 #include "tools/report/trace.hpp"
-#include "workloads/program_builder.hpp"
+#include "workloads/build/program_builder.hpp"
 
 namespace ls::cli {
 

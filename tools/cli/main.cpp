@@ -8,7 +8,7 @@
 // full or closed stdout, an invalid trace for check-trace); 2 usage (CLI11's parse
 // errors and ls::UsageError); 3 internal error (anything else: a broken internal
 // precondition, a deadlocked schedule). A scenario is resolved — every user error
-// found — before plan() or simulate() runs, so an exception from them is a bug, never
+// found — before layout_report() or simulate() runs, so an exception from them is a bug, never
 // "invalid scenario". Errors go to stderr; stdout carries only results.
 #include <cstdio>
 #include <string>

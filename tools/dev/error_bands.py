@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes validation/error_bands.csv, the held-out residuals the error band of every
-prediction is read from (workloads/error_band.hpp), from the JSON of
+prediction is read from (workloads/analysis/error_band.hpp), from the JSON of
 `layoutsim validate --leave-out source`: the rows of the sources the shipped constants
 were not fitted on (fitted: false), outliers included, each with its signed error and the
 features the band groups runs by.

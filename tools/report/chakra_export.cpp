@@ -15,7 +15,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "chakra/et_def.pb.h"  // generated from tools/report/chakra/et_def.proto
-#include "workloads/vocabulary.hpp"
+#include "workloads/spec/vocabulary.hpp"
 
 namespace ls::tools {
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "tools/report/human_units.hpp"
-#include "workloads/training_method.hpp"
+#include "workloads/cost/training_method.hpp"
 
 namespace ls::tools {
 

@@ -1,5 +1,5 @@
 // tools/report/finetune_report.hpp — the fine-tuning and checkpoint parts of the summary
-// table and of the JSON summary (workloads/training_method.hpp, checkpoint.hpp), kept
+// table and of the JSON summary (workloads/cost/training_method.hpp, checkpoint.hpp), kept
 // apart from summary.cpp and report_json.cpp so those stay about the step.
 #pragma once
 
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/result.hpp"
+#include "workloads/build/result.hpp"
 
 namespace ls::tools {
 

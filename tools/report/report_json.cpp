@@ -4,7 +4,7 @@
 #include "tools/report/finetune_report.hpp"
 
 #include "tools/report/training_report.hpp"
-#include "workloads/vocabulary.hpp"
+#include "workloads/spec/vocabulary.hpp"
 
 #include <cmath>
 
@@ -93,7 +93,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   }
   links["busiest"] = std::move(busiest);
   // Links that behaved identically, ranked by the time they were a flow's bottleneck;
-  // the first ten plus the busiest group of every link class (workloads/link_groups.hpp).
+  // the first ten plus the busiest group of every link class (workloads/analysis/link_groups.hpp).
   ordered_json groups = ordered_json::array();
   for (const auto& g : r.link_groups) {
     groups.push_back(ordered_json{{"pattern", g.pattern},
@@ -137,7 +137,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   mem["per_stage"] = std::move(mstages);
   add_training_memory_json(mem, r);
   j["memory"] = std::move(mem);
-  if (r.offload.present)  // extra: layout.offload's PCIe traffic (workloads/offload.hpp)
+  if (r.offload.present)  // extra: layout.offload's PCIe traffic (workloads/build/offload.hpp)
     j["offload"] = ordered_json{{"pcie_bytes_per_device", num(r.offload.pcie_bytes_per_device)},
                                 {"pcie_utilization", num(r.offload.pcie_utilization)}};
 

@@ -2,7 +2,7 @@
 // output lines up in a terminal; nothing here feeds a machine (the JSON does that).
 #include "tools/report/summary.hpp"
 
-#include "workloads/layout.hpp"
+#include "workloads/model/layout.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,8 +13,8 @@
 #include "tools/report/human_units.hpp"
 #include "tools/report/report_json.hpp"
 #include "tools/report/training_report.hpp"
-#include "workloads/schedule.hpp"
-#include "workloads/vocabulary.hpp"
+#include "workloads/model/schedule.hpp"
+#include "workloads/spec/vocabulary.hpp"
 
 namespace ls::tools {
 
@@ -208,7 +208,7 @@ std::string format_summary(const wl::Result& r) {
   return out;
 }
 
-std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p) {
+std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& p) {
   const auto& L = s.layout;
   std::string out;
   out += fmt::format("layoutsim check: {} ({}) — valid\n\n", s.name, s.source);

@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "workloads/result.hpp"
+#include "workloads/build/result.hpp"
 #include "workloads/simulate.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::tools {
 
@@ -20,6 +20,6 @@ std::string format_summary(const wl::Result& r);
 /// The `check` output: resolved layout, communication groups (GPUs, link kinds,
 /// node crossing), per-stage layers and memory budget by term against capacity,
 /// analytic bubble, warnings. No simulation is involved.
-std::string format_plan(const wl::Scenario& s, const wl::PlanSummary& p);
+std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& p);
 
 }  // namespace ls::tools

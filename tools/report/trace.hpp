@@ -4,7 +4,7 @@
 // Layout of the trace:
 //  * one process per node: pid = node index (device / gpus_per_node);
 //  * one thread per (GPU, track): tid = device * kTracksPerDevice + track, tracks
-//    as in wl::track (workloads/result.hpp); thread names "node0.gpu3 compute";
+//    as in wl::track (workloads/build/result.hpp); thread names "node0.gpu3 compute";
 //  * `X` slices named "F mb3 L12-17", "B mb3 L12-17", "W mb3", "R mb3", "AR tp",
 //    "RS dp", "send F mb3", "opt"; spans on the critical path get the category
 //    suffix ",critical" and the name suffix " [crit]" so they stand out (and can be
@@ -26,7 +26,7 @@
 
 #include <string>
 
-#include "workloads/result.hpp"
+#include "workloads/build/result.hpp"
 
 namespace ls::tools {
 

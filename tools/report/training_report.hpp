@@ -1,4 +1,4 @@
-// tools/report/training_report.hpp — how the whole-run totals (workloads/training_cost.hpp)
+// tools/report/training_report.hpp — how the whole-run totals (workloads/model/training_cost.hpp)
 // appear in the outputs: summary lines, JSON fields, sweep and search columns.
 #pragma once
 
@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/training_cost.hpp"
+#include "workloads/model/training_cost.hpp"
 
 namespace ls::tools {
 

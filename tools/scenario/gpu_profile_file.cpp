@@ -11,12 +11,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tools/scenario/units.hpp"
-#include "workloads/hardware.hpp"
+#include "workloads/cost/hardware.hpp"
 
 namespace ls::tools {
 
 const std::vector<TunableConstant>& gpu_constants() {
-  // The kernel model's constants (workloads/compute_profile.hpp profile_constants()),
+  // The kernel model's constants (workloads/spec/compute_profile.hpp profile_constants()),
   // with their physical bounds, over the GPU's ComputeProfile. A GPU given as a map
   // without a preset starts from its fallback profile (hardware.hpp compute_profile_of).
   static const std::vector<TunableConstant> table = [] {

@@ -3,7 +3,7 @@
 //
 // A constant is {name, lower, upper, get, set} over wl::GpuSpec, in SI units
 // (launch_overhead in seconds): the kernel model's ComputeProfile constants
-// (workloads/compute_profile.hpp profile_constants(), bounds from there). The
+// (workloads/spec/compute_profile.hpp profile_constants(), bounds from there). The
 // calibrator only sees this list.
 //
 // Profile file (YAML):
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "sim/error.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::tools {
 
@@ -42,7 +42,7 @@ struct TunableConstant {
 
 /// The constants of wl::GpuSpec that calibration may fit, in a fixed order.
 const std::vector<TunableConstant>& gpu_constants();
-/// The implementation profile's constants (workloads/implementation_profile.hpp), over
+/// The implementation profile's constants (workloads/spec/implementation_profile.hpp), over
 /// the scenario's implementation.profile (its preset's when unset).
 const std::vector<TunableConstant>& implementation_tunables();
 /// gpu_constants() then implementation_tunables(): what `calibrate --fit` may name.

@@ -8,10 +8,10 @@
 #include <map>
 
 #include "tools/scenario/scenario_reader.hpp"
-#include "workloads/layout.hpp"
-#include "workloads/low_precision.hpp"
-#include "workloads/model.hpp"
-#include "workloads/schedule.hpp"
+#include "workloads/model/layout.hpp"
+#include "workloads/cost/low_precision.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/model/schedule.hpp"
 
 namespace ls::tools {
 namespace {
@@ -58,7 +58,7 @@ public:
   }
 
 private:
-  // ── training: the whole run's token budget and GPU-hour price (workloads/training_cost.hpp) ──
+  // ── training: the whole run's token budget and GPU-hour price (workloads/model/training_cost.hpp) ──
   void training(const YNode& n, const std::string& path) {
     if (n.kind != YNode::Kind::map) return;  // reported by convert_training
     if (const YEntry* t = n.find("tokens")) {

@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "tools/scenario/yaml_tree.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::tools {
 

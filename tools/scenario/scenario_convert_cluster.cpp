@@ -8,7 +8,7 @@
 #include "tools/scenario/gpu_profile_file.hpp"
 #include "tools/scenario/scenario_reader.hpp"
 #include "topology/cluster.hpp"
-#include "workloads/hardware.hpp"
+#include "workloads/cost/hardware.hpp"
 
 namespace ls::tools {
 namespace {

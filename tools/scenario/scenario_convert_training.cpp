@@ -5,7 +5,7 @@
 
 #include "tools/scenario/scenario_convert.hpp"
 #include "tools/scenario/scenario_reader.hpp"
-#include "workloads/training_method.hpp"
+#include "workloads/cost/training_method.hpp"
 
 namespace ls::tools {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "workloads/schedule.hpp"
+#include "workloads/model/schedule.hpp"
 
 namespace ls::tools {
 
@@ -25,11 +25,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"precision", "map", {}, "", "(bytes per parameter / per activation element)"},
       {"perturbations", "map", {}, "", ""},
       {"simulation", "map", {}, "", ""},
-      {"implementation", "map", {}, "", "the software stack (workloads/implementation_profile.hpp)"},
-      {"training", "map", {}, "", "what is trained (workloads/training_method.hpp) and the whole run's token budget and price (workloads/training_cost.hpp)"},
-      {"checkpoint", "map", {}, "", "checkpoint cost (workloads/checkpoint.hpp); absent: not priced"},
+      {"implementation", "map", {}, "", "the software stack (workloads/spec/implementation_profile.hpp)"},
+      {"training", "map", {}, "", "what is trained (workloads/cost/training_method.hpp) and the whole run's token budget and price (workloads/model/training_cost.hpp)"},
+      {"checkpoint", "map", {}, "", "checkpoint cost (workloads/build/checkpoint.hpp); absent: not priced"},
       {"failures", "map", {}, "", "failure model for goodput (needs `checkpoint`)"},
-      {"memory", "map", {}, "", "what of the GPU's memory tensors can use (workloads/headroom.hpp)"},
+      {"memory", "map", {}, "", "what of the GPU's memory tensors can use (workloads/model/headroom.hpp)"},
 
       {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
        "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`, `b300`, `gb200`, `gb300`); a map is merged over its `preset`"},
@@ -164,7 +164,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"layout.shard_group", "int", {}, "dp",
        "HSDP (PyTorch HYBRID_SHARD): ZeRO shards within groups of this many dp ranks and replicates across them; "
        "must divide dp, needs zero ≥ 1"},
-      {"layout.offload", "map", {}, "", "state moved to host memory over the GPU's PCIe link (workloads/offload.hpp)"},
+      {"layout.offload", "map", {}, "", "state moved to host memory over the GPU's PCIe link (workloads/build/offload.hpp)"},
       {"layout.offload.activations", "bool", {}, "false",
        "stored activations copied to the host during the forward, prefetched back in the backward"},
       {"layout.offload.optimizer", "bool", {}, "false",
@@ -178,7 +178,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"precision.activations", "", {"fp8", "bf16", "fp16", "fp32"}, "`bf16` (2 B)", ""},
       {"precision.compute", "", {"bf16", "fp16", "fp8", "mxfp8"}, "`bf16`",
        "the linear layers' GEMMs: `fp8` per-tensor scaling at the GPU's FP8 peak, `mxfp8` block scaling (B200 and later); "
-       "attention, LM head and router stay bf16; quantize kernels added (workloads/low_precision.hpp)"},
+       "attention, LM head and router stay bf16; quantize kernels added (workloads/cost/low_precision.hpp)"},
 
       {"perturbations.devices", "list of maps", {}, "none", ""},
       {"perturbations.links", "list of maps", {}, "none", ""},

@@ -20,7 +20,7 @@
 
 #include "tools/scenario/units.hpp"
 #include "tools/scenario/yaml_tree.hpp"
-#include "workloads/did_you_mean.hpp"
+#include "workloads/spec/did_you_mean.hpp"
 #include "tools/scenario/scenario_keys.hpp"
 
 namespace ls::tools {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "sim/time.hpp"
-#include "workloads/did_you_mean.hpp"
+#include "workloads/spec/did_you_mean.hpp"
 
 namespace ls::tools {
 
@@ -61,7 +61,7 @@ struct Price {
 };
 Price parse_price(std::string_view text);
 
-/// The one nearest-name helper (workloads/did_you_mean.hpp), used here for unit hints.
+/// The one nearest-name helper (workloads/spec/did_you_mean.hpp), used here for unit hints.
 using wl::closest_match;
 using wl::edit_distance;
 

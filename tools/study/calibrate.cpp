@@ -295,7 +295,7 @@ nlohmann::ordered_json calibration_json(const Calibration& c) {
 
 GpuProfile calibration_profile(const Calibration& c) {
   // A GPU profile carries GPU constants only; fitted implementation constants belong in
-  // workloads/implementation_profile.cpp (the report and the JSON show them).
+  // workloads/spec/implementation_profile.cpp (the report and the JSON show them).
   GpuProfile p{c.gpu, {}};
   for (const auto& [name, value] : c.fitted)
     if (find_constant(gpu_constants(), name)) p.constants.emplace_back(name, value);

@@ -15,9 +15,9 @@
 #include "tools/scenario/scenario.hpp"
 #include "tools/report/human_units.hpp"
 #include "tools/scenario/yaml_tree.hpp"
-#include "workloads/stage_layers.hpp"
-#include "workloads/stage_memory.hpp"
-#include "workloads/training_method.hpp"
+#include "workloads/build/stage_layers.hpp"
+#include "workloads/build/stage_memory.hpp"
+#include "workloads/cost/training_method.hpp"
 
 namespace ls::tools {
 

@@ -1,7 +1,7 @@
 // tools/study/reshard.hpp — `layoutsim reshard FROM.yaml TO.yaml`: what moving a sharded
 // checkpoint from one layout of a model to another costs.
 //
-// Model of the checkpoint (the sharded format of workloads/checkpoint.hpp): every
+// Model of the checkpoint (the sharded format of workloads/build/checkpoint.hpp): every
 // parameter group — each layer, the embedding, the LM head — lives on the pipeline
 // stage that holds it; its trained state (weights + master + optimizer bytes per
 // parameter, frozen weights excluded) is split into tp equal slices and each slice into

@@ -37,7 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "workloads/resolve.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::tools {
 
@@ -186,7 +186,7 @@ struct SearchReport {
   int devices = 0;
   std::int64_t global_batch = 0, seq_len = 0;
   double memory_capacity_bytes = 0;
-  double memory_usable_bytes = 0;  // what "fits" compares with (workloads/headroom.hpp)
+  double memory_usable_bytes = 0;  // what "fits" compares with (workloads/model/headroom.hpp)
   double dp_bucket_bytes = 0;   // the base layout's keys the search keeps (for --emit)
   bool embedding_free = false;
   bool cp_all_gather = false;   // the base layout's cp_kind (the search varies cp, not its kind)

@@ -12,7 +12,7 @@
 #include "tools/report/human_units.hpp"
 #include "tools/report/training_report.hpp"
 #include "tools/scenario/yaml_tree.hpp"
-#include "workloads/schedule.hpp"
+#include "workloads/model/schedule.hpp"
 
 namespace ls::tools {
 

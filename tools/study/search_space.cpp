@@ -11,8 +11,8 @@
 
 #include "tools/study/search.hpp"
 #include "tools/study/sweep.hpp"
-#include "workloads/layout.hpp"
-#include "workloads/schedule.hpp"
+#include "workloads/model/layout.hpp"
+#include "workloads/model/schedule.hpp"
 
 namespace ls::tools {
 

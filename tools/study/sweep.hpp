@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workloads/result.hpp"
+#include "workloads/build/result.hpp"
 
 namespace ls::tools {
 

@@ -31,8 +31,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
-#include "workloads/error_band.hpp"
-#include "workloads/spec.hpp"
+#include "workloads/analysis/error_band.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::tools {
 

@@ -1,0 +1,43 @@
+// sim/stage_program_builder.hpp — appends ops with their dependencies to one StageProgram.
+//
+// The engine's op layout (sim/program.hpp) keeps every op's dependencies in one flat
+// array per stage; this builder is the one place that fills it, so a workload only
+// says "this op, on this stream, after these ops". Indices it returns are positions
+// in the stream, which is what OpRef and Op::peer_op hold. O(1) amortised per op.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+
+#include "sim/program.hpp"
+
+namespace ls::sim {
+
+class StageProgramBuilder {
+public:
+  /// Appends `op` to `stream`, depending on `deps` (ops of the same rank); returns its index.
+  std::uint32_t add(Stream stream, Op op, std::initializer_list<OpRef> deps = {}) {
+    op.dep_begin = static_cast<std::uint32_t>(program_.deps.size());
+    op.dep_count = static_cast<std::uint32_t>(deps.size());
+    program_.deps.insert(program_.deps.end(), deps.begin(), deps.end());
+    auto& ops = program_.streams[static_cast<std::size_t>(stream)];
+    ops.push_back(op);
+    return static_cast<std::uint32_t>(ops.size() - 1);
+  }
+  /// Number of ops on `stream` so far.
+  std::uint32_t count(Stream stream) const {
+    return static_cast<std::uint32_t>(program_.streams[static_cast<std::size_t>(stream)].size());
+  }
+  /// Reference to the last op of a non-empty `stream`, for use as a dependency.
+  OpRef last(Stream stream) const { return OpRef{static_cast<std::uint8_t>(stream), count(stream) - 1}; }
+
+  StageProgram& program() { return program_; }
+  /// Moves the built program out; the builder is empty afterwards.
+  StageProgram take() { return std::move(program_); }
+
+private:
+  StageProgram program_;
+};
+
+}  // namespace ls::sim

@@ -1,0 +1,20 @@
+// workloads/advice/diagnostics.hpp — warnings that name a failure mode, its numbers and its cost.
+//
+// static_warnings() needs no simulation (layout, memory budget, matmul sizes);
+// dynamic_warnings() reads a simulated Result (bubble, stragglers, imbalance, TP
+// exposure). Codes: out-of-memory, tp-crosses-nodes, stage-imbalance,
+// small-microbatch, straggler, bubble, moe-imbalance.
+#pragma once
+
+#include <vector>
+
+#include "workloads/build/program_builder.hpp"
+#include "workloads/build/result.hpp"
+#include "workloads/spec/scenario_spec.hpp"
+
+namespace ls::wl {
+
+std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, const LayoutReport& plan);
+std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp, const Result& r, bool have_critical_path);
+
+}  // namespace ls::wl

@@ -1,0 +1,78 @@
+// workloads/advice/memory_remedies.cpp — see memory_remedies.hpp.
+#include "workloads/advice/memory_remedies.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "workloads/model/headroom.hpp"
+#include "workloads/model/layout.hpp"
+#include "workloads/build/program_totals.hpp"
+#include "workloads/build/program_builder.hpp"
+
+namespace ls::wl {
+
+std::vector<MemoryRemedy> memory_remedies(const Scenario& s) {
+  std::vector<MemoryRemedy> out;
+  auto add = [&](std::string change, Scenario fixed) {
+    if (validate(fixed).empty()) out.push_back({std::move(change), std::move(fixed)});
+  };
+  const auto& L = s.layout;
+  // ZeRO-2/3 only without pipeline parallelism (the zero-with-pp warning says why).
+  const int max_zero = L.pp > 1 ? 1 : 3;
+  if (L.zero < max_zero && L.dp > 1) {
+    Scenario f = s;
+    f.layout.zero = L.zero + 1;
+    f.layout.shard_group = 0;
+    add(fmt::format("layout.zero: {}", L.zero + 1), std::move(f));
+  }
+  // HSDP: shard inside a node (NVLink), replicate across nodes.
+  const int in_node = std::max(1, s.cluster.gpus_per_node / std::max(1, L.tp));
+  if (max_zero == 3 && L.zero < 3 && L.dp > in_node && in_node > 1 && L.dp % in_node == 0 && s.model.moe.experts == 0) {
+    Scenario f = s;
+    f.layout.zero = 3;
+    f.layout.shard_group = in_node;
+    add(fmt::format("layout.zero: 3, layout.shard_group: {}", in_node), std::move(f));
+  }
+  if (!L.offload.activations) {
+    Scenario f = s;
+    f.layout.offload.activations = true;
+    add("layout.offload.activations: true", std::move(f));
+  }
+  if (!L.offload.optimizer) {
+    Scenario f = s;
+    f.layout.offload.optimizer = true;
+    add("layout.offload.optimizer: true", std::move(f));
+  }
+  return out;
+}
+
+double built_peak_bytes(const Scenario& s) {
+  const BuiltProgram bp = build_program(s);
+  const ProgramTotals totals = program_totals(bp.program);
+  double peak = 0;
+  for (std::size_t st = 0; st < bp.static_memory.size(); ++st) {
+    const auto& m = bp.static_memory[st];
+    peak = std::max(peak, m.weights + m.gradients + m.master + m.optimizer + m.buffers + totals.activation_peak_bytes[st]);
+  }
+  return peak;
+}
+
+std::string priced_memory_remedies(const Scenario& s, double base_step_s, const StepTimeOf& step_time_of, int max_priced) {
+  std::string text;
+  int priced = 0;
+  for (auto& r : memory_remedies(s)) {
+    if (priced >= max_priced) break;
+    const double peak = built_peak_bytes(r.scenario);
+    if (!memory_fits(r.scenario, peak)) continue;
+    const double t = step_time_of(r.scenario);
+    ++priced;
+    const bool tight = memory_verdict(r.scenario, peak) == MemoryVerdict::tight;
+    text += fmt::format("{}{} {} (peak {:.2f} GB) at {:.4g} s per step ({:+.1f}%)", text.empty() ? "" : "; ", r.change,
+                        tight ? "fits tightly (needs expandable segments)" : "fits", peak / 1e9, t, 100.0 * (t - base_step_s) / base_step_s);
+  }
+  return text.empty() ? ". Neither offload nor HSDP/ZeRO alone makes it fit"
+                      : ". Simulated: " + text;
+}
+
+}  // namespace ls::wl

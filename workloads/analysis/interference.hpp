@@ -1,0 +1,37 @@
+// workloads/analysis/interference.hpp — NCCL kernels slowing the compute they overlap.
+//
+// A collective runs as GPU kernels: NCCL launches one thread block per channel, and
+// each block holds its SM for the whole collective, while its copies share HBM. Compute
+// that runs beside it (FSDP's prefetched all-gathers, the overlapped gradient
+// reduce-scatters and all-reduces) runs slower: fewer SMs, and a GEMM whose last wave no
+// longer fits pays a whole extra wave. ComputeProfile::overlap_slowdown (ρ) is that
+// multiplier; its cited range is in compute_profile.cpp (1.19 average and 1.40 worst in
+// Lee et al., arXiv:2507.03114; 1.70 for a one-wave GEMM on H100).
+//
+// How it is applied: a first simulated step measures, per rank, how long its compute
+// ops overlap a collective of a side stream (the engine's op traces); each rank's
+// compute then runs with the factor 1 + (ρ − 1)·overlap/compute in the step that is
+// reported. First order: the overlap itself is taken from the
+// unslowed step.
+#pragma once
+
+#include <vector>
+
+#include "sim/engine.hpp"
+#include "sim/program.hpp"
+#include "workloads/build/result.hpp"
+
+namespace ls::wl {
+
+/// Per rank: 1 + (ρ − 1) · (time its main-stream compute ops overlap a collective of
+/// another stream) / (its compute time), from the op traces of the engine's last step
+/// (EngineConfig::record_ops). 1 for a rank without compute. O(ops).
+std::vector<double> interference_factors(const sim::Engine& engine, const sim::Program& program, double rho);
+
+/// Books each stage's compute time beyond its kernels (the interference) under the
+/// breakdown's `launch` (reported as overhead), so that the breakdown still adds up to the
+/// stage's measured compute time. Call after the per-stage compute and the breakdown are
+/// folded, only when interference was applied. O(stages).
+void book_interference(Result& res);
+
+}  // namespace ls::wl

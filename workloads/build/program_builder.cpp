@@ -1,0 +1,74 @@
+// workloads/build/program_builder.cpp — see program_builder.hpp.
+#include "workloads/spec/vocabulary.hpp"
+#include "workloads/build/program_builder.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "workloads/model/layout.hpp"
+#include "workloads/cost/pass_costs.hpp"
+#include "workloads/build/rank_groups.hpp"
+#include "workloads/model/schedule.hpp"
+#include "workloads/build/stage_emitter.hpp"
+#include "workloads/build/stage_memory.hpp"
+
+namespace ls::wl {
+
+BuiltProgram build_program(const Scenario& sc) {
+  const auto& m = sc.model;
+  const auto& L = sc.layout;
+  const int p = L.pp, v = std::max(1, L.virtual_stages), M = L.microbatches;
+  BuiltProgram out;
+  auto& prog = out.program;
+
+  const StageLayers layers = stage_layers(sc);
+  out.stage_layers = layers.per_stage;
+
+  std::optional<Routing> routing;
+  if (m.moe.experts > 0) {
+    routing = route_tokens(m.moe, L.ep);
+    out.routing = *routing;
+    if (L.ep > 1) prog.all_to_all_weight = routing->device_share;
+  }
+  assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
+
+  const KernelPassCosts costs(sc);
+  const PassBytes bytes = pass_bytes(sc);
+  const DeviceParams params(sc);
+  const EmitterInputs inputs{&sc, &costs, &bytes, &params};
+  const auto sched = build_schedule(L.schedule, p, M, v);
+
+  out.static_memory.resize(static_cast<std::size_t>(p));
+  out.activation_bytes_per_microbatch.assign(static_cast<std::size_t>(p), 0);
+  out.compute_breakdown.assign(static_cast<std::size_t>(p), ComputeBreakdown{});
+  prog.stages.resize(static_cast<std::size_t>(p));
+  std::vector<StageEmitter> emitters;
+  emitters.reserve(static_cast<std::size_t>(p));
+  for (int st = 0; st < p; ++st) {
+    const auto& chunks = layers.chunks[static_cast<std::size_t>(st)];
+    const StageParams sp = stage_params(sc, params, chunks, st);
+    const MemoryTerms mt = static_memory(sc, params, chunks, st, sp);
+    out.static_memory[static_cast<std::size_t>(st)] = mt;
+    out.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] = activation_bytes_per_microbatch(sc, bytes, chunks, st);
+    emitters.emplace_back(inputs, chunks, st);
+    emitters.back().emit(sched[static_cast<std::size_t>(st)], sp, mt);
+    out.compute_breakdown[static_cast<std::size_t>(st)] = emitters.back().compute_breakdown();
+  }
+  // Every recv exists now: point each send at its peer's recv.
+  for (int st = 0; st < p; ++st) prog.stages[static_cast<std::size_t>(st)] = emitters[static_cast<std::size_t>(st)].take();
+  for (int st = 0; st < p; ++st) {
+    auto& sends = prog.stages[static_cast<std::size_t>(st)].streams[static_cast<std::size_t>(stream::pp_send)];
+    for (const auto& s : emitters[static_cast<std::size_t>(st)].sends())
+      sends[s.op].peer_op = emitters[static_cast<std::size_t>(s.peer_stage)].recv_index(s.gradient, s.microbatch, s.peer_chunk);
+  }
+
+  out.tokens_per_step = static_cast<double>(M) * L.microbatch_size * L.dp * static_cast<double>(m.seq_len);
+  out.matmul_rows = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len);
+  return out;
+}
+
+}  // namespace ls::wl

@@ -1,0 +1,40 @@
+// workloads/build/program_builder.hpp — model × layout × schedule → the engine's Program.
+//
+// Puts together the pieces: which layers each stage holds (stage_layers.hpp), the
+// ranks and communication groups (rank_groups.hpp), one op template per pipeline
+// stage in schedule order (stage_emitter.hpp, priced by pass_costs.hpp) and the
+// stage's static memory (stage_memory.hpp). Ranks of a stage share its template.
+//
+// Cost: O(pp · v · m · layers_per_chunk) ops; O(devices) rank and group tables.
+#pragma once
+
+#include <vector>
+
+#include "sim/program.hpp"
+#include "workloads/model/layout.hpp"
+#include "workloads/cost/kernels.hpp"
+#include "workloads/model/moe.hpp"
+#include "workloads/build/result.hpp"
+#include "workloads/spec/scenario_spec.hpp"
+#include "workloads/build/stage_layers.hpp"
+
+namespace ls::wl {
+
+struct BuiltProgram {
+  sim::Program program;
+  std::vector<int> stage_layers;                        // per stage, all chunks together
+  std::vector<MemoryTerms> static_memory;               // per stage: state terms + buffers (activations 0)
+  std::vector<double> activation_bytes_per_microbatch;  // per stage, all its layers, one micro-batch
+  /// Per stage: seconds per step of its compute ops by kernel category (gemm, attention,
+  /// elementwise, logits, optimizer, launch); total() is the sum of the stage template's
+  /// compute op durations exactly (before perturbations and MoE expert-load scaling).
+  std::vector<ComputeBreakdown> compute_breakdown;
+  double tokens_per_step = 0;
+  double matmul_rows = 0;                               // b·s: rows of the layer matmuls
+  Routing routing;                                      // MoE models: expert loads and drops
+};
+
+/// Precondition: `s` is resolved (resolve() validated it); nothing here re-validates.
+BuiltProgram build_program(const Scenario& s);
+
+}  // namespace ls::wl

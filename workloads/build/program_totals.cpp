@@ -1,0 +1,50 @@
+// workloads/build/program_totals.cpp — see program_totals.hpp.
+#include "workloads/build/program_totals.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "workloads/spec/vocabulary.hpp"
+
+namespace ls::wl {
+
+ProgramTotals program_totals(const sim::Program& prog) {
+  ProgramTotals out;
+  // Per stage: FLOPs of the ops every rank runs alike, and of the expert ops that
+  // each rank scales by its own expert load.
+  struct StageFlops {
+    double model = 0, hardware = 0, expert_model = 0, expert_hardware = 0;
+  };
+  std::vector<StageFlops> per_stage(prog.stages.size());
+  out.activation_peak_bytes.assign(prog.stages.size(), 0.0);
+  for (std::size_t st = 0; st < prog.stages.size(); ++st) {
+    auto& f = per_stage[st];
+    std::int64_t now = 0, peak = 0;
+    for (const auto& op : prog.stages[st].streams[static_cast<std::size_t>(stream::compute)]) {
+      if (op.mem_delta_bytes != 0) {
+        now += op.mem_delta_bytes;
+        peak = std::max(peak, now);
+      }
+      if (op.kind != sim::OpKind::compute) continue;
+      (op.scaled_by_rank ? f.expert_model : f.model) += op.model_flops;
+      (op.scaled_by_rank ? f.expert_hardware : f.hardware) += op.hw_flops;
+    }
+    out.activation_peak_bytes[st] = static_cast<double>(peak);
+  }
+  for (const auto& r : prog.ranks) {
+    const auto& f = per_stage[static_cast<std::size_t>(r.stage)];
+    out.model_flops += f.model + f.expert_model * r.work_scale;
+    out.hardware_flops += f.hardware + f.expert_hardware * r.work_scale;
+  }
+  return out;
+}
+
+topo::ClusterSpec effective_cluster(const Scenario& sc) {
+  topo::ClusterSpec spec = sc.cluster;
+  for (const auto& lf : sc.perturbations.links)
+    if (lf.bandwidth_factor == 0) spec.down_links.push_back(lf.link);
+  return spec;
+}
+
+}  // namespace ls::wl

@@ -1,0 +1,31 @@
+// workloads/build/program_totals.hpp — what a built program adds up to before it runs: its
+// FLOPs and each stage's activation peak, and the cluster it runs on once dead links
+// are taken out of routing. `check`, the memory remedies, the search's pruning and the
+// time-range check all read a program this way, without simulating it.
+#pragma once
+
+#include <vector>
+
+#include "sim/program.hpp"
+#include "topology/cluster_spec.hpp"
+#include "workloads/spec/scenario_spec.hpp"
+
+namespace ls::wl {
+
+/// One step of a program added up over its ops, as the engine accounts them:
+/// expert work scaled by each rank's expert load, memory deltas applied in compute
+/// stream order (the only stream whose ops carry memory).
+struct ProgramTotals {
+  double model_flops = 0;                       // whole cluster
+  double hardware_flops = 0;                    // whole cluster
+  std::vector<double> activation_peak_bytes;    // per stage: peak of the running memory delta
+};
+ProgramTotals program_totals(const sim::Program& prog);
+
+/// The scenario's cluster with every link perturbed to bandwidth_factor 0 moved into
+/// down_links: a dead link is taken out of routing (ECMP / PXN relays carry its
+/// traffic, see topology/cluster.hpp "Down links") rather than given zero capacity,
+/// under which its flows would never finish. Other factors keep scaling capacity.
+topo::ClusterSpec effective_cluster(const Scenario& s);
+
+}  // namespace ls::wl

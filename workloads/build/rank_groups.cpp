@@ -1,0 +1,75 @@
+// workloads/build/rank_groups.cpp — see rank_groups.hpp.
+#include "workloads/spec/vocabulary.hpp"
+#include "workloads/build/rank_groups.hpp"
+
+#include <cstddef>
+#include <map>
+#include <tuple>
+
+#include "workloads/model/headroom.hpp"
+#include "workloads/model/layout.hpp"
+
+namespace ls::wl {
+
+void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Program& prog) {
+  const auto& L = sc.layout;
+  const int p = L.pp, t = L.tp, d = L.dp, c = L.cp;
+  const Mesh mesh(d, t, p, L.placement, c);
+  const int D = mesh.size();
+  prog.ranks.resize(static_cast<std::size_t>(D));
+  prog.pp_peer.assign(static_cast<std::size_t>(D) * static_cast<std::size_t>(p), -1);
+  // Group ids: tp groups indexed by (dp·cp, pp), dp groups by (tp, pp) — a dp group
+  // spans every (dp, cp) coordinate: weight gradients reduce over dp·cp ranks
+  // (Megatron-Core's data-parallel-with-context-parallel group) — cp groups by (tp, dp·pp).
+  std::map<std::tuple<int, int, int>, int> ids;  // (axis, a, b) -> group
+  auto group_of = [&](Axis ax, int a, int b) {
+    const auto key = std::make_tuple(static_cast<int>(ax), a, b);
+    if (auto it = ids.find(key); it != ids.end()) return it->second;
+    const int id = static_cast<int>(prog.groups.size());
+    prog.groups.push_back(sim::Group{slot(ax), {}});
+    ids.emplace(key, id);
+    return id;
+  };
+  for (int r = 0; r < D; ++r) {
+    const Coord co = mesh.coord(r);
+    auto& ri = prog.ranks[static_cast<std::size_t>(r)];
+    ri.device = r;
+    ri.stage = co.pp;
+    ri.dp = co.dp;
+    ri.tp = co.tp;
+    if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp * c + co.cp, co.pp);
+    if (c > 1) ri.group[static_cast<int>(Axis::cp)] = group_of(Axis::cp, co.tp, co.pp * d + co.dp);
+    // HSDP: the dp slot is the shard group (g consecutive dp indices, inside a node
+    // when the placement puts dp right after tp, as PyTorch's device mesh does) and the
+    // replica group joins the ranks with the same index in every shard group. Without
+    // HSDP (g = dp) the dp group spans every (dp, cp) coordinate; resolve() refuses HSDP
+    // with cp > 1.
+    const int g = shard_degree(L), replicas = d / g;
+    if (replicas == 1) {
+      if (d * c > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
+    } else {
+      if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp * replicas + co.dp / g);
+      ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g);
+    }
+    // Expert parallelism is carved out of dp (Megatron): ep consecutive dp indices
+    // share the experts; ranks with the same dp index modulo ep hold the same
+    // experts and reduce their gradients together (expert-data-parallel group).
+    if (L.ep > 1) ri.group[static_cast<int>(Axis::ep)] = group_of(Axis::ep, co.tp, co.pp * (d / L.ep) + co.dp / L.ep);
+    if (sc.model.moe.experts > 0 && d / L.ep > 1)
+      ri.group[static_cast<int>(Axis::edp)] = group_of(Axis::edp, co.tp, co.pp * L.ep + co.dp % L.ep);
+    ri.ep = co.dp % L.ep;
+    if (routing) ri.work_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
+    for (int st = 0; st < p; ++st)
+      prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] =
+          mesh.rank(Coord{co.dp, co.tp, st, co.cp});
+  }
+  // Members in axis-coordinate order (ring order follows the placement's neighbours).
+  for (int r = 0; r < D; ++r) {
+    const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
+    for (int ax = 0; ax < kAxisCount; ++ax)
+      if (ri.group[static_cast<std::size_t>(ax)] >= 0)
+        prog.groups[static_cast<std::size_t>(ri.group[static_cast<std::size_t>(ax)])].ranks.push_back(r);
+  }
+}
+
+}  // namespace ls::wl

@@ -1,0 +1,136 @@
+// workloads/build/stage_emitter.hpp — one pipeline stage's op template, in schedule order.
+//
+// Streams (sim::Stream): compute (embedding, per-layer passes with the layer's TP and
+// EP collectives, LM head, pipeline recvs, optimizer), pp_send (boundary activations
+// and gradients), dp (bucketed gradient all-reduce / reduce-scatter) and prefetch
+// (ZeRO weight gathers). Every layer pass — forward, backward, its zb-h1 halves and
+// the recompute — goes through emit_layer, for dense and MoE layers alike; what a
+// pass costs (time, FLOPs) comes from a PassCosts (pass_costs.hpp) and nowhere else.
+// Cost: O(ops of the stage).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/stage_program_builder.hpp"
+#include "workloads/cost/pass_costs.hpp"
+#include "workloads/model/schedule.hpp"
+#include "workloads/spec/scenario_spec.hpp"
+#include "workloads/build/stage_layers.hpp"
+#include "workloads/build/stage_memory.hpp"
+
+namespace ls::wl {
+
+/// A pipeline send whose matching recv (on the peer stage) is patched in once every
+/// stage is built.
+struct PendingSend {
+  std::uint32_t op = 0;  // index on this stage's pp_send stream
+  int peer_stage = 0;
+  bool gradient = false;  // false: forward activation, true: backward gradient
+  int microbatch = 0;
+  int peer_chunk = 0;
+};
+
+/// What every stage of one program shares; the referenced objects outlive the emitter.
+struct EmitterInputs {
+  const Scenario* scenario = nullptr;
+  const PassCosts* costs = nullptr;
+  const PassBytes* bytes = nullptr;
+  const DeviceParams* params = nullptr;
+};
+
+class StageEmitter {
+public:
+  StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayers>& chunks, int stage);
+
+  /// Emits the stage's schedule (sched[stage]), then its optimizer step.
+  void emit(const std::vector<ScheduleItem>& items, const StageParams& stage_params, const MemoryTerms& static_memory);
+
+  /// Index of the recv for (gradient?, micro-batch, chunk) on the compute stream.
+  std::uint32_t recv_index(bool gradient, int microbatch, int chunk) const;
+  const std::vector<PendingSend>& sends() const { return sends_; }
+  sim::StageProgram take() { return builder_.take(); }
+  /// Seconds per step of every compute op emitted so far, by kernel category (the ops'
+  /// PassCost breakdowns summed): total() equals the sum of the stage template's compute
+  /// op durations exactly. Before per-rank perturbations and MoE expert-load scaling.
+  const ComputeBreakdown& compute_breakdown() const { return compute_breakdown_; }
+
+private:
+  struct Site {
+    int microbatch = 0, chunk = 0;
+  };
+  static constexpr std::int64_t kNoGather = -1;
+
+  void emit_forward(const Site& at);
+  void emit_backward(const Site& at, Pass pass, bool last_gradient);
+  void emit_backward_weight(const Site& at, bool last_gradient);
+  /// One pass of layer l (recompute included): its compute, TP collectives and, for
+  /// MoE layers, the dispatch / experts / combine. `gather` is the prefetch op the
+  /// first compute op waits on; the op that waits on it resets it to kNoGather.
+  /// `recomputed_bytes`: what this micro-batch's recompute of the layer holds (freed
+  /// by the backward). Returns the bytes the recompute pass allocates.
+  std::int64_t emit_layer(int layer, Pass pass, const Site& at, std::int64_t& gather, std::int64_t recomputed_bytes = 0);
+  void emit_optimizer(const StageParams& stage_params);
+  /// A compute op priced by `cost`; books cost.breakdown into the stage's breakdown
+  /// (every compute op is made here and added to the program at once).
+  sim::Op compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
+                     std::int64_t mem_delta);
+
+  std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;
+  /// Adds a compute op after `gather` (reset to kNoGather) and after the pending
+  /// activation copy, with the pending offload memory change added to its own.
+  std::uint32_t add_compute(const sim::Op& op, std::int64_t& gather);
+  /// The compute of one layer pass with its context-parallel K/V exchange and, when
+  /// `overlap_tp`, its TP collectives beside the GEMMs (overlap.md in the README): a
+  /// collective that overlaps a slice of the compute runs on stream::overlap beside a
+  /// compute op of that slice's time, and the rest of the pass waits for it, so its
+  /// exposed time is max(0, comm − slice). Blocking CP collectives (all-gather kind) sit
+  /// on the compute stream before (and, dK/dV, after) the pass.
+  void layer_compute(Pass pass, const Site& at, int layer, const PassCost& cost, std::int64_t mem_delta,
+                     std::int64_t& gather, bool overlap_tp);
+  /// Adds a gradient collective on the dp stream now (dp_overlap) or keeps it for after
+  /// the backward (flushed before the optimizer).
+  void add_grad_sync(const sim::Op& op);
+  /// Activation offload (offload.hpp): a copy of `bytes` of layer `layer` on the prefetch stream.
+  sim::Op copy_op(const Site& at, int layer, double bytes) const;
+  void tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat);
+  void expert_round_trip(Pass pass, const Site& at, int layer);
+  void expert_op_for(Pass pass, const Site& at, int layer);
+  void ep_all_to_all(Pass pass, const Site& at, int layer, int variant);
+  /// All-gathers that ZeRO-3 issues for layer `layer`'s `bytes` (gather_granularity).
+  int gather_calls(int layer, double bytes) const;
+  std::int64_t zero3_gather(const Site& at, int layer);
+  std::int64_t first_use_gather(int chunk, int layer);
+  void reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush);
+  void reduce_expert_gradients(int chunk, int layer);
+  void reduce_layer_gradients(int chunk, int layer);
+  void reduce_chunk_gradients(int chunk);
+
+  const Scenario& s_;
+  const PassCosts& costs_;
+  const PassBytes& bytes_;
+  const DeviceParams& params_;
+  const std::vector<ChunkLayers>& chunks_;
+  const int stage_;
+  const int last_model_chunk_;
+  const bool zero3_;               // per-layer gathers before every use, one-layer prefetch
+  const bool zero12_gather_;       // one gather per layer at its first forward of the step
+  const bool expert_dp_;           // expert gradients reduce over an expert-data-parallel group
+  const bool offload_activations_; // layout.offload.activations
+
+  sim::StageProgramBuilder builder_;
+  std::vector<std::uint32_t> recv_;        // by (gradient, micro-batch, chunk)
+  std::vector<PendingSend> sends_;
+  std::uint32_t gathers_issued_ = 0;       // ZeRO-3 gathers so far
+  std::vector<std::uint32_t> gather_user_; // compute op that consumed ZeRO-3 gather k
+  std::vector<char> gathered_this_step_;   // ZeRO-1/2: layer already gathered
+  double bucket_bytes_ = 0;                // DP gradient bytes not yet reduced
+  bool any_gradient_sync_ = false;
+  std::vector<sim::Op> deferred_grad_sync_;  // implementation.dp_overlap false: after the backward
+  std::vector<std::uint32_t> offload_copy_;  // by layer: its latest activation copy (prefetch stream)
+  std::int64_t pending_copy_ = kNoGather;    // copy the next compute op waits on
+  std::int64_t pending_mem_ = 0;             // memory change the next compute op carries
+  ComputeBreakdown compute_breakdown_;
+};
+
+}  // namespace ls::wl

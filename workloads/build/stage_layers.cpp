@@ -1,0 +1,63 @@
+// workloads/build/stage_layers.cpp — see stage_layers.hpp.
+#include "workloads/build/stage_layers.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "workloads/model/layout.hpp"
+#include "workloads/cost/pass_costs.hpp"
+
+namespace ls::wl {
+
+std::vector<int> balanced_stage_layers(const Scenario& s) {
+  const int p = s.layout.pp;
+  const KernelPassCosts costs(s);
+  // Embedding and LM head in layer-equivalents of one micro-batch's F+B(+recompute).
+  const double layer = (costs.layer(LayerKind::dense, Pass::forward).time + costs.layer(LayerKind::dense, Pass::backward).time +
+                        costs.layer(LayerKind::dense, Pass::recompute).time)
+                           .seconds();
+  std::vector<double> extra(static_cast<std::size_t>(p), 0.0);
+  if (layer > 0) {
+    extra.front() += (costs.embedding(Pass::forward).time + costs.embedding(Pass::backward).time).seconds() / layer;
+    extra.back() += (costs.head(Pass::forward).time + costs.head(Pass::backward).time).seconds() / layer;
+  }
+  return balanced_stage_layers(s.model.layers, p, extra);
+}
+
+std::vector<int> resolve_stage_layers(const Scenario& s) {
+  switch (s.layout.stage_layers_mode) {
+    case StageLayersMode::explicit_list: return s.layout.stage_layers;
+    case StageLayersMode::balanced: return balanced_stage_layers(s);
+    case StageLayersMode::auto_even: break;
+  }
+  return even_stage_layers(s.model.layers, s.layout.pp);
+}
+
+StageLayers stage_layers(const Scenario& s) {
+  const int p = s.layout.pp, v = std::max(1, s.layout.virtual_stages);
+  StageLayers out;
+  out.per_stage = resolve_stage_layers(s);
+  out.chunks.assign(static_cast<std::size_t>(p), std::vector<ChunkLayers>(static_cast<std::size_t>(v)));
+  // Layer counts per model chunk, in model order.
+  std::vector<int> per_mc(static_cast<std::size_t>(p * v));
+  if (static_cast<int>(out.per_stage.size()) == p * v && v > 1) {
+    per_mc = out.per_stage;
+    out.per_stage.assign(static_cast<std::size_t>(p), 0);
+    for (int mc = 0; mc < p * v; ++mc) out.per_stage[static_cast<std::size_t>(mc % p)] += per_mc[static_cast<std::size_t>(mc)];
+  } else {
+    for (int st = 0; st < p; ++st) {
+      const int n = out.per_stage[static_cast<std::size_t>(st)];
+      for (int ch = 0; ch < v; ++ch) per_mc[static_cast<std::size_t>(ch * p + st)] = n / v + (ch < n % v ? 1 : 0);
+    }
+  }
+  int begin = 0;
+  for (int mc = 0; mc < p * v; ++mc) {
+    auto& cl = out.chunks[static_cast<std::size_t>(mc % p)][static_cast<std::size_t>(mc / p)];
+    cl.begin = begin;
+    cl.end = begin + per_mc[static_cast<std::size_t>(mc)];
+    begin = cl.end;
+  }
+  return out;
+}
+
+}  // namespace ls::wl

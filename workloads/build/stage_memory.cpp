@@ -1,0 +1,134 @@
+// workloads/build/stage_memory.cpp — see stage_memory.hpp.
+#include "workloads/build/stage_memory.hpp"
+
+#include <algorithm>
+
+#include "workloads/model/headroom.hpp"
+#include "workloads/model/memory.hpp"
+#include "workloads/model/model.hpp"
+#include "workloads/cost/training_method.hpp"
+
+namespace ls::wl {
+
+namespace {
+int last_model_chunk(const Scenario& s) { return s.layout.pp * std::max(1, s.layout.virtual_stages) - 1; }
+}  // namespace
+
+DeviceParams::DeviceParams(const Scenario& s) : s_(&s) {
+  // A tied table is counted once, on the first stage, so that fully sharded state is
+  // exactly bytes·N/D (the seed's worked example). Megatron keeps a second copy on the
+  // last stage for the LM head; that copy (V·h/t parameters) is not modelled.
+  // `embedding_free` (what-if/tests) removes the embedding and head entirely: no
+  // work and no parameters, so equal stages really are equal.
+  head_ = s.layout.embedding_free ? 0.0 : lm_head_params(s.model);
+  embedding_ = s.layout.embedding_free ? 0.0 : embedding_params(s.model);
+}
+
+double DeviceParams::experts(int l) const {
+  const auto& m = s_->model;
+  return layer_is_moe(m, l) ? static_cast<double>(m.moe.experts) / s_->layout.ep * expert_params(m) / s_->layout.tp : 0.0;
+}
+
+double DeviceParams::dense(int l) const {
+  const auto& m = s_->model;
+  return (layer_is_moe(m, l) ? (layer_params(m, l) - m.moe.experts * expert_params(m)) / s_->layout.tp
+                             : layer_params(m) / s_->layout.tp) +
+         lora_params_on_device(*s_, l);
+}
+
+double DeviceParams::trained_dense(int l) const {
+  const double lora = lora_params_on_device(*s_, l);
+  return (dense(l) - lora) * trained_fraction_dense(*s_, l) + lora;
+}
+double DeviceParams::trained_experts(int l) const { return experts(l) * trained_fraction_experts(*s_); }
+double DeviceParams::trained_embedding() const { return is_frozen(s_->training, "embedding") ? 0.0 : embedding_; }
+double DeviceParams::trained_head() const { return is_frozen(s_->training, "head") ? 0.0 : head_; }
+
+double DeviceParams::layer_weight_bytes(int l) const { return (dense(l) + experts(l)) * s_->precision.weights; }
+
+double DeviceParams::gather_weight_bytes(int l) const {
+  double b = layer_weight_bytes(l);
+  if (l == 0) b += embedding_ / s_->layout.tp * s_->precision.weights;
+  if (l == s_->model.layers - 1) b += head_ / s_->layout.tp * s_->precision.weights;
+  return b;
+}
+
+StageParams stage_params(const Scenario& s, const DeviceParams& params, const std::vector<ChunkLayers>& chunks, int stage) {
+  StageParams sp;
+  const int t = s.layout.tp;
+  for (int ch = 0; ch < static_cast<int>(chunks.size()); ++ch) {
+    const auto cl = chunks[static_cast<std::size_t>(ch)];
+    const int mc = ch * s.layout.pp + stage;
+    for (int l = cl.begin; l < cl.end; ++l) {
+      sp.dense += params.dense(l);
+      sp.experts += params.experts(l);
+      sp.trained_dense += params.trained_dense(l);
+      sp.trained_experts += params.trained_experts(l);
+    }
+    if (mc == 0) sp.dense += params.embedding() / t;
+    if (mc == last_model_chunk(s)) sp.dense += params.head() / t;
+    if (mc == 0) sp.trained_dense += params.trained_embedding() / t;
+    if (mc == last_model_chunk(s)) sp.trained_dense += params.trained_head() / t;
+  }
+  return sp;
+}
+
+double optimizer_params(const Scenario& s, const StageParams& sp) {
+  const int d = shard_degree(s.layout) * s.layout.cp;  // ZeRO shards over dp·cp, or the HSDP shard group
+  const int edp_size = std::max(1, d / s.layout.ep);
+  return s.layout.zero >= 1 ? sp.trained_dense / d + sp.trained_experts / edp_size : sp.trained_dense + sp.trained_experts;
+}
+
+MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const std::vector<ChunkLayers>& chunks, int stage,
+                          const StageParams& sp) {
+  const auto& L = s.layout;
+  const auto& pr = s.precision;
+  const int d = L.dp * L.cp;  // ZeRO shards over the dp·cp gradient group (Megatron-Core)
+  // ... or over the HSDP shard group (headroom.hpp shard_degree; cp is 1 then).
+  const int shard = shard_degree(L) * L.cp;
+  // Frozen parameters keep their weights only (training_method.hpp).
+  StateBytes sb = training_state_bytes(sp.trained_dense, sp.dense - sp.trained_dense, pr, L.zero, shard);
+  // A full gradient buffer accumulated over the micro-batches (FSDP no_sync): ZeRO-1's gradients.
+  if (L.accumulate_unsharded && L.zero >= 2) sb.gradients = sp.trained_dense * pr.gradients;
+  if (sp.experts > 0) {
+    const StateBytes se =
+        training_state_bytes(sp.trained_experts, sp.experts - sp.trained_experts, pr, L.zero, std::max(1, d / L.ep));
+    sb.weights += se.weights;
+    sb.gradients += L.accumulate_unsharded && L.zero >= 2 ? sp.trained_experts * pr.gradients : se.gradients;
+    sb.master += se.master;
+    sb.optimizer += se.optimizer;
+  }
+  MemoryTerms mt;
+  mt.stage = stage;
+  mt.weights = sb.weights;
+  mt.gradients = sb.gradients;
+  mt.master = sb.master;
+  mt.optimizer = sb.optimizer;
+  // Optimizer offload (offload.hpp): master weights and moments live in host memory.
+  if (L.offload.optimizer) mt.master = mt.optimizer = 0;
+  double buffers = 0;
+  if (L.zero >= 3 && shard > 1) {
+    double widest = 0;  // two gathered layers (one-layer prefetch)
+    for (const auto& cl : chunks)
+      for (int l = cl.begin; l < cl.end; ++l) widest = std::max(widest, params.layer_weight_bytes(l));
+    buffers += 2 * widest;
+  }
+  if (d > 1) buffers += std::min(L.dp_bucket_bytes, sp.trained_dense * pr.gradients);  // bucket being reduced
+  mt.buffers = buffers;
+  return mt;
+}
+
+double activation_bytes_per_microbatch(const Scenario& s, const PassBytes& bytes, const std::vector<ChunkLayers>& chunks,
+                                       int stage) {
+  double act = 0;
+  for (int ch = 0; ch < static_cast<int>(chunks.size()); ++ch) {
+    const auto cl = chunks[static_cast<std::size_t>(ch)];
+    for (int l = cl.begin; l < cl.end; ++l) act += layer_activation(s, bytes, l);
+    const int mc = ch * s.layout.pp + stage;
+    if (mc == 0) act += bytes.embedding;
+    if (mc == last_model_chunk(s)) act += bytes.logits;
+  }
+  return act;
+}
+
+}  // namespace ls::wl

@@ -1,0 +1,432 @@
+// workloads/cost/layer_kernels.cpp — layer passes as kernels (see layer_kernels.hpp).
+//
+// Each forward kernel is built together with its backward: a linear layer's dgrad GEMM
+// (backward_input) and wgrad GEMM (backward_weight) follow from its shape
+// (Y[M×N] = X[M×K]·W[K×N]: dX = dY·Wᵀ is M×K over N, dW = Xᵀ·dY is K×N over M), the other
+// kernels list their backward explicitly. The backward passes walk the forward in reverse.
+// Notation: T = b·s/cp tokens on this device (cp: context parallelism), Tn = T/t under
+// sequence parallelism (norms, dropout and residual adds run on a sequence shard) else T,
+// ab = bytes per activation element. Under cp the attention core attends sq = s/cp local
+// queries to all s keys (the K/V exchange is communication: cp_attention.hpp), so its
+// counted FLOPs are 4·b·sq·s·h/t = 4bs²h/(t·cp); with the 2·cp-chunk split the causal
+// mask skips the same share of blocks as without cp.
+#include "workloads/cost/layer_kernels.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "workloads/cost/low_precision.hpp"
+#include "workloads/model/model.hpp"
+
+namespace ls::wl {
+
+namespace {
+
+struct Step {
+  Kernel fwd;
+  std::vector<Kernel> bwd_input;   // in execution order
+  std::vector<Kernel> bwd_weight;  // in execution order
+};
+
+Kernel mem(std::string_view name, double bytes, double saved = 0,
+           KernelCategory category = KernelCategory::elementwise) {
+  Kernel k;
+  k.name = name;
+  k.category = category;
+  k.kind = KernelKind::memory;
+  k.bytes = bytes;
+  k.saved_bytes = saved;
+  return k;
+}
+
+Kernel gemm(std::string_view name, GemmShape shape, KernelCategory category, double saved = 0) {
+  Kernel k;
+  k.name = name;
+  k.category = category;
+  k.kind = KernelKind::gemm;
+  k.shape = shape;
+  k.flops = shape.flops();
+  k.executed_flops = k.flops;
+  k.saved_bytes = saved;
+  return k;
+}
+
+class Builder {
+public:
+  Builder(const ModelSpec& m, const KernelOptions& o) : m_(m), o_(o) {
+    if (o.microbatch_size < 1 || o.tp < 1 || o.ep < 1 || o.cp < 1 || o.activation_bytes < 1)
+      throw std::invalid_argument(fmt::format(
+          "layer kernels of '{}': microbatch_size ({}), tp ({}), ep ({}), cp ({}) and activation bytes ({}) must be >= 1",
+          m.name, o.microbatch_size, o.tp, o.ep, o.cp, o.activation_bytes));
+    if (!(o.dropout >= 0 && o.dropout < 1))
+      throw std::invalid_argument(fmt::format("layer kernels of '{}': dropout {} outside [0, 1)", m.name, o.dropout));
+    if (m.hidden <= 0 || m.seq_len <= 0 || m.heads <= 0 || m.ffn_hidden < 0 || m.vocab < 0)
+      throw std::invalid_argument(fmt::format("layer kernels of '{}': hidden, seq_len and heads must be > 0", m.name));
+    s_ = static_cast<double>(m.seq_len);
+    h_ = static_cast<double>(m.hidden);
+    t_ = o.tp;
+    ab_ = o.activation_bytes;
+    sq_ = s_ / o.cp;
+    T_ = o.microbatch_size * sq_;
+    Tn_ = o.sequence_parallel ? T_ / t_ : T_;
+    const int g = m.kv_heads > 0 ? m.kv_heads : m.heads;
+    kv_ = 2.0 * h_ * g / m.heads;
+  }
+
+  std::vector<Step> steps;
+
+  // --- building blocks -------------------------------------------------------------
+
+  /// A linear layer X[M×K]·W[K×N] on this device, with its dgrad and wgrad GEMMs;
+  /// `saved_elements` of its input are kept for the wgrad. Under FP8 compute (o.compute,
+  /// low_precision.hpp) a TransformerEngine linear (category gemm, not the router): all
+  /// three GEMMs in FP8, X quantized before the forward and dY before the dgrad (the
+  /// wgrad reuses both quantized copies), and the input kept in its quantized form.
+  void linear(std::string_view name, std::string_view dgrad, std::string_view wgrad, GemmShape fwd,
+              double saved_elements, KernelCategory category = KernelCategory::gemm, bool te_linear = true) {
+    const bool fp8 = fp8_gemms(o_.compute) && te_linear && category == KernelCategory::gemm;
+    const double q = quantize_bytes_per_element(o_.compute);
+    const double saved_bytes = saved_elements * (fp8 ? fp8_saved_bytes_per_element(o_.compute) : ab_);
+    if (fp8) steps.push_back({mem("fp8.quantize_input", fwd.batch * fwd.m * fwd.k * q), {}, {}});
+    Step st{gemm(name, fwd, category, saved_bytes), {}, {}};
+    if (fp8) st.bwd_input.push_back(mem("fp8.quantize_grad", fwd.batch * fwd.m * fwd.n * q));
+    st.bwd_input.push_back(gemm(dgrad, {fwd.m, fwd.k, fwd.n, fwd.batch}, category));
+    st.bwd_weight.push_back(gemm(wgrad, {fwd.k, fwd.n, fwd.m, fwd.batch}, category));
+    if (fp8) {
+      st.fwd.fp8 = true;
+      for (auto& k : st.bwd_input) k.fp8 = k.kind == KernelKind::gemm;
+      st.bwd_weight.front().fp8 = true;
+    }
+    steps.push_back(std::move(st));
+  }
+
+  /// Pre-attention / pre-MLP / final norm on Tn tokens; keeps its input. The backward
+  /// also accumulates the residual-stream gradient (an add).
+  void norm(std::string_view name) {
+    const double x = Tn_ * h_ * ab_;
+    const bool layernorm = m_.activation == Activation::gelu;
+    if (layernorm || o_.fused_elementwise) {
+      // LayerNorm is one kernel in every framework; RMSNorm when fused (Apex / TE).
+      steps.push_back({mem(name, 2 * x, x), {mem("norm.bwd", 3 * x), mem("residual_grad_add", 3 * x)}, {}});
+      return;
+    }
+    // Unfused RMSNorm (plain PyTorch): mean of squares, x·rstd (keeps x), ·weight (keeps x·rstd).
+    steps.push_back({mem("rmsnorm.square_mean", x), {}, {}});
+    steps.push_back({mem("rmsnorm.scale", 2 * x, x), {mem("rmsnorm.scale.bwd", 3 * x), mem("residual_grad_add", 3 * x)}, {}});
+    steps.push_back({mem("rmsnorm.weight", 2 * x, x), {mem("rmsnorm.weight.bwd", 3 * x)}, {}});
+  }
+
+  /// Bias (GPT) + dropout (when on) + residual add on Tn tokens; keeps the dropout mask.
+  void bias_dropout_add() {
+    const double x = Tn_ * h_ * ab_, mask = Tn_ * h_;
+    const bool bias = m_.activation == Activation::gelu, drop = o_.dropout > 0;
+    if (o_.fused_elementwise) {
+      // One kernel reads the branch and the residual, writes the sum (and the mask);
+      // its backward scales the gradient by the mask (and reduces the bias gradient).
+      const bool any_bwd = bias || drop;
+      Step st{mem(drop ? "bias_dropout_add" : "residual_add", 3 * x + (drop ? mask : 0), drop ? mask : 0), {}, {}};
+      if (any_bwd) st.bwd_input.push_back(mem("bias_dropout_add.bwd", 2 * x + (drop ? mask : 0)));
+      steps.push_back(std::move(st));
+      return;
+    }
+    if (bias) steps.push_back({mem("bias_add", 2 * x), {mem("bias_add.bwd", x)}, {}});
+    if (drop) steps.push_back({mem("dropout", 2 * x + mask, mask), {mem("dropout.bwd", 2 * x + mask)}, {}});
+    steps.push_back({mem("residual_add", 3 * x), {}, {}});
+  }
+
+  /// Rotary embeddings on q and k (Llama): (h + kv/2)/t wide over T tokens; keeps nothing
+  /// (its backward is the inverse rotation).
+  void rope() {
+    const double x = T_ * (h_ + kv_ / 2) / t_ * ab_;
+    if (o_.fused_elementwise) {
+      steps.push_back({mem("rope", 2 * x), {mem("rope.bwd", 2 * x)}, {}});
+      return;
+    }
+    // x·cos, rotate_half(x), ·sin, add: four passes, the same again backward.
+    steps.push_back({mem("rope.mul_cos", 2 * x), {mem("rope.mul_cos.bwd", 2 * x)}, {}});
+    steps.push_back({mem("rope.rotate_half", 2 * x), {mem("rope.rotate_half.bwd", 2 * x)}, {}});
+    steps.push_back({mem("rope.mul_sin", 2 * x), {mem("rope.mul_sin.bwd", 2 * x)}, {}});
+    steps.push_back({mem("rope.add", 3 * x), {mem("rope.add.bwd", 3 * x)}, {}});
+  }
+
+  /// QKᵀ, softmax, dropout, ·V for b·a/t heads (4bs²h/t counted FLOPs forward).
+  void core_attention() {
+    const double bh = o_.microbatch_size * static_cast<double>(m_.heads) / t_;
+    const double d = h_ / m_.heads;
+    const double counted = 4 * o_.microbatch_size * sq_ * s_ * h_ / t_;
+    // K and V of every key (all s under cp: the local chunk plus the exchanged ones).
+    // Only the local chunk's K and V are kept for the backward (the ring passes the others
+    // again; the all-gather kind gathers them again).
+    const double q = T_ * h_ / t_ * ab_, k_or_v = o_.microbatch_size * s_ * kv_ / 2 / t_ * ab_;
+    const double kv_local = T_ * kv_ / 2 / t_ * ab_;
+    if (o_.attention != AttentionKind::unfused) {
+      const bool triton = o_.attention == AttentionKind::triton;
+      Kernel fwd;
+      fwd.name = "flash_attention";
+      fwd.category = KernelCategory::attention;
+      fwd.kind = triton ? KernelKind::triton_forward : KernelKind::flash_forward;
+      fwd.flops = counted;
+      fwd.causal_seq_len = o_.causal ? s_ : 0;
+      fwd.bytes = q + 2 * k_or_v + q;     // read Q, K, V; write O
+      fwd.saved_bytes = q + 2 * kv_local;  // Q, K, V (O is the output projection's saved input)
+      fwd.core_attention = true;
+      Kernel bwd = fwd;
+      bwd.name = "flash_attention.bwd";
+      bwd.kind = triton ? KernelKind::triton_backward : KernelKind::flash_backward;
+      bwd.flops = 2 * counted;  // executes 2.5 × forward (time_kernels): dQ, dK, dV, dP and QKᵀ again
+      bwd.bytes = (q + 2 * k_or_v + 2 * q) + (q + 2 * k_or_v);  // read Q K V O dO; write dQ dK dV
+      bwd.saved_bytes = 0;
+      bwd.core_attention = false;
+      steps.push_back({fwd, {bwd}, {}});
+      return;
+    }
+    // Unfused: the b·a/t·s² scores go through HBM.
+    const double S = bh * sq_ * s_, scores = S * ab_, mask = S;
+    const auto att = KernelCategory::attention;
+    Step qk{gemm("attention.scores", {sq_, s_, d, bh}, att, q + kv_local), {}, {}};
+    qk.fwd.core_attention = true;
+    qk.bwd_input = {gemm("attention.scores.dgrad_q", {sq_, d, s_, bh}, att),
+                    gemm("attention.scores.dgrad_k", {s_, d, sq_, bh}, att)};
+    std::vector<Step> mid;
+    if (o_.fused_elementwise) {
+      mid.push_back({mem("scale_mask_softmax", 2 * scores, scores, att), {mem("scale_mask_softmax.bwd", 3 * scores, 0, att)}, {}});
+    } else {
+      mid.push_back({mem("attention.scale", 2 * scores, 0, att), {mem("attention.scale.bwd", 2 * scores, 0, att)}, {}});
+      mid.push_back({mem("attention.mask", 2 * scores, 0, att), {mem("attention.mask.bwd", 2 * scores, 0, att)}, {}});
+      mid.push_back({mem("softmax", 2 * scores, scores, att), {mem("softmax.bwd", 3 * scores, 0, att)}, {}});
+    }
+    if (o_.dropout > 0)  // keeps the mask and its output (the ·V GEMM's input)
+      mid.push_back({mem("attention_dropout", 2 * scores + mask, mask + scores, att),
+                     {mem("attention_dropout.bwd", 2 * scores + mask, 0, att)}, {}});
+    Step av{gemm("attention.context", {sq_, d, s_, bh}, att, kv_local), {}, {}};
+    av.fwd.core_attention = true;
+    av.bwd_input = {gemm("attention.context.dgrad_probs", {sq_, s_, d, bh}, att),
+                    gemm("attention.context.dgrad_v", {s_, d, sq_, bh}, att)};
+    steps.push_back(std::move(qk));
+    for (auto& st : mid) {
+      st.fwd.core_attention = true;
+      st.fwd.saved_inside_core_attention = true;
+      steps.push_back(std::move(st));
+    }
+    steps.push_back(std::move(av));
+  }
+
+  /// Bias + GeLU (GPT) or SwiGLU (Llama) on `rows` rows of width `width` (per device).
+  /// Keeps what its backward needs: the GeLU input; gate and up (fused SwiGLU), plus
+  /// silu(gate) when unfused (the product keeps both of its inputs).
+  void activation(double rows, double width) {
+    const double x = rows * width * ab_;
+    if (m_.activation == Activation::gelu) {
+      if (o_.fused_elementwise) {
+        steps.push_back({mem("bias_gelu", 2 * x, x), {mem("bias_gelu.bwd", 3 * x)}, {}});
+      } else {
+        steps.push_back({mem("mlp.bias_add", 2 * x), {mem("mlp.bias_add.bwd", x)}, {}});
+        steps.push_back({mem("gelu", 2 * x, x), {mem("gelu.bwd", 3 * x)}, {}});
+      }
+      return;
+    }
+    if (o_.fused_elementwise) {
+      steps.push_back({mem("swiglu", 3 * x, 2 * x), {mem("swiglu.bwd", 5 * x)}, {}});
+    } else {
+      steps.push_back({mem("silu", 2 * x, x), {mem("silu.bwd", 3 * x)}, {}});
+      steps.push_back({mem("swiglu.mul", 3 * x, 2 * x), {mem("swiglu.mul.bwd", 5 * x)}, {}});
+    }
+  }
+
+  /// Dense MLP of width f (split tp ways) over T tokens.
+  void dense_mlp(double f) {
+    const double width = f / t_, gate = m_.activation == Activation::gelu ? 1 : 2;
+    linear("mlp.up", "mlp.up.dgrad", "mlp.up.wgrad", {T_, gate * width, h_}, Tn_ * h_);
+    activation(T_, width);
+    linear("mlp.down", "mlp.down.dgrad", "mlp.down.wgrad", {T_, h_, width}, T_ * width);
+  }
+
+  /// MoE MLP: router, permutation to experts, grouped expert GEMMs (experts/ep local
+  /// experts, each with T·top_k·ep/experts tokens under balanced routing), shared experts,
+  /// and the weighted un-permutation.
+  void moe_mlp() {
+    const auto& moe = m_.moe;
+    const double E = moe.experts, k = moe.top_k, shared = moe.shared_experts;
+    const double fe = static_cast<double>(moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : m_.ffn_hidden);
+    const double width = fe / t_, gate = m_.activation == Activation::gelu ? 1 : 2;
+    const double local = E / o_.ep, rows = T_ * k * o_.ep / E;  // per local expert
+    const double pairs = T_ * k;                                // token-expert pairs on this device
+    // The router reads the norm output (kept once, here, for the router and the permutation).
+    linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_, KernelCategory::gemm,
+           /*te_linear=*/false);
+    steps.push_back({mem("router.softmax_topk", T_ * E * 4 * 2, T_ * E * 4), {mem("router.softmax_topk.bwd", T_ * E * 4 * 3)}, {}});
+    steps.push_back({mem("moe.permute", 2 * pairs * h_ * ab_), {mem("moe.permute.bwd", (pairs + T_) * h_ * ab_)}, {}});
+    const std::size_t first_expert_step = steps.size();
+    linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * width, h_, local}, pairs * h_);
+    activation(pairs, width);
+    linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, width, local}, pairs * width);
+    for (std::size_t i = first_expert_step; i < steps.size(); ++i) mark_routed_expert(steps[i]);
+    if (shared > 0) {
+      linear("shared_expert.up", "shared_expert.up.dgrad", "shared_expert.up.wgrad", {T_, gate * width, h_, shared}, 0);
+      activation(T_ * shared, width);
+      linear("shared_expert.down", "shared_expert.down.dgrad", "shared_expert.down.wgrad", {T_, h_, width, shared},
+             T_ * shared * width);
+    }
+    // Combine: weighted sum of each token's expert outputs (kept for the router-probability gradient).
+    steps.push_back({mem("moe.unpermute", (pairs + T_) * h_ * ab_, pairs * h_ * ab_),
+                     {mem("moe.unpermute.bwd", (T_ + 2 * pairs) * h_ * ab_)}, {}});
+  }
+
+  static void mark_routed_expert(Step& st) {
+    st.fwd.routed_expert = true;
+    for (auto& k : st.bwd_input) k.routed_expert = true;
+    for (auto& k : st.bwd_weight) k.routed_expert = true;
+  }
+
+  void layer(int index) {
+    norm("norm1");
+    linear("qkv", "qkv.dgrad", "qkv.wgrad", {T_, (h_ + kv_) / t_, h_}, Tn_ * h_);
+    if (m_.activation == Activation::swiglu) rope();
+    core_attention();
+    linear("attention.out", "attention.out.dgrad", "attention.out.wgrad", {T_, h_, h_ / t_}, T_ * h_ / t_);
+    bias_dropout_add();
+    norm("norm2");
+    if (layer_is_moe(m_, index))
+      moe_mlp();
+    else
+      dense_mlp(static_cast<double>(m_.ffn_hidden));
+    bias_dropout_add();
+  }
+
+  void embedding() {
+    // Vocab-parallel: this device gathers ~T/t rows of its shard and writes the full
+    // (masked) T×h output for the all-reduce (or reduce-scatter with SP). Backward:
+    // scatter-add the output gradient into the shard (read + write its rows).
+    Step lookup{mem("embedding.lookup", (T_ * h_ / t_ + T_ * h_) * ab_), {}, {}};
+    lookup.bwd_weight.push_back(mem("embedding.grad", (T_ * h_ + 2 * T_ * h_ / t_) * ab_));
+    steps.push_back(std::move(lookup));
+    if (m_.activation == Activation::gelu) {
+      Step pos{mem("position.add", 3 * Tn_ * h_ * ab_), {}, {}};
+      pos.bwd_weight.push_back(mem("position.grad", (Tn_ * h_ + 2 * s_ * h_) * ab_));
+      steps.push_back(std::move(pos));
+    }
+    if (o_.dropout > 0) {
+      const double x = Tn_ * h_ * ab_, mask = Tn_ * h_;
+      Step drop{mem("embedding.dropout", 2 * x + mask, mask), {}, {}};
+      drop.bwd_weight.push_back(mem("embedding.dropout.bwd", 2 * x + mask));  // ahead of the scatter-add
+      steps.push_back(std::move(drop));
+    }
+  }
+
+  void lm_head() {
+    norm("final_norm");
+    const double V = static_cast<double>(m_.vocab) / t_;
+    const auto logits = KernelCategory::logits;
+    linear("lm_head", "lm_head.dgrad", "lm_head.wgrad", {T_, V, h_}, Tn_ * h_, logits);
+    // Vocab-parallel cross-entropy in fp32 (4-byte) on T×V/t logits; keeps the softmax.
+    const double lo = T_ * V * ab_, f32 = T_ * V * 4;
+    if (o_.fused_elementwise) {
+      steps.push_back({mem("cross_entropy", lo + f32, f32, logits), {mem("cross_entropy.bwd", f32 + lo, 0, logits)}, {}});
+      return;
+    }
+    // Megatron's vocab-parallel loss as tensor ops: cast, max, subtract, exp, sum, normalise;
+    // backward: softmax − one-hot scaled by the loss gradient, cast back.
+    steps.push_back({mem("ce.to_fp32", lo + f32, 0, logits), {mem("ce.to_bf16", f32 + lo, 0, logits)}, {}});
+    steps.push_back({mem("ce.max", f32, 0, logits), {}, {}});
+    steps.push_back({mem("ce.sub_max", 2 * f32, 0, logits), {}, {}});
+    steps.push_back({mem("ce.exp", 2 * f32, 0, logits), {}, {}});
+    steps.push_back({mem("ce.sum", f32, 0, logits), {}, {}});
+    steps.push_back({mem("ce.normalise", 2 * f32, f32, logits), {mem("ce.grad", 2 * f32, 0, logits)}, {}});
+  }
+
+  std::vector<Kernel> pass(LayerPass p, Recompute rc) const {
+    std::vector<Kernel> out;
+    switch (p) {
+      case LayerPass::forward:
+        for (const auto& st : steps) out.push_back(st.fwd);
+        break;
+      case LayerPass::backward_input:
+        for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+          out.insert(out.end(), it->bwd_input.begin(), it->bwd_input.end());
+        break;
+      case LayerPass::backward_weight:
+        for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+          out.insert(out.end(), it->bwd_weight.begin(), it->bwd_weight.end());
+        break;
+      case LayerPass::recompute:
+        if (rc == Recompute::none) break;
+        for (const auto& st : steps)
+          if (rc == Recompute::full || st.fwd.core_attention) out.push_back(st.fwd);
+        break;
+    }
+    return out;
+  }
+
+  double saved_bytes(Recompute rc) const {
+    if (rc == Recompute::full) return Tn_ * h_ * ab_;  // the checkpointed layer input
+    double sum = 0;
+    for (const auto& st : steps)
+      if (!(rc == Recompute::selective && st.fwd.saved_inside_core_attention)) sum += st.fwd.saved_bytes;
+    return sum;
+  }
+
+private:
+  const ModelSpec& m_;
+  const KernelOptions& o_;
+  double s_ = 0, sq_ = 0, h_ = 0, t_ = 1, ab_ = 2, T_ = 0, Tn_ = 0, kv_ = 0;
+};
+
+}  // namespace
+
+std::vector<Kernel> layer_pass_kernels(const ModelSpec& m, int layer, const KernelOptions& o, LayerPass pass) {
+  Builder b(m, o);
+  b.layer(layer);
+  return b.pass(pass, o.recompute);
+}
+
+double layer_activation_bytes(const ModelSpec& m, int layer, const KernelOptions& o) {
+  Builder b(m, o);
+  b.layer(layer);
+  return b.saved_bytes(o.recompute);
+}
+
+std::vector<Kernel> embedding_pass_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass) {
+  Builder b(m, o);
+  b.embedding();
+  return b.pass(pass, Recompute::none);
+}
+
+std::vector<Kernel> lm_head_pass_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass) {
+  Builder b(m, o);
+  b.lm_head();
+  return b.pass(pass, Recompute::none);
+}
+
+double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
+  Builder b(m, o);
+  b.embedding();
+  return b.saved_bytes(Recompute::none);
+}
+
+double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
+  Builder b(m, o);
+  b.lm_head();
+  return b.saved_bytes(Recompute::none);
+}
+
+ComputeBreakdown pass_breakdown(const ModelSpec& m, int first_layer, int layer_count, bool with_embedding,
+                                bool with_lm_head, const KernelOptions& o, LayerPass pass,
+                                const ComputeProfile& profile, const GpuSpec& gpu) {
+  // Execution order of a stage: embedding, layers, LM head forward; the reverse backward.
+  const bool backward = pass == LayerPass::backward_input || pass == LayerPass::backward_weight;
+  std::vector<Kernel> kernels;
+  auto append = [&](std::vector<Kernel> ks) { kernels.insert(kernels.end(), ks.begin(), ks.end()); };
+  if (with_embedding && !backward) append(embedding_pass_kernels(m, o, pass));
+  if (with_lm_head && backward) append(lm_head_pass_kernels(m, o, pass));
+  for (int i = 0; i < layer_count; ++i) {
+    const int layer = backward ? first_layer + layer_count - 1 - i : first_layer + i;
+    append(layer_pass_kernels(m, layer, o, pass));
+  }
+  if (with_lm_head && !backward) append(lm_head_pass_kernels(m, o, pass));
+  if (with_embedding && backward) append(embedding_pass_kernels(m, o, pass));
+  time_kernels(profile, gpu, kernels, o.activation_bytes, o.dispatch_overhead_s);
+  return breakdown(kernels);
+}
+
+}  // namespace ls::wl

@@ -1,0 +1,347 @@
+// workloads/model/layout.cpp — layout rules, mesh map, stage/chunk layer maps.
+#include "workloads/model/layout.hpp"
+#include "workloads/model/schedule.hpp"
+#include "workloads/model/headroom.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ls::wl {
+
+namespace {
+
+std::string join(const std::vector<int>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return "[" + out + "]";
+}
+
+/// Collects errors with one line per rule.
+struct Errors {
+  std::vector<LayoutError> list;
+  void add(std::string key, std::string message, std::string hint) {
+    list.push_back({std::move(key), std::move(message), std::move(hint)});
+  }
+};
+
+void check_model(const ModelSpec& m, Errors& e) {
+  if (m.layers < 1) e.add("model.layers", fmt::format("layers must be >= 1, got {}", m.layers), "set model.layers");
+  if (m.hidden < 1) e.add("model.hidden", fmt::format("hidden must be > 0, got {}", m.hidden), "set model.hidden");
+  if (m.heads < 1) e.add("model.heads", fmt::format("heads must be > 0, got {}", m.heads), "set model.heads");
+  if (m.seq_len < 1) e.add("model.seq_len", fmt::format("seq_len must be > 0, got {}", m.seq_len), "set model.seq_len");
+  if (m.vocab < 1) e.add("model.vocab", fmt::format("vocab must be > 0, got {}", m.vocab), "set model.vocab");
+  if (m.ffn_hidden < 1)
+    e.add("model.ffn_hidden", fmt::format("ffn_hidden must be > 0, got {}", m.ffn_hidden), "set model.ffn_hidden (4·hidden for GPT)");
+  if (m.heads >= 1 && m.hidden >= 1 && m.hidden % m.heads != 0)
+    e.add("model.hidden", fmt::format("hidden ({}) must be a multiple of heads ({}): head dimension = hidden / heads", m.hidden, m.heads),
+          "choose hidden = heads × head_dim");
+  if (m.heads >= 1 && (m.kv_heads < 1 || m.kv_heads > m.heads || m.heads % m.kv_heads != 0))
+    e.add("model.kv_heads",
+          fmt::format("kv_heads ({}) must be between 1 and heads ({}) and divide it (grouped-query attention)", m.kv_heads, m.heads),
+          "use kv_heads = heads for multi-head attention");
+  if (m.moe.experts < 0) e.add("model.moe.experts", fmt::format("experts must be >= 0, got {}", m.moe.experts), "0 means a dense model");
+  if (m.moe.experts > 0) {
+    if (m.moe.top_k < 1 || m.moe.top_k > m.moe.experts)
+      e.add("model.moe.top_k", fmt::format("top_k ({}) must be between 1 and experts ({})", m.moe.top_k, m.moe.experts), "top_k is usually 1 or 2");
+    if (m.moe.every_n_layers < 1)
+      e.add("model.moe.every_n_layers", fmt::format("every_n_layers must be >= 1, got {}", m.moe.every_n_layers), "1 makes every layer MoE");
+    if (m.moe.routing == RoutingKind::load && m.moe.load.size() != static_cast<std::size_t>(m.moe.experts))
+      e.add("model.moe.routing.load", fmt::format("load has {} entries, the model has {} experts", m.moe.load.size(), m.moe.experts),
+            "give one relative load per expert");
+  }
+}
+
+}  // namespace
+
+int device_count(const topo::ClusterSpec& c) {
+  if (c.graph) {
+    return static_cast<int>(std::count_if(c.graph->vertices.begin(), c.graph->vertices.end(),
+                                          [](const topo::GraphVertexSpec& v) { return v.kind == "gpu"; }));
+  }
+  return c.nodes * c.gpus_per_node;
+}
+
+std::vector<LayoutError> validate(const Scenario& s) {
+  Errors e;
+  const LayoutSpec& L = s.layout;
+  const ModelSpec& m = s.model;
+  check_model(m, e);
+
+  // Hardware.
+  if (!(s.gpu.peak_flops > 0)) e.add("cluster.gpu", fmt::format("GPU peak_flops must be > 0, got {}", s.gpu.peak_flops), "use a preset (a100-80gb, h100-sxm, ...) or set peak_tflops");
+  if (!(s.gpu.memory_bytes > 0)) e.add("cluster.gpu", "GPU memory must be > 0", "set cluster.gpu.memory, e.g. 80 GB");
+  if (!(s.gpu.hbm_bandwidth_Bps > 0)) e.add("cluster.gpu", "GPU hbm_bandwidth must be > 0", "set cluster.gpu.hbm_bandwidth, e.g. 2 TB/s");
+  if (!(s.gpu.matmul_efficiency > 0 && s.gpu.matmul_efficiency <= 1))
+    e.add("cluster.gpu", fmt::format("matmul_efficiency must be in (0, 1], got {}", s.gpu.matmul_efficiency), "typical values are 0.6-0.8");
+
+  // Degrees.
+  bool degrees_ok = true;
+  for (auto [key, v] : {std::pair{"layout.dp", L.dp}, {"layout.tp", L.tp}, {"layout.pp", L.pp}, {"layout.ep", L.ep}, {"layout.cp", L.cp}}) {
+    if (v < 1) {
+      e.add(key, fmt::format("{} must be >= 1, got {}", std::string(key).substr(7), v), "1 disables this kind of parallelism");
+      degrees_ok = false;
+    }
+  }
+  const int devices = device_count(s.cluster);
+  if (devices < 1) e.add("cluster", fmt::format("the cluster has {} GPUs", devices), "set cluster.nodes and cluster.gpus_per_node");
+  if (degrees_ok && devices >= 1 && static_cast<long long>(L.dp) * L.tp * L.pp * L.cp != devices) {
+    const std::string where = s.cluster.graph ? "the explicit graph"
+                                              : fmt::format("{} nodes × {} GPUs", s.cluster.nodes, s.cluster.gpus_per_node);
+    e.add("layout",
+          L.cp > 1 ? fmt::format("dp·tp·cp·pp = {}·{}·{}·{} = {} must equal the cluster's {} GPUs ({})", L.dp, L.tp, L.cp, L.pp,
+                                 static_cast<long long>(L.dp) * L.tp * L.pp * L.cp, devices, where)
+                   : fmt::format("dp·tp·pp = {}·{}·{} = {} must equal the cluster's {} GPUs ({})", L.dp, L.tp, L.pp,
+                                 static_cast<long long>(L.dp) * L.tp * L.pp, devices, where),
+          "change a degree or the number of nodes");
+  }
+
+  // Context parallelism: 2·cp chunks per sequence (causal load balance), dense models.
+  if (L.cp > 1) {
+    if (m.seq_len >= 1 && m.seq_len % (2 * L.cp) != 0)
+      e.add("layout.cp", fmt::format("seq_len ({}) must be divisible by 2·cp = {}: each sequence is split in 2·cp chunks, two per rank "
+                                     "(causal load balance)", m.seq_len, 2 * L.cp),
+            fmt::format("use a cp that divides seq_len / 2 = {}", m.seq_len / 2));
+    if (m.moe.experts > 0)
+      e.add("layout.cp", fmt::format("cp = {} with an MoE model is not modelled (expert groups are carved out of dp only)", L.cp),
+            "use cp: 1 for MoE models");
+  }
+
+  // Tensor parallelism splits heads, KV heads and the FFN (Megatron column/row parallel).
+  if (L.tp >= 1) {
+    if (m.heads >= 1 && m.heads % L.tp != 0)
+      e.add("layout.tp", fmt::format("tp ({}) must divide heads ({})", L.tp, m.heads), "tensor parallelism splits attention heads");
+    if (m.kv_heads >= 1 && m.kv_heads % L.tp != 0)
+      e.add("layout.tp", fmt::format("tp ({}) must divide kv_heads ({})", L.tp, m.kv_heads),
+            "tensor parallelism splits KV heads; use tp <= kv_heads");
+    if (m.ffn_hidden >= 1 && m.ffn_hidden % L.tp != 0)
+      e.add("layout.tp", fmt::format("tp ({}) must divide ffn_hidden ({})", L.tp, m.ffn_hidden), "tensor parallelism splits the MLP");
+    if (m.moe.experts > 0 && m.moe.expert_ffn_hidden > 0 && m.moe.expert_ffn_hidden % L.tp != 0)
+      e.add("layout.tp", fmt::format("tp ({}) must divide expert_ffn_hidden ({})", L.tp, m.moe.expert_ffn_hidden),
+            "tensor parallelism splits each expert's MLP");
+  }
+
+  // Expert parallelism: expert groups are carved out of the data-parallel axis.
+  if (L.ep > 1) {
+    if (m.moe.experts <= 0)
+      e.add("layout.ep", fmt::format("ep = {} needs an MoE model (model.moe.experts > 0)", L.ep), "set ep: 1 for a dense model");
+    else if (m.moe.experts % L.ep != 0)
+      e.add("layout.ep", fmt::format("ep ({}) must divide experts ({})", L.ep, m.moe.experts), "each EP rank holds experts / ep experts");
+    if (L.dp >= 1 && L.dp % L.ep != 0)
+      e.add("layout.ep", fmt::format("ep ({}) must divide dp ({})", L.ep, L.dp), "expert-parallel groups are sub-groups of the data-parallel group");
+  }
+
+  // Micro-batching, ZeRO.
+  if (L.microbatches < 1)
+    e.add("layout.microbatches", fmt::format("microbatches must be >= 1, got {}", L.microbatches), "micro-batches per step per pipeline");
+  if (L.microbatch_size < 1)
+    e.add("layout.microbatch_size", fmt::format("microbatch_size must be >= 1, got {}", L.microbatch_size), "sequences per micro-batch");
+  if (L.zero < 0 || L.zero > 3)
+    e.add("layout.zero", fmt::format("zero must be 0, 1, 2 or 3, got {}", L.zero),
+          "1 shards optimizer state, 2 also gradients, 3 also weights");
+  if (!(L.dp_bucket_bytes > 0))
+    e.add("layout.dp_bucket_bytes", fmt::format("dp bucket must be > 0 bytes, got {}", L.dp_bucket_bytes), "Megatron uses 40M parameters");
+
+  // Schedule and virtual stages.
+  const bool interleaved = L.schedule == Schedule::interleaved_1f1b;
+  if (interleaved) {
+    if (L.virtual_stages < 2)
+      e.add("layout.virtual_stages", fmt::format("interleaved-1f1b needs virtual_stages >= 2, got {}", L.virtual_stages),
+            "use schedule: 1f1b for one chunk per stage");
+    if (L.pp < 2)
+      e.add("layout.pp", fmt::format("interleaved-1f1b needs pp >= 2, got {}", L.pp), "use schedule: 1f1b without pipeline parallelism");
+    if (L.pp >= 1 && L.microbatches >= 1 && L.microbatches % L.pp != 0)
+      e.add("layout.microbatches",
+            fmt::format("interleaved-1f1b needs microbatches to be a multiple of pp (Megatron-LM's rule): {} is not a multiple of {}",
+                        L.microbatches, L.pp),
+            [&] {
+              const int pp = std::max(L.pp, 1);
+              const int lo = std::max(pp, L.microbatches / pp * pp), hi = (L.microbatches / pp + 1) * pp;
+              return lo == hi ? fmt::format("use {} micro-batches", lo) : fmt::format("use {} or {} micro-batches", lo, hi);
+            }());
+  } else if (L.virtual_stages != 1) {
+    e.add("layout.virtual_stages",
+          fmt::format("virtual_stages = {} is only meaningful with schedule: interleaved-1f1b (schedule is {})", L.virtual_stages,
+                      schedule_name(L.schedule)),
+          "set virtual_stages: 1 or schedule: interleaved-1f1b");
+  }
+  const int v = interleaved ? std::max(L.virtual_stages, 1) : 1;
+
+  // Stage layers.
+  if (L.pp >= 1 && m.layers >= 1) {
+    const int chunks = L.pp * v;
+    switch (L.stage_layers_mode) {
+      case StageLayersMode::auto_even:
+        if (m.layers % chunks != 0)
+          e.add("layout.pp",
+                v > 1 ? fmt::format("layers ({}) must be divisible by pp·virtual_stages = {}·{} = {} for stage_layers: auto", m.layers, L.pp, v, chunks)
+                      : fmt::format("layers ({}) must be divisible by pp ({}) for stage_layers: auto", m.layers, L.pp),
+                "use stage_layers: balanced or an explicit list");
+        break;
+      case StageLayersMode::balanced:
+        if (m.layers < chunks)
+          e.add("layout.pp", fmt::format("layers ({}) must be at least pp·virtual_stages ({}): every chunk needs a layer", m.layers, chunks),
+                "reduce pp or virtual_stages");
+        break;
+      case StageLayersMode::explicit_list: {
+        const auto& sl = L.stage_layers;
+        if (static_cast<int>(sl.size()) != chunks) {
+          e.add("layout.stage_layers",
+                v > 1 ? fmt::format("stage_layers has {} entries, interleaved needs pp·virtual_stages = {} (model-chunk order)", sl.size(), chunks)
+                      : fmt::format("stage_layers has {} entries, pp is {}", sl.size(), L.pp),
+                "one entry per pipeline stage (per model chunk when interleaved)");
+        }
+        for (std::size_t i = 0; i < sl.size(); ++i)
+          if (sl[i] < 1)
+            e.add("layout.stage_layers", fmt::format("stage_layers[{}] = {}: every entry must be >= 1", i, sl[i]), "no empty stages");
+        const long long sum = std::accumulate(sl.begin(), sl.end(), 0LL);
+        if (sum != m.layers)
+          e.add("layout.stage_layers", fmt::format("stage_layers {} sums to {}, the model has {} layers", join(sl), sum, m.layers),
+                "the entries must add up to model.layers");
+        break;
+      }
+    }
+  }
+
+  // Placement: a permutation of the mesh axes (cp optional: right after tp).
+  {
+    if (!valid_placement(L.placement)) {
+      std::string got;
+      for (std::size_t i = 0; i < L.placement.size(); ++i) got += (i ? ", " : "") + L.placement[i];
+      const bool has_ep = std::find(L.placement.begin(), L.placement.end(), "ep") != L.placement.end();
+      e.add("layout.placement", fmt::format("placement [{}] must be a permutation of tp, dp, pp (cp optional)", got),
+            has_ep ? "ep is not a placement axis: expert groups are consecutive dp ranks" : "e.g. [tp, dp, pp] (fastest-varying first)");
+    }
+  }
+
+  // Precision and simulation.
+  const auto& pr = s.precision;
+  if (pr.weights < 1) e.add("precision.weights", fmt::format("weights must use >= 1 byte, got {}", pr.weights), "bf16 is 2");
+  if (pr.activations < 1) e.add("precision.activations", fmt::format("activations must use >= 1 byte, got {}", pr.activations), "bf16 is 2");
+  for (auto [key, val] : {std::pair{"precision.gradients", pr.gradients}, {"precision.master", pr.master}, {"precision.optimizer", pr.optimizer}})
+    if (val < 0) e.add(key, fmt::format("bytes per parameter must be >= 0, got {}", val), "0 means the state is not kept");
+  if (s.simulation.steps < 1)
+    e.add("simulation.steps", fmt::format("steps must be >= 1, got {}", s.simulation.steps), "simulate at least one step");
+  for (auto& x : validate_memory_options(s)) e.add(std::move(x.key_path), std::move(x.message), std::move(x.hint));
+  return std::move(e.list);
+}
+
+bool valid_placement(const std::vector<std::string>& placement) {
+  std::vector<std::string> sorted = placement;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted == std::vector<std::string>{"dp", "pp", "tp"} || sorted == std::vector<std::string>{"cp", "dp", "pp", "tp"};
+}
+
+std::vector<std::string> placement_with_cp(const std::vector<std::string>& placement) {
+  if (std::find(placement.begin(), placement.end(), "cp") != placement.end()) return placement;
+  std::vector<std::string> out;
+  for (const auto& a : placement) {
+    out.push_back(a);
+    if (a == "tp") out.push_back("cp");
+  }
+  return out;
+}
+
+Mesh::Mesh(int dp, int tp, int pp, const std::vector<std::string>& placement, int cp) : dp_(dp), tp_(tp), pp_(pp), cp_(cp) {
+  if (dp < 1 || tp < 1 || pp < 1 || cp < 1)
+    throw std::invalid_argument(fmt::format("Mesh: degrees must be >= 1 (dp {}, tp {}, pp {}, cp {})", dp, tp, pp, cp));
+  if (!valid_placement(placement)) throw std::invalid_argument("Mesh: placement must be a permutation of tp, dp, pp (and cp)");
+  int stride = 1;
+  for (const auto& axis : placement_with_cp(placement)) {
+    if (axis == "tp") { stride_tp_ = stride; stride *= tp; }
+    else if (axis == "cp") { stride_cp_ = stride; stride *= cp; }
+    else if (axis == "dp") { stride_dp_ = stride; stride *= dp; }
+    else { stride_pp_ = stride; stride *= pp; }
+  }
+}
+
+Coord Mesh::coord(int rank) const {
+  if (rank < 0 || rank >= size()) throw std::out_of_range(fmt::format("Mesh: rank {} outside 0..{}", rank, size() - 1));
+  return Coord{(rank / stride_dp_) % dp_, (rank / stride_tp_) % tp_, (rank / stride_pp_) % pp_, (rank / stride_cp_) % cp_};
+}
+
+int Mesh::rank(Coord c) const {
+  if (c.dp < 0 || c.dp >= dp_ || c.tp < 0 || c.tp >= tp_ || c.pp < 0 || c.pp >= pp_ || c.cp < 0 || c.cp >= cp_)
+    throw std::out_of_range(fmt::format("Mesh: coordinate (dp {}, tp {}, pp {}, cp {}) outside ({}, {}, {}, {})", c.dp, c.tp, c.pp,
+                                        c.cp, dp_, tp_, pp_, cp_));
+  return c.dp * stride_dp_ + c.tp * stride_tp_ + c.pp * stride_pp_ + c.cp * stride_cp_;
+}
+
+std::vector<int> even_stage_layers(int layers, int parts) {
+  if (parts < 1 || layers < parts)
+    throw std::invalid_argument(fmt::format("even_stage_layers: cannot split {} layers into {} non-empty parts", layers, parts));
+  std::vector<int> out(static_cast<std::size_t>(parts), layers / parts);
+  for (int i = 0; i < layers % parts; ++i) ++out[static_cast<std::size_t>(i)];
+  return out;
+}
+
+std::vector<int> balanced_stage_layers(int layers, int pp, const std::vector<double>& extra) {
+  if (pp < 1 || layers < pp)
+    throw std::invalid_argument(fmt::format("balanced_stage_layers: cannot split {} layers into {} non-empty stages", layers, pp));
+  auto extra_of = [&](int i) { return static_cast<std::size_t>(i) < extra.size() ? extra[static_cast<std::size_t>(i)] : 0.0; };
+  // For a target cost T, stage i can take at most floor(T − extra_i) layers (≥ 1);
+  // the smallest T whose capacities reach `layers` minimises the worst stage.
+  // Bisection on T (100 halvings of a range ≤ layers + max extra) finds it far
+  // below the resolution of one layer.
+  auto capacity = [&](double T) {
+    long long sum = 0;
+    for (int i = 0; i < pp; ++i) sum += std::max(1LL, static_cast<long long>(std::floor(T - extra_of(i) + 1e-9)));
+    return sum;
+  };
+  double lo = 0, hi = layers;
+  for (int i = 0; i < pp; ++i) hi = std::max(hi, layers + extra_of(i));
+  for (int it = 0; it < 100; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (capacity(mid) >= layers ? hi : lo) = mid;
+  }
+  std::vector<int> out(static_cast<std::size_t>(pp));
+  long long sum = 0;
+  for (int i = 0; i < pp; ++i) {
+    out[static_cast<std::size_t>(i)] = static_cast<int>(std::max(1LL, static_cast<long long>(std::floor(hi - extra_of(i) + 1e-9))));
+    sum += out[static_cast<std::size_t>(i)];
+  }
+  // Capacities at the optimum may exceed `layers`: take the surplus from the latest
+  // stages first (ties towards earlier stages keep their layers).
+  for (int i = pp - 1; i >= 0 && sum > layers; --i) {
+    const long long take = std::min<long long>(sum - layers, out[static_cast<std::size_t>(i)] - 1);
+    out[static_cast<std::size_t>(i)] -= static_cast<int>(take);
+    sum -= take;
+  }
+  return out;
+}
+
+std::vector<int> model_chunk_layers(const LayoutSpec& layout, int layers) {
+  const int v = layout.schedule == Schedule::interleaved_1f1b ? std::max(layout.virtual_stages, 1) : 1;
+  const int chunks = layout.pp * v;
+  if (layout.stage_layers_mode == StageLayersMode::explicit_list) {
+    const auto& sl = layout.stage_layers;
+    const long long sum = std::accumulate(sl.begin(), sl.end(), 0LL);
+    if (static_cast<int>(sl.size()) != chunks || sum != layers ||
+        std::any_of(sl.begin(), sl.end(), [](int n) { return n < 1; }))
+      throw std::invalid_argument(fmt::format("stage_layers {} does not split {} layers into {} chunks", join(sl), layers, chunks));
+    return sl;
+  }
+  return even_stage_layers(layers, chunks);
+}
+
+LayerRange chunk_layer_range(const std::vector<int>& chunk_layers, int pp, int stage, int chunk) {
+  const int k = chunk * pp + stage;
+  if (pp < 1 || stage < 0 || stage >= pp || chunk < 0 || k >= static_cast<int>(chunk_layers.size()))
+    throw std::out_of_range(fmt::format("chunk_layer_range: stage {} chunk {} outside {} model chunks of pp {}", stage, chunk,
+                                        chunk_layers.size(), pp));
+  const int begin = std::accumulate(chunk_layers.begin(), chunk_layers.begin() + k, 0);
+  return {begin, begin + chunk_layers[static_cast<std::size_t>(k)]};
+}
+
+std::vector<int> stage_layer_counts(const std::vector<int>& chunk_layers, int pp) {
+  if (pp < 1 || chunk_layers.size() % static_cast<std::size_t>(pp) != 0)
+    throw std::invalid_argument(fmt::format("stage_layer_counts: {} chunks do not divide into pp {}", chunk_layers.size(), pp));
+  std::vector<int> out(static_cast<std::size_t>(pp), 0);
+  for (std::size_t k = 0; k < chunk_layers.size(); ++k) out[k % static_cast<std::size_t>(pp)] += chunk_layers[k];
+  return out;
+}
+
+}  // namespace ls::wl

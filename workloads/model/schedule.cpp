@@ -1,0 +1,185 @@
+// workloads/model/schedule.cpp — pipeline schedule orders (see schedule.hpp for the rules).
+#include "workloads/model/schedule.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace ls::wl {
+
+namespace {
+
+void check(Schedule sch, int pp, int m, int v) {
+  if (pp < 1 || m < 1 || v < 1)
+    throw std::invalid_argument(fmt::format("pipeline schedule: pp ({}), microbatches ({}) and virtual_stages ({}) must be >= 1", pp, m, v));
+  if (sch == Schedule::interleaved_1f1b) {
+    if (m % pp != 0)
+      throw std::invalid_argument(fmt::format("interleaved-1f1b: microbatches ({}) must be a multiple of pp ({})", m, pp));
+  } else if (v != 1) {
+    throw std::invalid_argument(fmt::format("virtual_stages = {} needs the interleaved-1f1b schedule", v));
+  }
+}
+
+ScheduleItem F(int mb, int c = 0) { return {ItemKind::forward, mb, c}; }
+ScheduleItem B(int mb, int c = 0) { return {ItemKind::backward, mb, c}; }
+
+std::vector<ScheduleItem> gpipe_stage(int m) {
+  std::vector<ScheduleItem> out;
+  for (int i = 0; i < m; ++i) out.push_back(F(i));
+  for (int i = 0; i < m; ++i) out.push_back(B(i));
+  return out;
+}
+
+int one_f_one_b_warmup(int pp, int stage, int m) { return std::min(pp - stage - 1, m); }
+
+std::vector<ScheduleItem> one_f_one_b_stage(int pp, int stage, int m) {
+  const int w = one_f_one_b_warmup(pp, stage, m);
+  std::vector<ScheduleItem> out;
+  for (int i = 0; i < w; ++i) out.push_back(F(i));
+  for (int i = 0; i < m - w; ++i) {
+    out.push_back(F(w + i));
+    out.push_back(B(i));
+  }
+  for (int i = m - w; i < m; ++i) out.push_back(B(i));
+  return out;
+}
+
+int interleaved_warmup(int pp, int stage, int m, int v) {
+  const int total = m * v;
+  if (m == pp) return total;  // Megatron-LM: all-warm-up when m == p
+  return std::min(total, 2 * (pp - stage - 1) + (v - 1) * pp);
+}
+
+std::vector<ScheduleItem> interleaved_stage(int pp, int stage, int m, int v) {
+  const int total = m * v;
+  // Virtual micro-batch k: groups of p micro-batches sweep the chunks in order
+  // (forward) or in reverse (backward), as Megatron-LM's get_model_chunk_id.
+  auto mb_of = [&](int k) { return (k / (pp * v)) * pp + k % pp; };
+  auto fchunk = [&](int k) { return (k / pp) % v; };
+  auto bchunk = [&](int k) { return v - 1 - (k / pp) % v; };
+  const int w = interleaved_warmup(pp, stage, m, v);
+  std::vector<ScheduleItem> out;
+  for (int k = 0; k < w; ++k) out.push_back(F(mb_of(k), fchunk(k)));
+  for (int k = 0; k < total - w; ++k) {
+    out.push_back(F(mb_of(k + w), fchunk(k + w)));
+    out.push_back(B(mb_of(k), bchunk(k)));
+  }
+  for (int k = total - w; k < total; ++k) out.push_back(B(mb_of(k), bchunk(k)));
+  return out;
+}
+
+std::vector<ScheduleItem> zb_h1_stage(int pp, int stage, int m) {
+  const int w = one_f_one_b_warmup(pp, stage, m);
+  // Stage s may defer s Ws: with 1F1B's p−s warm-up activations that keeps every
+  // stage at <= p held activations, and lets later stages run B back to back so the
+  // last micro-batches' gradients reach stage 0 without waiting behind Ws.
+  const std::size_t keep = static_cast<std::size_t>(stage);
+  std::vector<ScheduleItem> out;
+  std::deque<int> pending;  // micro-batches whose W is not yet emitted, oldest first
+  auto emit_w = [&] {
+    out.push_back({ItemKind::backward_weight, pending.front(), 0});
+    pending.pop_front();
+  };
+  auto emit_b = [&](int mb) {
+    out.push_back({ItemKind::backward_input, mb, 0});
+    pending.push_back(mb);
+  };
+  for (int i = 0; i < w; ++i) out.push_back(F(i));
+  for (int i = 0; i < m - w; ++i) {
+    out.push_back(F(w + i));
+    emit_b(i);
+    while (pending.size() > keep) emit_w();
+  }
+  // Cool-down: the next B arrives one B-time after this one upstream would have
+  // needed it; a W of the same length fills exactly that gap.
+  for (int i = m - w; i < m; ++i) {
+    emit_b(i);
+    if (!pending.empty()) emit_w();
+  }
+  while (!pending.empty()) emit_w();
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp, int microbatches, int virtual_stages) {
+  check(schedule, pp, microbatches, virtual_stages);
+  std::vector<std::vector<ScheduleItem>> out;
+  out.reserve(static_cast<std::size_t>(pp));
+  for (int s = 0; s < pp; ++s) {
+    switch (schedule) {
+      case Schedule::gpipe: out.push_back(gpipe_stage(microbatches)); break;
+      case Schedule::one_f_one_b: out.push_back(one_f_one_b_stage(pp, s, microbatches)); break;
+      case Schedule::interleaved_1f1b: out.push_back(interleaved_stage(pp, s, microbatches, virtual_stages)); break;
+      case Schedule::zb_h1: out.push_back(zb_h1_stage(pp, s, microbatches)); break;
+    }
+  }
+  return out;
+}
+
+double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_stages) {
+  check(schedule, pp, microbatches, virtual_stages);
+  const double p = pp, m = microbatches, v = virtual_stages;
+  switch (schedule) {
+    case Schedule::gpipe:
+    case Schedule::one_f_one_b: return (p - 1) / (m + p - 1);
+    case Schedule::interleaved_1f1b: return (p - 1) / (v * m + p - 1);
+    case Schedule::zb_h1: {
+      // m >= p: Qi et al.'s (p−1)·T over 3m + p − 1. m < p: too few Ws to fill the
+      // cool-down; this schedule's window is then 2(m+p) − 1 (measured exactly by
+      // test_schedule's executor), i.e. p − m more idle units.
+      const double extra = std::max(0.0, p - m);
+      return (p - 1 + extra) / (3 * m + p - 1 + extra);
+    }
+  }
+  return 0;
+}
+
+int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbatches, int virtual_stages) {
+  check(schedule, pp, microbatches, virtual_stages);
+  if (stage < 0 || stage >= pp) throw std::out_of_range(fmt::format("stage {} outside 0..{}", stage, pp - 1));
+  switch (schedule) {
+    case Schedule::gpipe: return microbatches;
+    case Schedule::one_f_one_b:
+    case Schedule::zb_h1: return std::min(microbatches, pp - stage);
+    case Schedule::interleaved_1f1b: {
+      const int total = microbatches * virtual_stages;
+      const int w = interleaved_warmup(pp, stage, microbatches, virtual_stages);
+      return w >= total ? total : w + 1;
+    }
+  }
+  return microbatches;
+}
+
+const char* item_kind_name(ItemKind k) {
+  switch (k) {
+    case ItemKind::forward: return "F";
+    case ItemKind::backward: return "B";
+    case ItemKind::backward_input: return "Bi";
+    case ItemKind::backward_weight: return "W";
+  }
+  return "?";
+}
+
+const char* schedule_name(Schedule s) {
+  for (const auto& [schedule, name] : kScheduleNames)
+    if (schedule == s) return name.data();  // the table's literals are NUL-terminated
+  return "?";
+}
+
+std::optional<Schedule> schedule_from_name(std::string_view name) {
+  for (const auto& [schedule, spelling] : kScheduleNames)
+    if (spelling == name) return schedule;
+  return std::nullopt;
+}
+
+int microbatches_for_bubble(Schedule s, int pp, int m, int v, double target) {
+  const int step = s == Schedule::interleaved_1f1b ? pp : 1;
+  // The bubble falls monotonically in m; 2^20 bounds the search for absurd targets.
+  while (m < (1 << 20) && analytic_bubble(s, pp, m, v) > target) m += step;
+  return m;
+}
+
+}  // namespace ls::wl

@@ -1,0 +1,102 @@
+// workloads/model/schedule.hpp — pipeline schedules as per-stage orders of work items, the
+// analytic bubble, and the in-flight micro-batch count that sizes activation memory.
+//
+// A schedule is pure order: it says in which sequence a stage runs its forward and
+// backward passes; timing and dependencies are the engine's. Every schedule here is
+// deadlock-free under the pipeline's data dependencies (sends are buffered):
+//   F(mb, c) on stage s needs F(mb, c) on s−1 (s > 0) or F(mb, c−1) on p−1 (s = 0, c > 0);
+//   B(mb, c) on stage s needs B(mb, c) on s+1 (s < p−1) or B(mb, c+1) on stage 0
+//   (s = p−1, c < v−1); W(mb, c) needs only B(mb, c) of its own stage.
+// tests/test_schedule.cpp executes every schedule against these rules.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "workloads/spec/scenario_spec.hpp"
+
+namespace ls::wl {
+
+/// backward: the whole backward pass (input and weight gradients together);
+/// backward_input / backward_weight: zb-h1's split (B and W in Qi et al. 2023).
+enum class ItemKind { forward, backward, backward_input, backward_weight };
+
+struct ScheduleItem {
+  ItemKind kind = ItemKind::forward;
+  int microbatch = 0;
+  int chunk = 0;  // virtual stage index on this rank (0..v−1); model chunk = chunk·pp + stage
+  bool operator==(const ScheduleItem&) const = default;
+};
+
+/// Per stage (pp entries), the items in execution order. Every stage runs F and B
+/// (or B-input and W) of every (micro-batch, chunk) exactly once.
+///  * gpipe: all forwards 0..m−1, then all backwards in the same order 0..m−1
+///    (Megatron-LM's non-pipelined order; the bubble is the same either way).
+///  * 1f1b (PipeDream-Flush, Narayanan et al. 2021): min(p−s−1, m) warm-up forwards,
+///    then F(w+i), B(i) pairs, then the cool-down backwards.
+///  * interleaved-1f1b: Megatron-LM's forward_backward_pipelining_with_interleaving:
+///    virtual micro-batch k (0..m·v−1) is micro-batch (k / (p·v))·p + k % p of
+///    chunk (k / p) % v forward, v−1−(k / p) % v backward; warm-up
+///    min(m·v, 2(p−s−1) + (v−1)·p) forwards (all of them when m == p), then 1F1B.
+///    Requires m % p == 0.
+///  * zb-h1 (Qi et al. 2023, "Zero Bubble Pipeline Parallelism", schedule ZB-H1):
+///    1F1B's order with each backward split into B (input gradient, on the
+///    critical path) and W (weight gradient, deferrable). Rule implemented: after
+///    each B, stage s emits the oldest pending W while more than s Ws are pending
+///    (stage 0 runs F B W in steady state, the last stage defers up to p−1 Ws, so
+///    that its B for the last micro-batches reaches stage 0 sooner); in the
+///    cool-down each B is followed by one pending W, which fills the wait for the
+///    next B; the remaining Ws close the step. Warm-up is 1F1B's. Activations held
+///    (F done, W not done) never exceed p on any stage — 1F1B's peak at stage 0,
+///    Qi et al.'s memory budget for ZB-H1. With T_F = T_B = T_W and free
+///    communication this reaches their bubble (p−1)·T exactly (test_schedule).
+/// Throws std::invalid_argument on pp < 1, m < 1, v < 1, v > 1 for a schedule other
+/// than interleaved, or interleaved with m % pp != 0. O(pp · m · v).
+std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp, int microbatches, int virtual_stages);
+
+/// Pipeline bubble fraction with equal stages and free communication (share of the
+/// pipeline window a stage is idle):
+///  * gpipe, 1f1b: (p−1)/(m+p−1);
+///  * interleaved-1f1b: (p−1)/(v·m+p−1) (Narayanan et al. 2021, §2.2.2);
+///  * zb-h1: (p−1)/(3m+p−1): Qi et al.'s bubble (p−1)(T_F + T_B − T_W) with their
+///    T_F = T_B = T_W, against 3m units of work per stage — a third of 1F1B's
+///    bubble time, for m >= p. With m < p there are too few Ws to fill the
+///    cool-down and the window is 2(m+p)−1 units: (2p−m−1)/(2m+2p−1).
+///    Exact for this schedule when F, B-input and W take equal time.
+double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_stages);
+
+/// Most (micro-batch, chunk) forward passes whose activations a stage holds at once
+/// (forwards done minus backwards done; for zb-h1 the B-input releases them, as in
+/// Qi et al.'s memory accounting). Units: chunks of L/(p·v) layers' activations per
+/// micro-batch — for v = 1, whole micro-batches of the stage.
+///  * gpipe: m; 1f1b and zb-h1: min(m, p − stage);
+///  * interleaved: min(m·v, 2(p−stage−1) + (v−1)·p + 1) (Megatron's warm-up + 1),
+///    m·v when m == p.
+int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbatches, int virtual_stages);
+
+/// "F", "B", "Bi", "W": short names for traces and messages.
+const char* item_kind_name(ItemKind k);
+
+/// Every schedule with its scenario spelling: the one place a schedule's name is
+/// written (the loader, the key table, search's --vary and every report read it).
+inline constexpr std::array<std::pair<Schedule, std::string_view>, 4> kScheduleNames{{
+    {Schedule::gpipe, "gpipe"},
+    {Schedule::one_f_one_b, "1f1b"},
+    {Schedule::interleaved_1f1b, "interleaved-1f1b"},
+    {Schedule::zb_h1, "zb-h1"},
+}};
+
+/// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1".
+const char* schedule_name(Schedule s);
+/// The schedule a scenario spelling names; nullopt for any other text.
+std::optional<Schedule> schedule_from_name(std::string_view name);
+
+/// Smallest micro-batch count ≥ m (a multiple of pp for interleaved) whose analytic
+/// bubble is at most `target`; m itself when it already is.
+int microbatches_for_bubble(Schedule s, int pp, int m, int v, double target);
+
+}  // namespace ls::wl

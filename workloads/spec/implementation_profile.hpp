@@ -1,0 +1,84 @@
+// workloads/spec/implementation_profile.hpp — the software stack as a physical input (issues
+// 10 and 13): which attention kernel a framework runs, whether its element-wise ops are
+// fused, and what its host side costs per kernel. A preset is a documented bundle
+// (`implementation.preset`); explicit `implementation.attention` / `fused_elementwise`
+// override its choices. The GPU's own constants stay in ComputeProfile: this profile
+// holds only what belongs to the framework, so that one GPU profile prices every stack.
+// Units: seconds.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ls::wl {
+
+/// Attention core: FlashAttention-2/3 or cuDNN fused attention (`flash`), LLM Foundry's
+/// Triton FlashAttention (`triton`: the same algorithm, its own efficiencies, see
+/// ComputeProfile::triton_*), or the unfused QKᵀ / softmax / ·V kernels of older
+/// Megatron-LM and DeepSpeed runs (`unfused`, the s×s scores through HBM).
+enum class AttentionKind { flash, triton, unfused };
+
+/// The framework's own per-kernel cost constants.
+struct ImplementationProfile {
+  std::string name;  // the preset it came from; empty: unset (resolve() derives it)
+  /// Host (CPU) time to dispatch one kernel: Python + the PyTorch dispatcher + the
+  /// launch call. The host runs ahead of the GPU, so it shows only when a kernel's GPU
+  /// time is shorter: each kernel takes max(work + launch, dispatch_overhead_s).
+  double dispatch_overhead_s = 0;
+  /// Host-side time per layer (transformer block) per pass that the GPU waits for: a
+  /// framework's per-module hooks (FSDP: unshard / reshard, pre- and post-backward hooks,
+  /// stream synchronisation with the all-gather's rate limiter). Added to every layer's
+  /// forward, backward and recompute pass.
+  double module_overhead_s = 0;
+  /// Fraction by which a GEMM slows down while a TP collective overlaps it
+  /// (implementation.tp_comm_overlap): the communication kernels take SMs and HBM
+  /// bandwidth from the GEMM. Dimensionless, time × (1 + slowdown).
+  double tp_overlap_slowdown = 0;
+  /// Whether the framework's `flash` attention is written for the part's own tensor-core
+  /// instructions (FlashAttention-3 or cuDNN fused attention on Hopper, their Blackwell
+  /// versions: ComputeProfile::flash_*), or is the flash-attn 2.x package, which issues
+  /// Ampere's warp-level MMA on every part (false: ComputeProfile::flash2_*). The same
+  /// kernel on Ampere, where the GPU profile holds equal constants for both.
+  bool native_flash = true;
+};
+
+/// How a sharded (ZeRO-3 / FSDP) layer's weights are all-gathered: one collective per
+/// layer (an FSDP unit, a Megatron bucket), per module (each linear and norm: DeepSpeed
+/// from 0.6), per parameter tensor (DeepSpeed up to 0.5), or in buckets of
+/// gather_bucket bytes. Each call pays the collective's fixed cost and its ring latency
+/// over the group: calls · (fixed + (n−1)·α) + bytes / bus bandwidth.
+enum class GatherGranularity { layer, module, parameter, bucket };
+
+/// A preset: the attention kernel, the fusion choice and the profile.
+struct ImplementationBundle {
+  AttentionKind attention = AttentionKind::flash;
+  bool fused_elementwise = true;
+  bool tp_comm_overlap = false;
+  bool dp_overlap = true;
+  bool param_gather_overlap = true;
+  GatherGranularity gather_granularity = GatherGranularity::layer;
+  ImplementationProfile profile;
+};
+
+/// megatron-core, megatron-lm-2021, deepspeed, pytorch-fsdp. nullopt otherwise.
+std::optional<ImplementationBundle> implementation_preset(std::string_view name);
+std::vector<std::string> implementation_preset_names();
+/// The preset scenarios without `implementation:` get.
+inline constexpr std::string_view kDefaultImplementation = "megatron-core";
+
+/// One calibratable constant of ImplementationProfile (same shape as ProfileConstant).
+struct ImplementationConstant {
+  std::string_view name;
+  std::string_view unit;
+  std::string_view doc;
+  double lower = 0;
+  double upper = 0;
+  double (*get)(const ImplementationProfile&) = nullptr;
+  void (*set)(ImplementationProfile&, double) = nullptr;
+};
+std::span<const ImplementationConstant> implementation_constants();
+
+}  // namespace ls::wl

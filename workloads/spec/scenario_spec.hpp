@@ -1,0 +1,213 @@
+// workloads/spec/scenario_spec.hpp — a scenario as plain data: hardware, model, layout, precision,
+// perturbations, simulation settings. Filled by the scenario loader (the only
+// yaml-cpp user) or by hand, then completed and validated by wl::resolve
+// (resolve.hpp), which derives every field marked "unset" below the same way for
+// both. Units: bytes, bytes/s, FLOP/s, sim::Time; counts are integers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/time.hpp"
+#include "topology/cluster_spec.hpp"
+#include "workloads/spec/compute_profile.hpp"
+#include "workloads/spec/implementation_profile.hpp"
+#include "workloads/spec/training_spec.hpp"
+
+namespace ls::wl {
+
+/// One GPU model. Presets in hardware.hpp cite their datasheets.
+/// Unset (no name, no peak_flops): resolve() uses the h100-sxm preset.
+struct GpuSpec {
+  std::string name;
+  double peak_flops = 0;            // dense bf16, FLOP/s
+  /// Dense FP8 tensor-core FLOP/s (datasheet, without sparsity); 0: the part has no FP8
+  /// tensor cores (A100), and precision.compute fp8 / mxfp8 is an error.
+  double fp8_peak_flops = 0;
+  /// Block-scaled MX formats (MXFP8: 32-element blocks with an 8-bit scale) run on the
+  /// tensor cores natively (Blackwell and later); precision.compute mxfp8 needs it.
+  bool mx_formats = false;
+  double memory_bytes = 0;          // HBM capacity
+  double hbm_bandwidth_Bps = 0;
+  double nvlink_bandwidth_Bps = 0;  // per GPU, per direction
+  double nic_bandwidth_Bps = 0;     // typical NIC per GPU, per direction
+  double matmul_efficiency = 0.75;  // achieved / peak for large matmuls
+  /// Arithmetic-intensity floor: a matmul with fewer rows (tokens b·s per device)
+  /// than this runs at efficiency · rows / saturation_rows.
+  double saturation_rows = 1024;
+  sim::Time kernel_overhead = sim::us(5);  // fixed cost per compute op (launches)
+  /// Device memory the training process cannot use for tensors: CUDA context, NCCL
+  /// buffers, cuBLAS/cuDNN workspaces (headroom.hpp). -1: unset, resolve() takes the
+  /// preset's figure (headroom.hpp default_reserved_memory).
+  double reserved_memory_bytes = -1;
+  /// Kernel-level cost constants (compute_profile.hpp): what prices every compute op.
+  /// A preset carries its own; an empty name (a GPU given as a map without a preset)
+  /// means "derive one" (hardware.hpp compute_profile_of).
+  ComputeProfile compute{};
+};
+
+enum class Activation { gelu, swiglu };
+
+enum class RoutingKind { balanced, zipf, load };
+
+struct MoeSpec {
+  int experts = 0;                  // 0: dense model
+  int top_k = 0;
+  std::int64_t expert_ffn_hidden = 0;  // 0: unset, resolve() sets the model's ffn_hidden
+  int every_n_layers = 1;           // MoE layer every n layers (1: all)
+  int shared_experts = 0;
+  double capacity_factor = 0;       // 0: no token dropping
+  RoutingKind routing = RoutingKind::balanced;
+  double zipf_alpha = 1.0;
+  std::uint64_t routing_seed = 1;
+  std::vector<double> load;         // per-expert relative load (routing: load)
+};
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  std::int64_t hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;                 // GQA; == heads for MHA; 0: unset, resolve() sets heads
+  std::int64_t ffn_hidden = 0;      // 0: unset, resolve() sets 4·hidden
+  std::int64_t vocab = 0;
+  std::int64_t seq_len = 0;
+  Activation activation = Activation::gelu;
+  bool tied_embeddings = false;
+  MoeSpec moe;
+  /// Dropout probability (attention, residual and embedding dropout alike); 0: no
+  /// dropout kernels and no masks kept.
+  double dropout = 0;
+};
+
+enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
+enum class Recompute { none, selective, full };
+enum class StageLayersMode { auto_even, balanced, explicit_list };
+/// How context-parallel ranks share keys and values (cp_attention.hpp): `ring` passes
+/// K/V chunks peer to peer, overlapped with the attention blocks (Megatron-Core);
+/// `all_gather` gathers them before the attention (Llama 3).
+enum class CpKind { ring, all_gather };
+
+struct LayoutSpec {
+  int dp = 0;                             // 0: unset, resolve() sets devices / (tp·cp·pp) (1 if that does not divide)
+  int tp = 1, pp = 1, ep = 1;
+  int cp = 1;                             // context parallelism: each sequence split over cp ranks
+  CpKind cp_kind = CpKind::ring;
+  int zero = 0;                           // 0..3
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::none;
+  int microbatch_size = 1;                // sequences per micro-batch (b)
+  int microbatches = 1;                   // per step per pipeline (m)
+  /// 0: unset. Else sequences per step, and resolve() sets microbatches =
+  /// global_batch / (microbatch_size·dp) (it must divide).
+  std::int64_t global_batch = 0;
+  Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;                 // v (interleaved-1f1b)
+  StageLayersMode stage_layers_mode = StageLayersMode::auto_even;
+  std::vector<int> stage_layers;          // explicit: per stage (pp entries)
+  /// Fastest-varying first; "cp" may be left out and then sits right after "tp"
+  /// (so [tp, dp, pp] is [tp, cp, dp, pp]).
+  std::vector<std::string> placement{"tp", "dp", "pp"};
+  double dp_bucket_bytes = 25e6 * 4;      // gradient bucket (Megatron default 40M params… here bytes)
+  bool embedding_free = false;            // tests: make embedding and LM head cost nothing
+  /// ZeRO-2/3 with m > 1 micro-batches: keep a full unsharded gradient buffer and reduce
+  /// once per step (PyTorch FSDP no_sync) instead of reduce-scattering every micro-batch.
+  bool accumulate_unsharded = false;
+  /// HSDP: ZeRO shards over groups of this many dp ranks and replicates across the
+  /// dp / shard_group groups (PyTorch HYBRID_SHARD). 0: unset, resolve() sets dp.
+  int shard_group = 0;
+  /// What moves to host memory over the GPU's PCIe link (offload.hpp).
+  struct Offload { bool activations = false; bool optimizer = false; } offload;
+};
+
+/// The number format of the linear layers' GEMMs (TransformerEngine recipes): bf16 / fp16
+/// at the dense bf16 peak; fp8 with one scale per tensor (E4M3 forward, E5M2 gradients,
+/// delayed or current scaling); mxfp8 with one 8-bit scale per 32-element block
+/// (Blackwell). Attention, the LM head and the router stay in bf16 (kernels.hpp).
+enum class ComputePrecision { bf16, fp16, fp8, mxfp8 };
+
+/// Bytes per parameter for each state term. 18 B/param: {2, 4, 4, 8}; 16 B/param: {2, 2, 4, 8}.
+struct PrecisionSpec {
+  int weights = 2;      // bf16
+  int gradients = 4;    // fp32
+  int master = -1;      // -1: unset, resolve() sets 4 (fp32 master copy), or 0 when weights are fp32
+  int optimizer = 8;    // Adam: two fp32 moments
+  int activations = 2;  // bf16 activations (Korthikanti's 16-bit formulas)
+  ComputePrecision compute = ComputePrecision::bf16;
+};
+
+/// How the framework runs the layer (layer_kernels.hpp, implementation_profile.hpp):
+/// which attention kernel, whether norms, bias + activation, bias + dropout + add,
+/// softmax, RoPE and the loss are fused kernels (Apex / TransformerEngine) or one eager
+/// kernel per tensor op, and the framework's per-kernel host cost. The loader applies
+/// `preset`'s bundle first, then the explicit keys; the defaults are megatron-core's.
+struct ImplementationSpec {
+  std::string preset{kDefaultImplementation};
+  AttentionKind attention = AttentionKind::flash;
+  bool fused_elementwise = true;
+  /// Overlap switches (the preset's unless given): TP collectives overlapped with the
+  /// adjacent GEMMs; gradient reduction overlapped with the backward (false: after it);
+  /// ZeRO / FSDP weight gathers prefetched (false: exposed before the layer).
+  bool tp_comm_overlap = false;
+  bool dp_overlap = true;
+  bool param_gather_overlap = true;
+  /// ZeRO-3 weight gathers: calls per layer (implementation_profile.hpp); the preset's unless given.
+  GatherGranularity gather_granularity = GatherGranularity::layer;
+  double gather_bucket_bytes = 50e6;  // bytes per call under GatherGranularity::bucket
+  /// Empty name: unset, resolve() takes the preset's profile.
+  ImplementationProfile profile{};
+};
+
+struct DeviceSlowdown { std::string device; double compute_slowdown = 1.0; };
+struct LinkFactor { std::string link; double bandwidth_factor = 1.0; };
+struct JitterSpec { double compute_cv = 0; double comm_cv = 0; std::uint64_t seed = 0; };
+
+struct PerturbationSpec {
+  std::vector<DeviceSlowdown> devices;
+  std::vector<LinkFactor> links;
+  JitterSpec jitter;
+};
+
+/// Allocator fragmentation: the fraction of HBM the caching allocator cannot hand out
+/// as tensors (headroom.hpp).
+struct MemorySpec {
+  double fragmentation = 0.05;
+};
+
+struct SimulationSpec {
+  int steps = 1;
+  /// Simulate one dp replica when the scenario is symmetric (workloads/build/symmetry.hpp);
+  /// false: every rank, always.
+  bool symmetry = true;
+};
+
+/// The whole training run (optional; workloads/model/training_cost.hpp): tokens to train on
+/// and the price of one GPU-hour.
+/// topo::ClusterSpec's defaults with both link bandwidths unset (0): resolve() sets
+/// them from the GPU (nvlink_bandwidth per GPU inside a node, nic_bandwidth per NIC).
+inline topo::ClusterSpec cluster_with_unset_link_rates() {
+  topo::ClusterSpec c;
+  c.intra.bandwidth_Bps = 0;
+  c.inter.bandwidth_Bps = 0;
+  return c;
+}
+
+struct Scenario {
+  std::string name;       // empty: unset, resolve() derives it from source
+  std::string source;     // file name (for messages), "<default>" for the built-in one
+  topo::ClusterSpec cluster = cluster_with_unset_link_rates();
+  GpuSpec gpu;
+  ModelSpec model;
+  LayoutSpec layout;
+  PrecisionSpec precision;
+  PerturbationSpec perturbations;
+  SimulationSpec simulation;
+  ImplementationSpec implementation;
+  TrainingSpec training;      // what is trained (training_method.hpp)
+  CheckpointSpec checkpoint;  // checkpoint cost (checkpoint.hpp)
+  FailuresSpec failures;
+  MemorySpec memory;
+};
+
+}  // namespace ls::wl
