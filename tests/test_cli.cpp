@@ -338,6 +338,10 @@ TEST_CASE("keys lists every scenario key; --markdown prints the README's tables"
   const auto plain = layoutsim("keys");
   CHECK(plain.rc == 0);
   CHECK(plain.out.find("layout.global_batch") != std::string::npos);
+  // Each line: path, type / values / doc, default.
+  CHECK(plain.out.find("layout.zero") != std::string::npos);
+  CHECK(plain.out.find("int in [0, 3]  [default: 0]") != std::string::npos);
+  CHECK(plain.out.find("`ring` | `all-gather`") != std::string::npos);
   const auto md = layoutsim("keys --markdown");
   CHECK(md.rc == 0);
   CHECK(md.out.rfind("### `name`", 0) == 0);

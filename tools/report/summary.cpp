@@ -25,15 +25,6 @@ std::string bar(double fraction, int width) {
   return std::string(static_cast<std::size_t>(n), '#') + std::string(static_cast<std::size_t>(width - n), '.');
 }
 
-const char* recompute_name(wl::Recompute r) {
-  switch (r) {
-    case wl::Recompute::none: return "none";
-    case wl::Recompute::selective: return "selective";
-    case wl::Recompute::full: return "full";
-  }
-  return "?";
-}
-
 /// `capacity`: the usable bytes (headroom.hpp), what "fits" compares with.
 void append_memory_table(std::string& out, const std::vector<wl::MemoryTerms>& terms, double capacity) {
   out += fmt::format("  {:>5}  {:>10}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:>10}  {:>6}\n", "stage", "weights", "gradients",
@@ -216,8 +207,8 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters\n", "model", s.model.name, s.model.layers, s.model.hidden,
                      human_count(p.params_total));
   out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{} zero={} sp={} recompute={}\n", "layout", L.dp, L.tp, L.pp, L.ep,
-                     L.cp > 1 ? fmt::format(" cp={} ({})", L.cp, L.cp_kind == wl::CpKind::ring ? "ring" : "all-gather") : std::string(),
-                     L.zero, L.sequence_parallel ? "on" : "off", recompute_name(L.recompute));
+                     L.cp > 1 ? fmt::format(" cp={} ({})", L.cp, wl::name_of(wl::kCpKindNames, L.cp_kind)) : std::string(),
+                     L.zero, L.sequence_parallel ? "on" : "off", wl::name_of(wl::kRecomputeNames, L.recompute));
   out += fmt::format("  {:<20} {}, {} micro-batches of {} sequence{}{}\n", "schedule", wl::schedule_name(L.schedule), L.microbatches,
                      L.microbatch_size, L.microbatch_size == 1 ? "" : "s",
                      L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());

@@ -36,12 +36,8 @@ public:
     if (const YEntry* e = root.find("precision")) precision(e->value, "precision");
     if (const YEntry* e = root.find("perturbations")) perturbations(e->value, "perturbations");
     if (const YEntry* e = root.find("simulation")) {
-      if (r_.map(e->value, "simulation", keys("simulation"))) {
-        if (const YEntry* st = e->value.find("steps"))
-          assign(s_.simulation.steps, r_.count(st->value, "simulation.steps", 1, kMaxSteps));
-        if (const YEntry* sy = e->value.find("symmetry"))
-          if (auto v = r_.choice(sy->value, "simulation.symmetry", values("simulation.symmetry"))) s_.simulation.symmetry = *v == "auto";
-      }
+      if (r_.map(e->value, "simulation", keys("simulation")))
+        for (const auto& k : e->value.entries) read_bound(k.value, join_key("simulation", k.key));
     }
     if (const YEntry* e = root.find("implementation")) implementation(e->value, "implementation");
     // training.method / frozen / lora (and checkpoint:, failures:) in
@@ -51,13 +47,20 @@ public:
     if (const YEntry* e = root.find("training")) training(e->value, "training");
     if (const YEntry* e = root.find("memory")) {
       if (r_.map(e->value, "memory", keys("memory")))
-        if (const YEntry* f = e->value.find("fragmentation"))
-          assign(s_.memory.fragmentation, r_.number(f->value, "memory.fragmentation", 0, 0.5, false));
+        for (const auto& k : e->value.entries) read_bound(k.value, join_key("memory", k.key));
     }
     return s_;
   }
 
 private:
+  /// Reads a bound key (scenario_keys.hpp) through its row; false for a key read by hand.
+  bool read_bound(const YNode& v, const std::string& path) {
+    const ScenarioKey* k = find_scenario_key(path);
+    if (!k || !k->binding) return false;
+    k->binding->read(r_, v, path, s_);
+    return true;
+  }
+
   // ── training: the whole run's token budget and GPU-hour price (workloads/model/training_cost.hpp) ──
   void training(const YNode& n, const std::string& path) {
     if (n.kind != YNode::Kind::map) return;  // reported by convert_training
@@ -105,26 +108,8 @@ private:
         }
       }
     }
-    if (const YEntry* a = n.find("attention")) {
-      if (auto kind = r_.choice(a->value, path + ".attention", values("implementation.attention")))
-        impl.attention = *kind == "unfused" ? wl::AttentionKind::unfused
-                         : *kind == "triton" ? wl::AttentionKind::triton
-                                             : wl::AttentionKind::flash;
-    }
-    if (const YEntry* f = n.find("fused_elementwise"))
-      assign(impl.fused_elementwise, r_.boolean(f->value, path + ".fused_elementwise"));
-    if (const YEntry* f = n.find("tp_comm_overlap")) assign(impl.tp_comm_overlap, r_.boolean(f->value, path + ".tp_comm_overlap"));
-    if (const YEntry* f = n.find("dp_overlap")) assign(impl.dp_overlap, r_.boolean(f->value, path + ".dp_overlap"));
-    if (const YEntry* f = n.find("param_gather_overlap"))
-      assign(impl.param_gather_overlap, r_.boolean(f->value, path + ".param_gather_overlap"));
-    if (const YEntry* g = n.find("gather_granularity")) {
-      if (auto kind = r_.choice(g->value, path + ".gather_granularity", values("implementation.gather_granularity")))
-        impl.gather_granularity = *kind == "module"      ? wl::GatherGranularity::module
-                                  : *kind == "parameter" ? wl::GatherGranularity::parameter
-                                  : *kind == "bucket"    ? wl::GatherGranularity::bucket
-                                                         : wl::GatherGranularity::layer;
-    }
-    if (const YEntry* b = n.find("gather_bucket")) assign(impl.gather_bucket_bytes, r_.bytes(b->value, path + ".gather_bucket"));
+    // The explicit keys override the preset's choices, in any order in the file.
+    for (const auto& e : n.entries) read_bound(e.value, join_key(path, e.key));
   }
 
   // ── model ──
@@ -270,41 +255,19 @@ private:
       for (const auto& e : n.entries) {
         const std::string p = join_key(path, e.key);
         const YNode& v = e.value;
+        if (read_bound(v, p)) continue;
         if (e.key == "dp") {
           if (v.kind == YNode::Kind::scalar && v.scalar == "auto") l.dp = 0;  // unset: wl::resolve derives it
           else assign(l.dp, r_.count(v, p, 1, kMaxDevices));
         }
-        else if (e.key == "tp") assign(l.tp, r_.count(v, p, 1, kMaxDevices));
-        else if (e.key == "pp") assign(l.pp, r_.count(v, p, 1, kMaxDevices));
-        else if (e.key == "ep") assign(l.ep, r_.count(v, p, 1, kMaxDevices));
-        else if (e.key == "cp") assign(l.cp, r_.count(v, p, 1, kMaxDevices));
-        else if (e.key == "cp_kind") {
-          if (auto c = r_.choice(v, p, values("layout.cp_kind"))) l.cp_kind = *c == "ring" ? wl::CpKind::ring : wl::CpKind::all_gather;
-        }
-        else if (e.key == "zero") assign(l.zero, r_.count(v, p, 0, 3));
-        else if (e.key == "sequence_parallel") assign(l.sequence_parallel, r_.boolean(v, p));
-        else if (e.key == "recompute") {
-          if (auto c = r_.choice(v, p, values("layout.recompute")))
-            l.recompute = *c == "full" ? wl::Recompute::full : *c == "selective" ? wl::Recompute::selective : wl::Recompute::none;
-        } else if (e.key == "microbatch_size") assign(l.microbatch_size, r_.count(v, p));
         else if (e.key == "microbatches") { mb = &e; assign(l.microbatches, r_.count(v, p)); }
         else if (e.key == "global_batch") gb = &e;
-        else if (e.key == "schedule") {
-          if (auto c = r_.choice(v, p, values("layout.schedule")))
-            if (const auto schedule = wl::schedule_from_name(*c)) l.schedule = *schedule;
-        } else if (e.key == "virtual_stages") assign(l.virtual_stages, r_.count(v, p));
         else if (e.key == "stage_layers") stage_layers(v, p);
         else if (e.key == "placement") placement(v, p);
-        else if (e.key == "dp_bucket") assign(l.dp_bucket_bytes, r_.bytes(v, p));
-        else if (e.key == "embedding_free") assign(l.embedding_free, r_.boolean(v, p));
-        else if (e.key == "accumulate_unsharded") assign(l.accumulate_unsharded, r_.boolean(v, p));
         else if (e.key == "shard_group") assign(l.shard_group, r_.count(v, p, 1, kMaxDevices));
         else if (e.key == "offload") {
           if (r_.map(v, p, keys("layout.offload")))
-            for (const auto& o : v.entries) {
-              if (o.key == "activations") assign(l.offload.activations, r_.boolean(o.value, join_key(p, o.key)));
-              else if (o.key == "optimizer") assign(l.offload.optimizer, r_.boolean(o.value, join_key(p, o.key)));
-            }
+            for (const auto& o : v.entries) read_bound(o.value, join_key(p, o.key));
         }
       }
     }
@@ -329,7 +292,7 @@ private:
     auto& l = s_.layout;
     if (v.kind == YNode::Kind::scalar) {
       if (auto c = r_.choice(v, p, values("layout.stage_layers"))) {
-        l.stage_layers_mode = *c == "auto" ? wl::StageLayersMode::auto_even : wl::StageLayersMode::balanced;
+        if (auto mode = wl::from_name(wl::kStageLayersNames, *c)) l.stage_layers_mode = *mode;
         l.stage_layers.clear();
       }
       return;

@@ -5,17 +5,88 @@
 
 #include <fmt/format.h>
 
+#include "tools/scenario/scenario_reader.hpp"
 #include "workloads/model/schedule.hpp"
+#include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::tools {
+namespace {
+
+// Row makers for bound keys. `field` is a generic lambda `[](auto& s) -> auto& {
+// return s.layout.tp; }`, so one accessor serves the reader (writes) and show (reads).
+
+ScenarioKey bound_row(ScenarioKey row, std::string default_value,
+                 std::function<void(Reader&, const YNode&, const std::string&, wl::Scenario&)> read,
+                 std::function<std::string(const wl::Scenario&)> show) {
+  if (row.default_text.empty()) row.default_text = default_value;
+  row.binding = std::make_shared<const KeyBinding>(KeyBinding{std::move(read), std::move(show), std::move(default_value)});
+  return row;
+}
+
+/// An integer in [lo, hi]; the type column states the bounds.
+template <typename Field>
+ScenarioKey int_key(std::string_view path, Field field, std::int64_t lo, std::int64_t hi, std::int64_t def,
+                    std::string_view doc, std::string default_text = "") {
+  return bound_row(ScenarioKey{path, fmt::format("int in [{}, {}]", lo, hi), {}, std::move(default_text), doc},
+              fmt::format("{}", def),
+              [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
+                if (auto c = r.integer(v, p, lo, hi)) field(s) = static_cast<std::remove_reference_t<decltype(field(s))>>(*c);
+              },
+              [=](const wl::Scenario& s) { return fmt::format("{}", field(s)); });
+}
+
+/// A plain number in [lo, hi] (lo excluded when lo_open).
+template <typename Field>
+ScenarioKey number_key(std::string_view path, Field field, double lo, double hi, bool lo_open, std::string def,
+                       std::string_view doc) {
+  return bound_row(ScenarioKey{path, fmt::format("number in {}{}, {}]", lo_open ? "(" : "[", lo, hi), {}, "", doc}, def,
+              [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
+                assign(field(s), r.number(v, p, lo, hi, lo_open));
+              },
+              [=](const wl::Scenario& s) { return fmt::format("{}", field(s)); });
+}
+
+template <typename Field>
+ScenarioKey bool_key(std::string_view path, Field field, bool def, std::string_view doc, std::string default_text = "") {
+  return bound_row(ScenarioKey{path, "bool", {}, std::move(default_text), doc}, def ? "true" : "false",
+              [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.boolean(v, p)); },
+              [=](const wl::Scenario& s) { return std::string(field(s) ? "true" : "false"); });
+}
+
+/// A size in bytes ("100 MB"), greater than zero.
+template <typename Field>
+ScenarioKey bytes_key(std::string_view path, Field field, std::string def, std::string_view doc) {
+  return bound_row(ScenarioKey{path, "size", {}, "", doc}, def,
+              [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.bytes(v, p)); },
+              [=](const wl::Scenario& s) { return fmt::format("{}", field(s)); });
+}
+
+/// One of an enum's spellings (its wl::NameTable); the default is shown in backticks.
+template <typename Field, typename E, std::size_t N>
+ScenarioKey choice_key(std::string_view path, Field field, const wl::NameTable<E, N>& names, E def, std::string_view doc,
+                       std::string default_text = "") {
+  std::vector<std::string_view> values;
+  for (const auto& entry : names) values.push_back(entry.second);
+  const std::string def_name(wl::name_of(names, def));
+  const std::vector<std::string> allowed(values.begin(), values.end());
+  if (default_text.empty()) default_text = fmt::format("`{}`", def_name);
+  return bound_row(ScenarioKey{path, "", std::move(values), std::move(default_text), doc}, def_name,
+              [=, &names](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
+                if (auto c = r.choice(v, p, allowed))
+                  if (auto e = wl::from_name(names, *c)) field(s) = *e;
+              },
+              [=, &names](const wl::Scenario& s) { return std::string(wl::name_of(names, field(s))); });
+}
+
+/// simulation.symmetry spells a bool.
+constexpr wl::NameTable<bool, 2> kSymmetryNames{{{true, "auto"}, {false, "off"}}};
+
+}  // namespace
+
+// The field of a bound row, as a generic accessor (see the row makers above).
+#define LS_FIELD(member) [](auto& s) -> auto& { return s.member; }
 
 const std::vector<ScenarioKey>& scenario_keys() {
-  // A choice whose names live in an enum's table takes them from there.
-  const auto names_of = [](const auto& table) {
-    std::vector<std::string_view> names;
-    for (const auto& entry : table) names.push_back(entry.second);
-    return names;
-  };
   // Sibling order is the order of the loader's "valid keys here" lists.
   static const std::vector<ScenarioKey> keys{
       {"name", "string", {}, "the file name without directory and extension (`default` for the built-in scenario)", ""},
@@ -134,41 +205,36 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "≥ 0, one per expert, not all 0: relative loads (instead of `skew`)"},
 
       {"layout.dp", "int or `auto`", {}, "`auto`: devices / (tp·cp·pp) when that divides, else 1", ""},
-      {"layout.tp", "int", {}, "1", ""},
-      {"layout.pp", "int", {}, "1", ""},
-      {"layout.ep", "int", {}, "1", ""},
-      {"layout.cp", "int", {}, "1",
-       "context parallelism: each sequence split in 2·cp chunks over cp ranks (seq_len divisible by 2·cp; dense models)"},
-      {"layout.cp_kind", "", {"ring", "all-gather"}, "`ring`",
-       "`ring`: K/V chunks passed peer to peer, overlapped with the attention (Megatron-Core); "
-       "`all-gather`: K/V gathered before the attention, dK/dV reduce-scattered after it (Llama 3)"},
-      {"layout.zero", "int", {}, "0", "0..3"},
-      {"layout.sequence_parallel", "bool", {}, "false", ""},
-      {"layout.recompute", "", {"none", "selective", "full"}, "`none`", ""},
-      {"layout.microbatch_size", "int", {}, "1", "sequences per micro-batch"},
+      int_key("layout.tp", LS_FIELD(layout.tp), 1, kMaxDevices, 1, ""),
+      int_key("layout.pp", LS_FIELD(layout.pp), 1, kMaxDevices, 1, ""),
+      int_key("layout.ep", LS_FIELD(layout.ep), 1, kMaxDevices, 1, ""),
+      int_key("layout.cp", LS_FIELD(layout.cp), 1, kMaxDevices, 1, "context parallelism: each sequence split in 2·cp chunks over cp ranks (seq_len divisible by 2·cp; dense models)"),
+      choice_key("layout.cp_kind", LS_FIELD(layout.cp_kind), wl::kCpKindNames, wl::CpKind::ring, "`ring`: K/V chunks passed peer to peer, overlapped with the attention (Megatron-Core); "
+       "`all-gather`: K/V gathered before the attention, dK/dV reduce-scattered after it (Llama 3)"),
+      int_key("layout.zero", LS_FIELD(layout.zero), 0, 3, 0, ""),
+      bool_key("layout.sequence_parallel", LS_FIELD(layout.sequence_parallel), false, ""),
+      choice_key("layout.recompute", LS_FIELD(layout.recompute), wl::kRecomputeNames, wl::Recompute::none, ""),
+      int_key("layout.microbatch_size", LS_FIELD(layout.microbatch_size), 1, kMaxCount, 1, "sequences per micro-batch"),
       {"layout.microbatches", "int", {}, "1", "per step per pipeline; devices × microbatches × (layers per stage + 1) ≤ 16,777,216 (bounded memory and time)"},
       {"layout.global_batch", "int", {}, "",
        "instead of `microbatches`: a multiple of microbatch_size·dp; microbatches = global_batch / (microbatch_size·dp). "
        "Both in one file is an error; a `--set` of one replaces the other"},
-      {"layout.schedule", "", names_of(wl::kScheduleNames), "`1f1b`", ""},
-      {"layout.virtual_stages", "int", {}, "1", "(interleaved-1f1b)"},
+      choice_key("layout.schedule", LS_FIELD(layout.schedule), wl::kScheduleNames, wl::Schedule::one_f_one_b, ""),
+      int_key("layout.virtual_stages", LS_FIELD(layout.virtual_stages), 1, kMaxCount, 1, "(interleaved-1f1b)"),
       {"layout.stage_layers", "", {"auto", "balanced"}, "`auto`",
        "or `[INT, ...]` one per stage; `auto`: even split, `balanced`: by compute time"},
       {"layout.placement", "list", {"tp", "cp", "dp", "pp"}, "`[tp, cp, dp, pp]`",
        "a permutation, fastest-varying first; `cp` may be left out (then it sits right after `tp`)"},
-      {"layout.dp_bucket", "size", {}, "100 MB", "gradient all-reduce bucket"},
-      {"layout.embedding_free", "bool", {}, "false", "(what-if/tests: embedding and LM head cost nothing)"},
-      {"layout.accumulate_unsharded", "bool", {}, "false",
-       "ZeRO-2/3: keep a full gradient buffer and reduce once per step (FSDP `no_sync`; gradient memory as ZeRO-1) "
-       "instead of reduce-scattering after every micro-batch"},
+      bytes_key("layout.dp_bucket", LS_FIELD(layout.dp_bucket_bytes), "100 MB", "gradient all-reduce bucket"),
+      bool_key("layout.embedding_free", LS_FIELD(layout.embedding_free), false, "(what-if/tests: embedding and LM head cost nothing)"),
+      bool_key("layout.accumulate_unsharded", LS_FIELD(layout.accumulate_unsharded), false, "ZeRO-2/3: keep a full gradient buffer and reduce once per step (FSDP `no_sync`; gradient memory as ZeRO-1) "
+       "instead of reduce-scattering after every micro-batch"),
       {"layout.shard_group", "int", {}, "dp",
        "HSDP (PyTorch HYBRID_SHARD): ZeRO shards within groups of this many dp ranks and replicates across them; "
        "must divide dp, needs zero ≥ 1"},
       {"layout.offload", "map", {}, "", "state moved to host memory over the GPU's PCIe link (workloads/build/offload.hpp)"},
-      {"layout.offload.activations", "bool", {}, "false",
-       "stored activations copied to the host during the forward, prefetched back in the backward"},
-      {"layout.offload.optimizer", "bool", {}, "false",
-       "master weights and moments live on the host; the step runs on the CPU (gradients down, weights up)"},
+      bool_key("layout.offload.activations", LS_FIELD(layout.offload.activations), false, "stored activations copied to the host during the forward, prefetched back in the backward"),
+      bool_key("layout.offload.optimizer", LS_FIELD(layout.offload.optimizer), false, "master weights and moments live on the host; the step runs on the CPU (gradients down, weights up)"),
 
       {"precision.weights", "", {"fp8", "bf16", "fp16", "fp32"}, "`bf16` (2 B)", ""},
       {"precision.gradients", "", {"bf16", "fp16", "fp32"}, "`fp32` (4 B)", ""},
@@ -195,11 +261,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations.jitter.comm_cv", "number", {}, "0", "≥ 0"},
       {"perturbations.jitter.seed", "int", {}, "0", "≥ 0"},
 
-      {"simulation.steps", "int", {}, "1", "1..10000"},
-      {"simulation.symmetry", "", {"auto", "off"}, "`auto`",
-       "`auto` simulates one data-parallel replica when every replica is provably alike (no perturbation or jitter, a "
+      int_key("simulation.steps", LS_FIELD(simulation.steps), 1, kMaxSteps, 1, ""),
+      choice_key("simulation.symmetry", LS_FIELD(simulation.symmetry), kSymmetryNames, true, "`auto` simulates one data-parallel replica when every replica is provably alike (no perturbation or jitter, a "
        "generated fabric, uniform MoE routing, replicas on alike links) and accounts the others' traffic; the numbers "
-       "equal `off`'s (every rank). The JSON's `engine.symmetry` says which was used, or why not"},
+       "equal `off`'s (every rank). The JSON's `engine.symmetry` says which was used, or why not"),
 
       {"training.tokens", "count", {}, "none",
        "> 0, tokens to train on, with an optional SI multiplier: `15T`, `300B` (B = billion), `2.5M`; gives "
@@ -210,21 +275,15 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
        "a bundle of attention kernel, fusion, overlap switches and per-kernel host cost (README: implementation presets); "
        "the keys below override its choices"},
-      {"implementation.attention", "", {"flash", "triton", "unfused"}, "the preset's (`flash`)",
-       "FlashAttention-2/3 or cuDNN, LLM Foundry's Triton flash attention, or QKᵀ/softmax/·V through HBM"},
-      {"implementation.fused_elementwise", "bool", {}, "the preset's (`true`)",
-       "fused norms, bias+activation, bias+dropout+add, softmax, RoPE, loss; false: one eager kernel per op"},
-      {"implementation.tp_comm_overlap", "bool", {}, "the preset's (`false`)",
-       "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
-       "the preset's SM-sharing factor)"},
-      {"implementation.dp_overlap", "bool", {}, "the preset's (`true`)",
-       "gradient reduction overlapped with the backward; false: after the backward"},
-      {"implementation.param_gather_overlap", "bool", {}, "the preset's (`true`)",
-       "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer"},
-      {"implementation.gather_granularity", "", {"layer", "module", "parameter", "bucket"}, "the preset's (`parameter` for `deepspeed`, else `layer`)",
-       "ZeRO-3 weight all-gathers per layer: one (an FSDP unit), one per module (each linear and norm; DeepSpeed 0.6+), one per "
-       "parameter tensor (DeepSpeed up to 0.5), or one per `gather_bucket`; each call pays the collective's latency over the group"},
-      {"implementation.gather_bucket", "size", {}, "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"},
+      choice_key("implementation.attention", LS_FIELD(implementation.attention), wl::kAttentionNames, wl::AttentionKind::flash, "FlashAttention-2/3 or cuDNN, LLM Foundry's Triton flash attention, or QKᵀ/softmax/·V through HBM", "the preset's (`flash`)"),
+      bool_key("implementation.fused_elementwise", LS_FIELD(implementation.fused_elementwise), true, "fused norms, bias+activation, bias+dropout+add, softmax, RoPE, loss; false: one eager kernel per op", "the preset's (`true`)"),
+      bool_key("implementation.tp_comm_overlap", LS_FIELD(implementation.tp_comm_overlap), false, "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
+       "the preset's SM-sharing factor)", "the preset's (`false`)"),
+      bool_key("implementation.dp_overlap", LS_FIELD(implementation.dp_overlap), true, "gradient reduction overlapped with the backward; false: after the backward", "the preset's (`true`)"),
+      bool_key("implementation.param_gather_overlap", LS_FIELD(implementation.param_gather_overlap), true, "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer", "the preset's (`true`)"),
+      choice_key("implementation.gather_granularity", LS_FIELD(implementation.gather_granularity), wl::kGatherGranularityNames, wl::GatherGranularity::layer, "ZeRO-3 weight all-gathers per layer: one (an FSDP unit), one per module (each linear and norm; DeepSpeed 0.6+), one per "
+       "parameter tensor (DeepSpeed up to 0.5), or one per `gather_bucket`; each call pays the collective's latency over the group", "the preset's (`parameter` for `deepspeed`, else `layer`)"),
+      bytes_key("implementation.gather_bucket", LS_FIELD(implementation.gather_bucket_bytes), "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"),
 
       {"training.method", "", {"pretrain", "full-finetune", "lora"}, "`pretrain`",
        "`pretrain` and `full-finetune` train every parameter not in `frozen`; `lora` freezes the base model and trains adapters"},
@@ -246,11 +305,27 @@ const std::vector<ScenarioKey>& scenario_keys() {
 
       {"failures.mtbf_per_gpu", "duration", {}, "", "*required*: mean time between failures of one GPU, like `\"50000 h\"`"},
 
-      {"memory.fragmentation", "number", {}, "0.05",
-       "in [0, 0.5]: share of HBM the caching allocator cannot hand out as tensors; a layout above 95 % of the usable "
-       "memory gets a `memory-tight` warning"},
+      number_key("memory.fragmentation", LS_FIELD(memory.fragmentation), 0, 0.5, false, "0.05", "share of HBM the caching allocator cannot hand out as tensors; a layout above 95 % of the usable "
+       "memory gets a `memory-tight` warning"),
   };
   return keys;
+}
+
+#undef LS_FIELD
+
+std::string scenario_key_description(const ScenarioKey& k) {
+  std::string out;
+  for (const auto v : k.values) out += fmt::format("{}`{}`", out.empty() ? "" : " \\| ", v);
+  if (out.empty()) out = std::string(k.type);
+  else if (!k.type.empty()) out = fmt::format("{} of {}", k.type, out);
+  if (!k.doc.empty()) out += out.empty() ? std::string(k.doc) : fmt::format("{}{}", k.doc.front() == '(' ? " " : ", ", k.doc);
+  return out;
+}
+
+const ScenarioKey* find_scenario_key(std::string_view path) {
+  for (const auto& k : scenario_keys())
+    if (k.path == path) return &k;
+  return nullptr;
 }
 
 namespace {
@@ -266,20 +341,11 @@ std::string_view leaf_of(std::string_view path) {
   return dot == std::string_view::npos ? path : path.substr(dot + 1);
 }
 
-std::string type_column(const ScenarioKey& k) {
-  std::string out;
-  for (const auto v : k.values) out += fmt::format("{}`{}`", out.empty() ? "" : " \\| ", v);
-  if (out.empty()) out = std::string(k.type);
-  else if (!k.type.empty()) out = fmt::format("{} of {}", k.type, out);
-  if (!k.doc.empty()) out += out.empty() ? std::string(k.doc) : fmt::format("{}{}", k.doc.front() == '(' ? " " : ", ", k.doc);
-  return out;
-}
-
 /// The rows of `parent`'s subtree, depth first (each key followed by its own keys).
 void subtree_rows(std::string_view parent, std::string& out) {
   for (const auto& k : scenario_keys()) {
     if (parent_of(k.path) != parent) continue;
-    out += fmt::format("| `{}` | {} | {} |\n", k.path, type_column(k), k.default_text.empty() ? "—" : k.default_text);
+    out += fmt::format("| `{}` | {} | {} |\n", k.path, scenario_key_description(k), k.default_text.empty() ? "—" : k.default_text);
     subtree_rows(k.path, out);
     // The entries of a list of maps are keyed "path[]".
     subtree_rows(std::string(k.path) + "[]", out);
@@ -310,7 +376,7 @@ std::string scenario_keys_markdown() {
     out += fmt::format("{}### `{}`{}\n\n| key | type / values | default |\n|---|---|---|\n", out.empty() ? "" : "\n", top.path,
                        map && !top.doc.empty() ? fmt::format(" {}", top.doc) : "");
     if (map) subtree_rows(top.path, out);
-    else out += fmt::format("| `{}` | {} | {} |\n", top.path, type_column(top), top.default_text.empty() ? "—" : top.default_text);
+    else out += fmt::format("| `{}` | {} | {} |\n", top.path, scenario_key_description(top), top.default_text.empty() ? "—" : top.default_text);
   }
   return out;
 }

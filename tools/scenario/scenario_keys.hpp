@@ -5,25 +5,60 @@
 // hints and the check of every --set key), the loader's lists of allowed values,
 // and the README's scenario reference, which is generated from it
 // (`layoutsim keys --markdown`; a test fails when the README is out of date).
-// Defaults that depend on other keys are derived by wl::resolve; the table only
-// documents them.
+//
+// A scalar key with a field of its own is *bound* (ns-3's attribute, in spirit): its
+// row holds the field, its bounds, its typed default and how to read it, and the
+// converter reads it through the row alone, so a new key of that kind is one row. A
+// test loads every bound key's default spelled out and checks that resolve() gives
+// the same field as leaving the key out. Keys read by hand (maps, lists, presets
+// merged under explicit keys, keys whose reading depends on a sibling) keep their
+// rows for the lists and the docs; defaults that depend on other keys are derived by
+// wl::resolve and documented in default_text.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+namespace ls::wl {
+struct Scenario;
+}
+
 namespace ls::tools {
+
+class Reader;
+struct YNode;
+
+/// How the loader reads one bound key into a scenario, and reads the field back.
+struct KeyBinding {
+  /// Reads the YAML value at `path` (bounds and allowed values checked, a bad value
+  /// reported as a located error) and stores it in the scenario's field.
+  std::function<void(Reader&, const YNode&, const std::string& path, wl::Scenario&)> read;
+  /// The field's value as text (an enum by its spelling, a number by "{}").
+  std::function<std::string(const wl::Scenario&)> show;
+  /// The default as a scenario would spell it ("1", "ring", "100 MB"): giving it must
+  /// resolve to the same field as leaving the key out. Empty: derived by resolve().
+  std::string default_value;
+};
 
 struct ScenarioKey {
   /// Dotted path; "[]" marks the entries of a list of maps
   /// ("cluster.graph.links[].bandwidth").
   std::string_view path;
-  std::string_view type;                 // int, number, bool, string, size, bandwidth, time, map, list, ...
+  std::string type;                      // int, number, bool, string, size, bandwidth, time, map, list, ...
   std::vector<std::string_view> values;  // the allowed values of a choice (empty: any value of the type)
-  std::string_view default_text;         // "" when there is none (required, or absent means absent)
+  std::string default_text;              // "" when there is none (required, or absent means absent)
   std::string_view doc;                  // one line (markdown), read after the type
+  std::shared_ptr<const KeyBinding> binding = nullptr;  // null: read by hand in the converter
 };
+
+/// The row's type, allowed values and doc in one line (the reference's middle column).
+std::string scenario_key_description(const ScenarioKey& k);
+
+/// The row of `path`; null when the table has none.
+const ScenarioKey* find_scenario_key(std::string_view path);
 
 /// Every key, parents before children, siblings in the order the loader lists them.
 const std::vector<ScenarioKey>& scenario_keys();

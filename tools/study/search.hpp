@@ -61,7 +61,6 @@ struct SearchLayout {
 /// "full" recompute, micro-batch size, schedule ("1f1b" for interleaved-1f1b too: the
 /// "(vN)" says it is interleaved), and the placement when it is not [tp, dp, pp].
 std::string compact_layout(const SearchLayout& l);
-const char* recompute_name(wl::Recompute r);
 const char* stage_layers_name(wl::StageLayersMode m);
 
 /// The value list of every axis. Order matters: it is the enumeration order, and an

@@ -60,7 +60,7 @@ nlohmann::ordered_json layout_json(const SearchLayout& l) {
   j["ep"] = l.ep;
   j["zero"] = l.zero;
   j["sequence_parallel"] = l.sequence_parallel;
-  j["recompute"] = recompute_name(l.recompute);
+  j["recompute"] = wl::name_of(wl::kRecomputeNames, l.recompute);
   j["microbatch_size"] = l.microbatch_size;
   j["microbatches"] = l.microbatches;
   j["schedule"] = wl::schedule_name(l.schedule);
@@ -158,7 +158,7 @@ std::string search_csv(const SearchReport& r) {
   };
   auto layout_cells = [](const SearchLayout& l) {
     return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", compact_layout(l), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
-                       l.sequence_parallel ? "true" : "false", recompute_name(l.recompute), l.microbatch_size, l.microbatches,
+                       l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute), l.microbatch_size, l.microbatches,
                        wl::schedule_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers),
                        placement_text(l.placement, "/"));
   };
@@ -242,7 +242,7 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   const SearchLayout& l = best.layout;
   std::string block = "layout:\n";
   block += fmt::format("  tp: {}\n  pp: {}\n  dp: {}\n  ep: {}\n  zero: {}\n  sequence_parallel: {}\n  recompute: {}\n", l.tp, l.pp,
-                       l.dp, l.ep, l.zero, l.sequence_parallel ? "true" : "false", recompute_name(l.recompute));
+                       l.dp, l.ep, l.zero, l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute));
   block += fmt::format("  microbatch_size: {}\n  global_batch: {}   # {} micro-batches\n  schedule: {}\n", l.microbatch_size,
                        r.global_batch, l.microbatches, wl::schedule_name(l.schedule));
   if (l.schedule == wl::Schedule::interleaved_1f1b) block += fmt::format("  virtual_stages: {}\n", l.virtual_stages);

@@ -65,9 +65,8 @@ bool parse_bool(const std::string& key, const std::string& v) {
 }
 
 wl::Recompute parse_recompute(const std::string& v) {
-  if (v == "none") return wl::Recompute::none;
-  if (v == "selective" || v == "sel") return wl::Recompute::selective;
-  if (v == "full") return wl::Recompute::full;
+  if (v == "sel") return wl::Recompute::selective;  // search's short spelling
+  if (const auto r = wl::from_name(wl::kRecomputeNames, v)) return *r;
   throw std::invalid_argument(fmt::format("--vary/--fix recompute: '{}' is not none, selective or full", v));
 }
 
@@ -77,8 +76,7 @@ wl::Schedule parse_schedule(const std::string& v) {
 }
 
 wl::StageLayersMode parse_stage_layers(const std::string& v) {
-  if (v == "auto") return wl::StageLayersMode::auto_even;
-  if (v == "balanced") return wl::StageLayersMode::balanced;
+  if (const auto m = wl::from_name(wl::kStageLayersNames, v)) return *m;
   throw std::invalid_argument(fmt::format("--vary/--fix stage_layers: '{}' is not auto or balanced", v));
 }
 
@@ -109,17 +107,8 @@ std::string canonical_key(std::string key) {
 
 }  // namespace
 
-const char* recompute_name(wl::Recompute r) {
-  switch (r) {
-    case wl::Recompute::none: return "none";
-    case wl::Recompute::selective: return "selective";
-    case wl::Recompute::full: return "full";
-  }
-  return "?";
-}
-
 const char* stage_layers_name(wl::StageLayersMode m) {
-  return m == wl::StageLayersMode::balanced ? "balanced" : m == wl::StageLayersMode::auto_even ? "auto" : "explicit";
+  return m == wl::StageLayersMode::explicit_list ? "explicit" : wl::name_of(wl::kStageLayersNames, m).data();
 }
 
 std::string compact_layout(const SearchLayout& l) {

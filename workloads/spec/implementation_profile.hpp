@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/spec/names.hpp"
+
 namespace ls::wl {
 
 /// Attention core: FlashAttention-2/3 or cuDNN fused attention (`flash`), LLM Foundry's
@@ -20,6 +22,8 @@ namespace ls::wl {
 /// ComputeProfile::triton_*), or the unfused QKᵀ / softmax / ·V kernels of older
 /// Megatron-LM and DeepSpeed runs (`unfused`, the s×s scores through HBM).
 enum class AttentionKind { flash, triton, unfused };
+inline constexpr NameTable<AttentionKind, 3> kAttentionNames{
+    {{AttentionKind::flash, "flash"}, {AttentionKind::triton, "triton"}, {AttentionKind::unfused, "unfused"}}};
 
 /// The framework's own per-kernel cost constants.
 struct ImplementationProfile {
@@ -51,6 +55,10 @@ struct ImplementationProfile {
 /// gather_bucket bytes. Each call pays the collective's fixed cost and its ring latency
 /// over the group: calls · (fixed + (n−1)·α) + bytes / bus bandwidth.
 enum class GatherGranularity { layer, module, parameter, bucket };
+inline constexpr NameTable<GatherGranularity, 4> kGatherGranularityNames{{{GatherGranularity::layer, "layer"},
+                                                                          {GatherGranularity::module, "module"},
+                                                                          {GatherGranularity::parameter, "parameter"},
+                                                                          {GatherGranularity::bucket, "bucket"}}};
 
 /// A preset: the attention kernel, the fusion choice and the profile.
 struct ImplementationBundle {

@@ -13,6 +13,7 @@
 #include "topology/cluster_spec.hpp"
 #include "workloads/spec/compute_profile.hpp"
 #include "workloads/spec/implementation_profile.hpp"
+#include "workloads/spec/names.hpp"
 #include "workloads/spec/training_spec.hpp"
 
 namespace ls::wl {
@@ -88,6 +89,13 @@ enum class StageLayersMode { auto_even, balanced, explicit_list };
 /// K/V chunks peer to peer, overlapped with the attention blocks (Megatron-Core);
 /// `all_gather` gathers them before the attention (Llama 3).
 enum class CpKind { ring, all_gather };
+
+inline constexpr NameTable<Recompute, 3> kRecomputeNames{{
+    {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
+inline constexpr NameTable<CpKind, 2> kCpKindNames{{{CpKind::ring, "ring"}, {CpKind::all_gather, "all-gather"}}};
+/// The scalar spellings of layout.stage_layers (a list is the third mode).
+inline constexpr NameTable<StageLayersMode, 2> kStageLayersNames{{
+    {StageLayersMode::auto_even, "auto"}, {StageLayersMode::balanced, "balanced"}}};
 
 struct LayoutSpec {
   int dp = 0;                             // 0: unset, resolve() sets devices / (tp·cp·pp) (1 if that does not divide)

@@ -1,0 +1,100 @@
+// tests/test_key_bindings.cpp — the bound rows of the key table (scenario_keys.hpp) are
+// the one definition of their keys: the default a row states is what resolve() gives
+// when the key is left out, every allowed value of a choice reads back as itself, and
+// an integer just outside a row's bounds is a located error naming the key.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tools/scenario/scenario.hpp"
+#include "tools/scenario/scenario_convert.hpp"
+#include "tools/scenario/scenario_keys.hpp"
+#include "tools/scenario/set_overrides.hpp"
+#include "tools/scenario/yaml_tree.hpp"
+
+using namespace ls;
+using namespace ls::tools;
+
+namespace {
+
+// The smallest scenario: everything but the model left to its default.
+constexpr std::string_view kMinimal = "model: llama3-8b\n";
+
+std::vector<const ScenarioKey*> bound_keys() {
+  std::vector<const ScenarioKey*> out;
+  for (const auto& k : scenario_keys())
+    if (k.binding) out.push_back(&k);
+  return out;
+}
+
+/// The partial scenario the converter makes of kMinimal with `set` applied (no resolve:
+/// a value may need sibling keys that resolve() checks), and the errors it reported.
+wl::Scenario converted(const std::string& set, Diag& d) {
+  YNode root = parse_scenario_yaml(kMinimal, "minimal.yaml");
+  apply_sets(root, {set}, d);
+  return convert_scenario(root, "minimal.yaml", d);
+}
+
+}  // namespace
+
+TEST_CASE("the key table binds the scalar keys of layout, simulation, implementation and memory") {
+  // A new key of these kinds is one row; this list says which ones are bound today.
+  std::vector<std::string> paths;
+  for (const auto* k : bound_keys()) paths.emplace_back(k->path);
+  CHECK(paths.size() >= 26);
+  for (const char* p : {"layout.tp", "layout.schedule", "layout.recompute", "simulation.steps", "implementation.attention",
+                        "memory.fragmentation"})
+    CHECK(std::find(paths.begin(), paths.end(), p) != paths.end());
+}
+
+TEST_CASE("every bound key's stated default, spelled out, resolves as leaving the key out") {
+  const wl::ResolvedScenario absent = load_scenario_string(kMinimal, "minimal.yaml");
+  for (const auto* k : bound_keys()) {
+    if (k->binding->default_value.empty()) continue;  // derived by resolve()
+    CAPTURE(k->path);
+    CAPTURE(k->binding->default_value);
+    const std::string set = std::string(k->path) + "=" + k->binding->default_value;
+    const wl::ResolvedScenario given = load_scenario_string(kMinimal, "minimal.yaml", {set});
+    CHECK(k->binding->show(given) == k->binding->show(absent));
+  }
+}
+
+TEST_CASE("every allowed value of a bound choice reads back as itself") {
+  for (const auto* k : bound_keys()) {
+    for (const auto value : k->values) {
+      CAPTURE(k->path);
+      CAPTURE(value);
+      Diag d;
+      const wl::Scenario s = converted(std::string(k->path) + "=" + std::string(value), d);
+      CHECK(d.errors.empty());
+      CHECK(k->binding->show(s) == value);
+    }
+  }
+}
+
+TEST_CASE("an integer just outside a bound row's range is an error naming the key") {
+  for (const auto* k : bound_keys()) {
+    const std::string type(k->type);
+    if (type.rfind("int in [", 0) != 0) continue;
+    const auto comma = type.find(',');
+    const long long lo = std::stoll(type.substr(8, comma - 8));
+    const long long hi = std::stoll(type.substr(comma + 2));
+    for (const long long bad : {lo - 1, hi + 1}) {
+      CAPTURE(k->path);
+      CAPTURE(bad);
+      Diag d;
+      (void)converted(std::string(k->path) + "=" + std::to_string(bad), d);
+      REQUIRE(d.errors.size() == 1);
+      CHECK(d.errors.front().find("error: " + std::string(k->path) + ": ") != std::string::npos);
+    }
+    for (const long long good : {lo, hi}) {
+      CAPTURE(k->path);
+      Diag d;
+      const wl::Scenario s = converted(std::string(k->path) + "=" + std::to_string(good), d);
+      CHECK(d.errors.empty());
+      CHECK(k->binding->show(s) == std::to_string(good));
+    }
+  }
+}
