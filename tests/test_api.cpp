@@ -3,6 +3,7 @@
 // by the example_check_and_run_* tests and python_layoutsim).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "tools/api/layoutsim.hpp"
@@ -77,4 +78,29 @@ TEST_CASE("sweep rows: one per point in order, failed points keep their keys and
   CHECK(fixed.outcomes[0].result->step_time_s == run.outcomes[2].result->step_time_s);
   CHECK(api::sweep_json(run).size() == 4);
   CHECK(api::sweep_csv(run).find("layout.microbatches,layout.tp,step_time_s") == 0);
+}
+
+TEST_CASE("the studies go through the API: validate, diff") {
+  // The corpus subset: 13 rows from 9 sources (validation/corpus/subset.yaml).
+  std::vector<api::RunRow> rows = api::read_runs({std::string(VALIDATION_DIR) + "/corpus/subset.yaml"});
+  CHECK(rows.size() == 13);
+  rows.resize(2);
+  const api::ValidationReport rep = api::validate(rows, 1);
+  REQUIRE(rep.rows.size() == 2);
+  CHECK(rep.failed == 0);
+  CHECK(api::validation_json(rep)["rows"].size() == 2);
+  CHECK(api::validation_text(rep).find(rows.front().name) != std::string::npos);
+  const auto files = api::default_runs_files(VALIDATION_DIR);
+  CHECK(files.front() == std::string(VALIDATION_DIR) + "/llm_foundry.yaml");
+  CHECK(std::none_of(files.begin(), files.end(), [](const std::string& f) { return f.ends_with("subset.yaml"); }));
+
+  // A summary against itself: every headline row is there, unchanged.
+  const std::string text = api::summary_json_text(api::simulate(api::ScenarioSource::text(kSmall, "small.yaml").resolve()));
+  const api::DiffReport d = api::diff(api::read_summary(text, "a.json"), "a.json", api::read_summary(text, "b.json"), "b.json");
+  REQUIRE(!d.rows.empty());
+  CHECK(d.rows.front().path == "step_time_s");
+  for (const auto& row : d.rows)
+    if (row.has_a && row.has_b && row.unit != "text") CHECK(row.a == row.b);
+  CHECK(d.other_total == 0);
+  CHECK_THROWS_AS((void)api::read_summary("{}", "empty.json"), ls::UserError);
 }

@@ -4,6 +4,10 @@
 #include "tools/api/layoutsim.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <iterator>
+
+#include <algorithm>
 #include <cmath>
 
 #include "tools/report/output_check.hpp"
@@ -132,6 +136,26 @@ nlohmann::ordered_json sweep_rows(const SweepRun& run) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<RunRow> read_runs(const std::vector<std::string>& files) {
+  std::vector<RunRow> rows;
+  for (const auto& f : files) {
+    auto more = tools::read_runs_file(f);
+    rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return rows;
+}
+
+std::vector<std::string> default_runs_files(const std::string& dir) {
+  std::vector<std::string> files = {dir + "/llm_foundry.yaml", dir + "/megatron_bridge.yaml"};
+  std::vector<std::string> corpus;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/corpus", ec))
+    if (e.path().extension() == ".yaml" && e.path().filename() != "subset.yaml") corpus.push_back(e.path().string());
+  std::sort(corpus.begin(), corpus.end());
+  files.insert(files.end(), corpus.begin(), corpus.end());
+  return files;
 }
 
 }  // namespace ls::api

@@ -9,6 +9,10 @@
 //   check(scenario), check_text(...), check_json(...) ≡  `layoutsim check`
 //   simulate(scenario), summary_json_text(result)  ≡  `layoutsim run --json FILE`
 //   sweep(source, axes), sweep_json / sweep_csv    ≡  `layoutsim sweep --json / --csv`
+//   search(scenario, options), search_*            ≡  `layoutsim search`
+//   read_runs(files), validate(rows, ...)          ≡  `layoutsim validate`
+//   calibrate(rows, constants, options)            ≡  `layoutsim calibrate`
+//   read_summary(text), diff(a, name_a, b, name_b)  ≡  `layoutsim diff`
 //
 // Errors: every user error derives from ls::UserError (sim/error.hpp): an invalid
 // scenario throws ScenarioError, whose what() holds one compiler-style message per line
@@ -19,6 +23,8 @@
 // Example: tools/examples/check_and_run.cpp. Python binding: python/.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,7 +32,11 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/scenario/scenario.hpp"
+#include "tools/study/calibrate.hpp"
+#include "tools/study/diff.hpp"
+#include "tools/study/search.hpp"
 #include "tools/study/sweep.hpp"
+#include "tools/study/validate.hpp"
 #include "workloads/layout_report.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/build/result.hpp"
@@ -130,5 +140,67 @@ std::string sweep_csv(const SweepRun& run);
 /// bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits, then error (null,
 /// or the message of a failed point, whose metrics are null).
 nlohmann::ordered_json sweep_rows(const SweepRun& run);
+
+// ------------------------------------------------------------------ studies
+// The questions answered by many simulations. Each is the function the command runs,
+// with the command's text and JSON forms; options are the study's own structs.
+
+using tools::Calibration;
+using tools::CalibrateOptions;
+using tools::DiffReport;
+using tools::RowOutcome;
+using tools::RunRow;
+using tools::SearchOptions;
+using tools::SearchReport;
+using tools::TunableConstant;
+using tools::ValidationReport;
+
+/// `layoutsim search`: every candidate layout of `base`'s model and cluster, ranked.
+inline SearchReport search(const ResolvedScenario& base, const SearchOptions& options) { return tools::run_search(base, options); }
+/// The ranked table `layoutsim search` prints (the `top` best rows).
+inline std::string search_text(const SearchReport& report, int top) { return tools::format_search(report, top); }
+/// `layoutsim search --json` / `--csv`.
+inline nlohmann::ordered_json search_json(const SearchReport& report) { return tools::search_json(report); }
+inline std::string search_csv(const SearchReport& report) { return tools::search_csv(report); }
+
+/// Every run of every runs file, in file order. Throws tools::RunsFileError (a user error).
+std::vector<RunRow> read_runs(const std::vector<std::string>& files);
+/// The shipped validation set under `dir` (validation/): the two fitted tables, then
+/// every source of corpus/ in name order (corpus/subset.yaml repeats rows: left out).
+std::vector<std::string> default_runs_files(const std::string& dir);
+
+/// `layoutsim validate`: simulates every row on `jobs` threads (≤ 0: hardware threads)
+/// and summarises the errors, leave-one-out by `leave_out_by` (a group kind, e.g.
+/// "source"; empty: none). `progress(done, total)` is called after each row, serialised.
+inline ValidationReport validate(const std::vector<RunRow>& rows, int jobs = 0, const std::string& leave_out_by = "",
+                                 const std::function<void(std::size_t, std::size_t)>& progress = {}) {
+  return tools::summarize(tools::evaluate_runs(rows, jobs, {}, progress), leave_out_by);
+}
+/// The table `layoutsim validate` prints, its --json and its --plot.
+inline std::string validation_text(const ValidationReport& report) { return tools::format_validation(report); }
+inline nlohmann::ordered_json validation_json(const ValidationReport& report) { return tools::validation_json(report); }
+inline std::string validation_svg(const ValidationReport& report, const std::string& title) {
+  return tools::validation_svg(report, title);
+}
+
+/// `layoutsim calibrate`: fits `constants` to `rows` (Levenberg–Marquardt).
+inline Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants,
+                             const CalibrateOptions& options) {
+  return tools::calibrate(rows, constants, options);
+}
+inline std::string calibration_text(const Calibration& c, const std::vector<TunableConstant>& constants) {
+  return tools::format_calibration(c, constants);
+}
+inline nlohmann::ordered_json calibration_json(const Calibration& c) { return tools::calibration_json(c); }
+
+/// A `run --json` summary parsed and checked; `name` is used in messages. Throws
+/// tools::DiffInputError (a user error) on a text that is not a summary.
+inline nlohmann::json read_summary(const std::string& text, const std::string& name) { return tools::read_summary(text, name); }
+/// `layoutsim diff`: two summaries side by side.
+inline DiffReport diff(const nlohmann::json& a, const std::string& name_a, const nlohmann::json& b, const std::string& name_b) {
+  return tools::diff_summaries(a, b, name_a, name_b);
+}
+inline std::string diff_text(const DiffReport& report) { return tools::format_diff(report); }
+inline nlohmann::ordered_json diff_json(const DiffReport& report) { return tools::diff_json(report); }
 
 }  // namespace ls::api

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/api/layoutsim.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/runs_files.hpp"
 #include "tools/report/progress.hpp"
 #include "tools/scenario/gpu_profile_file.hpp"
 #include "tools/study/calibrate.hpp"
@@ -23,7 +23,7 @@ struct CalibrateArgs {
 
 int run(const CalibrateArgs& a) {
   one_stdout({{"--json", &a.json}, {"--out", &a.out}});
-  auto rows = read_runs({a.runs});
+  auto rows = api::read_runs({a.runs});
   if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
   if (rows.empty()) throw UserError(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
   std::vector<tools::TunableConstant> constants;
@@ -33,13 +33,13 @@ int run(const CalibrateArgs& a) {
   if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", a.fit));
   // The number of simulations depends on the fit's path: a count without a total.
   tools::Progress progress({.label = "calibrate", .unit = "simulations", .enabled = tools::progress_wanted(a.quiet)});
-  const tools::Calibration c = tools::calibrate(rows, constants,
+  const api::Calibration c = api::calibrate(rows, constants,
                                                 {.jobs = a.jobs,
                                                  .max_iterations = a.iterations,
                                                  .leave_out = a.leave_out,
                                                  .on_simulation = [&] { progress.advance(); }});
   progress.finish();
-  if (!a.json.empty()) write_out(a.json, tools::calibration_json(c).dump(2) + "\n");
+  if (!a.json.empty()) write_out(a.json, api::calibration_json(c).dump(2) + "\n");
   if (!a.out.empty()) {
     const std::string origin = fmt::format(
         "GPU profile fitted by `layoutsim calibrate {}` ({} runs on {}).\nFit: mean |error| {:.1f}%, max {:.1f}%; leave-one-out mean |error| {:.1f}%.\n"
@@ -47,7 +47,7 @@ int run(const CalibrateArgs& a) {
         a.runs, c.fit.count, c.gpu, 100 * c.fit.mean_abs_error, 100 * c.fit.max_abs_error, 100 * c.loo_mean_abs_error, c.gpu);
     write_out(a.out, tools::profile_yaml(tools::calibration_profile(c), origin));
   }
-  if (a.json != "-" && a.out != "-") print_out(tools::format_calibration(c, constants));
+  if (a.json != "-" && a.out != "-") print_out(api::calibration_text(c, constants));
   return kExitOk;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/api/layoutsim.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/report/trace.hpp"
 #include "tools/study/diff.hpp"
@@ -18,7 +19,7 @@ struct DiffArgs {
 
 nlohmann::json read_summary_file(const std::string& p) {
   try {
-    return tools::read_summary(tools::read_text_file(p), p);
+    return api::read_summary(tools::read_text_file(p), p);
   } catch (const tools::DiffInputError&) {
     throw;
   } catch (const std::exception& e) {
@@ -27,9 +28,9 @@ nlohmann::json read_summary_file(const std::string& p) {
 }
 
 int run(const DiffArgs& a) {
-  const tools::DiffReport rep = tools::diff_summaries(read_summary_file(a.a), read_summary_file(a.b), a.a, a.b);
-  if (!a.json.empty()) write_out(a.json, tools::diff_json(rep).dump(2) + "\n");
-  if (a.json != "-") print_out(tools::format_diff(rep));
+  const api::DiffReport rep = api::diff(read_summary_file(a.a), a.a, read_summary_file(a.b), a.b);
+  if (!a.json.empty()) write_out(a.json, api::diff_json(rep).dump(2) + "\n");
+  if (a.json != "-") print_out(api::diff_text(rep));
   return kExitOk;
 }
 

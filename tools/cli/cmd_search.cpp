@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/api/layoutsim.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/cli/mpi_shard.hpp"
 #include "tools/report/progress.hpp"
@@ -51,14 +52,14 @@ int run(const SearchArgs& a) {
   }
   const auto mpi = tools::mpi_exchange();  // null unless started by mpirun with N > 1
   o.exchange = mpi.get();
-  const tools::SearchReport rep = tools::run_search(base, o);
+  const api::SearchReport rep = api::search(base, o);
   progress.finish();
   if (mpi && mpi->rank() != 0) return rep.ranked.empty() ? kExitInvalid : kExitOk;  // rank 0 writes
-  if (!a.csv.empty()) write_out(a.csv, tools::search_csv(rep));
-  if (!a.json.empty()) write_out(a.json, tools::search_json(rep).dump(2) + "\n");
+  if (!a.csv.empty()) write_out(a.csv, api::search_csv(rep));
+  if (!a.json.empty()) write_out(a.json, api::search_json(rep).dump(2) + "\n");
   if (!a.emit.empty() && !rep.ranked.empty())
     write_out(a.emit, tools::emit_scenario_yaml(tools::read_text_file(a.scenario), a.scenario, rep, rep.ranked.front()));
-  if (a.csv != "-" && a.json != "-" && a.emit != "-") print_out(tools::format_search(rep, a.top));
+  if (a.csv != "-" && a.json != "-" && a.emit != "-") print_out(api::search_text(rep, a.top));
   if (rep.ranked.empty()) {
     fmt::print(stderr, "search: no candidate survived pruning ({} evaluated; see the counts)\n", rep.evaluated);
     return kExitInvalid;

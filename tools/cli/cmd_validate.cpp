@@ -7,12 +7,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tools/api/layoutsim.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/cli/runs_files.hpp"
 #include "tools/report/human_units.hpp"
 #include "tools/report/progress.hpp"
 #include "tools/scenario/gpu_profile_file.hpp"
-#include "tools/study/validate.hpp"
 
 #ifndef LAYOUTSIM_VALIDATION_DIR
 #define LAYOUTSIM_VALIDATION_DIR "validation"
@@ -32,8 +31,8 @@ struct ValidateArgs {
 int run(const ValidateArgs& a) {
   one_stdout({{"--json", &a.json}, {"--plot", &a.plot}});
   std::vector<std::string> files = a.sets;
-  if (files.empty()) files = default_runs_files(LAYOUTSIM_VALIDATION_DIR);
-  auto rows = read_runs(files);
+  if (files.empty()) files = api::default_runs_files(LAYOUTSIM_VALIDATION_DIR);
+  auto rows = api::read_runs(files);
   if (rows.empty()) throw UserError(fmt::format("validate: no runs in {}", fmt::join(files, ", ")));
   if (!a.profile.empty()) {
     const tools::GpuProfile prof = tools::read_profile_file(a.profile);
@@ -42,13 +41,13 @@ int run(const ValidateArgs& a) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   tools::Progress progress({.label = "validate", .unit = "runs", .total = rows.size(), .enabled = tools::progress_wanted(a.quiet)});
-  const tools::ValidationReport rep =
-      tools::summarize(tools::evaluate_runs(rows, a.jobs, {}, [&](std::size_t, std::size_t) { progress.advance(); }), a.leave_out);
+  const api::ValidationReport rep =
+      api::validate(rows, a.jobs, a.leave_out, [&](std::size_t, std::size_t) { progress.advance(); });
   progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!a.json.empty()) write_out(a.json, tools::validation_json(rep).dump(2) + "\n");
-  if (!a.plot.empty()) write_out(a.plot, tools::validation_svg(rep, "layoutsim validate: predicted vs measured step time"));
-  if (a.json != "-" && a.plot != "-") print_out(tools::format_validation(rep));
+  if (!a.json.empty()) write_out(a.json, api::validation_json(rep).dump(2) + "\n");
+  if (!a.plot.empty()) write_out(a.plot, api::validation_svg(rep, "layoutsim validate: predicted vs measured step time"));
+  if (a.json != "-" && a.plot != "-") print_out(api::validation_text(rep));
   fmt::print(stderr, "validate: {} runs simulated in {}\n", rows.size(), tools::human_seconds(wall));
   for (const auto& r : rep.rows)
     if (!r.failure.empty()) fmt::print(stderr, "run {}: {}\n", r.name, r.failure);
