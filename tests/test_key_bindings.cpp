@@ -39,12 +39,12 @@ wl::Scenario converted(const std::string& set, Diag& d) {
 
 }  // namespace
 
-TEST_CASE("the key table binds the scalar keys of layout, simulation, implementation and memory") {
+TEST_CASE("the key table binds the scalar keys of cluster, layout, simulation, implementation and memory") {
   // A new key of these kinds is one row; this list says which ones are bound today.
   std::vector<std::string> paths;
   for (const auto* k : bound_keys()) paths.emplace_back(k->path);
-  CHECK(paths.size() >= 26);
-  for (const char* p : {"layout.tp", "layout.schedule", "layout.recompute", "simulation.steps", "implementation.attention",
+  CHECK(paths.size() >= 43);
+  for (const char* p : {"cluster.nodes", "cluster.inter_node.latency", "layout.tp", "layout.schedule", "layout.recompute", "simulation.steps", "implementation.attention",
                         "memory.fragmentation"})
     CHECK(std::find(paths.begin(), paths.end(), p) != paths.end());
 }
@@ -93,7 +93,8 @@ TEST_CASE("an integer just outside a bound row's range is an error naming the ke
       CAPTURE(k->path);
       Diag d;
       const wl::Scenario s = converted(std::string(k->path) + "=" + std::to_string(good), d);
-      CHECK(d.errors.empty());
+      // A bound may still break a rule across keys (131072 nodes of 8 GPUs), blamed elsewhere.
+      for (const auto& e : d.errors) CHECK(e.find("error: " + std::string(k->path) + ": ") == std::string::npos);
       CHECK(k->binding->show(s) == std::to_string(good));
     }
   }

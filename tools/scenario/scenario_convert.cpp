@@ -54,12 +54,7 @@ public:
 
 private:
   /// Reads a bound key (scenario_keys.hpp) through its row; false for a key read by hand.
-  bool read_bound(const YNode& v, const std::string& path) {
-    const ScenarioKey* k = find_scenario_key(path);
-    if (!k || !k->binding) return false;
-    k->binding->read(r_, v, path, s_);
-    return true;
-  }
+  bool read_bound(const YNode& v, const std::string& path) { return read_bound_key(r_, v, path, s_); }
 
   // ── training: the whole run's token budget and GPU-hour price (workloads/model/training_cost.hpp) ──
   void training(const YNode& n, const std::string& path) {

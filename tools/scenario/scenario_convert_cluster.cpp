@@ -22,16 +22,12 @@ public:
       const YNode& c = ce->value;
       if (!r_.map(c, "cluster", keys("cluster"))) return;
       if (const YEntry* g = c.find("gpu")) gpu(g->value, "cluster.gpu");
-      if (const YEntry* e = c.find("nodes")) assign(s_.cluster.nodes, r_.count(e->value, "cluster.nodes", 1, kMaxDevices));
-      if (const YEntry* e = c.find("gpus_per_node"))
-        assign(s_.cluster.gpus_per_node, r_.count(e->value, "cluster.gpus_per_node", 1, 1024));
+      for (const char* k : {"nodes", "gpus_per_node", "network"})
+        if (const YEntry* e = c.find(k)) read_bound_key(r_, e->value, join_key("cluster", k), s_);
       if (const YEntry* e = c.find("nvlink_domain"))
         assign(s_.cluster.nvlink_domain, r_.count(e->value, "cluster.nvlink_domain", 1, kMaxDevices));
       if (const YEntry* e = c.find("intra_node")) intra(e->value, "cluster.intra_node");
       if (const YEntry* e = c.find("inter_node")) inter(e->value, "cluster.inter_node");
-      if (const YEntry* e = c.find("network")) {
-        if (auto v = r_.choice(e->value, "cluster.network", values("cluster.network"))) s_.cluster.ideal_network = *v == "ideal";
-      }
       if (const YEntry* e = c.find("graph")) {
         for (const char* k : {"nodes", "gpus_per_node", "intra_node", "inter_node", "nvlink_domain"})
           if (const YEntry* x = c.find(k))
@@ -147,32 +143,13 @@ public:
 
   void intra(const YNode& n, const std::string& path) {
     if (!r_.map(n, path, keys("cluster.intra_node"))) return;
-    auto& l = s_.cluster.intra;
-    if (const YEntry* e = n.find("kind")) assign(l.kind, r_.choice(e->value, path + ".kind", values("cluster.intra_node.kind")));
-    if (const YEntry* e = n.find("latency")) assign(l.latency, r_.time(e->value, path + ".latency"));
-    if (const YEntry* e = n.find("bandwidth")) assign(l.bandwidth_Bps, r_.bandwidth(e->value, path + ".bandwidth"));
+    for (const auto& e : n.entries) read_bound_key(r_, e.value, join_key(path, e.key), s_);
   }
 
   void inter(const YNode& n, const std::string& path) {
     if (!r_.map(n, path, keys("cluster.inter_node")))
       return;
-    auto& l = s_.cluster.inter;
-    for (const auto& e : n.entries) {
-      const std::string p = join_key(path, e.key);
-      const YNode& v = e.value;
-      if (e.key == "kind") assign(l.kind, r_.choice(v, p, values("cluster.inter_node.kind")));
-      else if (e.key == "bandwidth") assign(l.bandwidth_Bps, r_.bandwidth(v, p));
-      else if (e.key == "latency") assign(l.latency, r_.time(v, p));
-      else if (e.key == "nics_per_node") assign(l.nics_per_node, r_.count(v, p, 0, 1024));
-      else if (e.key == "fabric") assign(l.fabric, r_.choice(v, p, values("cluster.inter_node.fabric")));
-      else if (e.key == "oversubscription") assign(l.oversubscription, r_.number(v, p, 0, 1024, true));
-      else if (e.key == "nodes_per_leaf") assign(l.nodes_per_leaf, r_.count(v, p, 1, kMaxDevices));
-      else if (e.key == "spines")
-        assign(l.spines, r_.count(v, p, 0, static_cast<std::int64_t>(topo::Cluster::kMaxEcmpPaths)));
-      else if (e.key == "pcie_bandwidth") assign(l.pcie_bandwidth_Bps, r_.bandwidth(v, p));
-      else if (e.key == "routing") assign(l.routing, r_.choice(v, p, values("cluster.inter_node.routing")));
-      else if (e.key == "pxn") assign(l.pxn, r_.boolean(v, p));
-    }
+    for (const auto& e : n.entries) read_bound_key(r_, e.value, join_key(path, e.key), s_);
   }
 
   void graph(const YNode& n, const std::string& path) {

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "tools/scenario/scenario_reader.hpp"
+#include "topology/cluster.hpp"
+#include "workloads/model/headroom.hpp"
 #include "workloads/model/schedule.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
@@ -61,6 +63,34 @@ ScenarioKey bytes_key(std::string_view path, Field field, std::string def, std::
               [=](const wl::Scenario& s) { return fmt::format("{}", field(s)); });
 }
 
+/// A rate in bytes/s ("400 Gb/s"), greater than zero; an empty `def` is derived by resolve().
+template <typename Field>
+ScenarioKey bandwidth_key(std::string_view path, Field field, std::string def, std::string_view doc,
+                          std::string default_text = "") {
+  return bound_row(ScenarioKey{path, "bandwidth", {}, std::move(default_text), doc}, def,
+                   [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.bandwidth(v, p)); },
+                   [=](const wl::Scenario& s) { return fmt::format("{}", field(s)); });
+}
+
+/// A duration ("3 us").
+template <typename Field>
+ScenarioKey time_key(std::string_view path, Field field, std::string def, std::string_view doc) {
+  return bound_row(ScenarioKey{path, "time", {}, "", doc}, def,
+                   [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.time(v, p)); },
+                   [=](const wl::Scenario& s) { return fmt::format("{} ps", field(s).ps()); });
+}
+
+/// One of `values`, kept as its spelling (a string field); an empty `def` is derived.
+template <typename Field>
+ScenarioKey string_choice_key(std::string_view path, Field field, std::vector<std::string_view> values, std::string def,
+                              std::string_view doc, std::string default_text = "") {
+  if (default_text.empty() && !def.empty()) default_text = fmt::format("`{}`", def);
+  const std::vector<std::string> allowed(values.begin(), values.end());
+  return bound_row(ScenarioKey{path, "", std::move(values), std::move(default_text), doc}, def,
+                   [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.choice(v, p, allowed)); },
+                   [=](const wl::Scenario& s) { return std::string(field(s)); });
+}
+
 /// One of an enum's spellings (its wl::NameTable); the default is shown in backticks.
 template <typename Field, typename E, std::size_t N>
 ScenarioKey choice_key(std::string_view path, Field field, const wl::NameTable<E, N>& names, E def, std::string_view doc,
@@ -78,8 +108,9 @@ ScenarioKey choice_key(std::string_view path, Field field, const wl::NameTable<E
               [=, &names](const wl::Scenario& s) { return std::string(wl::name_of(names, field(s))); });
 }
 
-/// simulation.symmetry spells a bool.
+/// simulation.symmetry and cluster.network spell a bool.
 constexpr wl::NameTable<bool, 2> kSymmetryNames{{{true, "auto"}, {false, "off"}}};
+constexpr wl::NameTable<bool, 2> kNetworkNames{{{false, "real"}, {true, "ideal"}}};
 
 }  // namespace
 
@@ -104,8 +135,8 @@ const std::vector<ScenarioKey>& scenario_keys() {
 
       {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
        "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`, `b300`, `gb200`, `gb300`); a map is merged over its `preset`"},
-      {"cluster.nodes", "int", {}, "1", "(nodes × gpus_per_node ≤ 131072)"},
-      {"cluster.gpus_per_node", "int", {}, "8", ""},
+      int_key("cluster.nodes", LS_FIELD(cluster.nodes), 1, kMaxDevices, 1, "(nodes × gpus_per_node within the same bound)"),
+      int_key("cluster.gpus_per_node", LS_FIELD(cluster.gpus_per_node), 1, 1024, 8, ""),
       {"cluster.nvlink_domain", "int", {}, "`gpus_per_node`",
        "GPUs on one NVLink switch fabric, a multiple of gpus_per_node: consecutive nodes form a domain whose GPUs talk "
        "over NVLink, never the network (GB200/GB300 NVL72: `gpus_per_node: 4, nvlink_domain: 72`); the last domain may be "
@@ -115,7 +146,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"cluster.graph", "map", {}, "",
        "an explicit topology *instead of* `nodes`, `gpus_per_node`, `intra_node`, `inter_node` (both is an error); "
        "`nodes` / `gpus_per_node` become max N+1 / max G+1 of its GPU names"},
-      {"cluster.network", "", {"real", "ideal"}, "`real`", "(what-if `ideal`: communication costs nothing)"},
+      choice_key("cluster.network", LS_FIELD(cluster.ideal_network), kNetworkNames, false, "(what-if `ideal`: communication costs nothing)"),
 
       {"cluster.gpu.preset", "preset name", {}, "", "to start from"},
       {"cluster.gpu.name", "string", {}, "the preset's name, else `custom`", ""},
@@ -134,36 +165,33 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"cluster.gpu.saturation_rows", "number", {}, "1024",
        "> 0: the GEMM row count this GPU needs for full efficiency; the small-microbatch warning compares the kernel model's efficiency below it with the efficiency at it"},
       {"cluster.gpu.kernel_overhead", "time", {}, "the profile's launch overhead (4 us on the presets)", "per kernel launch"},
-      {"cluster.gpu.reserved_memory", "size", {}, "2 GB",
+      {"cluster.gpu.reserved_memory", "size", {}, fmt::format("{:g} GB", wl::default_reserved_memory() / 1e9),
        "held outside tensors: CUDA context, NCCL buffers, cuBLAS/cuDNN workspaces; in [0, memory / 4]; "
        "usable = memory − reserved_memory − fragmentation · memory"},
       {"cluster.gpu.profile", "file", {}, "none",
        "a `layoutsim calibrate --out` profile applied over the preset's constants (its `gpu` must match; "
        "relative to the scenario file)"},
 
-      {"cluster.intra_node.kind", "", {"nvswitch", "nvlink", "pcie"}, "`nvswitch`", ""},
-      {"cluster.intra_node.bandwidth", "bandwidth", {}, "the GPU's `nvlink_bandwidth`", "per GPU per direction"},
-      {"cluster.intra_node.latency", "time", {}, "1 us", ""},
+      string_choice_key("cluster.intra_node.kind", LS_FIELD(cluster.intra.kind), {"nvswitch", "nvlink", "pcie"}, "nvswitch", ""),
+      bandwidth_key("cluster.intra_node.bandwidth", LS_FIELD(cluster.intra.bandwidth_Bps), "", "per GPU per direction", "the GPU's `nvlink_bandwidth`"),
+      time_key("cluster.intra_node.latency", LS_FIELD(cluster.intra.latency), "1 us", ""),
 
-      {"cluster.inter_node.kind", "", {"infiniband", "ethernet"}, "`infiniband`", ""},
-      {"cluster.inter_node.bandwidth", "bandwidth", {}, "the GPU's `nic_bandwidth`", "per NIC per direction"},
-      {"cluster.inter_node.latency", "time", {}, "3 us", ""},
-      {"cluster.inter_node.nics_per_node", "int", {}, "0", "0 = one NIC per GPU (rails); at most gpus_per_node"},
-      {"cluster.inter_node.fabric", "", {"rail-optimized", "fat-tree"}, "`rail-optimized`", ""},
-      {"cluster.inter_node.oversubscription", "number", {}, "1", "> 0 (leaf downlink : uplink capacity)"},
-      {"cluster.inter_node.nodes_per_leaf", "int", {}, "16", ""},
-      {"cluster.inter_node.spines", "int", {}, "0",
-       "0 = derived from the uplinks needed; at most 256 (the equal-cost paths a GPU pair is routed over); the fabric "
-       "may have at most 4,194,304 links"},
-      {"cluster.inter_node.routing", "", {"ecmp", "dmodk"}, "`dmodk` on infiniband, `ecmp` on ethernet",
-       "how a flow between leaves picks its spine: `dmodk` by its destination (InfiniBand fat-tree routing: shift "
+      string_choice_key("cluster.inter_node.kind", LS_FIELD(cluster.inter.kind), {"infiniband", "ethernet"}, "infiniband", ""),
+      bandwidth_key("cluster.inter_node.bandwidth", LS_FIELD(cluster.inter.bandwidth_Bps), "", "per NIC per direction", "the GPU's `nic_bandwidth`"),
+      time_key("cluster.inter_node.latency", LS_FIELD(cluster.inter.latency), "3 us", ""),
+      int_key("cluster.inter_node.nics_per_node", LS_FIELD(cluster.inter.nics_per_node), 0, 1024, 0, "0 = one NIC per GPU (rails); at most gpus_per_node"),
+      string_choice_key("cluster.inter_node.fabric", LS_FIELD(cluster.inter.fabric), {"rail-optimized", "fat-tree"}, "rail-optimized", ""),
+      number_key("cluster.inter_node.oversubscription", LS_FIELD(cluster.inter.oversubscription), 0, 1024, true, "1", "(leaf downlink : uplink capacity)"),
+      int_key("cluster.inter_node.nodes_per_leaf", LS_FIELD(cluster.inter.nodes_per_leaf), 1, kMaxDevices, 16, ""),
+      int_key("cluster.inter_node.spines", LS_FIELD(cluster.inter.spines), 0, static_cast<std::int64_t>(topo::Cluster::kMaxEcmpPaths), 0, "0 = derived from the uplinks needed; the bound is the equal-cost paths a GPU pair is routed over; the fabric "
+       "may have at most 4,194,304 links"),
+      string_choice_key("cluster.inter_node.routing", LS_FIELD(cluster.inter.routing), {"ecmp", "dmodk"}, "", "how a flow between leaves picks its spine: `dmodk` by its destination (InfiniBand fat-tree routing: shift "
        "patterns such as rings and pipeline sends never share a spine link), `ecmp` by a hash of the flow (hash "
-       "collisions share links)"},
-      {"cluster.inter_node.pxn", "bool", {}, "true",
-       "rail-optimized fabrics: a point-to-point transfer (pipeline send, all-to-all) to a GPU on another rail "
+       "collisions share links)", "`dmodk` on infiniband, `ecmp` on ethernet"),
+      bool_key("cluster.inter_node.pxn", LS_FIELD(cluster.inter.pxn), true, "rail-optimized fabrics: a point-to-point transfer (pipeline send, all-to-all) to a GPU on another rail "
        "crosses NVLink to the GPU on the receiver's rail and leaves by its NIC, as NCCL's PXN does by default; "
-       "`false`: it leaves by the sender's NIC and crosses the spines"},
-      {"cluster.inter_node.pcie_bandwidth", "bandwidth", {}, "64 GB/s (PCIe Gen5 x16)", "GPU ↔ NIC"},
+       "`false`: it leaves by the sender's NIC and crosses the spines"),
+      bandwidth_key("cluster.inter_node.pcie_bandwidth", LS_FIELD(cluster.inter.pcie_bandwidth_Bps), "64 GB/s", "GPU ↔ NIC", "64 GB/s (PCIe Gen5 x16)"),
 
       {"cluster.graph.vertices", "list of maps", {}, "", "*required*; GPU names unique, ≥ 1 GPU"},
       {"cluster.graph.links", "list of maps", {}, "", ""},
@@ -326,6 +354,13 @@ const ScenarioKey* find_scenario_key(std::string_view path) {
   for (const auto& k : scenario_keys())
     if (k.path == path) return &k;
   return nullptr;
+}
+
+bool read_bound_key(Reader& r, const YNode& v, const std::string& path, wl::Scenario& s) {
+  const ScenarioKey* k = find_scenario_key(path);
+  if (!k || !k->binding) return false;
+  k->binding->read(r, v, path, s);
+  return true;
 }
 
 namespace {

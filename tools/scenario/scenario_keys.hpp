@@ -60,6 +60,10 @@ std::string scenario_key_description(const ScenarioKey& k);
 /// The row of `path`; null when the table has none.
 const ScenarioKey* find_scenario_key(std::string_view path);
 
+/// Reads the YAML value at `path` into `s` through its bound row; false (nothing
+/// read) for a key the converter reads by hand.
+bool read_bound_key(Reader& r, const YNode& v, const std::string& path, wl::Scenario& s);
+
 /// Every key, parents before children, siblings in the order the loader lists them.
 const std::vector<ScenarioKey>& scenario_keys();
 

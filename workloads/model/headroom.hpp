@@ -21,7 +21,8 @@
 
 namespace ls::wl {
 
-/// Default cluster.gpu.reserved_memory: 2 GB on every preset. Its parts, per GPU:
+/// Default cluster.gpu.reserved_memory, the same on every preset (the key table prints it).
+/// Its parts, per GPU:
 ///  * CUDA context with lazy module loading (CUDA 11.7+): ~0.3–0.6 GB on A100/H100
 ///    (CUDA C++ Programming Guide, "Lazy Loading"; measured as nvidia-smi's usage of a
 ///    process that has only initialised a context);
