@@ -2,12 +2,15 @@
 // all-gathers ZeRO-3 issues per layer, and what each costs, against closed forms.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "tools/scenario/scenario.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/build/program_builder.hpp"
+#include "workloads/build/stage_memory.hpp"
+#include "workloads/layout_report.hpp"
 #include "workloads/simulate.hpp"
 #include "workloads/spec/vocabulary.hpp"
 
@@ -92,4 +95,39 @@ TEST_CASE("ZeRO-3 gathers per parameter cost calls x (fixed + (n-1) step latency
   const int extra = 2 * 2 * (13 + 11 + 11 + 14);
   const double per_call = 10e-6 + 7 * 3.4e-6;
   CHECK(t_param - t_layer == doctest::Approx(extra * per_call).epsilon(1e-6));
+}
+
+TEST_CASE("implementation.reshard: gathers per layer are 2 per micro-batch, 1 per micro-batch, or 1 per step") {
+  // Two micro-batches, no recompute: after-forward gathers each layer for its forward
+  // and again for its backward; after-backward once per micro-batch; after-step once.
+  const auto sc = [](const std::string& reshard) {
+    return tools::load_scenario_string(zero3_yaml("layer, reshard: " + reshard), "<" + reshard + ">");
+  };
+  const Gathers fwd = rank0_gathers(sc("after-forward"), 1), bwd = rank0_gathers(sc("after-backward"), 1),
+                step = rank0_gathers(sc("after-step"), 1);
+  const int m = 2;
+  CHECK(fwd.calls == 2 * m);
+  CHECK(bwd.calls == m);
+  CHECK(step.calls == 1);
+  // The same bytes per call: traffic divides by 2 and by 2·m exactly.
+  CHECK(bwd.bytes == doctest::Approx(fwd.bytes / 2).epsilon(1e-12));
+  CHECK(step.bytes == doctest::Approx(fwd.bytes / (2 * m)).epsilon(1e-12));
+}
+
+TEST_CASE("implementation.reshard: weights kept past the forward hold the stage's layers unsharded") {
+  const auto report = [](const std::string& reshard) {
+    return wl::layout_report(tools::load_scenario_string(zero3_yaml("layer, reshard: " + reshard), "<" + reshard + ">"));
+  };
+  const wl::LayoutReport fwd = report("after-forward"), step = report("after-step"), bwd = report("after-backward");
+  const auto sc = tools::load_scenario_string(zero3_yaml("layer"), "<layer>");
+  const wl::DeviceParams params(sc.scenario());
+  double all = 0, widest = 0;
+  for (int l = 0; l < sc->model.layers; ++l) {
+    all += params.layer_weight_bytes(l);
+    widest = std::max(widest, params.layer_weight_bytes(l));
+  }
+  // Buffers: two gathered layers (prefetch window) vs every layer, beside the gradient bucket.
+  CHECK(step.memory_per_stage[0].buffers - fwd.memory_per_stage[0].buffers == doctest::Approx(all - 2 * widest));
+  CHECK(bwd.memory_per_stage[0].buffers == doctest::Approx(step.memory_per_stage[0].buffers));
+  CHECK(step.memory_per_stage[0].weights == doctest::Approx(fwd.memory_per_stage[0].weights));  // the shards
 }

@@ -99,6 +99,7 @@ private:
           impl.dp_overlap = bundle->dp_overlap;
           impl.param_gather_overlap = bundle->param_gather_overlap;
           impl.gather_granularity = bundle->gather_granularity;
+          impl.reshard = bundle->reshard;
           impl.profile = bundle->profile;
         }
       }

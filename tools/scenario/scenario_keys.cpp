@@ -311,6 +311,12 @@ const std::vector<ScenarioKey>& scenario_keys() {
       bool_key("implementation.param_gather_overlap", LS_FIELD(implementation.param_gather_overlap), true, "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer", "the preset's (`true`)"),
       choice_key("implementation.gather_granularity", LS_FIELD(implementation.gather_granularity), wl::kGatherGranularityNames, wl::GatherGranularity::layer, "ZeRO-3 weight all-gathers per layer: one (an FSDP unit), one per module (each linear and norm; DeepSpeed 0.6+), one per "
        "parameter tensor (DeepSpeed up to 0.5), or one per `gather_bucket`; each call pays the collective's latency over the group", "the preset's (`parameter` for `deepspeed`, else `layer`)"),
+      choice_key("implementation.reshard", LS_FIELD(implementation.reshard), wl::kReshardNames, wl::Reshard::after_forward,
+                 "ZeRO-3 / FSDP: when a layer's gathered weights are freed: `after-forward` (gathered again for the backward; "
+                 "FSDP FULL_SHARD, DeepSpeed ZeRO-3), `after-backward` (one gather per layer per micro-batch; FSDP "
+                 "`reshard_after_forward=False`), `after-step` (one gather per layer per step, kept across the micro-batches); "
+                 "the later two hold the stage's layers unsharded",
+                 "the preset's (`after-forward`)"),
       bytes_key("implementation.gather_bucket", LS_FIELD(implementation.gather_bucket_bytes), "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"),
 
       {"training.method", "", {"pretrain", "full-finetune", "lora"}, "`pretrain`",

@@ -161,7 +161,7 @@ void StageEmitter::emit_forward(const Site& at) {
     tp_all_reduce(Pass::forward, at, -1, 0, 1);  // vocab-parallel embedding all-reduce
   }
   for (int l = cl.begin; l < cl.end; ++l) {
-    std::int64_t gather = zero3_gather(at, l);
+    std::int64_t gather = zero3_gather(at, l, false);
     if (gather == kNoGather) gather = first_use_gather(at.chunk, l);
     // Activation offload: layer l's forward waits for the copy of layer l−2, which frees it.
     if (offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end)) {
@@ -199,7 +199,7 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     tp_all_reduce(Pass::backward, at, s_.model.layers, s_.model.layers + 1, 1);
   }
   for (int l = cl.end - 1; l >= cl.begin; --l) {
-    std::int64_t gather = zero3_gather(at, l);
+    std::int64_t gather = zero3_gather(at, l, true);
     // Activation offload: wait for layer l's reload; allocate layer l−2's, which starts after this backward.
     const bool reload_next = offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end);
     if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end)) pending_copy_ = offload_copy_[static_cast<std::size_t>(l)];
@@ -394,8 +394,17 @@ int StageEmitter::gather_calls(int layer, double bytes) const {
   return 1;
 }
 
-std::int64_t StageEmitter::zero3_gather(const Site& at, int layer) {
+std::int64_t StageEmitter::zero3_gather(const Site& at, int layer, bool backward) {
   if (!zero3_) return kNoGather;
+  // Weights kept past the forward need no gather for the backward (and its recompute);
+  // kept past the step, none after the layer's first use in it.
+  const Reshard reshard = s_.implementation.reshard;
+  if (backward && reshard != Reshard::after_forward) return kNoGather;
+  if (reshard == Reshard::after_step) {
+    auto& done = gathered_this_step_[static_cast<std::size_t>(layer)];
+    if (done) return kNoGather;
+    done = 1;
+  }
   // `calls` all-gathers of bytes/calls each, as the framework issues them
   // (gather_granularity): one op runs up to 255 of them back to back (Op::repeat).
   const double bytes = params_.gather_weight_bytes(layer);

@@ -99,7 +99,7 @@ private:
   void ep_all_to_all(Pass pass, const Site& at, int layer, int variant);
   /// All-gathers that ZeRO-3 issues for layer `layer`'s `bytes` (gather_granularity).
   int gather_calls(int layer, double bytes) const;
-  std::int64_t zero3_gather(const Site& at, int layer);
+  std::int64_t zero3_gather(const Site& at, int layer, bool backward);
   std::int64_t first_use_gather(int chunk, int layer);
   void reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush);
   void reduce_expert_gradients(int chunk, int layer);
@@ -123,7 +123,7 @@ private:
   std::vector<PendingSend> sends_;
   std::uint32_t gathers_issued_ = 0;       // ZeRO-3 gathers so far
   std::vector<std::uint32_t> gather_user_; // compute op that consumed ZeRO-3 gather k
-  std::vector<char> gathered_this_step_;   // ZeRO-1/2: layer already gathered
+  std::vector<char> gathered_this_step_;   // ZeRO-1/2, and ZeRO-3 resharded after the step: layer already gathered
   double bucket_bytes_ = 0;                // DP gradient bytes not yet reduced
   bool any_gradient_sync_ = false;
   std::vector<sim::Op> deferred_grad_sync_;  // implementation.dp_overlap false: after the backward

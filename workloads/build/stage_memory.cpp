@@ -108,10 +108,16 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   if (L.offload.optimizer) mt.master = mt.optimizer = 0;
   double buffers = 0;
   if (L.zero >= 3 && shard > 1) {
-    double widest = 0;  // two gathered layers (one-layer prefetch)
+    // Resharded after the forward: two gathered layers (one-layer prefetch). Kept past
+    // the forward: every layer of the stage is gathered while a micro-batch is in flight
+    // (its forward done, its backward not), beside the shards.
+    double widest = 0, all = 0;
     for (const auto& cl : chunks)
-      for (int l = cl.begin; l < cl.end; ++l) widest = std::max(widest, params.layer_weight_bytes(l));
-    buffers += 2 * widest;
+      for (int l = cl.begin; l < cl.end; ++l) {
+        widest = std::max(widest, params.layer_weight_bytes(l));
+        all += params.layer_weight_bytes(l);
+      }
+    buffers += s.implementation.reshard == Reshard::after_forward ? 2 * widest : all;
   }
   if (d > 1) buffers += std::min(L.dp_bucket_bytes, sp.trained_dense * pr.gradients);  // bucket being reduced
   mt.buffers = buffers;

@@ -30,6 +30,12 @@
 //         collective (PyTorch docs, "FullyShardedDataParallel"; Zhao et al., VLDB 2023, §3).
 //  [FSDP] PyTorch FSDP with eager modules (MosaicML LLM Foundry): one kernel per tensor op
 //         outside the attention; Triton FlashAttention on LLM Foundry's MPT runs.
+//  [RESH] When gathered weights are freed: PyTorch FSDP's default FULL_SHARD reshards a
+//         unit after its forward and gathers it again for the backward
+//         (torch/distributed/fsdp/_runtime_utils.py, _post_forward_reshard), as FSDP2's
+//         fully_shard(reshard_after_forward=True) default does; DeepSpeed ZeRO-3 releases a
+//         module's parameters after its forward and fetches them again for the backward
+//         (deepspeed/runtime/zero/partitioned_param_coordinator.py, release_sub_module).
 //  [LLMF] mosaicml/llm-foundry setup.py (early 2024): the `gpu-flash2` extra pins
 //         flash-attn 2.5.0 (later 2.5.8, 2.7.4), the FlashAttention-2 package: its
 //         `attn_impl: flash` is FlashAttention-2, not the Hopper-native FlashAttention-3.
@@ -51,6 +57,9 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
   b.tp_comm_overlap = false;
   b.dp_overlap = dp_overlap;
   b.param_gather_overlap = true;
+  // ZeRO-3 weights freed after each layer's forward in every preset [RESH]; torchtitan's
+  // pipeline runs keep them across micro-batches, which their runs files state.
+  b.reshard = Reshard::after_forward;
   // SM sharing under tp_comm_overlap: 16 of 132 SMs given to the communication ≈ 12 %
   // [TEUB]; 0.1 is taken (an assumption from the SM count, not a measurement; bounds
   // 0–0.3 in kConstants).

@@ -60,6 +60,17 @@ inline constexpr NameTable<GatherGranularity, 4> kGatherGranularityNames{{{Gathe
                                                                           {GatherGranularity::parameter, "parameter"},
                                                                           {GatherGranularity::bucket, "bucket"}}};
 
+/// When a sharded (ZeRO-3 / FSDP) layer's gathered weights are freed: after its
+/// forward, so the backward (and a full recompute) gathers them again — FSDP FULL_SHARD,
+/// DeepSpeed ZeRO-3; after its backward, so each micro-batch gathers each layer once and
+/// the stage holds its layers unsharded while a micro-batch is in flight — FSDP's
+/// reshard_after_forward=False; or after the step, so each layer is gathered once per
+/// step, at its first use — a pipeline schedule that keeps FSDP stages unsharded
+/// across its micro-batches.
+enum class Reshard { after_forward, after_backward, after_step };
+inline constexpr NameTable<Reshard, 3> kReshardNames{
+    {{Reshard::after_forward, "after-forward"}, {Reshard::after_backward, "after-backward"}, {Reshard::after_step, "after-step"}}};
+
 /// A preset: the attention kernel, the fusion choice and the profile.
 struct ImplementationBundle {
   AttentionKind attention = AttentionKind::flash;
@@ -68,6 +79,7 @@ struct ImplementationBundle {
   bool dp_overlap = true;
   bool param_gather_overlap = true;
   GatherGranularity gather_granularity = GatherGranularity::layer;
+  Reshard reshard = Reshard::after_forward;
   ImplementationProfile profile;
 };
 

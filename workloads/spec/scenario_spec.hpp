@@ -163,6 +163,8 @@ struct ImplementationSpec {
   /// ZeRO-3 weight gathers: calls per layer (implementation_profile.hpp); the preset's unless given.
   GatherGranularity gather_granularity = GatherGranularity::layer;
   double gather_bucket_bytes = 50e6;  // bytes per call under GatherGranularity::bucket
+  /// ZeRO-3 gathered weights freed after the forward, the backward or the step (implementation_profile.hpp).
+  Reshard reshard = Reshard::after_forward;
   /// Empty name: unset, resolve() takes the preset's profile.
   ImplementationProfile profile{};
 };
