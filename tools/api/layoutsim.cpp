@@ -4,6 +4,9 @@
 #include "tools/api/layoutsim.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
 #include <filesystem>
 #include <iterator>
 
@@ -156,6 +159,35 @@ std::vector<std::string> default_runs_files(const std::string& dir) {
   std::sort(corpus.begin(), corpus.end());
   files.insert(files.end(), corpus.begin(), corpus.end());
   return files;
+}
+
+SearchOptions search_options(const ResolvedScenario& base, const std::vector<std::string>& vary,
+                             const std::vector<std::string>& fix, const std::string& objective) {
+  SearchOptions o;
+  o.axes = tools::default_axes(base.scenario());
+  try {
+    for (const auto& v : vary) tools::apply_axis_option(o.axes, v, false);
+    for (const auto& f : fix) tools::apply_axis_option(o.axes, f, true);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (objective == "step_time") o.objective = tools::SearchObjective::step_time;
+  else if (objective == "tokens_per_s") o.objective = tools::SearchObjective::tokens_per_s;
+  else if (objective == "cost") o.objective = tools::SearchObjective::cost;
+  else throw UsageError(fmt::format("search objective '{}': expected step_time, tokens_per_s or cost", objective));
+  if (o.objective == tools::SearchObjective::cost && base->training.gpu_hour_price < 0)
+    throw UsageError(fmt::format("--objective cost: {} gives no GPU-hour price (add training: {{gpu_hour_price: 2.5 USD}}, "
+                                 "optionally tokens: 15T for the cost to train)", base->name));
+  return o;
+}
+
+std::vector<TunableConstant> calibration_constants(const std::string& fit) {
+  if (fit.empty()) return tools::default_fit_constants();
+  std::vector<TunableConstant> constants;
+  for (const auto& tc : tools::all_constants())
+    if (("," + fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
+  if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", fit));
+  return constants;
 }
 
 }  // namespace ls::api

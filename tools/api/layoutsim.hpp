@@ -155,6 +155,12 @@ using tools::SearchReport;
 using tools::TunableConstant;
 using tools::ValidationReport;
 
+/// The options `layoutsim search --vary ... --fix ... --objective ...` builds: the default
+/// axes of `base`, then each "KEY=V1,V2" of `vary` (added values) and `fix` (the only
+/// values); objective "step_time", "tokens_per_s" or "cost" (needs the scenario's
+/// training.gpu_hour_price). Throws UsageError on a malformed axis or objective.
+SearchOptions search_options(const ResolvedScenario& base, const std::vector<std::string>& vary = {},
+                             const std::vector<std::string>& fix = {}, const std::string& objective = "step_time");
 /// `layoutsim search`: every candidate layout of `base`'s model and cluster, ranked.
 inline SearchReport search(const ResolvedScenario& base, const SearchOptions& options) { return tools::run_search(base, options); }
 /// The ranked table `layoutsim search` prints (the `top` best rows).
@@ -183,6 +189,9 @@ inline std::string validation_svg(const ValidationReport& report, const std::str
   return tools::validation_svg(report, title);
 }
 
+/// The constants `calibrate --fit A,B,...` names (the default fit set when `fit` is
+/// empty). Throws UsageError when none is known.
+std::vector<TunableConstant> calibration_constants(const std::string& fit = "");
 /// `layoutsim calibrate`: fits `constants` to `rows` (Levenberg–Marquardt).
 inline Calibration calibrate(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants,
                              const CalibrateOptions& options) {

@@ -26,11 +26,7 @@ int run(const CalibrateArgs& a) {
   auto rows = api::read_runs({a.runs});
   if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
   if (rows.empty()) throw UserError(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));
-  std::vector<tools::TunableConstant> constants;
-  if (a.fit.empty()) constants = tools::default_fit_constants();
-  for (const auto& tc : tools::all_constants())
-    if (!a.fit.empty() && ("," + a.fit + ",").find("," + tc.name + ",") != std::string::npos) constants.push_back(tc);
-  if (constants.empty()) throw UsageError(fmt::format("--fit '{}': no known constant named", a.fit));
+  const std::vector<api::TunableConstant> constants = api::calibration_constants(a.fit);
   // The number of simulations depends on the fit's path: a count without a total.
   tools::Progress progress({.label = "calibrate", .unit = "simulations", .enabled = tools::progress_wanted(a.quiet)});
   const api::Calibration c = api::calibrate(rows, constants,

@@ -27,22 +27,13 @@ struct SearchArgs {
 int run(const SearchArgs& a) {
   one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}});
   const api::ResolvedScenario base = api::ScenarioSource::file(a.scenario).resolve();
-  tools::SearchOptions o;
-  o.axes = tools::default_axes(base.scenario());
-  o.simulate_top = a.simulate_top;
-  o.jobs = a.jobs;
-  try {
-    for (const auto& v : a.vary) tools::apply_axis_option(o.axes, v, false);
-    for (const auto& f : a.fix) tools::apply_axis_option(o.axes, f, true);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
+  // The command names the file in the cost objective's message; the API names the scenario.
   if (a.objective == "cost" && base->training.gpu_hour_price < 0)
     throw UsageError(fmt::format("--objective cost: {} gives no GPU-hour price (add training: {{gpu_hour_price: 2.5 USD}}, "
                                  "optionally tokens: 15T for the cost to train)", a.scenario));
-  o.objective = a.objective == "tokens_per_s" ? tools::SearchObjective::tokens_per_s
-                : a.objective == "cost"       ? tools::SearchObjective::cost
-                                              : tools::SearchObjective::step_time;
+  api::SearchOptions o = api::search_options(base, a.vary, a.fix, a.objective);
+  o.simulate_top = a.simulate_top;
+  o.jobs = a.jobs;
   tools::Progress progress({.label = "search: simulating", .unit = "candidates", .enabled = tools::progress_wanted(a.quiet)});
   o.on_simulated = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
   try {
