@@ -256,9 +256,7 @@ Result simulate_symmetric(const Scenario& sc, const SimOptions& opts) {
   }
 }
 
-}  // namespace
-
-Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
+Result simulate_resolved(const ResolvedScenario& resolved, const SimOptions& opts) {
   const Scenario& sc = resolved.scenario();
   Result res = simulate_symmetric(sc, opts);
   fold_training(res, sc);  // checkpoint.hpp: trained/frozen parameters, checkpoint cost
@@ -272,6 +270,19 @@ Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
   const ErrorBand band = error_band(res.step_time_s, band_features(sc), shipped_residuals());
   if (band.rows > 0) res.step_time_band = {band.rows, band.lo_s, band.hi_s, kBandCoverage, band.group};
   return res;
+}
+
+}  // namespace
+
+Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
+  try {
+    return simulate_resolved(resolved, opts);
+  } catch (const sim::UnattributedTimeRangeError& e) {
+    // sim knows no scenario keys: the values that make a step this long are named here.
+    throw sim::TimeRangeError(std::string(e.what()) +
+                              "; check rates such as peak_tflops, hbm_bandwidth, link bandwidths and bandwidth_factor, and "
+                              "sizes such as seq_len");
+  }
 }
 
 }  // namespace ls::wl
