@@ -282,6 +282,11 @@ Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
     throw sim::TimeRangeError(std::string(e.what()) +
                               "; check rates such as peak_tflops, hbm_bandwidth, link bandwidths and bandwidth_factor, and "
                               "sizes such as seq_len");
+  } catch (const sim::DrainTimeRangeError& e) {
+    throw sim::TimeRangeError(std::string(e.what()) +
+                              "; check that link's bandwidth (the cluster's link bandwidths, a perturbation's "
+                              "bandwidth_factor), the message sizes, and what made the run this long before it (latencies, "
+                              "rates, counts)");
   }
 }
 
