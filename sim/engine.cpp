@@ -150,11 +150,9 @@ void Engine::try_advance(std::int32_t rank) {
 // try_start's phases, always inlined: try_start runs at every op start and is the
 // engine's hot path, so the split must cost no calls.
 
-inline __attribute__((always_inline)) bool Engine::deps_done(std::int32_t rank, StreamState& ss, const StageProgram& sp,
-                                                             const Op& op, Enabler& en) {
+inline __attribute__((always_inline)) bool Engine::deps_done(std::int32_t rank, const RankState& rs, StreamState& ss,
+                                                             const StageProgram& sp, const Op& op, bool rec, Enabler& en) {
   // Streams run in order, so op (s, i) is done exactly when stream s has moved past i.
-  const RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  const bool rec = cfg_.record_ops;
   for (std::uint32_t d = 0; d < op.dep_count; ++d) {
     const OpRef& ref = sp.deps[op.dep_begin + d];
     const StreamState& other = rs.streams[ref.stream];
@@ -263,8 +261,7 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
 }
 
 inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t rank, int stream, StreamState& ss,
-                                                                    const RankInfo& info, const Op& op) {
-  const bool rec = cfg_.record_ops;
+                                                                    const RankInfo& info, const Op& op, bool rec) {
   ss.running = true;
   const std::int32_t g = info.group[op.group_slot];
   if (g < 0) {  // degree-1 group: nothing to do
@@ -315,10 +312,12 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   if (ss.running || ss.pos >= ops.size()) return false;
   const Op& op = ops[ss.pos];
 
+  // record_ops, read once: the stores below may alias it for the compiler.
+  const bool rec = cfg_.record_ops;
   Enabler enabler;  // with record_ops: the op whose end let this one start
-  if (!deps_done(rank, ss, sp, op, enabler)) return false;
+  if (!deps_done(rank, rs, ss, sp, op, rec, enabler)) return false;
   end_wait(rank, stream, ss, op);
-  if (cfg_.record_ops) trace_start(rank, stream, ss, enabler);
+  if (rec) trace_start(rank, stream, ss, enabler);
 
   ss.started = now_;
   switch (op.kind) {
@@ -331,7 +330,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       start_send(rank, ss, info, op);
       return false;
     case OpKind::collective:
-      return start_collective(rank, stream, ss, info, op);
+      return start_collective(rank, stream, ss, info, op, rec);
   }
   return false;
 }

@@ -189,7 +189,8 @@ private:
   };
   /// Whether the op's dependencies on the rank's other streams are done; when one is
   /// not, the stream's wait starts (blocked_since). Records the latest in `enabler`.
-  bool deps_done(std::int32_t rank, StreamState& ss, const StageProgram& sp, const Op& op, Enabler& enabler);
+  bool deps_done(std::int32_t rank, const RankState& rs, StreamState& ss, const StageProgram& sp, const Op& op, bool rec,
+                 Enabler& enabler);
   /// Ends the stream's wait, if any: exposed time of the slot it waited on, busy time
   /// when the op counts as busy.
   void end_wait(std::int32_t rank, int stream, StreamState& ss, const Op& op);
@@ -201,7 +202,7 @@ private:
   void start_send(std::int32_t rank, StreamState& ss, const RankInfo& info, const Op& op);
   /// True when the collective completed at once (a degree-1 group); else it starts when
   /// the last simulated member arrives.
-  bool start_collective(std::int32_t rank, int stream, StreamState& ss, const RankInfo& info, const Op& op);
+  bool start_collective(std::int32_t rank, int stream, StreamState& ss, const RankInfo& info, const Op& op, bool rec);
   void complete_op(std::int32_t rank, int stream, Time now);
   void start_comm(std::uint32_t comm_id, Time now);
   void start_phase(std::uint32_t comm_id, Time now);
