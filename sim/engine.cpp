@@ -1,137 +1,27 @@
-// sim/engine.cpp — see engine.hpp for the contract. The symmetric fast path's parts
-// are in engine_symmetry.cpp, the deadlock message in engine_deadlock.cpp.
+// sim/engine.cpp — see engine.hpp for the contract. The event loop, op starts and
+// completions, communication phases. The construction (recv slots, op ids, the
+// op-trace storage) is in engine_setup.cpp, the symmetric fast path's parts in
+// engine_symmetry.cpp, the deadlock message in engine_deadlock.cpp.
 #include "sim/engine.hpp"
 
 #include "sim/hash.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <limits>
-#include <new>
 #include <stdexcept>
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 namespace ls::sim {
 
 namespace {
 
-constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
-
 // A jitter sample is a hash of (seed, step, rank, op), so it never depends on the
 // order in which events happen to run.
 constexpr auto mix = splitmix64;
 
-/// Uninitialised storage for `count` op traces (released with std::free). Each op's
-/// trace is first written when the op starts, so a large run's first touch of the
-/// array dominates its cost: on Linux the array asks for transparent huge pages
-/// (2 MiB, one page fault where 4 KiB pages take 512), a hint the kernel may ignore.
-OpTrace* allocate_op_traces(std::size_t count) {
-  if (count == 0) return nullptr;
-  const std::size_t bytes = count * sizeof(OpTrace);
-#ifdef __linux__
-  constexpr std::size_t kHugePage = std::size_t{1} << 21;
-  if (bytes >= kHugePage) {
-    const std::size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    if (void* p = std::aligned_alloc(kHugePage, rounded)) {
-      madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
-      return static_cast<OpTrace*>(p);
-    }
-    throw std::bad_alloc();
-  }
-#endif
-  auto* p = static_cast<OpTrace*>(std::malloc(bytes));
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-
 }  // namespace
-
-Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& network, EngineConfig config)
-    : program_(program), planner_(planner), net_(network), cfg_(std::move(config)) {
-  const std::size_t nranks = program_.ranks.size();
-  if (cfg_.compute_factor.empty()) cfg_.compute_factor.assign(nranks, 1.0);
-  if (cfg_.compute_factor.size() != nranks) throw std::invalid_argument("engine: compute_factor size != ranks");
-  ranks_.resize(nranks);
-  stats_.resize(nranks);
-  groups_.resize(program_.groups.size() * kStreamCount);
-  group_plans_.resize(program_.groups.size());
-
-  // Recv slots: each main-stream recv of a stage gets a dense slot number so a
-  // rank's arrival state is a small array rather than a map.
-  recv_slot_.resize(program_.stages.size());
-  recv_count_.assign(program_.stages.size(), 0);
-  for (std::size_t s = 0; s < program_.stages.size(); ++s) {
-    const auto& ops = program_.stages[s].streams[0];
-    recv_slot_[s].assign(ops.size(), kNoSlot);
-    for (std::size_t i = 0; i < ops.size(); ++i)
-      if (ops[i].kind == OpKind::recv) recv_slot_[s][i] = recv_count_[s]++;
-  }
-  const EngineSymmetry& sym = cfg_.symmetry;
-  if (sym.replicas > 1) {
-    if (sym.replica.size() != nranks || sym.position.size() != nranks) throw std::invalid_argument("engine: symmetry tables != ranks");
-    active_.resize(nranks);
-    for (std::size_t r = 0; r < nranks; ++r) active_[r] = sym.replica[r] == 0 ? 1 : 0;
-  }
-  // Only simulated ranks receive: a rank a representative stands for runs no op, and
-  // a pipeline transfer stays inside its replica (checked here, since an inactive
-  // peer has no slots). At 2,520 ranks × 1,680 recvs these arrays were 100 MB, set
-  // to -1 at every step for the 280 ranks of replica 0.
-  const std::size_t nstages = program_.stages.size();
-  const bool check_peers = !active_.empty() && program_.pp_peer.size() == nranks * nstages;
-  std::uint32_t base = 0;
-  for (std::size_t r = 0; r < nranks; ++r) {
-    if (!simulated(static_cast<std::int32_t>(r))) continue;
-    ranks_[r].recv_base = base;
-    base += recv_count_[static_cast<std::size_t>(program_.ranks[r].stage)];
-    if (!check_peers) continue;
-    for (std::size_t st = 0; st < nstages; ++st) {
-      const std::int32_t peer = program_.pp_peer[r * nstages + st];
-      if (peer >= 0 && !simulated(peer)) throw std::invalid_argument("engine: a pipeline peer of a simulated rank is not simulated");
-    }
-  }
-  arrivals_.assign(base, -1);
-  arrival_src_.assign(base, -1);
-  transfer_start_.assign(base, -1);
-
-  op_base_.resize(nranks * kStreamCount + 1);
-  std::int64_t acc = 0;
-  for (std::size_t r = 0; r < nranks; ++r) {
-    const auto& st = program_.stages[static_cast<std::size_t>(program_.ranks[r].stage)];
-    for (int s = 0; s < kStreamCount; ++s) {
-      op_base_[r * kStreamCount + static_cast<std::size_t>(s)] = acc;
-      acc += static_cast<std::int64_t>(st.streams[static_cast<std::size_t>(s)].size());
-    }
-  }
-  op_base_[nranks * kStreamCount] = acc;
-  // Op ids are stored as int32 in OpTrace.
-  if (cfg_.record_ops && acc >= std::numeric_limits<std::int32_t>::max())
-    throw std::invalid_argument("engine: too many ops to record for the critical path");
-  if (cfg_.record_ops) {
-    op_trace_count_ = static_cast<std::size_t>(acc);
-    op_traces_.reset(allocate_op_traces(op_trace_count_));
-  }
-  transfer_plans_.resize(nranks);
-  group_active_.resize(program_.groups.size());
-  for (std::size_t g = 0; g < program_.groups.size(); ++g)
-    for (std::int32_t m : program_.groups[g].ranks) group_active_[g] += simulated(m) ? 1 : 0;
-  if (!cfg_.traced.empty() && cfg_.traced.size() != nranks) throw std::invalid_argument("engine: traced size != ranks");
-}
 
 std::int64_t Engine::op_base(std::int32_t rank, int stream) const {
   return op_base_[static_cast<std::size_t>(rank) * kStreamCount + static_cast<std::size_t>(stream)];
-}
-
-void Engine::decode(std::int64_t gid, std::int32_t& rank, int& stream, std::uint32_t& index) const {
-  auto it = std::upper_bound(op_base_.begin(), op_base_.end(), gid);
-  // upper_bound gives the first base > gid; the slot before it owns gid (skipping empty streams).
-  const auto slot = static_cast<std::size_t>(std::distance(op_base_.begin(), it) - 1);
-  rank = static_cast<std::int32_t>(slot / kStreamCount);
-  stream = static_cast<int>(slot % kStreamCount);
-  index = static_cast<std::uint32_t>(gid - op_base_[slot]);
 }
 
 double Engine::jitter(double cv, std::uint64_t a, std::uint64_t b) const {
@@ -257,20 +147,12 @@ void Engine::try_advance(std::int32_t rank) {
   }
 }
 
-bool Engine::try_start(std::int32_t rank, int stream) {
-  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
-  StreamState& ss = rs.streams[stream];
-  const RankInfo& info = program_.ranks[static_cast<std::size_t>(rank)];
-  const StageProgram& sp = program_.stages[static_cast<std::size_t>(info.stage)];
-  const auto& ops = sp.streams[static_cast<std::size_t>(stream)];
-  if (ss.running || ss.pos >= ops.size()) return false;
-  const Op& op = ops[ss.pos];
+// try_start's phases, always inlined: try_start runs at every op start and is the
+// engine's hot path, so the split must cost no calls.
 
-  // Dependencies on other streams of this rank. Streams run in order, so op (s, i)
-  // is done exactly when stream s has moved past i.
-  std::int64_t enabler = -1;
-  Time enabler_end;
-  const bool rec = cfg_.record_ops;
+inline __attribute__((always_inline)) bool Engine::deps_done(std::int32_t rank, const RankState& rs, StreamState& ss,
+                                                             const StageProgram& sp, const Op& op, bool rec, Enabler& en) {
+  // Streams run in order, so op (s, i) is done exactly when stream s has moved past i.
   for (std::uint32_t d = 0; d < op.dep_count; ++d) {
     const OpRef& ref = sp.deps[op.dep_begin + d];
     const StreamState& other = rs.streams[ref.stream];
@@ -284,135 +166,171 @@ bool Engine::try_start(std::int32_t rank, int stream) {
     if (rec) {
       const std::int64_t gid = op_base(rank, ref.stream) + ref.index;
       const Time e = op_traces_.get()[static_cast<std::size_t>(gid)].end;
-      if (enabler < 0 || e > enabler_end) { enabler = gid; enabler_end = e; }
+      if (en.gid < 0 || e > en.end) en = {gid, e};
     }
   }
+  return true;
+}
+
+inline __attribute__((always_inline)) void Engine::end_wait(std::int32_t rank, int stream, StreamState& ss, const Op& op) {
+  if (ss.blocked_since == Time::max()) return;
   RankStats& st = stats_[static_cast<std::size_t>(rank)];
-  if (ss.blocked_since != Time::max()) {
-    if (stream == 0 && ss.blocked_slot != kNoGroup) st.exposed[ss.blocked_slot] += now_ - ss.blocked_since;
-    // Waiting on the rank's own communication (a ZeRO weight gather, say) right
-    // before busy-window work is part of that work, not idle time.
-    if (stream == 0 && op.counts_as_busy) {
-      st.busy_time += now_ - ss.blocked_since;
-      st.busy_from = std::min(st.busy_from, ss.blocked_since);
-    }
-    ss.blocked_since = Time::max();
-    ss.blocked_slot = kNoGroup;
+  if (stream == 0 && ss.blocked_slot != kNoGroup) st.exposed[ss.blocked_slot] += now_ - ss.blocked_since;
+  // Waiting on the rank's own communication (a ZeRO weight gather, say) right
+  // before busy-window work is part of that work, not idle time.
+  if (stream == 0 && op.counts_as_busy) {
+    st.busy_time += now_ - ss.blocked_since;
+    st.busy_from = std::min(st.busy_from, ss.blocked_since);
   }
+  ss.blocked_since = Time::max();
+  ss.blocked_slot = kNoGroup;
+}
+
+inline __attribute__((always_inline)) void Engine::trace_start(std::int32_t rank, int stream, const StreamState& ss, Enabler en) {
+  const std::int64_t gid = op_base(rank, stream) + ss.pos;
+  if (ss.pos > 0) {
+    const Time e = op_traces_.get()[static_cast<std::size_t>(gid - 1)].end;
+    if (en.gid < 0 || e >= en.end) en = {gid - 1, e};
+  }
+  OpTrace& t = op_traces_.get()[static_cast<std::size_t>(gid)];
+  t.start = now_;
+  t.end = now_;
+  t.enabler = static_cast<std::int32_t>(en.gid);
+  t.peer = -1;
+}
+
+inline __attribute__((always_inline)) void Engine::start_compute(std::int32_t rank, int stream, StreamState& ss,
+                                                                 const RankInfo& info, const Op& op) {
+  double factor = cfg_.compute_factor[static_cast<std::size_t>(rank)];
+  if (op.scaled_by_rank) factor *= info.work_scale;
+  if (cfg_.compute_cv > 0)
+    factor *= jitter(cfg_.compute_cv, static_cast<std::uint64_t>(rank), (static_cast<std::uint64_t>(stream) << 32) | ss.pos);
+  const Time dur = factor == 1.0 ? op.duration : Time::from_seconds(op.duration.seconds() * factor);
+  ss.running = true;
+  queue_.push(now_ + dur, kOpDone, static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(stream));
+}
+
+inline __attribute__((always_inline)) bool Engine::start_recv(std::int32_t rank, int stream, const RankState& rs, StreamState& ss,
+                                                              const RankInfo& info) {
+  const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
+  ss.running = true;
+  if (arrivals_[slot] >= 0) {
+    complete_op(rank, stream, now_);
+    return true;
+  }
+  return false;  // the transfer's completion finishes it
+}
+
+inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank, StreamState& ss, const RankInfo& info,
+                                                              const Op& op) {
+  ss.running = true;
+  const std::int32_t peer =
+      program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
+  const std::uint32_t cid = alloc_comm();
+  Comm& c = comms_[cid];
+  // A rank sends to at most two peers with a couple of sizes: a short list per
+  // rank is cheaper than the planner's hashed cache on every micro-batch.
+  const std::int32_t dst = program_.ranks[static_cast<std::size_t>(peer)].device;
+  const CommPlan* plan = nullptr;
+  std::uint32_t copies = 0;
+  auto& tc = transfer_plans_[static_cast<std::size_t>(rank)];
+  for (const auto& e : tc)
+    if (e.dst == dst && e.bytes == op.bytes) {
+      plan = e.plan;
+      copies = e.copies;
+    }
+  if (!plan) {
+    plan = &planner_.transfer(info.device, dst, op.bytes);
+    tie(plan, copies);
+    tc.push_back(TransferPlan{dst, op.bytes, plan, copies});
+  }
+  c.plan = plan;
+  c.tied_copies = copies;
+  c.repeat_left = 1;
+  c.group = -1;
+  c.rank = rank;
+  c.op_index = ss.pos;
+  c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0x5e00000000ULL + static_cast<std::uint64_t>(rank), ss.pos) : 1.0;
+  // Note the transfer start at the receiver: exposed PP time is the receiver's
+  // wait after the data started moving (waiting before that is bubble).
+  const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
+  const std::uint32_t slot = ranks_[static_cast<std::size_t>(peer)].recv_base +
+                             recv_slot_[static_cast<std::size_t>(pinfo.stage)][op.peer_op];
+  transfer_start_[slot] = now_.ps();
+  start_comm(cid, now_);
+}
+
+inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t rank, int stream, StreamState& ss,
+                                                                    const RankInfo& info, const Op& op, bool rec) {
+  ss.running = true;
+  const std::int32_t g = info.group[op.group_slot];
+  if (g < 0) {  // degree-1 group: nothing to do
+    complete_op(rank, stream, now_);
+    return true;
+  }
+  GroupState& gs = groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(stream)];
+  ++gs.arrived;
+  gs.last_arrival = now_;
+  if (rec) gs.last_arriver = op_base(rank, stream) + ss.pos;
+  const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
+  if (gs.arrived < group_active_[static_cast<std::size_t>(g)]) return false;
+  gs.arrived = 0;
+  std::uint32_t copies = 0;
+  const CommPlan* plan = group_plan(g, op, copies);
+  const std::uint32_t cid = alloc_comm();
+  Comm& c = comms_[cid];
+  c.plan = plan;
+  c.tied_copies = copies;
+  // k back-to-back runs of one plan cost k·(latency + bytes/rate) when nothing
+  // else changes in between: run it once with k× bytes and k× latency (half the
+  // events for the two TP all-reduces of a layer pass).
+  c.repeat_left = 1;
+  c.multiplier = std::max<std::uint32_t>(1, op.repeat);
+  c.group = g;
+  c.stream = static_cast<std::uint8_t>(stream);
+  c.rank = rank;
+  c.op_index = ss.pos;
+  c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0xc0000000000ULL + static_cast<std::uint64_t>(g), ss.pos) : 1.0;
   if (rec) {
-    const std::int64_t gid = op_base(rank, stream) + ss.pos;
-    if (ss.pos > 0) {
-      const Time e = op_traces_.get()[static_cast<std::size_t>(gid - 1)].end;
-      if (enabler < 0 || e >= enabler_end) { enabler = gid - 1; enabler_end = e; }
+    // Remember who arrived last: the critical path jumps there.
+    for (std::int32_t m : members) {
+      if (!simulated(m)) continue;
+      auto& t = op_traces_.get()[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
+      t.peer = static_cast<std::int32_t>(gs.last_arriver);
     }
-    OpTrace& t = op_traces_.get()[static_cast<std::size_t>(gid)];
-    t.start = now_;
-    t.end = now_;
-    t.enabler = static_cast<std::int32_t>(enabler);
-    t.peer = -1;
   }
+  start_comm(cid, now_);
+  return false;
+}
+
+bool Engine::try_start(std::int32_t rank, int stream) {
+  RankState& rs = ranks_[static_cast<std::size_t>(rank)];
+  StreamState& ss = rs.streams[stream];
+  const RankInfo& info = program_.ranks[static_cast<std::size_t>(rank)];
+  const StageProgram& sp = program_.stages[static_cast<std::size_t>(info.stage)];
+  const auto& ops = sp.streams[static_cast<std::size_t>(stream)];
+  if (ss.running || ss.pos >= ops.size()) return false;
+  const Op& op = ops[ss.pos];
+
+  // record_ops, read once: the stores below may alias it for the compiler.
+  const bool rec = cfg_.record_ops;
+  Enabler enabler;  // with record_ops: the op whose end let this one start
+  if (!deps_done(rank, rs, ss, sp, op, rec, enabler)) return false;
+  end_wait(rank, stream, ss, op);
+  if (rec) trace_start(rank, stream, ss, enabler);
 
   ss.started = now_;
   switch (op.kind) {
-    case OpKind::compute: {
-      double factor = cfg_.compute_factor[static_cast<std::size_t>(rank)];
-      if (op.scaled_by_rank) factor *= info.work_scale;
-      if (cfg_.compute_cv > 0)
-        factor *= jitter(cfg_.compute_cv, static_cast<std::uint64_t>(rank),
-                         (static_cast<std::uint64_t>(stream) << 32) | ss.pos);
-      const Time dur = factor == 1.0 ? op.duration : Time::from_seconds(op.duration.seconds() * factor);
-      ss.running = true;
-      queue_.push(now_ + dur, kOpDone, static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(stream));
+    case OpKind::compute:
+      start_compute(rank, stream, ss, info, op);
       return false;
-    }
-    case OpKind::recv: {
-      const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
-      ss.running = true;
-      if (arrivals_[slot] >= 0) {
-        complete_op(rank, stream, now_);
-        return true;
-      }
-      return false;  // the transfer's completion finishes it
-    }
-    case OpKind::send: {
-      ss.running = true;
-      const std::int32_t peer =
-          program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
-      const std::uint32_t cid = alloc_comm();
-      Comm& c = comms_[cid];
-      // A rank sends to at most two peers with a couple of sizes: a short list per
-      // rank is cheaper than the planner's hashed cache on every micro-batch.
-      const std::int32_t dst = program_.ranks[static_cast<std::size_t>(peer)].device;
-      const CommPlan* plan = nullptr;
-      std::uint32_t copies = 0;
-      auto& tc = transfer_plans_[static_cast<std::size_t>(rank)];
-      for (const auto& e : tc)
-        if (e.dst == dst && e.bytes == op.bytes) {
-          plan = e.plan;
-          copies = e.copies;
-        }
-      if (!plan) {
-        plan = &planner_.transfer(info.device, dst, op.bytes);
-        tie(plan, copies);
-        tc.push_back(TransferPlan{dst, op.bytes, plan, copies});
-      }
-      c.plan = plan;
-      c.tied_copies = copies;
-      c.repeat_left = 1;
-      c.group = -1;
-      c.rank = rank;
-      c.op_index = ss.pos;
-      c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0x5e00000000ULL + static_cast<std::uint64_t>(rank), ss.pos) : 1.0;
-      // Note the transfer start at the receiver: exposed PP time is the receiver's
-      // wait after the data started moving (waiting before that is bubble).
-      const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
-      const std::uint32_t slot = ranks_[static_cast<std::size_t>(peer)].recv_base +
-                                 recv_slot_[static_cast<std::size_t>(pinfo.stage)][op.peer_op];
-      transfer_start_[slot] = now_.ps();
-      start_comm(cid, now_);
+    case OpKind::recv:
+      return start_recv(rank, stream, rs, ss, info);
+    case OpKind::send:
+      start_send(rank, ss, info, op);
       return false;
-    }
-    case OpKind::collective: {
-      ss.running = true;
-      const std::int32_t g = info.group[op.group_slot];
-      if (g < 0) {  // degree-1 group: nothing to do
-        complete_op(rank, stream, now_);
-        return true;
-      }
-      GroupState& gs = groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(stream)];
-      ++gs.arrived;
-      gs.last_arrival = now_;
-      if (rec) gs.last_arriver = op_base(rank, stream) + ss.pos;
-      const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
-      if (gs.arrived < group_active_[static_cast<std::size_t>(g)]) return false;
-      gs.arrived = 0;
-      std::uint32_t copies = 0;
-      const CommPlan* plan = group_plan(g, op, copies);
-      const std::uint32_t cid = alloc_comm();
-      Comm& c = comms_[cid];
-      c.plan = plan;
-      c.tied_copies = copies;
-      // k back-to-back runs of one plan cost k·(latency + bytes/rate) when nothing
-      // else changes in between: run it once with k× bytes and k× latency (half the
-      // events for the two TP all-reduces of a layer pass).
-      c.repeat_left = 1;
-      c.multiplier = std::max<std::uint32_t>(1, op.repeat);
-      c.group = g;
-      c.stream = static_cast<std::uint8_t>(stream);
-      c.rank = rank;
-      c.op_index = ss.pos;
-      c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0xc0000000000ULL + static_cast<std::uint64_t>(g), ss.pos) : 1.0;
-      if (rec) {
-        // Remember who arrived last: the critical path jumps there.
-        for (std::int32_t m : members) {
-          if (!simulated(m)) continue;
-          auto& t = op_traces_.get()[static_cast<std::size_t>(op_base(m, stream) + ss.pos)];
-          t.peer = static_cast<std::int32_t>(gs.last_arriver);
-        }
-      }
-      start_comm(cid, now_);
-      return false;
-    }
+    case OpKind::collective:
+      return start_collective(rank, stream, ss, info, op, rec);
   }
   return false;
 }

@@ -181,6 +181,28 @@ private:
 
   void try_advance(std::int32_t rank);
   bool try_start(std::int32_t rank, int stream);
+  // try_start's phases (engine.cpp). The enabler: with record_ops, the op whose end
+  // let this one start (global op id, -1 none).
+  struct Enabler {
+    std::int64_t gid = -1;
+    Time end;
+  };
+  /// Whether the op's dependencies on the rank's other streams are done; when one is
+  /// not, the stream's wait starts (blocked_since). Records the latest in `enabler`.
+  bool deps_done(std::int32_t rank, const RankState& rs, StreamState& ss, const StageProgram& sp, const Op& op, bool rec,
+                 Enabler& enabler);
+  /// Ends the stream's wait, if any: exposed time of the slot it waited on, busy time
+  /// when the op counts as busy.
+  void end_wait(std::int32_t rank, int stream, StreamState& ss, const Op& op);
+  /// Opens the op's trace (record_ops); the previous op of its stream may be the enabler.
+  void trace_start(std::int32_t rank, int stream, const StreamState& ss, Enabler enabler);
+  void start_compute(std::int32_t rank, int stream, StreamState& ss, const RankInfo& info, const Op& op);
+  /// True when the recv completed at once (its data had arrived).
+  bool start_recv(std::int32_t rank, int stream, const RankState& rs, StreamState& ss, const RankInfo& info);
+  void start_send(std::int32_t rank, StreamState& ss, const RankInfo& info, const Op& op);
+  /// True when the collective completed at once (a degree-1 group); else it starts when
+  /// the last simulated member arrives.
+  bool start_collective(std::int32_t rank, int stream, StreamState& ss, const RankInfo& info, const Op& op, bool rec);
   void complete_op(std::int32_t rank, int stream, Time now);
   void start_comm(std::uint32_t comm_id, Time now);
   void start_phase(std::uint32_t comm_id, Time now);

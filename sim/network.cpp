@@ -445,11 +445,10 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
           if (hot_[h.link].capacity / h.mult < hot_[neck->link].capacity / neck->mult) neck = &h;
         const std::string link =
             neck->link < names_.size() ? fmt::format("'{}'", names_[neck->link]) : fmt::format("#{}", neck->link);
-        throw TimeRangeError(fmt::format(
+        throw DrainTimeRangeError(fmt::format(
             "a transfer of {:.4g} bytes at {:.4g} B/s (bottleneck: link {}, {:.4g} B/s) would take {:.4g} s and end {:.4g} s "
             "into the run, outside the representable range of time (int64 picoseconds, about 106 days): the step would "
-            "exceed it; check that link's bandwidth (the cluster's link bandwidths, a perturbation's bandwidth_factor), the "
-            "message sizes, and what made the run this long before it (latencies, rates, counts)",
+            "exceed it",
             f.remaining, f.rate, link, hot_[neck->link].capacity, s, now.seconds() + s));
       }
       fin = now + Time::from_seconds_ceil(s);

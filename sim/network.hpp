@@ -27,6 +27,13 @@ namespace ls::sim {
 using LinkId = std::uint32_t;
 using FlowId = std::uint32_t;
 
+/// The TimeRangeError of a flow whose drain would end past the range: the message
+/// names the flow's bottleneck link, not the inputs that set its bandwidth or bytes,
+/// so the layer that knows them may say what to check.
+struct DrainTimeRangeError : TimeRangeError {
+  using TimeRangeError::TimeRangeError;
+};
+
 /// Receives the aggregate rate of a watched link whenever resolve() changes it.
 class LinkRateObserver {
 public:

@@ -6,7 +6,8 @@
 // the nearest picosecond). int64 picoseconds span ±106 days, far beyond a real step;
 // a scenario that leaves this range (absurd rates such as 1 b/s) must be an error,
 // never a wrapped negative time, so every conversion and every arithmetic operation
-// is checked and throws TimeRangeError (the command reports it as exit 1).
+// is checked and throws TimeRangeError (the command reports it as exit 1; workloads/
+// simulate.cpp adds which scenario values to check).
 #pragma once
 
 #include <cmath>
@@ -27,15 +28,20 @@ struct TimeRangeError : UserError {
   using UserError::UserError;
 };
 
+/// The TimeRangeError of a conversion or an arithmetic operation of Time: it knows the
+/// value, not what made it, so the layer that knows the inputs may say what to check.
+struct UnattributedTimeRangeError : TimeRangeError {
+  using TimeRangeError::TimeRangeError;
+};
+
 /// Largest representable time in seconds (2^63 ps = 9,223,372 s, about 106.75 days),
 /// rounded down so that a conversion of any smaller double cannot overflow.
 inline constexpr double kMaxTimeSeconds = 9.2e6;
 
 [[noreturn]] inline void throw_time_range(double seconds) {
-  throw TimeRangeError(fmt::format(
+  throw UnattributedTimeRangeError(fmt::format(
       "a simulated time of {:.4g} s is outside the representable range (int64 picoseconds, about 106 days): the step "
-      "would exceed it; check rates such as peak_tflops, hbm_bandwidth, link bandwidths and bandwidth_factor, and sizes "
-      "such as seq_len",
+      "would exceed it",
       seconds));
 }
 

@@ -25,6 +25,8 @@
 #include "topology/kinds.hpp"
 
 namespace ls::topo {
+
+struct FabricShape;  // fabric.cpp: the generator keys, checked, and the fabric they make
 struct VertexProps {
   std::string name;
   VertexKind kind = VertexKind::gpu;
@@ -184,6 +186,13 @@ struct Cluster::Impl {
   }
 
   void generate(const ClusterSpec& spec);
+  /// generate()'s phases (fabric.cpp): each node's GPUs and switch; the NICs and leaves
+  /// (each leaf's vertex and count of NICs below it); the spines.
+  void add_nodes(const ClusterSpec& spec, const FabricShape& shape);
+  void add_nics_and_leaves(const ClusterSpec& spec, const FabricShape& shape, std::vector<int>& leaf_vertex,
+                           std::vector<int>& leaf_nics);
+  void add_spines(const ClusterSpec& spec, const FabricShape& shape, const std::vector<int>& leaf_vertex,
+                  const std::vector<int>& leaf_nics);
   void load_graph(const ExplicitGraphSpec& graph);
   void build_routing_view();
   /// Forward reachability search (relay mode) from each GPU in `sources`, backward

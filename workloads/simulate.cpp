@@ -41,28 +41,29 @@ using sim::Time;
 
 namespace {
 
-Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto cluster = topo::Cluster::build(effective_cluster(sc));
-  topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
-  std::vector<std::string> link_names;
-  for (std::size_t l = 0; l < cluster.link_count(); ++l) link_names.push_back(cluster.link(static_cast<sim::LinkId>(l)).name);
-  const auto make_network = [&] {
-    sim::FlowNetwork n(cluster.link_bandwidths());
-    n.set_link_names(link_names);  // a drain time past the range names its link
-    for (const auto& lf : sc.perturbations.links) {
-      if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
-      const auto ids = cluster.find_links(lf.link);
-      if (ids.empty()) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch', or 'a<->b' for both directions)", lf.link));
-      for (const auto id : ids) n.set_bandwidth(id, cluster.link(id).bandwidth_Bps * lf.bandwidth_factor);
-    }
-    return n;
-  };
-  sim::FlowNetwork net = make_network();
-  const BuiltProgram bp = build_program(sc);
-  const auto& prog = bp.program;
-  const int D = static_cast<int>(prog.ranks.size());
+std::vector<std::string> link_names_of(const topo::Cluster& cluster) {
+  std::vector<std::string> names;
+  for (std::size_t l = 0; l < cluster.link_count(); ++l) names.push_back(cluster.link(static_cast<sim::LinkId>(l)).name);
+  return names;
+}
 
+/// The cluster's links at their bandwidths, perturbations.links applied.
+sim::FlowNetwork make_network(const Scenario& sc, const topo::Cluster& cluster, const std::vector<std::string>& link_names) {
+  sim::FlowNetwork n(cluster.link_bandwidths());
+  n.set_link_names(link_names);  // a drain time past the range names its link
+  for (const auto& lf : sc.perturbations.links) {
+    if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
+    const auto ids = cluster.find_links(lf.link);
+    if (ids.empty()) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch', or 'a<->b' for both directions)", lf.link));
+    for (const auto id : ids) n.set_bandwidth(id, cluster.link(id).bandwidth_Bps * lf.bandwidth_factor);
+  }
+  return n;
+}
+
+/// The engine's configuration from the scenario: device slowdowns, jitter, the names
+/// of slots, streams and labels, and whether ops are recorded.
+sim::EngineConfig engine_config(const Scenario& sc, const topo::Cluster& cluster, const sim::Program& prog) {
+  const int D = static_cast<int>(prog.ranks.size());
   sim::EngineConfig cfg;
   cfg.compute_factor.assign(static_cast<std::size_t>(D), 1.0);
   for (const auto& ds : sc.perturbations.devices) {
@@ -83,24 +84,103 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   // The critical path needs one sim::OpTrace (24 bytes) per executed op; past
   // ~25 M ops (≈0.6 GB) it is skipped and the summary says so.
   cfg.record_ops = total_ops <= 25'000'000;
+  return cfg;
+}
+
+/// --trace-devices: "auto" (the slow devices and a sample; the critical path's join
+/// after the first step), "all", or GPU names. Sorted, without repeats.
+std::vector<int> traced_devices(const Scenario& sc, const SimOptions& opts, const topo::Cluster& cluster, const sim::Program& prog,
+                                bool trace_auto) {
+  std::vector<int> traced;
+  if (trace_auto) {
+    std::vector<int> slow;
+    for (const auto& ds : sc.perturbations.devices) slow.push_back(cluster.gpu_index(ds.device));
+    traced = auto_traced_ranks(prog, slow);
+  } else if (opts.trace_devices.size() == 1 && opts.trace_devices[0] == "all") {
+    traced = traced_ranks(prog, static_cast<int>(prog.ranks.size()));
+  } else {
+    for (const auto& name : opts.trace_devices) {
+      const int g = cluster.gpu_index(name);
+      if (g < 0) throw UnknownTraceDevice(fmt::format("--trace-devices: no GPU named '{}' (GPUs are named like '{}')", name, cluster.gpu_name(0)));
+      traced.push_back(g);
+    }
+    std::sort(traced.begin(), traced.end());
+    traced.erase(std::unique(traced.begin(), traced.end()), traced.end());
+  }
+  return traced;
+}
+
+/// NCCL kernels share the SMs with the compute they overlap (interference.hpp): a probe
+/// step without tracing measures each rank's overlap, and `cfg`'s compute factors slow
+/// the reported steps by it.
+void slow_by_interference(const sim::Program& prog, topo::Planner& planner, sim::FlowNetwork probe_net, double overlap_slowdown,
+                          sim::EngineConfig& cfg) {
+  sim::EngineConfig probe_cfg = cfg;
+  probe_cfg.traced.clear();
+  sim::Engine probe(prog, planner, probe_net, probe_cfg);
+  probe.run_step(Time::zero(), 0);
+  auto factors = interference_factors(probe, prog, overlap_slowdown);
+  // On the symmetric path only replica 0 ran: its twins in the other replicas
+  // overlap exactly as it does, so they take its factor.
+  const sim::EngineSymmetry& es = cfg.symmetry;
+  if (es.replicas > 1)
+    for (std::size_t r = 0; r < factors.size(); ++r)
+      if (es.replica[r] != 0)
+        factors[r] = factors[static_cast<std::size_t>(es.rank_at[static_cast<std::size_t>(es.position[r]) * static_cast<std::size_t>(es.replicas)])];
+  for (std::size_t r = 0; r < factors.size(); ++r) cfg.compute_factor[r] *= factors[r];
+}
+
+/// What the reported steps leave for the folds.
+struct StepsRun {
+  Time total;
+  std::vector<double> step_s;
+  CriticalWalk crit;                         // the first step's (record_ops)
+  std::vector<sim::RankStats> first_stats;
+};
+
+StepsRun run_steps(sim::Engine& eng, Recorder& rec, const sim::Program& prog, const sim::EngineConfig& cfg, const SimOptions& opts,
+                   bool trace_auto, const std::vector<int>& traced, int steps) {
+  StepsRun run;
+  Time t = Time::zero();
+  for (int k = 0; k < steps; ++k) {
+    const Time end = eng.run_step(t, k);
+    run.step_s.push_back((end - t).seconds());
+    if (k == 0) {
+      run.first_stats = eng.stats();
+      if (cfg.record_ops) {
+        run.crit = walk_critical_path(eng, prog, t, end);
+        if (opts.trace && trace_auto) {
+          // The critical path's devices join the automatic trace, rebuilt from op traces.
+          std::vector<int> more;
+          for (const auto& seg : run.crit.segments)
+            if (seg.device >= 0 && !std::binary_search(traced.begin(), traced.end(), seg.device)) more.push_back(seg.device);
+          std::sort(more.begin(), more.end());
+          more.erase(std::unique(more.begin(), more.end()), more.end());
+          rec.add_from_op_traces(eng, prog, more);
+        }
+      }
+    }
+    t = end;
+  }
+  run.total = t;
+  return run;
+}
+
+Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto cluster = topo::Cluster::build(effective_cluster(sc));
+  topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
+  const std::vector<std::string> link_names = link_names_of(cluster);
+  sim::FlowNetwork net = make_network(sc, cluster, link_names);
+  const BuiltProgram bp = build_program(sc);
+  const auto& prog = bp.program;
+  const int D = static_cast<int>(prog.ranks.size());
+
+  sim::EngineConfig cfg = engine_config(sc, cluster, prog);
   std::vector<int> traced;
   const bool trace_auto = opts.trace_devices.empty() || (opts.trace_devices.size() == 1 && opts.trace_devices[0] == "auto");
   if (opts.trace) {
-    if (trace_auto) {
-      std::vector<int> slow;
-      for (const auto& ds : sc.perturbations.devices) slow.push_back(cluster.gpu_index(ds.device));
-      traced = auto_traced_ranks(prog, slow);
-    } else if (opts.trace_devices.size() == 1 && opts.trace_devices[0] == "all") {
-      traced = traced_ranks(prog, D);
-    } else {
-      for (const auto& name : opts.trace_devices) {
-        const int g = cluster.gpu_index(name);
-        if (g < 0) throw UnknownTraceDevice(fmt::format("--trace-devices: no GPU named '{}' (GPUs are named like '{}')", name, cluster.gpu_name(0)));
-        traced.push_back(g);
-      }
-      std::sort(traced.begin(), traced.end());
-      traced.erase(std::unique(traced.begin(), traced.end()), traced.end());
-    }
+    traced = traced_devices(sc, opts, cluster, prog, trace_auto);
     cfg.traced.assign(static_cast<std::size_t>(D), 0);
     for (int r : traced) cfg.traced[static_cast<std::size_t>(r)] = 1;
   }
@@ -112,26 +192,9 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
     cfg.symmetry = std::move(sym.engine);
   }
 
-  // NCCL kernels share the SMs with the compute they overlap (interference.hpp): a probe
-  // step without tracing measures each rank's overlap, the reported steps run slowed.
   const ComputeProfile profile = compute_profile_of(sc.gpu);
   const bool interference = profile.overlap_slowdown > 1 && D > 1 && cfg.record_ops;
-  if (interference) {
-    sim::EngineConfig probe_cfg = cfg;
-    probe_cfg.traced.clear();
-    sim::FlowNetwork probe_net = make_network();
-    sim::Engine probe(prog, planner, probe_net, probe_cfg);
-    probe.run_step(Time::zero(), 0);
-    auto factors = interference_factors(probe, prog, profile.overlap_slowdown);
-    // On the symmetric path only replica 0 ran: its twins in the other replicas
-    // overlap exactly as it does, so they take its factor.
-    const sim::EngineSymmetry& es = cfg.symmetry;
-    if (es.replicas > 1)
-      for (std::size_t r = 0; r < factors.size(); ++r)
-        if (es.replica[r] != 0)
-          factors[r] = factors[static_cast<std::size_t>(es.rank_at[static_cast<std::size_t>(es.position[r]) * static_cast<std::size_t>(es.replicas)])];
-    for (std::size_t r = 0; r < factors.size(); ++r) cfg.compute_factor[r] *= factors[r];
-  }
+  if (interference) slow_by_interference(prog, planner, make_network(sc, cluster, link_names), profile.overlap_slowdown, cfg);
 
   Result res;
   res.scenario = sc.name;
@@ -143,40 +206,16 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   sim::Engine eng(prog, planner, net, cfg);
   Recorder rec(eng, res);
   if (opts.trace) rec.attach(eng, net, cluster, prog, traced);
-
-  Time t = Time::zero();
-  std::vector<double> step_s;
-  CriticalWalk crit;
-  std::vector<sim::RankStats> first_stats;
-  for (int k = 0; k < res.steps; ++k) {
-    const Time end = eng.run_step(t, k);
-    step_s.push_back((end - t).seconds());
-    if (k == 0) {
-      first_stats = eng.stats();
-      if (cfg.record_ops) {
-        crit = walk_critical_path(eng, prog, t, end);
-        if (opts.trace && trace_auto) {
-          // The critical path's devices join the automatic trace, rebuilt from op traces.
-          std::vector<int> more;
-          for (const auto& seg : crit.segments)
-            if (seg.device >= 0 && !std::binary_search(traced.begin(), traced.end(), seg.device)) more.push_back(seg.device);
-          std::sort(more.begin(), more.end());
-          more.erase(std::unique(more.begin(), more.end()), more.end());
-          rec.add_from_op_traces(eng, prog, more);
-        }
-      }
-    }
-    t = end;
-  }
-  const Time total = t;
+  StepsRun run = run_steps(eng, rec, prog, cfg, opts, trace_auto, traced, res.steps);
+  const Time total = run.total;
   // Links only an unsimulated replica used carry what their replica-0 twins carried.
   for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total));
   res.symmetry = sym.status;
   res.ranks_simulated = eng.ranks_simulated();
-  const auto& stats = first_stats;
-  const double step0 = step_s.front();
+  const auto& stats = run.first_stats;
+  const double step0 = run.step_s.front();
 
-  fold_step_times(res, step_s);
+  fold_step_times(res, run.step_s);
   fold_flops(res, sc, bp, stats);
   fold_pipeline(res, sc, bp, stats, step0);
   fold_stage_spread(res, prog, stats);
@@ -186,14 +225,14 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   fold_compute_breakdown(res, bp);
   if (interference) book_interference(res);
   fold_memory(res, sc, bp, stats);
-  fold_perturbed_devices(res, sc, prog, stats, cfg.record_ops ? &crit : nullptr, step0);
+  fold_perturbed_devices(res, sc, prog, stats, cfg.record_ops ? &run.crit : nullptr, step0);
   fold_offload(res, sc, bp, step0);
   if (cfg.record_ops) {
-    fold_critical_path(res, crit, step0);
-    fold_critical_devices(res, crit, step0);
+    fold_critical_path(res, run.crit, step0);
+    fold_critical_devices(res, run.crit, step0);
     if (opts.trace) {
-      res.critical_segments = std::move(crit.segments);
-      rec.mark_critical(crit.ops);
+      res.critical_segments = std::move(run.crit.segments);
+      rec.mark_critical(run.crit.ops);
     }
   }
   if (opts.trace) rec.finish(Time::from_seconds(step0), total, res.steps);
@@ -217,9 +256,7 @@ Result simulate_symmetric(const Scenario& sc, const SimOptions& opts) {
   }
 }
 
-}  // namespace
-
-Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
+Result simulate_resolved(const ResolvedScenario& resolved, const SimOptions& opts) {
   const Scenario& sc = resolved.scenario();
   Result res = simulate_symmetric(sc, opts);
   fold_training(res, sc);  // checkpoint.hpp: trained/frozen parameters, checkpoint cost
@@ -233,6 +270,24 @@ Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
   const ErrorBand band = error_band(res.step_time_s, band_features(sc), shipped_residuals());
   if (band.rows > 0) res.step_time_band = {band.rows, band.lo_s, band.hi_s, kBandCoverage, band.group};
   return res;
+}
+
+}  // namespace
+
+Result simulate(const ResolvedScenario& resolved, const SimOptions& opts) {
+  try {
+    return simulate_resolved(resolved, opts);
+  } catch (const sim::UnattributedTimeRangeError& e) {
+    // sim knows no scenario keys: the values that make a step this long are named here.
+    throw sim::TimeRangeError(std::string(e.what()) +
+                              "; check rates such as peak_tflops, hbm_bandwidth, link bandwidths and bandwidth_factor, and "
+                              "sizes such as seq_len");
+  } catch (const sim::DrainTimeRangeError& e) {
+    throw sim::TimeRangeError(std::string(e.what()) +
+                              "; check that link's bandwidth (the cluster's link bandwidths, a perturbation's "
+                              "bandwidth_factor), the message sizes, and what made the run this long before it (latencies, "
+                              "rates, counts)");
+  }
 }
 
 }  // namespace ls::wl

@@ -32,7 +32,8 @@ struct SimOptions {
 };
 
 /// Runs the simulation. Throws std::runtime_error on a deadlocked schedule, with a
-/// message naming the waiting ranks and what each waits on.
+/// message naming the waiting ranks and what each waits on, and sim::TimeRangeError
+/// when a time leaves the representable range (saying which values to check).
 Result simulate(const ResolvedScenario& s, const SimOptions& opts = {});
 
 }  // namespace ls::wl

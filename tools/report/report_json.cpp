@@ -21,14 +21,14 @@ ordered_json num(double v) {
   return v;
 }
 
-}  // namespace
+/// A device's name, or null when the index is none (-1) or out of range.
+ordered_json device_name(const wl::Result& r, std::int32_t d) {
+  if (d < 0 || static_cast<std::size_t>(d) >= r.device_names.size()) return nullptr;
+  return r.device_names[static_cast<std::size_t>(d)];
+}
 
-ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
-  const auto device_name = [&r](std::int32_t d) -> ordered_json {
-    if (d < 0 || static_cast<std::size_t>(d) >= r.device_names.size()) return nullptr;
-    return r.device_names[static_cast<std::size_t>(d)];
-  };
-  ordered_json j;
+/// The headline figures: what ran and how fast.
+void add_headline_json(ordered_json& j, const wl::Result& r) {
   j["scenario"] = r.scenario;
   j["devices"] = r.devices;
   j["steps"] = r.steps;
@@ -39,8 +39,9 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   j["tflops_per_gpu"] = num(r.tflops_per_gpu);
   j["mfu"] = num(r.mfu);
   j["hfu"] = num(r.hfu);
-  add_training_json(j, r.training);  // time_to_train_s, gpu_hours, cost: only with a `training` key
+}
 
+ordered_json pipeline_json(const wl::Result& r) {
   ordered_json pipe;
   pipe["stages"] = r.stages;
   pipe["microbatches"] = r.microbatches;
@@ -59,19 +60,23 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     e["bubble_fraction_analytic"] = num(s.bubble_fraction_analytic);  // extra
     e["compute_min_s"] = num(s.compute_min_s);  // extras: the spread over the stage's ranks
     e["compute_max_s"] = num(s.compute_max_s);
-    e["slowest_device"] = device_name(s.slowest_device);
+    e["slowest_device"] = device_name(r, s.slowest_device);
     stages.push_back(std::move(e));
   }
   pipe["per_stage"] = std::move(stages);
-  j["pipeline"] = std::move(pipe);
+  return pipe;
+}
 
+ordered_json comm_json(const wl::Result& r) {
   ordered_json comm;
   for (wl::Axis a : wl::kReportedAxes) {
     const auto& c = r.comm[static_cast<int>(a)];
     comm[wl::axis_name(a)] = ordered_json{{"bytes_per_device", num(c.bytes_per_device)}, {"exposed_s", num(c.exposed_s)}};
   }
-  j["comm"] = std::move(comm);
+  return comm;
+}
 
+ordered_json links_json(const wl::Result& r) {
   ordered_json links;
   ordered_json by_kind = ordered_json::object();
   for (const auto& k : r.links_by_kind) {
@@ -111,8 +116,10 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   }
   links["groups"] = std::move(groups);
   links["group_count"] = r.link_group_count;
-  j["links"] = std::move(links);
+  return links;
+}
 
+ordered_json memory_json(const wl::Result& r) {
   ordered_json mem;
   mem["capacity_bytes"] = num(r.memory_capacity_bytes);
   mem["fits"] = r.memory_fits;
@@ -136,11 +143,10 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   }
   mem["per_stage"] = std::move(mstages);
   add_training_memory_json(mem, r);
-  j["memory"] = std::move(mem);
-  if (r.offload.present)  // extra: layout.offload's PCIe traffic (workloads/build/offload.hpp)
-    j["offload"] = ordered_json{{"pcie_bytes_per_device", num(r.offload.pcie_bytes_per_device)},
-                                {"pcie_utilization", num(r.offload.pcie_utilization)}};
+  return mem;
+}
 
+ordered_json critical_path_json(const wl::Result& r) {
   const auto& cp = r.critical_path;
   ordered_json crit;
   crit["device"] = cp.device;
@@ -156,24 +162,29 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   crit["comm_ep_s"] = num(cp.comm_ep_s);
   crit["wait_s"] = num(cp.wait_s);
   ordered_json cdev = ordered_json::array();
-  for (const auto& d : cp.devices) cdev.push_back(ordered_json{{"device", device_name(d.device)}, {"share", num(d.share)}});
+  for (const auto& d : cp.devices) cdev.push_back(ordered_json{{"device", device_name(r, d.device)}, {"share", num(d.share)}});
   crit["devices"] = std::move(cdev);  // the five devices holding most of the path
-  j["critical_path"] = std::move(crit);
+  return crit;
+}
 
-
-
+ordered_json warnings_json(const wl::Result& r) {
   ordered_json warns = ordered_json::array();
   for (const auto& w : r.warnings) warns.push_back(ordered_json{{"code", w.code}, {"message", w.message}});
-  j["warnings"] = std::move(warns);
-  // The band of the measured step time from held-out published runs like this one.
+  return warns;
+}
+
+/// The band of the measured step time from held-out published runs like this one.
+void add_step_time_band_json(ordered_json& j, const wl::Result& r) {
   const auto& band = r.step_time_band;
   j["step_time_band_s"] = band.rows > 0 ? ordered_json::array({num(band.lo_s), num(band.hi_s)}) : ordered_json(nullptr);
   j["step_time_band"] = {{"coverage", band.rows > 0 ? num(band.coverage) : ordered_json(nullptr)},
                          {"group", band.rows > 0 ? ordered_json(band.group) : ordered_json(nullptr)},
                          {"rows", band.rows}};
+}
 
-  // Per stage, seconds per step of one rank's compute by kind of kernel; the parts add up
-  // to that rank's nominal compute time (overhead_s: kernel launches and dispatch).
+/// Per stage, seconds per step of one rank's compute by kind of kernel; the parts add up
+/// to that rank's nominal compute time (overhead_s: kernel launches and dispatch).
+ordered_json compute_breakdown_json(const wl::Result& r) {
   ordered_json breakdown = ordered_json::array();
   for (std::size_t st = 0; st < r.compute_breakdown.size(); ++st) {
     const auto& b = r.compute_breakdown[st];
@@ -188,17 +199,18 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
     e["total_s"] = num(b.total().seconds());
     breakdown.push_back(std::move(e));
   }
-  j["compute_breakdown"] = std::move(breakdown);
-  add_checkpoint_json(j, r);  // checkpoint, goodput (when the scenario has a checkpoint)
+  return breakdown;
+}
 
-  // Slow devices (perturbations.devices with compute_slowdown > 1) and what each costs:
-  // the step time without it (a what-if simulation; null when not priced).
+/// Slow devices (perturbations.devices with compute_slowdown > 1) and what each costs:
+/// the step time without it (a what-if simulation; null when not priced).
+void add_perturbed_devices_json(ordered_json& j, const wl::Result& r) {
   ordered_json strag = ordered_json::array();
   ordered_json perturbed = ordered_json::array();
   for (const auto& p : r.perturbed_devices) {
     if (p.compute_slowdown > 1.0)
-      strag.push_back(ordered_json{{"device", device_name(p.device)}, {"compute_slowdown", num(p.compute_slowdown)}, {"cost_s", num(p.cost_s)}});
-    perturbed.push_back(ordered_json{{"device", device_name(p.device)},
+      strag.push_back(ordered_json{{"device", device_name(r, p.device)}, {"compute_slowdown", num(p.compute_slowdown)}, {"cost_s", num(p.cost_s)}});
+    perturbed.push_back(ordered_json{{"device", device_name(r, p.device)},
                                      {"stage", p.stage},
                                      {"compute_slowdown", num(p.compute_slowdown)},
                                      {"compute_s", num(p.compute_s)},
@@ -209,8 +221,9 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   }
   j["stragglers"] = std::move(strag);
   j["perturbed_devices"] = std::move(perturbed);
+}
 
-  // ---- extras (not in the v1 contract; additive) ----
+ordered_json step_stats_json(const wl::Result& r) {
   ordered_json ss;
   ss["mean_s"] = num(r.step_stats.mean_s);
   ss["p50_s"] = num(r.step_stats.p50_s);
@@ -219,35 +232,67 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   ordered_json steps = ordered_json::array();
   for (double s : r.step_stats.step_s) steps.push_back(num(s));
   ss["step_s"] = std::move(steps);
-  j["step_stats"] = std::move(ss);
+  return ss;
+}
 
-  if (r.moe.present) {
-    // Mixture of experts: the routing as simulated (per-expert load, per-ep-rank work).
-    ordered_json moe;
-    moe["experts"] = r.moe.experts;
-    moe["top_k"] = r.moe.top_k;
-    moe["ep"] = r.moe.ep;
-    ordered_json load = ordered_json::array(), factor = ordered_json::array();
-    for (double x : r.moe.expert_load) load.push_back(num(x));
-    for (double x : r.moe.device_factor) factor.push_back(num(x));
-    moe["expert_load"] = std::move(load);
-    moe["device_factor"] = std::move(factor);
-    moe["dropped_fraction"] = num(r.moe.dropped_fraction);
-    moe["dropped_tokens_per_step"] = num(r.moe.dropped_tokens_per_step);
-    j["moe"] = std::move(moe);
-  }
+/// Mixture of experts: the routing as simulated (per-expert load, per-ep-rank work).
+ordered_json moe_json(const wl::Result& r) {
+  ordered_json moe;
+  moe["experts"] = r.moe.experts;
+  moe["top_k"] = r.moe.top_k;
+  moe["ep"] = r.moe.ep;
+  ordered_json load = ordered_json::array(), factor = ordered_json::array();
+  for (double x : r.moe.expert_load) load.push_back(num(x));
+  for (double x : r.moe.device_factor) factor.push_back(num(x));
+  moe["expert_load"] = std::move(load);
+  moe["device_factor"] = std::move(factor);
+  moe["dropped_fraction"] = num(r.moe.dropped_fraction);
+  moe["dropped_tokens_per_step"] = num(r.moe.dropped_tokens_per_step);
+  return moe;
+}
+
+ordered_json tp_crossing_json(const wl::Result& r) {
   ordered_json tpx;
   tpx["groups"] = r.tp_groups_crossing_nodes;
   tpx["example"] = r.tp_crossing_example;
   tpx["link_kinds"] = r.tp_crossing_link_kinds;
-  j["tp_crossing_nodes"] = std::move(tpx);
+  return tpx;
+}
 
+ordered_json engine_json(const wl::Result& r, const JsonOptions& opts) {
   ordered_json eng;
   eng["events"] = r.events;
   eng["symmetry"] = r.symmetry;
   eng["ranks_simulated"] = r.ranks_simulated;
   if (opts.include_wall_time) eng["wall_s"] = num(r.wall_s);
-  j["engine"] = std::move(eng);
+  return eng;
+}
+
+}  // namespace
+
+// One helper per section, called in the order of the keys.
+ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
+  ordered_json j;
+  add_headline_json(j, r);
+  add_training_json(j, r.training);  // time_to_train_s, gpu_hours, cost: only with a `training` key
+  j["pipeline"] = pipeline_json(r);
+  j["comm"] = comm_json(r);
+  j["links"] = links_json(r);
+  j["memory"] = memory_json(r);
+  if (r.offload.present)  // extra: layout.offload's PCIe traffic (workloads/build/offload.hpp)
+    j["offload"] = ordered_json{{"pcie_bytes_per_device", num(r.offload.pcie_bytes_per_device)},
+                                {"pcie_utilization", num(r.offload.pcie_utilization)}};
+  j["critical_path"] = critical_path_json(r);
+  j["warnings"] = warnings_json(r);
+  add_step_time_band_json(j, r);
+  j["compute_breakdown"] = compute_breakdown_json(r);
+  add_checkpoint_json(j, r);  // checkpoint, goodput (when the scenario has a checkpoint)
+  add_perturbed_devices_json(j, r);
+  // ---- extras (not in the v1 contract; additive) ----
+  j["step_stats"] = step_stats_json(r);
+  if (r.moe.present) j["moe"] = moe_json(r);
+  j["tp_crossing_nodes"] = tp_crossing_json(r);
+  j["engine"] = engine_json(r, opts);
   return j;
 }
 

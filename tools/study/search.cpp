@@ -254,13 +254,15 @@ double objective_value(SearchObjective o, const CandidateOutcome& c) {
   return o == SearchObjective::tokens_per_s || o == SearchObjective::cost ? -c.tokens_per_s : c.step_time_s;
 }
 
-}  // namespace
+/// The estimate's order: the objective, then the enumeration index.
+bool better_estimate(SearchObjective o, const CandidateOutcome& a, const CandidateOutcome& b) {
+  const double ka = objective_value(o, a), kb = objective_value(o, b);
+  return ka != kb ? ka < kb : a.index < b.index;
+}
 
-SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchOptions& opts) {
-  const auto t0 = Clock::now();
-  if (opts.shard_count < 1 || opts.shard_index < 0 || opts.shard_index >= opts.shard_count)
-    throw std::invalid_argument(fmt::format("--shard {}/{}: need 0 <= I < N", opts.shard_index, opts.shard_count));
-  const wl::Scenario& base = base_resolved.scenario();
+/// The report's header: the base scenario's figures and the options; throws on options
+/// that cannot run.
+SearchReport report_header(const wl::Scenario& base, const SearchOptions& opts) {
   SearchReport rep;
   rep.scenario = base.source;
   rep.devices = wl::device_count(base.cluster);
@@ -278,15 +280,22 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   rep.shard_index = opts.shard_index;
   rep.shard_count = opts.shard_count;
   rep.threads = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return rep;
+}
 
-  // Stage 1: enumerate; keep this shard's candidates.
+/// Stage 1: enumerate; keep this shard's candidates.
+std::vector<Candidate> shard_candidates(const wl::Scenario& base, const SearchReport& rep, const SearchOptions& opts) {
   std::vector<Candidate> all = enumerate_candidates(base, rep.global_batch, opts.axes);
   std::vector<Candidate> mine;
   for (auto& c : all)
     if (c.index % static_cast<std::size_t>(opts.shard_count) == static_cast<std::size_t>(opts.shard_index)) mine.push_back(std::move(c));
-  rep.evaluated = mine.size();
+  return mine;
+}
 
-  // Stage 2: the analytic estimate of every candidate the rules left.
+/// Stage 2: the analytic estimate of every candidate the rules left. Marks the
+/// candidates it rejects; returns the kept ones in the estimate's order.
+std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, const SearchReport& rep, const SearchOptions& opts,
+                                                  std::vector<Candidate>& mine) {
   // One cluster per thread: a Cluster's route cache is not thread-safe (cluster.hpp).
   std::vector<std::optional<topo::Cluster>> clusters(static_cast<std::size_t>(rep.threads));
   std::vector<std::size_t> todo;
@@ -330,15 +339,37 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
     o.fits = true;
     kept.push_back(o);
   }
-  auto by_estimate = [&](const CandidateOutcome& a, const CandidateOutcome& b) {
-    const double ka = objective_value(opts.objective, a), kb = objective_value(opts.objective, b);
-    return ka != kb ? ka < kb : a.index < b.index;
-  };
-  std::sort(kept.begin(), kept.end(), by_estimate);
-  rep.analytic_wall_s = seconds_since(t0);
+  std::sort(kept.begin(), kept.end(),
+            [&](const CandidateOutcome& a, const CandidateOutcome& b) { return better_estimate(opts.objective, a, b); });
+  return kept;
+}
 
-  // Stage 3: simulate the best by the estimate.
-  const auto t1 = Clock::now();
+/// Simulates one candidate into `o`; "simulation-error" in `failed` when it throws.
+void simulate_candidate(const wl::Scenario& base, std::int64_t global_batch, CandidateOutcome& o, std::string& failed) {
+  try {
+    const wl::ResolvedScenario sc = wl::resolve(candidate_scenario(base, global_batch, o.layout));
+    wl::SimOptions so;
+    so.what_if = false;  // the ranking needs the step, not the priced warnings
+    const wl::Result r = wl::simulate(sc, so);
+    o.simulated = true;
+    o.step_time_s = r.step_time_s;
+    o.tokens_per_s = r.tokens_per_s;
+    o.mfu = r.mfu;
+    o.peak_memory_bytes = r.max_peak_bytes;
+    o.fits = r.memory_verdict == wl::memory_verdict_name(wl::MemoryVerdict::fits);
+    o.bubble_fraction = r.bubble_fraction;
+    o.exposed = {r.comm[static_cast<int>(wl::Axis::tp)].exposed_s, r.comm[static_cast<int>(wl::Axis::pp)].exposed_s,
+                 r.comm[static_cast<int>(wl::Axis::dp)].exposed_s, r.comm[static_cast<int>(wl::Axis::ep)].exposed_s,
+                 r.comm[static_cast<int>(wl::Axis::cp)].exposed_s};
+  } catch (const std::exception&) {
+    failed = "simulation-error";
+  }
+}
+
+/// Stage 3: simulate the best by the estimate. A candidate whose simulation fails
+/// leaves `kept` and is rejected in `mine`.
+void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOptions& opts, std::vector<CandidateOutcome>& kept,
+                   std::vector<Candidate>& mine) {
   const std::size_t top = std::min(kept.size(), static_cast<std::size_t>(std::max(0, opts.simulate_top)));
   std::vector<std::string> failed(top);
   std::atomic<std::size_t> simulated_done{0};
@@ -357,25 +388,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
         }
       }
     } report{opts, simulated_done, top};
-    CandidateOutcome& o = kept[k];
-    try {
-      const wl::ResolvedScenario sc = wl::resolve(candidate_scenario(base, rep.global_batch, o.layout));
-      wl::SimOptions so;
-      so.what_if = false;  // the ranking needs the step, not the priced warnings
-      const wl::Result r = wl::simulate(sc, so);
-      o.simulated = true;
-      o.step_time_s = r.step_time_s;
-      o.tokens_per_s = r.tokens_per_s;
-      o.mfu = r.mfu;
-      o.peak_memory_bytes = r.max_peak_bytes;
-      o.fits = r.memory_verdict == wl::memory_verdict_name(wl::MemoryVerdict::fits);
-      o.bubble_fraction = r.bubble_fraction;
-      o.exposed = {r.comm[static_cast<int>(wl::Axis::tp)].exposed_s, r.comm[static_cast<int>(wl::Axis::pp)].exposed_s,
-                   r.comm[static_cast<int>(wl::Axis::dp)].exposed_s, r.comm[static_cast<int>(wl::Axis::ep)].exposed_s,
-                   r.comm[static_cast<int>(wl::Axis::cp)].exposed_s};
-    } catch (const std::exception&) {
-      failed[k] = "simulation-error";
-    }
+    simulate_candidate(base, rep.global_batch, kept[k], failed[k]);
   }, [&](std::size_t k, BlobWriter& w) {
     const CandidateOutcome& o = kept[k];
     w.put_string(failed[k]);
@@ -402,13 +415,15 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   for (auto& c : mine)
     if (std::find(failed_index.begin(), failed_index.end(), c.index) != failed_index.end()) c.rejected = "simulation-error";
   rep.simulated = top - failed_index.size();
-  rep.simulate_wall_s = seconds_since(t1);
+}
 
-  // Rank: simulated and fitting, simulated, estimated; then the objective; then index.
+/// Rank: simulated and fitting, simulated, estimated; then the objective; then index.
+/// The rejected candidates are counted by reason.
+void rank_outcomes(SearchReport& rep, const SearchOptions& opts, std::vector<CandidateOutcome> kept, std::vector<Candidate>& mine) {
   auto tier = [](const CandidateOutcome& o) { return o.simulated ? (o.fits ? 0 : 1) : 2; };
   std::stable_sort(kept.begin(), kept.end(), [&](const CandidateOutcome& a, const CandidateOutcome& b) {
     if (tier(a) != tier(b)) return tier(a) < tier(b);
-    return by_estimate(a, b);
+    return better_estimate(opts.objective, a, b);
   });
   rep.ranked = std::move(kept);
   for (auto& c : mine)
@@ -416,6 +431,24 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
       ++rep.rejected_by_reason[c.rejected];
       rep.rejected.push_back(std::move(c));
     }
+}
+
+}  // namespace
+
+SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchOptions& opts) {
+  const auto t0 = Clock::now();
+  if (opts.shard_count < 1 || opts.shard_index < 0 || opts.shard_index >= opts.shard_count)
+    throw std::invalid_argument(fmt::format("--shard {}/{}: need 0 <= I < N", opts.shard_index, opts.shard_count));
+  const wl::Scenario& base = base_resolved.scenario();
+  SearchReport rep = report_header(base, opts);
+  std::vector<Candidate> mine = shard_candidates(base, rep, opts);
+  rep.evaluated = mine.size();
+  std::vector<CandidateOutcome> kept = estimate_candidates(base, rep, opts, mine);
+  rep.analytic_wall_s = seconds_since(t0);
+  const auto t1 = Clock::now();
+  simulate_best(base, rep, opts, kept, mine);
+  rep.simulate_wall_s = seconds_since(t1);
+  rank_outcomes(rep, opts, std::move(kept), mine);
   rep.wall_s = seconds_since(t0);
   return rep;
 }

@@ -55,30 +55,18 @@ void check_model(const ModelSpec& m, Errors& e) {
   }
 }
 
-}  // namespace
-
-int device_count(const topo::ClusterSpec& c) {
-  if (c.graph) {
-    return static_cast<int>(std::count_if(c.graph->vertices.begin(), c.graph->vertices.end(),
-                                          [](const topo::GraphVertexSpec& v) { return v.kind == "gpu"; }));
-  }
-  return c.nodes * c.gpus_per_node;
-}
-
-std::vector<LayoutError> validate(const Scenario& s) {
-  Errors e;
-  const LayoutSpec& L = s.layout;
-  const ModelSpec& m = s.model;
-  check_model(m, e);
-
-  // Hardware.
+/// Hardware: the GPU's rates and memory.
+void check_hardware(const Scenario& s, Errors& e) {
   if (!(s.gpu.peak_flops > 0)) e.add("cluster.gpu", fmt::format("GPU peak_flops must be > 0, got {}", s.gpu.peak_flops), "use a preset (a100-80gb, h100-sxm, ...) or set peak_tflops");
   if (!(s.gpu.memory_bytes > 0)) e.add("cluster.gpu", "GPU memory must be > 0", "set cluster.gpu.memory, e.g. 80 GB");
   if (!(s.gpu.hbm_bandwidth_Bps > 0)) e.add("cluster.gpu", "GPU hbm_bandwidth must be > 0", "set cluster.gpu.hbm_bandwidth, e.g. 2 TB/s");
   if (!(s.gpu.matmul_efficiency > 0 && s.gpu.matmul_efficiency <= 1))
     e.add("cluster.gpu", fmt::format("matmul_efficiency must be in (0, 1], got {}", s.gpu.matmul_efficiency), "typical values are 0.6-0.8");
+}
 
-  // Degrees.
+/// Each degree at least 1, and dp·tp·cp·pp the cluster's GPU count.
+void check_degrees(const Scenario& s, Errors& e) {
+  const LayoutSpec& L = s.layout;
   bool degrees_ok = true;
   for (auto [key, v] : {std::pair{"layout.dp", L.dp}, {"layout.tp", L.tp}, {"layout.pp", L.pp}, {"layout.ep", L.ep}, {"layout.cp", L.cp}}) {
     if (v < 1) {
@@ -98,8 +86,10 @@ std::vector<LayoutError> validate(const Scenario& s) {
                                  static_cast<long long>(L.dp) * L.tp * L.pp, devices, where),
           "change a degree or the number of nodes");
   }
+}
 
-  // Context parallelism: 2·cp chunks per sequence (causal load balance), dense models.
+/// Context parallelism: 2·cp chunks per sequence (causal load balance), dense models.
+void check_context_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) {
   if (L.cp > 1) {
     if (m.seq_len >= 1 && m.seq_len % (2 * L.cp) != 0)
       e.add("layout.cp", fmt::format("seq_len ({}) must be divisible by 2·cp = {}: each sequence is split in 2·cp chunks, two per rank "
@@ -109,8 +99,10 @@ std::vector<LayoutError> validate(const Scenario& s) {
       e.add("layout.cp", fmt::format("cp = {} with an MoE model is not modelled (expert groups are carved out of dp only)", L.cp),
             "use cp: 1 for MoE models");
   }
+}
 
-  // Tensor parallelism splits heads, KV heads and the FFN (Megatron column/row parallel).
+/// Tensor parallelism splits heads, KV heads and the FFN (Megatron column/row parallel).
+void check_tensor_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) {
   if (L.tp >= 1) {
     if (m.heads >= 1 && m.heads % L.tp != 0)
       e.add("layout.tp", fmt::format("tp ({}) must divide heads ({})", L.tp, m.heads), "tensor parallelism splits attention heads");
@@ -123,8 +115,10 @@ std::vector<LayoutError> validate(const Scenario& s) {
       e.add("layout.tp", fmt::format("tp ({}) must divide expert_ffn_hidden ({})", L.tp, m.moe.expert_ffn_hidden),
             "tensor parallelism splits each expert's MLP");
   }
+}
 
-  // Expert parallelism: expert groups are carved out of the data-parallel axis.
+/// Expert parallelism: expert groups are carved out of the data-parallel axis.
+void check_expert_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) {
   if (L.ep > 1) {
     if (m.moe.experts <= 0)
       e.add("layout.ep", fmt::format("ep = {} needs an MoE model (model.moe.experts > 0)", L.ep), "set ep: 1 for a dense model");
@@ -133,8 +127,10 @@ std::vector<LayoutError> validate(const Scenario& s) {
     if (L.dp >= 1 && L.dp % L.ep != 0)
       e.add("layout.ep", fmt::format("ep ({}) must divide dp ({})", L.ep, L.dp), "expert-parallel groups are sub-groups of the data-parallel group");
   }
+}
 
-  // Micro-batching, ZeRO.
+/// Micro-batching, ZeRO.
+void check_batching(const LayoutSpec& L, Errors& e) {
   if (L.microbatches < 1)
     e.add("layout.microbatches", fmt::format("microbatches must be >= 1, got {}", L.microbatches), "micro-batches per step per pipeline");
   if (L.microbatch_size < 1)
@@ -144,8 +140,10 @@ std::vector<LayoutError> validate(const Scenario& s) {
           "1 shards optimizer state, 2 also gradients, 3 also weights");
   if (!(L.dp_bucket_bytes > 0))
     e.add("layout.dp_bucket_bytes", fmt::format("dp bucket must be > 0 bytes, got {}", L.dp_bucket_bytes), "Megatron uses 40M parameters");
+}
 
-  // Schedule and virtual stages.
+/// Schedule and virtual stages; returns the model chunks per stage (1 unless interleaved).
+int check_schedule(const LayoutSpec& L, Errors& e) {
   const bool interleaved = L.schedule == Schedule::interleaved_1f1b;
   if (interleaved) {
     if (L.virtual_stages < 2)
@@ -168,9 +166,11 @@ std::vector<LayoutError> validate(const Scenario& s) {
                       schedule_name(L.schedule)),
           "set virtual_stages: 1 or schedule: interleaved-1f1b");
   }
-  const int v = interleaved ? std::max(L.virtual_stages, 1) : 1;
+  return interleaved ? std::max(L.virtual_stages, 1) : 1;
+}
 
-  // Stage layers.
+/// Stage layers: `v` model chunks per stage.
+void check_stage_layers(const LayoutSpec& L, const ModelSpec& m, int v, Errors& e) {
   if (L.pp >= 1 && m.layers >= 1) {
     const int chunks = L.pp * v;
     switch (L.stage_layers_mode) {
@@ -205,19 +205,21 @@ std::vector<LayoutError> validate(const Scenario& s) {
       }
     }
   }
+}
 
-  // Placement: a permutation of the mesh axes (cp optional: right after tp).
-  {
-    if (!valid_placement(L.placement)) {
-      std::string got;
-      for (std::size_t i = 0; i < L.placement.size(); ++i) got += (i ? ", " : "") + L.placement[i];
-      const bool has_ep = std::find(L.placement.begin(), L.placement.end(), "ep") != L.placement.end();
-      e.add("layout.placement", fmt::format("placement [{}] must be a permutation of tp, dp, pp (cp optional)", got),
-            has_ep ? "ep is not a placement axis: expert groups are consecutive dp ranks" : "e.g. [tp, dp, pp] (fastest-varying first)");
-    }
+/// Placement: a permutation of the mesh axes (cp optional: right after tp).
+void check_placement(const LayoutSpec& L, Errors& e) {
+  if (!valid_placement(L.placement)) {
+    std::string got;
+    for (std::size_t i = 0; i < L.placement.size(); ++i) got += (i ? ", " : "") + L.placement[i];
+    const bool has_ep = std::find(L.placement.begin(), L.placement.end(), "ep") != L.placement.end();
+    e.add("layout.placement", fmt::format("placement [{}] must be a permutation of tp, dp, pp (cp optional)", got),
+          has_ep ? "ep is not a placement axis: expert groups are consecutive dp ranks" : "e.g. [tp, dp, pp] (fastest-varying first)");
   }
+}
 
-  // Precision and simulation.
+/// Precision and simulation.
+void check_precision_and_steps(const Scenario& s, Errors& e) {
   const auto& pr = s.precision;
   if (pr.weights < 1) e.add("precision.weights", fmt::format("weights must use >= 1 byte, got {}", pr.weights), "bf16 is 2");
   if (pr.activations < 1) e.add("precision.activations", fmt::format("activations must use >= 1 byte, got {}", pr.activations), "bf16 is 2");
@@ -225,6 +227,34 @@ std::vector<LayoutError> validate(const Scenario& s) {
     if (val < 0) e.add(key, fmt::format("bytes per parameter must be >= 0, got {}", val), "0 means the state is not kept");
   if (s.simulation.steps < 1)
     e.add("simulation.steps", fmt::format("steps must be >= 1, got {}", s.simulation.steps), "simulate at least one step");
+}
+
+}  // namespace
+
+int device_count(const topo::ClusterSpec& c) {
+  if (c.graph) {
+    return static_cast<int>(std::count_if(c.graph->vertices.begin(), c.graph->vertices.end(),
+                                          [](const topo::GraphVertexSpec& v) { return v.kind == "gpu"; }));
+  }
+  return c.nodes * c.gpus_per_node;
+}
+
+std::vector<LayoutError> validate(const Scenario& s) {
+  Errors e;
+  const LayoutSpec& L = s.layout;
+  const ModelSpec& m = s.model;
+  // One rule family at a time, in the order the errors are listed.
+  check_model(m, e);
+  check_hardware(s, e);
+  check_degrees(s, e);
+  check_context_parallel(L, m, e);
+  check_tensor_parallel(L, m, e);
+  check_expert_parallel(L, m, e);
+  check_batching(L, e);
+  const int v = check_schedule(L, e);
+  check_stage_layers(L, m, v, e);
+  check_placement(L, e);
+  check_precision_and_steps(s, e);
   for (auto& x : validate_memory_options(s)) e.add(std::move(x.key_path), std::move(x.message), std::move(x.hint));
   return std::move(e.list);
 }
