@@ -20,6 +20,10 @@ namespace py = pybind11;
 #ifndef LAYOUTSIM_VERSION
 #define LAYOUTSIM_VERSION "unknown"
 #endif
+// The shipped validation set validate() reads when given no runs files.
+#ifndef LAYOUTSIM_VALIDATION_DIR
+#define LAYOUTSIM_VALIDATION_DIR "validation"
+#endif
 
 namespace {
 
@@ -57,6 +61,44 @@ std::string sweep(const std::string& kind, std::string yaml, std::string name, c
   return ls::api::sweep_rows(ls::api::sweep(source, sweep_axes, jobs, overrides)).dump();
 }
 
+std::string search(const std::string& kind, std::string yaml, std::string name, const Overrides& overrides,
+                   const std::vector<std::string>& vary, const std::vector<std::string>& fix, const std::string& objective,
+                   int simulate_top, int jobs) {
+  const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
+  py::gil_scoped_release unlocked;
+  const ls::api::ResolvedScenario base = source.resolve(overrides);
+  ls::api::SearchOptions options = ls::api::search_options(base, vary, fix, objective);
+  options.simulate_top = simulate_top;
+  options.jobs = jobs;
+  return ls::api::search_json(ls::api::search(base, options)).dump();
+}
+
+std::string validate(const std::vector<std::string>& files, int jobs, const std::string& leave_out) {
+  py::gil_scoped_release unlocked;
+  const std::vector<std::string> paths = files.empty() ? ls::api::default_runs_files(LAYOUTSIM_VALIDATION_DIR) : files;
+  const auto rows = ls::api::read_runs(paths);
+  if (rows.empty()) throw ls::UserError("validate: the runs files hold no runs");
+  return ls::api::validation_json(ls::api::validate(rows, jobs, leave_out)).dump();
+}
+
+std::string calibrate(const std::vector<std::string>& files, const std::string& fit, const std::string& gpu, int jobs,
+                      int iterations, const std::string& leave_out) {
+  py::gil_scoped_release unlocked;
+  auto rows = ls::api::read_runs(files);
+  if (!gpu.empty()) std::erase_if(rows, [&](const ls::api::RunRow& r) { return r.scenario.gpu.name != gpu; });
+  if (rows.empty()) throw ls::UserError("calibrate: no runs" + (gpu.empty() ? std::string() : " on GPU " + gpu));
+  const auto constants = ls::api::calibration_constants(fit);
+  return ls::api::calibration_json(
+             ls::api::calibrate(rows, constants, {.jobs = jobs, .max_iterations = iterations, .leave_out = leave_out}))
+      .dump();
+}
+
+std::string diff(const std::string& text_a, const std::string& name_a, const std::string& text_b, const std::string& name_b) {
+  return ls::api::diff_json(
+             ls::api::diff(ls::api::read_summary(text_a, name_a), name_a, ls::api::read_summary(text_b, name_b), name_b))
+      .dump();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -89,6 +131,15 @@ PYBIND11_MODULE(_core, m) {
   m.def("sweep", &sweep, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("keys"), py::arg("values"),
         py::arg("overrides"), py::arg("jobs"),
         "Runs the product of the axes; returns the rows' JSON text (one flat object per point).");
+  m.def("search", &search, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"), py::arg("vary"),
+        py::arg("fix"), py::arg("objective"), py::arg("simulate_top"), py::arg("jobs"),
+        "Searches the layouts of a scenario's model and cluster; returns `layoutsim search --json`'s text.");
+  m.def("validate", &validate, py::arg("files"), py::arg("jobs"), py::arg("leave_out"),
+        "Simulates the runs files' published runs; returns `layoutsim validate --json`'s text.");
+  m.def("calibrate", &calibrate, py::arg("files"), py::arg("fit"), py::arg("gpu"), py::arg("jobs"), py::arg("iterations"),
+        py::arg("leave_out"), "Fits GPU constants to runs files; returns `layoutsim calibrate --json`'s text.");
+  m.def("diff", &diff, py::arg("text_a"), py::arg("name_a"), py::arg("text_b"), py::arg("name_b"),
+        "Compares two JSON summaries; returns `layoutsim diff --json`'s text.");
   m.def("default_scenario_yaml", [] { return std::string(ls::tools::default_scenario_yaml()); },
         "The built-in default scenario's YAML.");
 }

@@ -25,7 +25,7 @@ from ._core import InternalError, ScenarioError, __version__
 from . import _core
 
 __all__ = ["__version__", "ScenarioError", "ScenarioFileNotFoundError", "InternalError", "run", "check", "sweep",
-           "default_scenario_yaml"]
+           "search", "validate", "calibrate", "diff", "to_dataframe", "default_scenario_yaml"]
 
 
 class ScenarioFileNotFoundError(ScenarioError, FileNotFoundError):
@@ -70,6 +70,19 @@ def _source(scenario):
     raise TypeError(f"layoutsim: scenario must be a path, YAML text, a dict or None, not {type(scenario).__name__}")
 
 
+def _pick(scenario, path, text):
+    """The scenario argument: at most one of scenario, path= and text=; path= is always
+    a file and text= always YAML, where a bare scenario string is told apart by guessing."""
+    given = [x is not None for x in (scenario, path, text)]
+    if sum(given) > 1:
+        raise TypeError("layoutsim: give one of scenario, path= or text=")
+    if path is not None:
+        return ("file", "", os.fspath(path))
+    if text is not None:
+        return ("text", str(text), "<text>")
+    return _source(scenario)
+
+
 def _overrides(overrides):
     """Ordered (KEY.PATH, YAML value) pairs."""
     if not overrides:
@@ -78,51 +91,212 @@ def _overrides(overrides):
     return [(str(key), _yaml_value(value)) for key, value in items]
 
 
-def run(scenario=None, overrides=None):
-    """Simulates one step; returns the JSON summary (`layoutsim run --json`) as a dict."""
-    return json.loads(_call(_core.run, _source(scenario), _overrides(overrides)))
+def run(scenario=None, overrides=None, *, path=None, text=None):
+    """Simulates one step of a scenario (`layoutsim run --json`).
 
+    Parameters
+    ----------
+    scenario : str, os.PathLike, dict or None
+        A path, YAML text, the YAML document as a dict, or None for the built-in default.
+    overrides : dict or list of (key, value), optional
+        KEY.PATH -> value, applied in order as `--set KEY=VALUE`.
+    path, text : optional
+        Instead of `scenario`: a file path, or YAML text (no guessing).
 
-def check(scenario=None, overrides=None, text=False):
-    """Plans the scenario without simulating (`layoutsim check`).
-
-    Returns the plan as a dict: devices, stage_layers, groups, bubble_fraction_analytic,
-    memory_capacity_bytes, memory_per_stage, max_peak_bytes, fits, params_total,
-    model_flops_per_step, hardware_flops_per_step, warnings. With text=True, returns the
-    text `layoutsim check` prints instead.
+    Returns
+    -------
+    dict
+        The JSON summary (README "JSON reference"): step_time_s, step_time_band_s,
+        tokens_per_s, mfu, hfu, bubble_fraction, stages, comm (per axis), links,
+        memory (per stage, fits, verdict), warnings, engine, and the rest.
     """
-    plan_json, plan_text = _call(_core.check, _source(scenario), _overrides(overrides))
-    return plan_text if text else json.loads(plan_json)
+    return json.loads(_call(_core.run, _pick(scenario, path, text), _overrides(overrides)))
 
 
-def sweep(scenario, axes, overrides=None, jobs=0, dataframe=None):
+def check(scenario=None, overrides=None, text=False, *, path=None, yaml=None):
+    """The layout report of a scenario, without simulating (`layoutsim check`).
+
+    Parameters
+    ----------
+    scenario, overrides
+        As for run(); `path=` / `yaml=` name a file or give YAML text explicitly.
+    text : bool
+        Return the text `layoutsim check` prints instead of the dict.
+
+    Returns
+    -------
+    dict or str
+        devices, stage_layers, groups, bubble_fraction_analytic, memory_capacity_bytes,
+        memory_usable_bytes, memory_per_stage, max_peak_bytes, fits, verdict,
+        params_total, model_flops_per_step, hardware_flops_per_step, warnings.
+    """
+    report_json, report_text = _call(_core.check, _pick(scenario, path, yaml), _overrides(overrides))
+    return report_text if text else json.loads(report_json)
+
+
+def sweep(scenario=None, axes=None, overrides=None, jobs=0, *, path=None, text=None):
     """Simulates the cartesian product of `axes` (first axis varying slowest), in parallel.
 
-    axes maps KEY.PATH to a list of values (e.g. {"layout.microbatches": [4, 8, 16]});
-    overrides apply to every point first. Returns one row per point, in order: the
-    swept keys, step_time_s, tokens_per_s, mfu, bubble_fraction,
-    bubble_fraction_analytic, max_peak_bytes, fits, error (None, or the message of a
-    point whose scenario is invalid; its metrics are None). The rows are a pandas
-    DataFrame when dataframe is True, or when it is None and pandas is importable;
-    otherwise a list of dicts.
+    Parameters
+    ----------
+    scenario, overrides, path, text
+        As for run(); overrides apply to every point before the point's own values.
+    axes : dict or list of (key, values)
+        KEY.PATH -> list of values, e.g. {"layout.microbatches": [4, 8, 16]}.
+    jobs : int
+        Threads (0: one per hardware thread).
+
+    Returns
+    -------
+    list of dict
+        One row per point, in order: the swept keys, step_time_s, tokens_per_s, mfu,
+        bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits, error (None, or
+        the message of a point whose scenario is invalid; its metrics are None). Pass it to
+        to_dataframe() for a pandas DataFrame.
     """
-    items = axes.items() if isinstance(axes, Mapping) else axes
+    items = (axes or {}).items() if isinstance(axes, Mapping) or axes is None else axes
     keys, values = [], []
     for key, vals in items:
         if isinstance(vals, (str, bytes)) or not hasattr(vals, "__iter__"):
             vals = [vals]
         keys.append(str(key))
         values.append([_yaml_value(v) for v in vals])
-    rows = json.loads(_call(_core.sweep, _source(scenario), keys, values, _overrides(overrides), int(jobs)))
-    if dataframe is False:
-        return rows
-    try:
-        import pandas
-    except ImportError:
-        if dataframe:
-            raise
-        return rows
-    return pandas.DataFrame(rows)
+    return json.loads(_call(_core.sweep, _pick(scenario, path, text), keys, values, _overrides(overrides), int(jobs)))
+
+
+def to_dataframe(rows):
+    """A pandas DataFrame of sweep() rows (or any list of flat dicts); needs pandas."""
+    import pandas
+    return pandas.DataFrame(list(rows))
+
+
+def _axis_options(spec):
+    """{"layout.tp": [1, 2]} or ["tp=1,2"] -> ["tp=1,2"], the --vary/--fix form."""
+    if not spec:
+        return []
+    if isinstance(spec, Mapping):
+        out = []
+        for key, vals in spec.items():
+            if isinstance(vals, (str, bytes)) or not hasattr(vals, "__iter__"):
+                vals = [vals]
+            out.append(f"{key}=" + ",".join(_yaml_value(v) for v in vals))
+        return out
+    return [str(x) for x in spec]
+
+
+def search(scenario=None, overrides=None, vary=None, fix=None, objective="step_time", simulate_top=64, jobs=0, *,
+           path=None, text=None):
+    """Searches the layouts of a scenario's model, cluster and global batch (`layoutsim search --json`).
+
+    Parameters
+    ----------
+    scenario, overrides, path, text
+        As for run(): the base scenario.
+    vary : dict or list of str, optional
+        The values of an axis (`--vary`): {"cp": [1, 2]} or ["cp=1,2"]; axes: tp pp dp ep
+        cp zero sp recompute mbs schedule v stage_layers placement.
+    fix : dict or list of str, optional
+        An axis pinned to one value (`--fix`): {"pp": 1} or ["pp=1"].
+    objective : {"step_time", "tokens_per_s", "cost"}
+        What the ranking minimises or maximises ("cost" needs training.gpu_hour_price).
+    simulate_top : int
+        Candidates simulated after the analytic ranking.
+    jobs : int
+        Threads (0: one per hardware thread).
+
+    Returns
+    -------
+    dict
+        base, objective, global_batch, candidates (counts by stage), ranked (each with its
+        layout, step_time_s, tokens_per_s, mfu, bubble, exposed communication, memory and
+        fits), and the rest of `search --json`.
+    """
+    return json.loads(_call(_core.search, _pick(scenario, path, text), _overrides(overrides), _axis_options(vary),
+                            _axis_options(fix), str(objective), int(simulate_top), int(jobs)))
+
+
+def _paths(files):
+    if files is None:
+        return []
+    if isinstance(files, (str, os.PathLike)):
+        files = [files]
+    return [os.fspath(f) for f in files]
+
+
+def validate(runs=None, jobs=0, leave_out=None):
+    """Simulates published runs and reports the errors (`layoutsim validate --json`).
+
+    Parameters
+    ----------
+    runs : path or list of paths, optional
+        Runs files (validation/README.md "Row format"); None: the shipped validation set
+        of the source tree this package was built from.
+    jobs : int
+        Threads (0: one per hardware thread).
+    leave_out : str, optional
+        A group kind ("source", "framework", ...): leave-one-out statistics by its labels.
+
+    Returns
+    -------
+    dict
+        rows (name, measured and predicted step time, error, groups, memory), mean_abs_error,
+        max_abs_error, groups (per "kind:label"), memory, and leave_out when asked.
+    """
+    return json.loads(_core.validate(_paths(runs), int(jobs), leave_out or ""))
+
+
+def calibrate(runs, fit=None, gpu=None, jobs=0, iterations=30, leave_out=None):
+    """Fits GPU-profile constants to published runs (`layoutsim calibrate --json`).
+
+    Parameters
+    ----------
+    runs : path or list of paths
+        Runs files.
+    fit : str or list of str, optional
+        Constants to fit (None: the default set).
+    gpu : str, optional
+        Only the runs on this GPU preset.
+    iterations : int
+        Levenberg–Marquardt iterations at most.
+    leave_out : str, optional
+        "model" or a group kind: leave-one-out re-fits.
+
+    Returns
+    -------
+    dict
+        gpu, constants (name, value, lower, upper), fit (count, mean_abs_error,
+        max_abs_error), rows, and the leave-one-out figures.
+    """
+    if fit is not None and not isinstance(fit, str):
+        fit = ",".join(fit)
+    return json.loads(_core.calibrate(_paths(runs), fit or "", gpu or "", int(jobs), int(iterations), leave_out or ""))
+
+
+def _summary_text(summary, default_name):
+    """(JSON text, name) of a run() dict or a path to a `run --json` file."""
+    if isinstance(summary, Mapping):
+        return json.dumps(summary), default_name
+    name = os.fspath(summary)
+    with open(name, encoding="utf-8") as f:
+        return f.read(), name
+
+
+def diff(a, b):
+    """Compares two run summaries side by side (`layoutsim diff --json`).
+
+    Parameters
+    ----------
+    a, b : dict or path
+        run() results or `layoutsim run --json` files.
+
+    Returns
+    -------
+    dict
+        a, b, scenario_a, scenario_b, rows (section, label, path, unit, a, b, change).
+    """
+    text_a, name_a = _summary_text(a, "a")
+    text_b, name_b = _summary_text(b, "b")
+    return json.loads(_core.diff(text_a, name_a, text_b, name_b))
 
 
 def default_scenario_yaml():

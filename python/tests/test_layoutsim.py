@@ -105,7 +105,8 @@ def test_check_returns_the_plan():
 
 def test_sweep_returns_rows_in_order():
     path = str(SCENARIOS / "straggler.yaml")
-    rows = layoutsim.sweep(path, {"layout.microbatches": [4, 8]}, dataframe=False)
+    rows = layoutsim.sweep(path, {"layout.microbatches": [4, 8]})
+    assert isinstance(rows, list)
     assert [row["layout.microbatches"] for row in rows] == [4, 8]
     for row in rows:
         expected = layoutsim.run(path, overrides={"layout.microbatches": row["layout.microbatches"]})
@@ -113,14 +114,14 @@ def test_sweep_returns_rows_in_order():
         assert row["mfu"] == expected["mfu"]
         assert row["error"] is None
 
-    bad = layoutsim.sweep(path, {"layout.tp": [3]}, dataframe=False)
+    bad = layoutsim.sweep(path, {"layout.tp": [3]})
     assert bad[0]["step_time_s"] is None
     assert "layout.tp" in bad[0]["error"]
 
 
-def test_sweep_dataframe_when_pandas_is_importable():
+def test_to_dataframe_when_pandas_is_importable():
     pandas = pytest.importorskip("pandas")
-    frame = layoutsim.sweep(str(SCENARIOS / "straggler.yaml"), {"layout.microbatches": [4, 8]})
+    frame = layoutsim.to_dataframe(layoutsim.sweep(str(SCENARIOS / "straggler.yaml"), {"layout.microbatches": [4, 8]}))
     assert isinstance(frame, pandas.DataFrame)
     assert list(frame["layout.microbatches"]) == [4, 8]
 
@@ -134,3 +135,44 @@ def test_error_types():
     assert issubclass(layoutsim.ScenarioFileNotFoundError, layoutsim.ScenarioError)
     assert issubclass(layoutsim.InternalError, RuntimeError)
     assert not issubclass(layoutsim.InternalError, layoutsim.ScenarioError)
+
+
+def test_path_and_text_are_explicit():
+    path = SCENARIOS / "straggler.yaml"
+    by_path = layoutsim.run(path=str(path))
+    assert by_path == layoutsim.run(text=path.read_text())  # same bytes, other source name aside
+    with pytest.raises(TypeError):
+        layoutsim.run(str(path), path=str(path))
+    # text= is never read as a path, even when it names a file.
+    with pytest.raises(layoutsim.ScenarioError):
+        layoutsim.run(text=str(path))
+
+
+def test_search_equals_the_command():
+    path = str(SCENARIOS / "tp8-in-node.yaml")
+    args = ["--vary", "tp=1,2", "--fix", "pp=1", "--simulate-top", "2", "--jobs", "1"]
+    out = subprocess.run([BIN, "search", path, *args, "--json", "-", "-q"], check=True, capture_output=True, text=True)
+    def timeless(report):  # wall-clock fields differ run to run
+        return {k: v for k, v in report.items() if not k.endswith("wall_s")}
+    expected = timeless(json.loads(out.stdout))
+    assert timeless(layoutsim.search(path, vary=["tp=1,2"], fix=["pp=1"], simulate_top=2, jobs=1)) == expected
+    assert timeless(layoutsim.search(path, vary={"tp": [1, 2]}, fix={"pp": 1}, simulate_top=2, jobs=1)) == expected
+
+
+def test_validate_calibrate_and_diff_equal_the_command(tmp_path):
+    runs = os.environ.get("LAYOUTSIM_VALIDATION", "validation") + "/corpus/subset.yaml"
+    out = subprocess.run([BIN, "validate", runs, "--json", "-", "-q", "--jobs", "1"], check=True, capture_output=True,
+                         text=True)
+    assert layoutsim.validate(runs, jobs=1) == json.loads(out.stdout)
+
+    a = layoutsim.run(str(SCENARIOS / "straggler.yaml"))
+    b = layoutsim.run(str(SCENARIOS / "straggler.yaml"), overrides={"layout.microbatches": 8})
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    out = subprocess.run([BIN, "diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--json", "-"], check=True,
+                         capture_output=True, text=True)
+    assert layoutsim.diff(tmp_path / "a.json", tmp_path / "b.json") == json.loads(out.stdout)
+    assert layoutsim.diff(a, b)["rows"] == json.loads(out.stdout)["rows"]
+
+    with pytest.raises(layoutsim.ScenarioError):
+        layoutsim.calibrate(runs, fit="no_such_constant")

@@ -156,8 +156,8 @@ using tools::TunableConstant;
 using tools::ValidationReport;
 
 /// The options `layoutsim search --vary ... --fix ... --objective ...` builds: the default
-/// axes of `base`, then each "KEY=V1,V2" of `vary` (added values) and `fix` (the only
-/// values); objective "step_time", "tokens_per_s" or "cost" (needs the scenario's
+/// axes of `base`, then each "KEY=V1,V2" of `vary` (that axis's values) and "KEY=V" of
+/// `fix` (that axis pinned to one value); objective "step_time", "tokens_per_s" or "cost" (needs the scenario's
 /// training.gpu_hour_price). Throws UsageError on a malformed axis or objective.
 SearchOptions search_options(const ResolvedScenario& base, const std::vector<std::string>& vary = {},
                              const std::vector<std::string>& fix = {}, const std::string& objective = "step_time");
