@@ -207,9 +207,11 @@ def search(scenario=None, overrides=None, vary=None, fix=None, objective="step_t
     Returns
     -------
     dict
-        base, objective, global_batch, candidates (counts by stage), ranked (each with its
-        layout, step_time_s, tokens_per_s, mfu, bubble, exposed communication, memory and
-        fits), and the rest of `search --json`.
+        scenario, devices, global_batch, seq_len, objective, memory_capacity_bytes,
+        memory_usable_bytes, candidates (best first: index, layout, compact, step_time_s,
+        tokens_per_s, mfu, peak_memory_bytes, headroom_bytes, ...), pareto (indices of the
+        step-time / memory front), counts (candidates per stage of the search), wall_s,
+        analytic_wall_s, simulate_wall_s.
     """
     return json.loads(_call(_core.search, _pick(scenario, path, text), _overrides(overrides), _axis_options(vary),
                             _axis_options(fix), str(objective), int(simulate_top), int(jobs)))
@@ -239,8 +241,9 @@ def validate(runs=None, jobs=0, leave_out=None):
     Returns
     -------
     dict
-        rows (name, measured and predicted step time, error, groups, memory), mean_abs_error,
-        max_abs_error, groups (per "kind:label"), memory, and leave_out when asked.
+        rows (name, measured and predicted step time, error, groups, memory), count, failed,
+        mean_abs_error, max_abs_error, mean_error, worst, groups (per "kind:label"), memory
+        (peak-memory error where the source prints it), leave_out (when asked).
     """
     return json.loads(_core.validate(_paths(runs), int(jobs), leave_out or ""))
 
@@ -264,8 +267,9 @@ def calibrate(runs, fit=None, gpu=None, jobs=0, iterations=30, leave_out=None):
     Returns
     -------
     dict
-        gpu, constants (name, value, lower, upper), fit (count, mean_abs_error,
-        max_abs_error), rows, and the leave-one-out figures.
+        gpu, constants (name, value, bounds), start (the constants before), fit and before
+        (error statistics after and before the fit), leave_one_out, iterations,
+        evaluations.
     """
     if fit is not None and not isinstance(fit, str):
         fit = ",".join(fit)
