@@ -93,7 +93,7 @@ TEST_CASE("enumeration: dp·tp·pp = GPUs, and each rule rejects exactly the poi
     CHECK(l.dp * l.tp * l.pp == 8);
     const bool tp_ok = m.heads % l.tp == 0 && m.kv_heads % l.tp == 0 && m.ffn_hidden % l.tp == 0;
     const int chunks = l.pp * (l.schedule == wl::Schedule::interleaved_1f1b ? l.virtual_stages : 1);
-    const bool layers_ok = chunks <= m.layers && (l.stage_layers == wl::StageLayersMode::balanced || m.layers % chunks == 0);
+    const bool layers_ok = chunks <= m.layers && (l.stage_layers_mode == wl::StageLayersMode::balanced || m.layers % chunks == 0);
     const bool batch_ok = 16 % (l.dp * l.microbatch_size) == 0;
     CHECK((c.rejected == "tp-indivisible") == !tp_ok);
     if (tp_ok) CHECK((c.rejected == "too-few-layers" || c.rejected == "layers-indivisible") == !layers_ok);
@@ -120,7 +120,7 @@ TEST_CASE("compact layout string") {
   l.tp = 8, l.pp = 16, l.dp = 16, l.zero = 1, l.sequence_parallel = true, l.recompute = wl::Recompute::selective;
   l.schedule = wl::Schedule::interleaved_1f1b, l.virtual_stages = 2;
   CHECK(tools::compact_layout(l) == "t8·p16(v2)·d16 z1 sp sel mbs1 1f1b");
-  l.schedule = wl::Schedule::one_f_one_b, l.virtual_stages = 1, l.stage_layers = wl::StageLayersMode::balanced;
+  l.schedule = wl::Schedule::one_f_one_b, l.virtual_stages = 1, l.stage_layers_mode = wl::StageLayersMode::balanced;
   l.placement = {"tp", "pp", "dp"};
   CHECK(tools::compact_layout(l) == "t8·p16(bal)·d16 z1 sp sel mbs1 1f1b [tp,pp,dp]");
 }

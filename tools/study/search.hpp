@@ -41,20 +41,12 @@
 
 namespace ls::tools {
 
-/// One layout of the search space (the layout keys a candidate sets).
-struct SearchLayout {
-  int tp = 1, pp = 1, dp = 1, ep = 1;
-  int cp = 1;  // context parallelism (layout.cp; cp_kind stays the base scenario's)
-  int zero = 0;
-  bool sequence_parallel = false;
-  wl::Recompute recompute = wl::Recompute::none;
-  int microbatch_size = 1;
-  std::int64_t microbatches = 0;  // derived: global_batch / (dp·microbatch_size), 0 when it does not divide
-  wl::Schedule schedule = wl::Schedule::one_f_one_b;
-  int virtual_stages = 1;
-  wl::StageLayersMode stage_layers = wl::StageLayersMode::auto_even;
-  std::vector<std::string> placement{"tp", "dp", "pp"};
-};
+/// One layout of the search space: a LayoutSpec whose searched keys (tp, pp, dp, ep, cp,
+/// zero, sequence_parallel, recompute, microbatch_size, schedule, virtual_stages,
+/// stage_layers_mode, placement) a candidate sets, and microbatches derived from the
+/// global batch (0 when it does not divide); candidate_scenario() puts those keys over
+/// the base scenario's layout, whose other keys stay.
+using SearchLayout = wl::LayoutSpec;
 
 /// "t8·p16(v2)·d16 z1 sp sel mbs1 1f1b": degrees (ep as ·e4 when > 1; "bal" inside
 /// the pp parentheses for balanced stage layers), ZeRO stage, "sp" when on, "sel" or

@@ -65,7 +65,7 @@ nlohmann::ordered_json layout_json(const SearchLayout& l) {
   j["microbatches"] = l.microbatches;
   j["schedule"] = wl::schedule_name(l.schedule);
   j["virtual_stages"] = l.virtual_stages;
-  j["stage_layers"] = stage_layers_name(l.stage_layers);
+  j["stage_layers"] = stage_layers_name(l.stage_layers_mode);
   j["placement"] = l.placement;
   return j;
 }
@@ -159,7 +159,7 @@ std::string search_csv(const SearchReport& r) {
   auto layout_cells = [](const SearchLayout& l) {
     return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", compact_layout(l), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
                        l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute), l.microbatch_size, l.microbatches,
-                       wl::schedule_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers),
+                       wl::schedule_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers_mode),
                        placement_text(l.placement, "/"));
   };
   for (const auto& c : r.ranked) {
@@ -248,7 +248,7 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   if (l.schedule == wl::Schedule::interleaved_1f1b) block += fmt::format("  virtual_stages: {}\n", l.virtual_stages);
   if (l.cp > 1) block += fmt::format("  cp: {}\n", l.cp);
   if (r.cp_all_gather) block += "  cp_kind: all-gather\n";
-  block += fmt::format("  stage_layers: {}\n  placement: [{}]\n", stage_layers_name(l.stage_layers), placement_text(l.placement, ", "));
+  block += fmt::format("  stage_layers: {}\n  placement: [{}]\n", stage_layers_name(l.stage_layers_mode), placement_text(l.placement, ", "));
   // The two layout keys the search does not vary, carried over from the base.
   block += fmt::format("  dp_bucket: {} B\n", num(r.dp_bucket_bytes));
   if (r.embedding_free) block += "  embedding_free: true\n";

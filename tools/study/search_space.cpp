@@ -113,7 +113,7 @@ const char* stage_layers_name(wl::StageLayersMode m) {
 
 std::string compact_layout(const SearchLayout& l) {
   std::string s = fmt::format("t{}·p{}", l.tp, l.pp);
-  const bool v = l.schedule == wl::Schedule::interleaved_1f1b, bal = l.stage_layers == wl::StageLayersMode::balanced && l.pp > 1;
+  const bool v = l.schedule == wl::Schedule::interleaved_1f1b, bal = l.stage_layers_mode == wl::StageLayersMode::balanced && l.pp > 1;
   if (v || bal) s += fmt::format("({}{}{})", v ? fmt::format("v{}", l.virtual_stages) : "", v && bal ? "," : "", bal ? "bal" : "");
   s += fmt::format("·d{}", l.dp);
   if (l.ep > 1) s += fmt::format("·e{}", l.ep);
@@ -254,10 +254,13 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
                         l.microbatch_size = mbs;
                         l.schedule = sched;
                         l.virtual_stages = v;
-                        l.stage_layers = a.stage_layers[isl];
+                        l.stage_layers_mode = a.stage_layers[isl];
                         l.placement = place;
                         const long long per_step = static_cast<long long>(dp) * mbs;
-                        l.microbatches = global_batch % per_step == 0 ? global_batch / per_step : 0;
+                        // Clamped: a count past the limit stays past it (and is rejected).
+                        l.microbatches = global_batch % per_step == 0
+                                             ? static_cast<int>(std::min<std::int64_t>(global_batch / per_step, wl::kMaxMicrobatches + 1))
+                                             : 0;
                         const int chunks = pp * (sched == interleaved ? v : 1);
                         const bool moe = m.moe.experts > 0;
                         if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn_hidden % tp != 0 ||
@@ -269,7 +272,7 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
                           c.rejected = "cp-indivisible";
                         else if (chunks > m.layers)
                           c.rejected = "too-few-layers";
-                        else if (l.stage_layers == wl::StageLayersMode::auto_even && m.layers % chunks != 0)
+                        else if (l.stage_layers_mode == wl::StageLayersMode::auto_even && m.layers % chunks != 0)
                           c.rejected = "layers-indivisible";
                         else if (l.microbatches == 0)
                           c.rejected = "batch-indivisible";
@@ -304,11 +307,10 @@ wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_ba
   L.recompute = l.recompute;
   L.microbatch_size = l.microbatch_size;
   L.global_batch = global_batch;
-  // Clamped: a count past the limit stays past it (and is rejected) without overflowing int.
-  L.microbatches = static_cast<int>(std::clamp<std::int64_t>(l.microbatches, 1, wl::kMaxMicrobatches + 1));
+  L.microbatches = std::max(1, l.microbatches);
   L.schedule = l.schedule;
   L.virtual_stages = l.virtual_stages;
-  L.stage_layers_mode = l.stage_layers;
+  L.stage_layers_mode = l.stage_layers_mode;
   L.stage_layers.clear();
   L.placement = l.placement;
   return s;
