@@ -22,7 +22,7 @@ namespace ls {
 /// Where and what, for a located error message; every field may be empty.
 struct ErrorDetail {
   std::string location;  // "FILE:LINE:COL", or a flag such as "--set"
-  std::string key_path;  // "layout.tp"
+  std::string key_path;  // the input's dotted key, e.g. "a.b"
   std::string expected;  // "an integer >= 1"
   std::string hint;      // "did you mean ..."
 };

@@ -176,3 +176,10 @@ def test_validate_calibrate_and_diff_equal_the_command(tmp_path):
 
     with pytest.raises(layoutsim.ScenarioError):
         layoutsim.calibrate(runs, fit="no_such_constant")
+
+
+def test_json_bytes_equal_the_commands():
+    # The native module returns the exact text `layoutsim run --json` writes.
+    path = str(SCENARIOS / "straggler.yaml")
+    out = subprocess.run([BIN, "run", path, "--json", "-"], check=True, capture_output=True, text=True).stdout
+    assert layoutsim._core.run("file", "", path, []) == out

@@ -1,5 +1,5 @@
-// workloads/spec/implementation_profile.hpp — the software stack as a physical input (issues
-// 10 and 13): which attention kernel a framework runs, whether its element-wise ops are
+// workloads/spec/implementation_profile.hpp — the software stack as a physical input:
+// which attention kernel a framework runs, whether its element-wise ops are
 // fused, and what its host side costs per kernel. A preset is a documented bundle
 // (`implementation.preset`); explicit `implementation.attention` / `fused_elementwise`
 // override its choices. The GPU's own constants stay in ComputeProfile: this profile
