@@ -162,7 +162,7 @@ std::vector<std::string> default_runs_files(const std::string& dir) {
 }
 
 SearchOptions search_options(const ResolvedScenario& base, const std::vector<std::string>& vary,
-                             const std::vector<std::string>& fix, const std::string& objective) {
+                             const std::vector<std::string>& fix, const std::string& objective, const std::string& source) {
   SearchOptions o;
   o.axes = tools::default_axes(base.scenario());
   try {
@@ -177,7 +177,7 @@ SearchOptions search_options(const ResolvedScenario& base, const std::vector<std
   else throw UsageError(fmt::format("search objective '{}': expected step_time, tokens_per_s or cost", objective));
   if (o.objective == tools::SearchObjective::cost && base->training.gpu_hour_price < 0)
     throw UsageError(fmt::format("--objective cost: {} gives no GPU-hour price (add training: {{gpu_hour_price: 2.5 USD}}, "
-                                 "optionally tokens: 15T for the cost to train)", base->name));
+                                 "optionally tokens: 15T for the cost to train)", source.empty() ? base->name : source));
   return o;
 }
 

@@ -158,9 +158,11 @@ using tools::ValidationReport;
 /// The options `layoutsim search --vary ... --fix ... --objective ...` builds: the default
 /// axes of `base`, then each "KEY=V1,V2" of `vary` (that axis's values) and "KEY=V" of
 /// `fix` (that axis pinned to one value); objective "step_time", "tokens_per_s" or "cost" (needs the scenario's
-/// training.gpu_hour_price). Throws UsageError on a malformed axis or objective.
+/// training.gpu_hour_price). Throws UsageError on a malformed axis or objective, naming
+/// `source` (the scenario's file; empty: its name) where the scenario is to blame.
 SearchOptions search_options(const ResolvedScenario& base, const std::vector<std::string>& vary = {},
-                             const std::vector<std::string>& fix = {}, const std::string& objective = "step_time");
+                             const std::vector<std::string>& fix = {}, const std::string& objective = "step_time",
+                             const std::string& source = "");
 /// `layoutsim search`: every candidate layout of `base`'s model and cluster, ranked.
 inline SearchReport search(const ResolvedScenario& base, const SearchOptions& options) { return tools::run_search(base, options); }
 /// The ranked table `layoutsim search` prints (the `top` best rows).

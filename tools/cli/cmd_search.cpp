@@ -27,11 +27,7 @@ struct SearchArgs {
 int run(const SearchArgs& a) {
   one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}});
   const api::ResolvedScenario base = api::ScenarioSource::file(a.scenario).resolve();
-  // The command names the file in the cost objective's message; the API names the scenario.
-  if (a.objective == "cost" && base->training.gpu_hour_price < 0)
-    throw UsageError(fmt::format("--objective cost: {} gives no GPU-hour price (add training: {{gpu_hour_price: 2.5 USD}}, "
-                                 "optionally tokens: 15T for the cost to train)", a.scenario));
-  api::SearchOptions o = api::search_options(base, a.vary, a.fix, a.objective);
+  api::SearchOptions o = api::search_options(base, a.vary, a.fix, a.objective, a.scenario);
   o.simulate_top = a.simulate_top;
   o.jobs = a.jobs;
   tools::Progress progress({.label = "search: simulating", .unit = "candidates", .enabled = tools::progress_wanted(a.quiet)});
