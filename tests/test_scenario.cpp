@@ -196,6 +196,18 @@ TEST_CASE("--set overrides compose, in order, creating keys as needed") {
   CHECK(s.layout.sequence_parallel);
 }
 
+TEST_CASE("a --set under a preset named by its shorthand merges over that preset") {
+  // `model: llama3-8b` + model.layers=16 is {preset: llama3-8b, layers: 16}: the other
+  // fields stay the preset's, and an MHA/GQA preset keeps its kv_heads.
+  const wl::Scenario s = load_scenario_string("model: llama3-8b\n", "m.yaml", {"model.layers=16"});
+  const auto preset = wl::model_preset("llama3-8b");
+  REQUIRE(preset);
+  CHECK(s.model.layers == 16);
+  CHECK(s.model.hidden == preset->hidden);
+  CHECK(s.model.kv_heads == preset->kv_heads);
+  CHECK(s.model.name == preset->name);
+}
+
 TEST_CASE("global_batch = microbatches · microbatch_size · dp; a --set microbatches replaces it") {
   const std::string y = edit(14, "  global_batch: 32\n  microbatch_size: 2");
   const wl::Scenario s = load_scenario_string(y, "g.yaml", {"layout.dp=2", "layout.tp=4"});

@@ -140,26 +140,21 @@ private:
       }
     }
     const bool preset_mha = have_preset && m.kv_heads == m.heads;
+    s_.model = m;  // the bound rows read into the scenario's model, over the preset
     for (const auto& e : n.entries) {
       const std::string p = join_key(path, e.key);
       const YNode& v = e.value;
-      if (e.key == "name") assign(m.name, r_.string(v, p));
-      else if (e.key == "layers") assign(m.layers, r_.count(v, p));
-      else if (e.key == "hidden") assign(m.hidden, r_.integer(v, p, 1, kMaxDim));
-      else if (e.key == "heads") assign(m.heads, r_.count(v, p));
-      else if (e.key == "kv_heads") assign(m.kv_heads, r_.count(v, p));
-      else if (e.key == "ffn_hidden") assign(m.ffn_hidden, r_.integer(v, p, 1, kMaxDim));
-      else if (e.key == "vocab") assign(m.vocab, r_.integer(v, p, 1, kMaxDim));
-      else if (e.key == "seq_len") assign(m.seq_len, r_.integer(v, p, 1, kMaxDim));
-      else if (e.key == "activation") {
-        if (auto a = r_.choice(v, p, values("model.activation"))) m.activation = *a == "swiglu" ? wl::Activation::swiglu : wl::Activation::gelu;
-      } else if (e.key == "tied_embeddings") assign(m.tied_embeddings, r_.boolean(v, p));
-      else if (e.key == "dropout") {
+      if (e.key == "preset") continue;
+      if (e.key == "dropout") {
         if (auto d = r_.number(v, p, 0, 1, false)) {
-          if (*d < 1) m.dropout = *d;
+          if (*d < 1) s_.model.dropout = *d;
           else d_.error(v.loc, p, "must be below 1 (a probability of dropping)");
         }
-      } else if (e.key == "moe") moe(v, p, m);
+      } else if (e.key == "moe") {
+        moe(v, p, s_.model);
+      } else {
+        read_bound(v, p);
+      }
     }
     if (!have_preset) {
       for (const char* k : {"layers", "hidden", "heads", "vocab", "seq_len"})
@@ -168,25 +163,16 @@ private:
                    fmt::format("or add preset: one of {}", fmt::join(wl::model_preset_names(), ", ")));
       // kv_heads and ffn_hidden stay unset (0): wl::resolve derives them.
     } else if (preset_mha && n.find("heads") && !n.find("kv_heads")) {
-      m.kv_heads = 0;  // an MHA preset stays MHA: unset, so wl::resolve makes it follow heads
+      s_.model.kv_heads = 0;  // an MHA preset stays MHA: unset, so wl::resolve makes it follow heads
     }
-    s_.model = m;
   }
 
   void moe(const YNode& n, const std::string& path, wl::ModelSpec& m) {
     if (!r_.map(n, path, keys("model.moe")))
       return;
     auto& x = m.moe;
-    for (const auto& e : n.entries) {
-      const std::string p = join_key(path, e.key);
-      const YNode& v = e.value;
-      if (e.key == "experts") assign(x.experts, r_.count(v, p));
-      else if (e.key == "top_k") assign(x.top_k, r_.count(v, p));
-      else if (e.key == "expert_ffn_hidden") assign(x.expert_ffn_hidden, r_.integer(v, p, 1, kMaxDim));
-      else if (e.key == "every_n_layers") assign(x.every_n_layers, r_.count(v, p));
-      else if (e.key == "shared_experts") assign(x.shared_experts, r_.count(v, p, 0));
-      else if (e.key == "capacity_factor") assign(x.capacity_factor, r_.number(v, p, 0, 1e6, false));
-    }
+    for (const auto& e : n.entries)
+      if (e.key != "routing") read_bound(e.value, join_key(path, e.key));
     if (x.experts <= 0 && !n.find("experts")) d_.error(n.loc, path + ".experts", "missing required key");
     if (x.top_k <= 0 && !n.find("top_k")) d_.error(n.loc, path + ".top_k", "missing required key");
     if (const YEntry* t = n.find("top_k"); t && x.experts > 0 && x.top_k > x.experts)

@@ -84,33 +84,27 @@ public:
       g = *pg;
       have_preset = true;
     }
+    s_.gpu = std::move(g);  // the bound rows read into the scenario's GPU, over the preset
     for (const auto& e : n->entries) {
       const std::string p = join_key(path, e.key);
       const YNode& v = e.value;
-      if (e.key == "name") assign(g.name, r_.string(v, p));
-      else if (e.key == "peak_tflops") {
+      if (e.key == "preset" || e.key == "profile") continue;
+      if (e.key == "peak_tflops") {
         // The key carries the unit (TFLOP/s); a string with an explicit unit is fine too.
         if (v.kind == YNode::Kind::scalar && v.scalar.find_first_of("Ff") != std::string::npos &&
             v.scalar.find("FLOP") != std::string::npos) {
           if (auto f = r_.quantity(v, p, "312 TFLOP/s", parse_flops)) {
-            if (*f > 0) g.peak_flops = *f;
+            if (*f > 0) s_.gpu.peak_flops = *f;
             else d_.error(v.loc, p, "must be greater than zero");
           }
         } else if (auto t = r_.number(v, p, 0, 1e9, true)) {
-          g.peak_flops = *t * 1e12;
+          s_.gpu.peak_flops = *t * 1e12;
         }
-      } else if (e.key == "memory") assign(g.memory_bytes, r_.bytes(v, p));
-      else if (e.key == "hbm_bandwidth") assign(g.hbm_bandwidth_Bps, r_.bandwidth(v, p));
-      else if (e.key == "matmul_efficiency") assign(g.matmul_efficiency, r_.number(v, p, 0, 1, true));
-      else if (e.key == "fp8_tflops") {
-        if (auto t = r_.number(v, p, 0, 1e9, false)) g.fp8_peak_flops = *t * 1e12;
-      } else if (e.key == "mx_formats") assign(g.mx_formats, r_.boolean(v, p));
-      else if (e.key == "nvlink_bandwidth") assign(g.nvlink_bandwidth_Bps, r_.bandwidth(v, p));
-      else if (e.key == "nic_bandwidth") assign(g.nic_bandwidth_Bps, r_.bandwidth(v, p));
-      else if (e.key == "saturation_rows") assign(g.saturation_rows, r_.number(v, p, 0, 1e12, true));
-      else if (e.key == "kernel_overhead") assign(g.kernel_overhead, r_.time(v, p));
-      else if (e.key == "reserved_memory") assign(g.reserved_memory_bytes, r_.bytes(v, p));
+      } else {
+        read_bound_key(r_, v, p, s_);
+      }
     }
+    wl::GpuSpec& gpu = s_.gpu;
     if (const YEntry* pf = n->find("profile")) {
       // A calibrate output fitted on this GPU type, over the preset's constants.
       const std::string pp = join_key(path, "profile");
@@ -119,7 +113,7 @@ public:
         if (fp.is_relative() && !s_.source.empty() && s_.source.front() != '<')
           fp = std::filesystem::path(s_.source).parent_path() / fp;
         try {
-          apply_profile(g, fp.string());
+          apply_profile(gpu, fp.string());
         } catch (const std::exception& ex) {
           d_.error(pf->value.loc, pp, ex.what(), "a `layoutsim calibrate --out` file for this GPU's preset");
         }
@@ -129,16 +123,15 @@ public:
     // launch overhead), not by the map's roofline fields; an override must reach the
     // profile or it would be silently ignored. Applied after `profile:`, so that a key
     // written in the scenario wins over a calibrate file.
-    if (have_preset && n->find("matmul_efficiency") && g.matmul_efficiency > 0)
-      g.compute.gemm_sustained_fraction = g.matmul_efficiency;
-    if (n->find("kernel_overhead")) g.compute.launch_overhead_s = g.kernel_overhead.seconds();
+    if (have_preset && n->find("matmul_efficiency") && gpu.matmul_efficiency > 0)
+      gpu.compute.gemm_sustained_fraction = gpu.matmul_efficiency;
+    if (n->find("kernel_overhead")) gpu.compute.launch_overhead_s = gpu.kernel_overhead.seconds();
     if (!have_preset) {
       for (const char* k : {"peak_tflops", "memory", "hbm_bandwidth"})
         if (!n->find(k))
           d_.error(n->loc, join_key(path, k), "missing required key: there is no preset to inherit it from",
                    fmt::format("or add preset: one of {}", fmt::join(wl::gpu_preset_names(), ", ")));
     }
-    s_.gpu = g;
   }
 
   void intra(const YNode& n, const std::string& path) {

@@ -1,7 +1,9 @@
 // tools/scenario/scenario_keys.cpp — the key table, and the README tables printed from it.
 #include "tools/scenario/scenario_keys.hpp"
 
+#include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -26,11 +28,12 @@ ScenarioKey bound_row(ScenarioKey row, std::string default_value,
 }
 
 /// An integer in [lo, hi]; the type column states the bounds.
+/// No `def`: derived (from a preset, or by resolve()), and `default_text` says how.
 template <typename Field>
-ScenarioKey int_key(std::string_view path, Field field, std::int64_t lo, std::int64_t hi, std::int64_t def,
+ScenarioKey int_key(std::string_view path, Field field, std::int64_t lo, std::int64_t hi, std::optional<std::int64_t> def,
                     std::string_view doc, std::string default_text = "") {
   return bound_row(ScenarioKey{path, fmt::format("int in [{}, {}]", lo, hi), {}, std::move(default_text), doc},
-              fmt::format("{}", def),
+              def ? fmt::format("{}", *def) : std::string(),
               [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
                 if (auto c = r.integer(v, p, lo, hi)) field(s) = static_cast<std::remove_reference_t<decltype(field(s))>>(*c);
               },
@@ -40,25 +43,44 @@ ScenarioKey int_key(std::string_view path, Field field, std::int64_t lo, std::in
 /// A plain number in [lo, hi] (lo excluded when lo_open).
 template <typename Field>
 ScenarioKey number_key(std::string_view path, Field field, double lo, double hi, bool lo_open, std::string def,
-                       std::string_view doc) {
-  return bound_row(ScenarioKey{path, fmt::format("number in {}{}, {}]", lo_open ? "(" : "[", lo, hi), {}, "", doc}, def,
+                       std::string_view doc, std::string default_text = "") {
+  return bound_row(ScenarioKey{path, fmt::format("number in {}{}, {}]", lo_open ? "(" : "[", lo, hi), {}, std::move(default_text), doc}, def,
               [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
                 assign(field(s), r.number(v, p, lo, hi, lo_open));
               },
               [=](const wl::Scenario& s) { return fmt::format("{}", field(s)); });
 }
 
+/// A number in [lo, hi] read in `unit`s (TFLOP/s) into a field in base units.
 template <typename Field>
-ScenarioKey bool_key(std::string_view path, Field field, bool def, std::string_view doc, std::string default_text = "") {
-  return bound_row(ScenarioKey{path, "bool", {}, std::move(default_text), doc}, def ? "true" : "false",
+ScenarioKey scaled_number_key(std::string_view path, Field field, double unit, double lo, double hi, std::string def,
+                              std::string_view doc, std::string default_text = "") {
+  return bound_row(ScenarioKey{path, fmt::format("number in [{}, {}]", lo, hi), {}, std::move(default_text), doc}, def,
+                   [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
+                     if (auto x = r.number(v, p, lo, hi, false)) field(s) = *x * unit;
+                   },
+                   [=](const wl::Scenario& s) { return fmt::format("{}", field(s) / unit); });
+}
+
+template <typename Field>
+ScenarioKey string_key(std::string_view path, Field field, std::string_view doc, std::string default_text) {
+  return bound_row(ScenarioKey{path, "string", {}, std::move(default_text), doc}, "",
+                   [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.string(v, p)); },
+                   [=](const wl::Scenario& s) { return std::string(field(s)); });
+}
+
+template <typename Field>
+ScenarioKey bool_key(std::string_view path, Field field, std::optional<bool> def, std::string_view doc,
+                     std::string default_text = "") {
+  return bound_row(ScenarioKey{path, "bool", {}, std::move(default_text), doc}, !def ? "" : *def ? "true" : "false",
               [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.boolean(v, p)); },
               [=](const wl::Scenario& s) { return std::string(field(s) ? "true" : "false"); });
 }
 
 /// A size in bytes ("100 MB"), greater than zero.
 template <typename Field>
-ScenarioKey bytes_key(std::string_view path, Field field, std::string def, std::string_view doc) {
-  return bound_row(ScenarioKey{path, "size", {}, "", doc}, def,
+ScenarioKey bytes_key(std::string_view path, Field field, std::string def, std::string_view doc, std::string default_text = "") {
+  return bound_row(ScenarioKey{path, "size", {}, std::move(default_text), doc}, def,
               [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.bytes(v, p)); },
               [=](const wl::Scenario& s) { return fmt::format("{}", field(s)); });
 }
@@ -74,8 +96,8 @@ ScenarioKey bandwidth_key(std::string_view path, Field field, std::string def, s
 
 /// A duration ("3 us").
 template <typename Field>
-ScenarioKey time_key(std::string_view path, Field field, std::string def, std::string_view doc) {
-  return bound_row(ScenarioKey{path, "time", {}, "", doc}, def,
+ScenarioKey time_key(std::string_view path, Field field, std::string def, std::string_view doc, std::string default_text = "") {
+  return bound_row(ScenarioKey{path, "time", {}, std::move(default_text), doc}, def,
                    [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) { assign(field(s), r.time(v, p)); },
                    [=](const wl::Scenario& s) { return fmt::format("{} ps", field(s).ps()); });
 }
@@ -93,11 +115,11 @@ ScenarioKey string_choice_key(std::string_view path, Field field, std::vector<st
 
 /// One of an enum's spellings (its wl::NameTable); the default is shown in backticks.
 template <typename Field, typename E, std::size_t N>
-ScenarioKey choice_key(std::string_view path, Field field, const wl::NameTable<E, N>& names, E def, std::string_view doc,
-                       std::string default_text = "") {
+ScenarioKey choice_key(std::string_view path, Field field, const wl::NameTable<E, N>& names, std::optional<std::type_identity_t<E>> def,
+                       std::string_view doc, std::string default_text = "") {
   std::vector<std::string_view> values;
   for (const auto& entry : names) values.push_back(entry.second);
-  const std::string def_name(wl::name_of(names, def));
+  const std::string def_name = def ? std::string(wl::name_of(names, *def)) : std::string();
   const std::vector<std::string> allowed(values.begin(), values.end());
   if (default_text.empty()) default_text = fmt::format("`{}`", def_name);
   return bound_row(ScenarioKey{path, "", std::move(values), std::move(default_text), doc}, def_name,
@@ -149,25 +171,32 @@ const std::vector<ScenarioKey>& scenario_keys() {
       choice_key("cluster.network", LS_FIELD(cluster.ideal_network), kNetworkNames, false, "(what-if `ideal`: communication costs nothing)"),
 
       {"cluster.gpu.preset", "preset name", {}, "", "to start from"},
-      {"cluster.gpu.name", "string", {}, "the preset's name, else `custom`", ""},
+      string_key("cluster.gpu.name", LS_FIELD(gpu.name), "", "the preset's name, else `custom`"),
       {"cluster.gpu.peak_tflops", "number", {}, "preset; *required* without one",
        "dense bf16 TFLOP/s (or a string with a unit, `\"312 TFLOP/s\"`)"},
-      {"cluster.gpu.memory", "size", {}, "preset; *required* without one", "(HBM capacity)"},
-      {"cluster.gpu.hbm_bandwidth", "bandwidth", {}, "preset; *required* without one", ""},
-      {"cluster.gpu.matmul_efficiency", "number", {}, "preset's GEMM fraction, else 0.75",
-       "in (0, 1]: achieved/peak of large BF16 GEMMs (on a preset: replaces its profile's gemm_sustained_fraction)"},
-      {"cluster.gpu.fp8_tflops", "number", {}, "preset, else 0 (no FP8 tensor cores)", "dense FP8 TFLOP/s (`precision.compute: fp8` needs it)"},
-      {"cluster.gpu.mx_formats", "bool", {}, "preset, else false", "block-scaled MX formats on the tensor cores (`precision.compute: mxfp8` needs it)"},
-      {"cluster.gpu.nvlink_bandwidth", "bandwidth", {}, "preset (*required* without one unless `intra_node.bandwidth` is given)",
-       "per GPU per direction"},
-      {"cluster.gpu.nic_bandwidth", "bandwidth", {}, "preset (*required* without one unless `inter_node.bandwidth` is given)",
-       "per GPU per direction"},
-      {"cluster.gpu.saturation_rows", "number", {}, "1024",
-       "> 0: the GEMM row count this GPU needs for full efficiency; the small-microbatch warning compares the kernel model's efficiency below it with the efficiency at it"},
-      {"cluster.gpu.kernel_overhead", "time", {}, "the profile's launch overhead (4 us on the presets)", "per kernel launch"},
-      {"cluster.gpu.reserved_memory", "size", {}, fmt::format("{:g} GB", wl::default_reserved_memory() / 1e9),
-       "held outside tensors: CUDA context, NCCL buffers, cuBLAS/cuDNN workspaces; in [0, memory / 4]; "
-       "usable = memory − reserved_memory − fragmentation · memory"},
+      bytes_key("cluster.gpu.memory", LS_FIELD(gpu.memory_bytes), "", "(HBM capacity)", "preset; *required* without one"),
+      bandwidth_key("cluster.gpu.hbm_bandwidth", LS_FIELD(gpu.hbm_bandwidth_Bps), "", "", "preset; *required* without one"),
+      number_key("cluster.gpu.matmul_efficiency", LS_FIELD(gpu.matmul_efficiency), 0, 1, true, "",
+                 "achieved/peak of large BF16 GEMMs (on a preset: replaces its profile's gemm_sustained_fraction)",
+                 "preset's GEMM fraction, else 0.75"),
+      scaled_number_key("cluster.gpu.fp8_tflops", LS_FIELD(gpu.fp8_peak_flops), 1e12, 0, 1e9, "",
+                        "dense FP8 TFLOP/s (`precision.compute: fp8` needs it)", "preset, else 0 (no FP8 tensor cores)"),
+      bool_key("cluster.gpu.mx_formats", LS_FIELD(gpu.mx_formats), std::nullopt,
+               "block-scaled MX formats on the tensor cores (`precision.compute: mxfp8` needs it)", "preset, else false"),
+      bandwidth_key("cluster.gpu.nvlink_bandwidth", LS_FIELD(gpu.nvlink_bandwidth_Bps), "", "per GPU per direction",
+                    "preset (*required* without one unless `intra_node.bandwidth` is given)"),
+      bandwidth_key("cluster.gpu.nic_bandwidth", LS_FIELD(gpu.nic_bandwidth_Bps), "", "per GPU per direction",
+                    "preset (*required* without one unless `inter_node.bandwidth` is given)"),
+      number_key("cluster.gpu.saturation_rows", LS_FIELD(gpu.saturation_rows), 0, 1e9, true, "",
+                 "the GEMM row count this GPU needs for full efficiency; the small-microbatch warning compares the kernel model's "
+                 "efficiency below it with the efficiency at it",
+                 "preset (1024 on the A100s, 2048 on H100 and later), else 1024"),
+      time_key("cluster.gpu.kernel_overhead", LS_FIELD(gpu.kernel_overhead), "", "per kernel launch",
+               "the profile's launch overhead (4 us on the presets)"),
+      bytes_key("cluster.gpu.reserved_memory", LS_FIELD(gpu.reserved_memory_bytes), "",
+                "held outside tensors: CUDA context, NCCL buffers, cuBLAS/cuDNN workspaces; in [0, memory / 4]; "
+                "usable = memory − reserved_memory − fragmentation · memory",
+                fmt::format("{:g} GB", wl::default_reserved_memory() / 1e9)),
       {"cluster.gpu.profile", "file", {}, "none",
        "a `layoutsim calibrate --out` profile applied over the preset's constants (its `gpu` must match; "
        "relative to the scenario file)"},
@@ -205,25 +234,32 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"cluster.graph.links[].duplex", "bool", {}, "true", ""},
 
       {"model.preset", "preset name", {}, "", "(`gpt3-175b`, `llama3-8b`, `llama3-70b`, `llama3-405b`, `seed-70b`, ...)"},
-      {"model.name", "string", {}, "the preset's name, else `custom`", ""},
-      {"model.layers", "int", {}, "preset; *required* without one", ""},
-      {"model.hidden", "int", {}, "preset; *required* without one", ""},
-      {"model.heads", "int", {}, "preset; *required* without one", ""},
-      {"model.kv_heads", "int", {}, "`heads` (MHA; an MHA preset stays MHA when only `heads` is given)", "(GQA)"},
-      {"model.ffn_hidden", "int", {}, "preset, else 4·hidden", ""},
-      {"model.vocab", "int", {}, "preset; *required* without one", ""},
-      {"model.seq_len", "int", {}, "preset; *required* without one", ""},
-      {"model.activation", "", {"gelu", "swiglu"}, "preset, else `gelu`", ""},
-      {"model.tied_embeddings", "bool", {}, "preset, else false", ""},
+      string_key("model.name", LS_FIELD(model.name), "", "the preset's name, else `custom`"),
+      int_key("model.layers", LS_FIELD(model.layers), 1, kMaxCount, std::nullopt, "", "preset; *required* without one"),
+      int_key("model.hidden", LS_FIELD(model.hidden), 1, kMaxDim, std::nullopt, "", "preset; *required* without one"),
+      int_key("model.heads", LS_FIELD(model.heads), 1, kMaxCount, std::nullopt, "", "preset; *required* without one"),
+      int_key("model.kv_heads", LS_FIELD(model.kv_heads), 1, kMaxCount, std::nullopt, "(GQA)",
+              "`heads` (MHA; an MHA preset stays MHA when only `heads` is given)"),
+      int_key("model.ffn_hidden", LS_FIELD(model.ffn_hidden), 1, kMaxDim, std::nullopt, "", "preset, else 4·hidden"),
+      int_key("model.vocab", LS_FIELD(model.vocab), 1, kMaxDim, std::nullopt, "", "preset; *required* without one"),
+      int_key("model.seq_len", LS_FIELD(model.seq_len), 1, kMaxDim, std::nullopt, "", "preset; *required* without one"),
+      choice_key("model.activation", LS_FIELD(model.activation), wl::kActivationNames, std::nullopt, "",
+                 "preset, else `gelu`"),
+      bool_key("model.tied_embeddings", LS_FIELD(model.tied_embeddings), std::nullopt, "", "preset, else false"),
       {"model.dropout", "number", {}, "0", "in [0, 1): attention, residual and embedding dropout (0: no dropout kernels or masks)"},
       {"model.moe", "map", {}, "absent: dense model", "merged over a MoE preset's"},
 
-      {"model.moe.experts", "int", {}, "", "*required* in `moe`"},
-      {"model.moe.top_k", "int", {}, "", "*required* in `moe`; ≤ experts"},
-      {"model.moe.expert_ffn_hidden", "int", {}, "`ffn_hidden`", ""},
-      {"model.moe.every_n_layers", "int", {}, "1 (every layer is MoE)", ""},
-      {"model.moe.shared_experts", "int", {}, "0", ""},
-      {"model.moe.capacity_factor", "number", {}, "0", "≥ 0; 0 = no token dropping"},
+      int_key("model.moe.experts", LS_FIELD(model.moe.experts), 1, kMaxCount, std::nullopt, "",
+              "preset; *required* in `moe` without one"),
+      int_key("model.moe.top_k", LS_FIELD(model.moe.top_k), 1, kMaxCount, std::nullopt, "≤ experts",
+              "preset; *required* in `moe` without one"),
+      int_key("model.moe.expert_ffn_hidden", LS_FIELD(model.moe.expert_ffn_hidden), 1, kMaxDim, std::nullopt, "",
+              "preset, else `ffn_hidden`"),
+      int_key("model.moe.every_n_layers", LS_FIELD(model.moe.every_n_layers), 1, kMaxCount, 1,
+              "a MoE layer every n layers", "preset, else 1 (every layer is MoE)"),
+      int_key("model.moe.shared_experts", LS_FIELD(model.moe.shared_experts), 0, kMaxCount, 0, "", "preset, else 0"),
+      number_key("model.moe.capacity_factor", LS_FIELD(model.moe.capacity_factor), 0, 1e6, false, "0",
+                 "0 = no token dropping", "preset, else 0"),
       {"model.moe.routing", "", {"balanced"}, "`balanced`", "or a map: `{skew: zipf, alpha, seed}` or `{load: [...]}`"},
 
       {"model.moe.routing.skew", "", {"zipf"}, "", "*required* without `load`"},

@@ -70,8 +70,9 @@ void apply_set(YNode& root, const std::string& set, int ordinal, Diag& d) {
     const std::string seg_path = join_key(path, name);
     if (cur->kind == YNode::Kind::null) {
       cur->kind = YNode::Kind::map;
-    } else if (cur->kind == YNode::Kind::scalar && path == "cluster.gpu") {
-      // `gpu: h100-sxm` + `--set cluster.gpu.memory=...`: the name becomes the preset.
+    } else if (cur->kind == YNode::Kind::scalar && (path == "cluster.gpu" || path == "model")) {
+      // `gpu: h100-sxm` + `--set cluster.gpu.memory=...` (or `model: llama3-8b` +
+      // `--set model.layers=...`): the name becomes the preset, as the loader reads it.
       YEntry pe{"preset", cur->loc, *cur};
       *cur = YNode{};
       cur->kind = YNode::Kind::map;

@@ -49,6 +49,7 @@ struct GpuSpec {
 };
 
 enum class Activation { gelu, swiglu };
+inline constexpr NameTable<Activation, 2> kActivationNames{{{Activation::gelu, "gelu"}, {Activation::swiglu, "swiglu"}}};
 
 enum class RoutingKind { balanced, zipf, load };
 
