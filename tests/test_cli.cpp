@@ -341,7 +341,10 @@ TEST_CASE("keys lists every scenario key; --markdown prints the README's tables"
   // Each line: path, type / values / doc, default.
   CHECK(plain.out.find("layout.zero") != std::string::npos);
   CHECK(plain.out.find("int in [0, 3]  [default: 0]") != std::string::npos);
-  CHECK(plain.out.find("`ring` | `all-gather`") != std::string::npos);
+  CHECK(plain.out.find("`nvswitch` | `nvlink` | `pcie`") != std::string::npos);
+  // An enum's values with their meanings (the NameTable's docs), the bar unescaped.
+  CHECK(plain.out.find("`ring` — K/V chunks passed peer to peer") != std::string::npos);
+  CHECK(plain.out.find("(Megatron-Core) | `all-gather` — ") != std::string::npos);
   const auto md = layoutsim("keys --markdown");
   CHECK(md.rc == 0);
   CHECK(md.out.rfind("### `name`", 0) == 0);

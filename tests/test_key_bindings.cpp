@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "tools/scenario/scenario.hpp"
 #include "tools/scenario/scenario_convert.hpp"
 #include "tools/scenario/scenario_keys.hpp"
@@ -105,4 +107,21 @@ TEST_CASE("an integer just outside a bound row's range is an error naming the ke
       CHECK(k->binding->show(s) == std::to_string(good));
     }
   }
+}
+
+TEST_CASE("an enum's values carry their meaning into the reference, one phrase each") {
+  // The value docs come from the enum's NameTable (workloads/spec/names.hpp), the same
+  // table the loader and the reports spell the values with.
+  int documented = 0;
+  for (const auto& k : scenario_keys()) {
+    if (k.value_docs.empty()) continue;
+    CAPTURE(k.path);
+    REQUIRE(k.value_docs.size() == k.values.size());
+    for (std::size_t i = 0; i < k.values.size(); ++i) {
+      CHECK_FALSE(k.value_docs[i].empty());
+      CHECK(scenario_key_description(k).find(fmt::format("`{}` — {}", k.values[i], k.value_docs[i])) != std::string::npos);
+    }
+    ++documented;
+  }
+  CHECK(documented >= 10);  // schedule, recompute, cp_kind, stage_layers, attention, gather, reshard, activation, symmetry, network
 }

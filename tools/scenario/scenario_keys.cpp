@@ -117,12 +117,17 @@ ScenarioKey string_choice_key(std::string_view path, Field field, std::vector<st
 template <typename Field, typename E, std::size_t N>
 ScenarioKey choice_key(std::string_view path, Field field, const wl::NameTable<E, N>& names, std::optional<std::type_identity_t<E>> def,
                        std::string_view doc, std::string default_text = "") {
-  std::vector<std::string_view> values;
-  for (const auto& entry : names) values.push_back(entry.second);
+  std::vector<std::string_view> values, value_docs;
+  for (const auto& entry : names) {
+    values.push_back(entry.name);
+    value_docs.push_back(entry.doc);
+  }
   const std::string def_name = def ? std::string(wl::name_of(names, *def)) : std::string();
   const std::vector<std::string> allowed(values.begin(), values.end());
-  if (default_text.empty()) default_text = fmt::format("`{}`", def_name);
-  return bound_row(ScenarioKey{path, "", std::move(values), std::move(default_text), doc}, def_name,
+  if (default_text.empty() && def) default_text = fmt::format("`{}`", def_name);
+  ScenarioKey row{path, "", std::move(values), std::move(default_text), doc};
+  row.value_docs = std::move(value_docs);
+  return bound_row(std::move(row), def_name,
               [=, &names](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
                 if (auto c = r.choice(v, p, allowed))
                   if (auto e = wl::from_name(names, *c)) field(s) = *e;
@@ -131,8 +136,23 @@ ScenarioKey choice_key(std::string_view path, Field field, const wl::NameTable<E
 }
 
 /// simulation.symmetry and cluster.network spell a bool.
-constexpr wl::NameTable<bool, 2> kSymmetryNames{{{true, "auto"}, {false, "off"}}};
-constexpr wl::NameTable<bool, 2> kNetworkNames{{{false, "real"}, {true, "ideal"}}};
+constexpr wl::NameTable<bool, 2> kSymmetryNames{{
+    {true, "auto",
+     "one data-parallel replica simulated when every replica is provably alike (no perturbation or jitter, a generated "
+     "fabric, uniform MoE routing, replicas on alike links), the others' traffic accounted; the numbers equal `off`'s"},
+    {false, "off", "every rank simulated"}}};
+constexpr wl::NameTable<bool, 2> kNetworkNames{{{false, "real", "the cluster's links"},
+                                               {true, "ideal", "communication costs nothing (a what-if)"}}};
+
+/// layout.stage_layers: a scalar spelling (its NameTable) or a list, read by hand.
+ScenarioKey stage_layers_row() {
+  ScenarioKey row{"layout.stage_layers", "", {}, "`auto`", "layers per pipeline stage: `[INT, ...]`, one per stage, or a rule"};
+  for (const auto& entry : wl::kStageLayersNames) {
+    row.values.push_back(entry.name);
+    row.value_docs.push_back(entry.doc);
+  }
+  return row;
+}
 
 }  // namespace
 
@@ -168,7 +188,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"cluster.graph", "map", {}, "",
        "an explicit topology *instead of* `nodes`, `gpus_per_node`, `intra_node`, `inter_node` (both is an error); "
        "`nodes` / `gpus_per_node` become max N+1 / max G+1 of its GPU names"},
-      choice_key("cluster.network", LS_FIELD(cluster.ideal_network), kNetworkNames, false, "(what-if `ideal`: communication costs nothing)"),
+      choice_key("cluster.network", LS_FIELD(cluster.ideal_network), kNetworkNames, false, ""),
 
       {"cluster.gpu.preset", "preset name", {}, "", "to start from"},
       string_key("cluster.gpu.name", LS_FIELD(gpu.name), "", "the preset's name, else `custom`"),
@@ -273,8 +293,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       int_key("layout.pp", LS_FIELD(layout.pp), 1, kMaxDevices, 1, ""),
       int_key("layout.ep", LS_FIELD(layout.ep), 1, kMaxDevices, 1, ""),
       int_key("layout.cp", LS_FIELD(layout.cp), 1, kMaxDevices, 1, "context parallelism: each sequence split in 2·cp chunks over cp ranks (seq_len divisible by 2·cp; dense models)"),
-      choice_key("layout.cp_kind", LS_FIELD(layout.cp_kind), wl::kCpKindNames, wl::CpKind::ring, "`ring`: K/V chunks passed peer to peer, overlapped with the attention (Megatron-Core); "
-       "`all-gather`: K/V gathered before the attention, dK/dV reduce-scattered after it (Llama 3)"),
+      choice_key("layout.cp_kind", LS_FIELD(layout.cp_kind), wl::kCpKindNames, wl::CpKind::ring, "how context-parallel ranks share keys and values"),
       int_key("layout.zero", LS_FIELD(layout.zero), 0, 3, 0, ""),
       bool_key("layout.sequence_parallel", LS_FIELD(layout.sequence_parallel), false, ""),
       choice_key("layout.recompute", LS_FIELD(layout.recompute), wl::kRecomputeNames, wl::Recompute::none, ""),
@@ -285,8 +304,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "Both in one file is an error; a `--set` of one replaces the other"},
       choice_key("layout.schedule", LS_FIELD(layout.schedule), wl::kScheduleNames, wl::Schedule::one_f_one_b, ""),
       int_key("layout.virtual_stages", LS_FIELD(layout.virtual_stages), 1, kMaxCount, 1, "(interleaved-1f1b)"),
-      {"layout.stage_layers", "", {"auto", "balanced"}, "`auto`",
-       "or `[INT, ...]` one per stage; `auto`: even split, `balanced`: by compute time"},
+      stage_layers_row(),
       {"layout.placement", "list", {"tp", "cp", "dp", "pp"}, "`[tp, cp, dp, pp]`",
        "a permutation, fastest-varying first; `cp` may be left out (then it sits right after `tp`)"},
       bytes_key("layout.dp_bucket", LS_FIELD(layout.dp_bucket_bytes), "100 MB", "gradient all-reduce bucket"),
@@ -326,9 +344,8 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations.jitter.seed", "int", {}, "0", "≥ 0"},
 
       int_key("simulation.steps", LS_FIELD(simulation.steps), 1, kMaxSteps, 1, ""),
-      choice_key("simulation.symmetry", LS_FIELD(simulation.symmetry), kSymmetryNames, true, "`auto` simulates one data-parallel replica when every replica is provably alike (no perturbation or jitter, a "
-       "generated fabric, uniform MoE routing, replicas on alike links) and accounts the others' traffic; the numbers "
-       "equal `off`'s (every rank). The JSON's `engine.symmetry` says which was used, or why not"),
+      choice_key("simulation.symmetry", LS_FIELD(simulation.symmetry), kSymmetryNames, true,
+                 "which ranks run (the JSON's `engine.symmetry` says which was used, or why not)"),
 
       {"training.tokens", "count", {}, "none",
        "> 0, tokens to train on, with an optional SI multiplier: `15T`, `300B` (B = billion), `2.5M`; gives "
@@ -339,19 +356,16 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
        "a bundle of attention kernel, fusion, overlap switches and per-kernel host cost (README: implementation presets); "
        "the keys below override its choices"},
-      choice_key("implementation.attention", LS_FIELD(implementation.attention), wl::kAttentionNames, wl::AttentionKind::flash, "FlashAttention-2/3 or cuDNN, LLM Foundry's Triton flash attention, or QKᵀ/softmax/·V through HBM", "the preset's (`flash`)"),
+      choice_key("implementation.attention", LS_FIELD(implementation.attention), wl::kAttentionNames, wl::AttentionKind::flash, "the attention core's kernels", "the preset's (`flash`)"),
       bool_key("implementation.fused_elementwise", LS_FIELD(implementation.fused_elementwise), true, "fused norms, bias+activation, bias+dropout+add, softmax, RoPE, loss; false: one eager kernel per op", "the preset's (`true`)"),
       bool_key("implementation.tp_comm_overlap", LS_FIELD(implementation.tp_comm_overlap), false, "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
        "the preset's SM-sharing factor)", "the preset's (`false`)"),
       bool_key("implementation.dp_overlap", LS_FIELD(implementation.dp_overlap), true, "gradient reduction overlapped with the backward; false: after the backward", "the preset's (`true`)"),
       bool_key("implementation.param_gather_overlap", LS_FIELD(implementation.param_gather_overlap), true, "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer", "the preset's (`true`)"),
-      choice_key("implementation.gather_granularity", LS_FIELD(implementation.gather_granularity), wl::kGatherGranularityNames, wl::GatherGranularity::layer, "ZeRO-3 weight all-gathers per layer: one (an FSDP unit), one per module (each linear and norm; DeepSpeed 0.6+), one per "
-       "parameter tensor (DeepSpeed up to 0.5), or one per `gather_bucket`; each call pays the collective's latency over the group", "the preset's (`parameter` for `deepspeed`, else `layer`)"),
+      choice_key("implementation.gather_granularity", LS_FIELD(implementation.gather_granularity), wl::kGatherGranularityNames, wl::GatherGranularity::layer,
+                 "ZeRO-3 weight all-gathers per layer; each call pays the collective's latency over the group", "the preset's (`parameter` for `deepspeed`, else `layer`)"),
       choice_key("implementation.reshard", LS_FIELD(implementation.reshard), wl::kReshardNames, wl::Reshard::after_forward,
-                 "ZeRO-3 / FSDP: when a layer's gathered weights are freed: `after-forward` (gathered again for the backward; "
-                 "FSDP FULL_SHARD, DeepSpeed ZeRO-3), `after-backward` (one gather per layer per micro-batch; FSDP "
-                 "`reshard_after_forward=False`), `after-step` (one gather per layer per step, kept across the micro-batches); "
-                 "the later two hold the stage's layers unsharded",
+                 "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),
       bytes_key("implementation.gather_bucket", LS_FIELD(implementation.gather_bucket_bytes), "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"),
 
@@ -385,11 +399,16 @@ const std::vector<ScenarioKey>& scenario_keys() {
 
 std::string scenario_key_description(const ScenarioKey& k) {
   std::string out;
-  for (const auto v : k.values) out += fmt::format("{}`{}`", out.empty() ? "" : " \\| ", v);
+  for (std::size_t i = 0; i < k.values.size(); ++i) {
+    const std::string_view doc = i < k.value_docs.size() ? k.value_docs[i] : std::string_view();
+    out += fmt::format("{}`{}`{}", out.empty() ? "" : " \\| ", k.values[i], doc.empty() ? "" : fmt::format(" — {}", doc));
+  }
   if (out.empty()) out = std::string(k.type);
   else if (!k.type.empty()) out = fmt::format("{} of {}", k.type, out);
-  if (!k.doc.empty()) out += out.empty() ? std::string(k.doc) : fmt::format("{}{}", k.doc.front() == '(' ? " " : ", ", k.doc);
-  return out;
+  if (k.doc.empty()) return out;
+  // Values with their meanings read best after what the key is.
+  if (!k.value_docs.empty()) return fmt::format("{}: {}", k.doc, out);
+  return out.empty() ? std::string(k.doc) : fmt::format("{}{}{}", out, k.doc.front() == '(' ? " " : ", ", k.doc);
 }
 
 const ScenarioKey* find_scenario_key(std::string_view path) {

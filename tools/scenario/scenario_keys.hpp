@@ -52,6 +52,7 @@ struct ScenarioKey {
   std::string default_text;              // "" when there is none (required, or absent means absent)
   std::string_view doc;                  // one line (markdown), read after the type
   std::shared_ptr<const KeyBinding> binding = nullptr;  // null: read by hand in the converter
+  std::vector<std::string_view> value_docs = {};        // what each value means, by index (empty: the doc says)
 };
 
 /// The row's type, allowed values and doc in one line (the reference's middle column).

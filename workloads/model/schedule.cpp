@@ -164,16 +164,10 @@ const char* item_kind_name(ItemKind k) {
 }
 
 const char* schedule_name(Schedule s) {
-  for (const auto& [schedule, name] : kScheduleNames)
-    if (schedule == s) return name.data();  // the table's literals are NUL-terminated
-  return "?";
+  return name_of(kScheduleNames, s).data();  // the table's literals are NUL-terminated
 }
 
-std::optional<Schedule> schedule_from_name(std::string_view name) {
-  for (const auto& [schedule, spelling] : kScheduleNames)
-    if (spelling == name) return schedule;
-  return std::nullopt;
-}
+std::optional<Schedule> schedule_from_name(std::string_view name) { return from_name(kScheduleNames, name); }
 
 int microbatches_for_bubble(Schedule s, int pp, int m, int v, double target) {
   const int step = s == Schedule::interleaved_1f1b ? pp : 1;

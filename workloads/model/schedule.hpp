@@ -83,11 +83,13 @@ const char* item_kind_name(ItemKind k);
 
 /// Every schedule with its scenario spelling: the one place a schedule's name is
 /// written (the loader, the key table, search's --vary and every report read it).
-inline constexpr std::array<std::pair<Schedule, std::string_view>, 4> kScheduleNames{{
-    {Schedule::gpipe, "gpipe"},
-    {Schedule::one_f_one_b, "1f1b"},
-    {Schedule::interleaved_1f1b, "interleaved-1f1b"},
-    {Schedule::zb_h1, "zb-h1"},
+inline constexpr NameTable<Schedule, 4> kScheduleNames{{
+    {Schedule::gpipe, "gpipe", "every forward, then every backward (Huang et al. 2019): m micro-batches' activations held"},
+    {Schedule::one_f_one_b, "1f1b", "one forward, one backward in the steady state (PipeDream-Flush): at most pp micro-batches held"},
+    {Schedule::interleaved_1f1b, "interleaved-1f1b",
+     "1f1b over `virtual_stages` chunks per device (Narayanan et al. 2021): the bubble shrinks by v, pp-to-pp traffic grows by v"},
+    {Schedule::zb_h1, "zb-h1",
+     "zero-bubble H1 (Qi et al. 2023): the backward split into input and weight gradients, the weight half filling the bubble"},
 }};
 
 /// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1".

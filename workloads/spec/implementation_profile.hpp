@@ -22,8 +22,10 @@ namespace ls::wl {
 /// ComputeProfile::triton_*), or the unfused QKᵀ / softmax / ·V kernels of older
 /// Megatron-LM and DeepSpeed runs (`unfused`, the s×s scores through HBM).
 enum class AttentionKind { flash, triton, unfused };
-inline constexpr NameTable<AttentionKind, 3> kAttentionNames{
-    {{AttentionKind::flash, "flash"}, {AttentionKind::triton, "triton"}, {AttentionKind::unfused, "unfused"}}};
+inline constexpr NameTable<AttentionKind, 3> kAttentionNames{{
+    {AttentionKind::flash, "flash", "FlashAttention-2/3 or cuDNN fused attention"},
+    {AttentionKind::triton, "triton", "LLM Foundry's Triton flash attention"},
+    {AttentionKind::unfused, "unfused", "QKᵀ, softmax and ·V as separate kernels, the s×s scores through HBM"}}};
 
 /// The framework's own per-kernel cost constants.
 struct ImplementationProfile {
@@ -55,10 +57,11 @@ struct ImplementationProfile {
 /// gather_bucket bytes. Each call pays the collective's fixed cost and its ring latency
 /// over the group: calls · (fixed + (n−1)·α) + bytes / bus bandwidth.
 enum class GatherGranularity { layer, module, parameter, bucket };
-inline constexpr NameTable<GatherGranularity, 4> kGatherGranularityNames{{{GatherGranularity::layer, "layer"},
-                                                                          {GatherGranularity::module, "module"},
-                                                                          {GatherGranularity::parameter, "parameter"},
-                                                                          {GatherGranularity::bucket, "bucket"}}};
+inline constexpr NameTable<GatherGranularity, 4> kGatherGranularityNames{{
+    {GatherGranularity::layer, "layer", "one per layer (an FSDP unit)"},
+    {GatherGranularity::module, "module", "one per linear and norm (DeepSpeed 0.6+)"},
+    {GatherGranularity::parameter, "parameter", "one per parameter tensor (DeepSpeed up to 0.5)"},
+    {GatherGranularity::bucket, "bucket", "one per `gather_bucket` bytes"}}};
 
 /// When a sharded (ZeRO-3 / FSDP) layer's gathered weights are freed: after its
 /// forward, so the backward (and a full recompute) gathers them again — FSDP FULL_SHARD,
@@ -68,8 +71,10 @@ inline constexpr NameTable<GatherGranularity, 4> kGatherGranularityNames{{{Gathe
 /// step, at its first use — a pipeline schedule that keeps FSDP stages unsharded
 /// across its micro-batches.
 enum class Reshard { after_forward, after_backward, after_step };
-inline constexpr NameTable<Reshard, 3> kReshardNames{
-    {{Reshard::after_forward, "after-forward"}, {Reshard::after_backward, "after-backward"}, {Reshard::after_step, "after-step"}}};
+inline constexpr NameTable<Reshard, 3> kReshardNames{{
+    {Reshard::after_forward, "after-forward", "gathered again for the backward (FSDP FULL_SHARD, DeepSpeed ZeRO-3)"},
+    {Reshard::after_backward, "after-backward", "one gather per layer per micro-batch (FSDP `reshard_after_forward=False`)"},
+    {Reshard::after_step, "after-step", "one gather per layer per step, kept across the micro-batches"}}};
 
 /// A preset: the attention kernel, the fusion choice and the profile.
 struct ImplementationBundle {

@@ -49,7 +49,9 @@ struct GpuSpec {
 };
 
 enum class Activation { gelu, swiglu };
-inline constexpr NameTable<Activation, 2> kActivationNames{{{Activation::gelu, "gelu"}, {Activation::swiglu, "swiglu"}}};
+inline constexpr NameTable<Activation, 2> kActivationNames{{
+    {Activation::gelu, "gelu", "an MLP of two matrices, `ffn_hidden` wide (GPT)"},
+    {Activation::swiglu, "swiglu", "a gated MLP of three matrices (Llama)"}}};
 
 enum class RoutingKind { balanced, zipf, load };
 
@@ -92,11 +94,16 @@ enum class StageLayersMode { auto_even, balanced, explicit_list };
 enum class CpKind { ring, all_gather };
 
 inline constexpr NameTable<Recompute, 3> kRecomputeNames{{
-    {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}}};
-inline constexpr NameTable<CpKind, 2> kCpKindNames{{{CpKind::ring, "ring"}, {CpKind::all_gather, "all-gather"}}};
+    {Recompute::none, "none", "every activation the backward needs is kept"},
+    {Recompute::selective, "selective",
+     "the attention's scores, softmax and dropout recomputed in the backward (Korthikanti et al. 2022)"},
+    {Recompute::full, "full", "each layer keeps only its input and runs its forward again in the backward"}}};
+inline constexpr NameTable<CpKind, 2> kCpKindNames{{
+    {CpKind::ring, "ring", "K/V chunks passed peer to peer, overlapped with the attention (Megatron-Core)"},
+    {CpKind::all_gather, "all-gather", "K/V gathered before the attention, dK/dV reduce-scattered after it (Llama 3)"}}};
 /// The scalar spellings of layout.stage_layers (a list is the third mode).
 inline constexpr NameTable<StageLayersMode, 2> kStageLayersNames{{
-    {StageLayersMode::auto_even, "auto"}, {StageLayersMode::balanced, "balanced"}}};
+    {StageLayersMode::auto_even, "auto", "an even split"}, {StageLayersMode::balanced, "balanced", "split by compute time"}}};
 
 struct LayoutSpec {
   int dp = 0;                             // 0: unset, resolve() sets devices / (tp·cp·pp) (1 if that does not divide)
