@@ -40,8 +40,11 @@ double Engine::jitter(double cv, std::uint64_t a, std::uint64_t b) const {
 Time Engine::run_step(Time start, int step_index) {
   step_ = step_index;
   now_ = start;
-  for (auto& r : ranks_)
+  for (auto& r : ranks_) {
     for (auto& s : r.streams) s = StreamState{};
+    r.side_in_flight = 0;
+    r.side_since = r.side_total = r.compute_mark = Time::zero();
+  }
   for (auto& st : stats_) {
     const auto mem = st.mem_now;  // dynamic memory carries over (should be 0 between steps)
     st = RankStats{};
@@ -320,6 +323,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   if (rec) trace_start(rank, stream, ss, enabler);
 
   ss.started = now_;
+  if (cfg_.overlap_streams != 0) meter_start(rs, stream, op);
   switch (op.kind) {
     case OpKind::compute:
       start_compute(rank, stream, ss, info, op);
@@ -472,6 +476,35 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
   try_advance(peer);
 }
 
+namespace {
+
+/// The meter's in-flight time of measured side collectives up to `now`.
+template <typename RankState>
+Time side_time(const RankState& rs, Time now) {
+  return rs.side_in_flight > 0 ? rs.side_total + (now - rs.side_since) : rs.side_total;
+}
+
+}  // namespace
+
+// The overlap meter: the time a main-stream compute op spends beside measured side
+// collectives is the growth of their union's running length over the op's span, so
+// the meter needs no per-op record (the critical path's op traces do; this must not).
+void Engine::meter_start(RankState& rs, int stream, const Op& op) {
+  if (stream == 0) {
+    if (op.kind == OpKind::compute) rs.compute_mark = side_time(rs, now_);
+  } else if (op.kind == OpKind::collective && ((cfg_.overlap_streams >> stream) & 1U) != 0) {
+    if (rs.side_in_flight++ == 0) rs.side_since = now_;
+  }
+}
+
+void Engine::meter_end(std::int32_t rank, RankState& rs, int stream, const Op& op, Time now) {
+  if (stream == 0) {
+    if (op.kind == OpKind::compute) stats_[static_cast<std::size_t>(rank)].compute_beside_comm += side_time(rs, now) - rs.compute_mark;
+  } else if (op.kind == OpKind::collective && ((cfg_.overlap_streams >> stream) & 1U) != 0) {
+    if (--rs.side_in_flight == 0) rs.side_total += now - rs.side_since;
+  }
+}
+
 void Engine::complete_op(std::int32_t rank, int stream, Time now) {
   RankState& rs = ranks_[static_cast<std::size_t>(rank)];
   StreamState& ss = rs.streams[stream];
@@ -479,6 +512,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
   const Op& op = op_at(rank, stream, ss.pos);
   RankStats& st = stats_[static_cast<std::size_t>(rank)];
   const Time dur = now - ss.started;
+  if (cfg_.overlap_streams != 0) meter_end(rank, rs, stream, op, now);
 
   std::uint64_t flow_id = 0;
   switch (op.kind) {

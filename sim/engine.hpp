@@ -32,6 +32,9 @@ namespace ls::sim {
 /// Per-rank statistics accumulated while running (one step).
 struct RankStats {
   Time compute_busy;                 // compute ops (incl. optimizer)
+  /// Of compute_busy, the time a collective of a measured side stream was in flight
+  /// beside it (EngineConfig::overlap_streams; zero when none is measured).
+  Time compute_beside_comm;
   // The busy window: main-stream ops with counts_as_busy (workloads: micro-batch
   // work, compute and in-layer collectives); the bubble is the window minus this.
   Time busy_time;
@@ -112,6 +115,11 @@ struct EngineConfig {
   std::uint64_t seed = 0;
   std::vector<std::uint8_t> traced;     // per rank; empty = none
   bool record_ops = false;              // fill op traces for the critical path
+  /// Bit s set: a collective on stream s counts as communication beside the main
+  /// stream's compute (RankStats::compute_beside_comm). Measured as it runs, in O(ranks)
+  /// memory, so it holds at any program size. 0: not measured.
+  std::uint8_t overlap_streams = 0;
+  static_assert(kStreamCount <= 8, "overlap_streams holds one bit per stream");
   /// Names of the group slots, streams and op labels for the deadlock message
   /// (empty: "slot<N>", the generic stream name; an unnamed label is not printed).
   std::array<std::string, kGroupSlots> group_slot_names;
@@ -156,6 +164,11 @@ private:
   struct RankState {
     StreamState streams[kStreamCount];
     std::uint32_t recv_base = 0;   // into arrivals_
+    // Overlap meter (overlap_streams): measured side collectives in flight, since when
+    // at least one has been, the in-flight time before that, and that running total
+    // when the main stream's compute op started.
+    std::uint32_t side_in_flight = 0;
+    Time side_since, side_total, compute_mark;
   };
   struct GroupState {
     std::uint32_t arrived = 0;
@@ -204,6 +217,9 @@ private:
   /// the last simulated member arrives.
   bool start_collective(std::int32_t rank, int stream, StreamState& ss, const RankInfo& info, const Op& op, bool rec);
   void complete_op(std::int32_t rank, int stream, Time now);
+  /// The overlap meter at an op's start and end (overlap_streams).
+  void meter_start(RankState& rs, int stream, const Op& op);
+  void meter_end(std::int32_t rank, RankState& rs, int stream, const Op& op, Time now);
   void start_comm(std::uint32_t comm_id, Time now);
   void start_phase(std::uint32_t comm_id, Time now);
   void finish_comm(std::uint32_t comm_id, Time now);
@@ -256,8 +272,8 @@ private:
   std::vector<FlowId> changed_;
   std::vector<std::int64_t> op_base_;      // per rank*kStreamCount
   // Raw storage (std::malloc; OpTrace is an implicit-lifetime aggregate): Time's
-  // member initialiser would otherwise zero-fill every op's trace, touching the pages
-  // of ranks the symmetric fast path never runs. Every field is written when its op
+  // member initialiser would otherwise zero-fill every op's trace before its op runs.
+  // Only simulated ranks' ops have one (op_base_). Every field is written when its op
   // starts, before anything reads it.
   struct FreeDeleter {
     void operator()(OpTrace* p) const { std::free(p); }

@@ -93,11 +93,14 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
 
   op_base_.resize(nranks * kStreamCount + 1);
   std::int64_t acc = 0;
+  // Op ids number the simulated ranks' ops only: a rank the symmetric fast path does
+  // not run owns an empty range, so the traces cost nothing for it.
   for (std::size_t r = 0; r < nranks; ++r) {
     const auto& st = program_.stages[static_cast<std::size_t>(program_.ranks[r].stage)];
+    const bool runs = simulated(static_cast<std::int32_t>(r));
     for (int s = 0; s < kStreamCount; ++s) {
       op_base_[r * kStreamCount + static_cast<std::size_t>(s)] = acc;
-      acc += static_cast<std::int64_t>(st.streams[static_cast<std::size_t>(s)].size());
+      if (runs) acc += static_cast<std::int64_t>(st.streams[static_cast<std::size_t>(s)].size());
     }
   }
   op_base_[nranks * kStreamCount] = acc;

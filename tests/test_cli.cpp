@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tools/report/trace.hpp"
@@ -350,4 +351,66 @@ TEST_CASE("keys lists every scenario key; --markdown prints the README's tables"
   CHECK(md.out.rfind("### `name`", 0) == 0);
   CHECK(md.out.find("| `cluster.inter_node.bandwidth` | bandwidth, per NIC per direction | the GPU's `nic_bandwidth` |") !=
         std::string::npos);
+}
+
+TEST_CASE("an output never overwrites an input or another output (usage error, the input intact)") {
+  const std::string s = tmp("keep.yaml");
+  write(s, kSmall);
+  const std::string link = tmp("keep-link.yaml");
+  fs::remove(link);
+  fs::create_symlink(s, link);
+  for (const std::string& args : {"run " + s + " --json " + s, "run " + s + " --trace " + link,
+                                  "run " + s + " --json " + tmp("same.json") + " --trace " + tmp("./same.json"),
+                                  "search " + s + " --json " + link, "reshard " + s + " " + s + " --json " + s}) {
+    CAPTURE(args);
+    const auto r = layoutsim(args);
+    CHECK(r.rc == 2);
+    CHECK((r.err.find("would destroy the input") != std::string::npos || r.err.find("one would be lost") != std::string::npos));
+    CHECK(slurp(s) == kSmall);
+  }
+  CHECK_FALSE(fs::exists(tmp("same.json")));
+}
+
+TEST_CASE("help and version on a full stdout are an I/O error, as any output is") {
+  for (const char* args : {" --help", " --version", " keys"}) {
+    CAPTURE(args);
+    const std::string cmd = std::string("'") + LAYOUTSIM_BIN + "'" + args + " > /dev/full 2> /dev/null";
+    const int status = std::system(cmd.c_str());
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+  }
+}
+
+TEST_CASE("plausible inputs that once ended in an internal error run or are rejected where they are written") {
+  // Slow devices beyond those priced one by one, a device that is not slower (the
+  // default), a faster one: cost_s is null, not an internal error.
+  std::string five = std::string(kSmall) + "perturbations:\n  devices:\n";
+  for (int g = 0; g < 5; ++g) five += fmt::format("    - {{device: node{}.gpu{}, compute_slowdown: 1.5}}\n", g / 4, g % 4);
+  const std::string p5 = tmp("five-slow.yaml");
+  write(p5, five);
+  const auto r5 = layoutsim("run " + p5 + " --json -");
+  REQUIRE(r5.rc == 0);
+  const json j5 = json::parse(r5.out);
+  CHECK(j5["stragglers"].size() == 5);
+  CHECK(j5["stragglers"][0]["cost_s"].is_null());
+  for (const char* extra : {"    - {device: node0.gpu0}\n", "    - {device: node0.gpu0, compute_slowdown: 0.5}\n"}) {
+    const std::string p = tmp("not-slower.yaml");
+    write(p, std::string(kSmall) + "perturbations:\n  devices:\n" + extra);
+    const auto r = layoutsim("run " + p + " --json -");
+    CHECK(r.rc == 0);
+    if (r.rc == 0) CHECK(json::parse(r.out)["perturbed_devices"][0]["cost_s"].is_null());
+  }
+  // A save longer than its interval: the stall's share of wall-clock time stays below 1.
+  const std::string ck = tmp("slow-save.yaml");
+  write(ck, std::string(kSmall) + "checkpoint: {every: 1 steps, storage_bandwidth: 0.1 GB/s}\n");
+  const auto rc = layoutsim("run " + ck + " --json -");
+  REQUIRE(rc.rc == 0);
+  CHECK(json::parse(rc.out)["checkpoint"]["overhead_fraction"].get<double>() < 1);
+  // A price that would make the cost infinite is out of range where it is written.
+  const std::string pr = tmp("price.yaml");
+  write(pr, std::string(kSmall) + "training: {tokens: 1T, gpu_hour_price: 1e308 USD}\n");
+  const auto rp = layoutsim("check " + pr);
+  CHECK(rp.rc == 1);
+  CHECK(rp.err.find("price.yaml:14:40: error: training.gpu_hour_price: ") != std::string::npos);
+  CHECK(rp.err.find("training.gpu_hour_price") != std::string::npos);
 }

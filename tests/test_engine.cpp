@@ -253,3 +253,41 @@ TEST_CASE("symmetric fast path: a ghost that drains apart from its twin throws S
   Engine eng(p, planner, net, cfg);
   CHECK_THROWS_AS(eng.run_step(Time::zero(), 0), SymmetryBroken);
 }
+
+TEST_CASE("overlap meter: compute time beside measured side collectives, their union, not their sum") {
+  // Two ranks. Main stream: compute 3000 us. Streams 2 and 3: one 1 MB all-reduce
+  // each, both from t = 0; on the stub's one 1 GB/s link they share it max-min, so
+  // each takes 1 MB / 0.5 GB/s + 1 us = 2001 us. The compute runs beside [0, 2001]:
+  // 2001 us (the sum of the two would be 4002).
+  Program p;
+  p.ranks.resize(2);
+  p.stages.resize(1);
+  for (int r = 0; r < 2; ++r) {
+    p.ranks[static_cast<std::size_t>(r)].device = r;
+    p.ranks[static_cast<std::size_t>(r)].group[kDp] = 0;
+  }
+  p.groups.push_back(Group{kDp, {0, 1}});
+  p.pp_peer = {0, 1};
+  Op ar;
+  ar.kind = OpKind::collective;
+  ar.group_slot = kDp;
+  ar.bytes = 1e6;
+  auto& st = p.stages[0];
+  st.streams[0] = {compute(us(3000))};
+  st.streams[2] = {ar};
+  st.streams[3] = {ar};
+  StubPlanner planner;
+  const auto beside = [&](std::uint8_t mask) {
+    FlowNetwork net({1e9});
+    EngineConfig cfg;
+    cfg.overlap_streams = mask;
+    Engine eng(p, planner, net, cfg);
+    CHECK(eng.run_step(Time::zero(), 0) == us(3000));
+    CHECK(eng.stats()[0].compute_busy == us(3000));
+    return eng.stats()[0].compute_beside_comm;
+  };
+  CHECK(beside(0b01100) == us(2001));
+  CHECK(beside(0b00100) == us(2001));  // stream 2 alone spans the same interval
+  CHECK(beside(0) == Time::zero());    // not measured
+  CHECK(beside(0b10000) == Time::zero());  // a stream with no collective
+}

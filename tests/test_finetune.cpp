@@ -46,7 +46,16 @@ TEST_CASE("checkpoint bytes = trained parameters × (weights + master + optimize
   CHECK(c.interval_s == doctest::Approx(1000));
   CHECK(c.save_s == doctest::Approx(8 * c.bytes_per_rank_max / 20e9).epsilon(1e-12));
   CHECK(c.stall_s == c.save_s);
-  CHECK(c.overhead_fraction == doctest::Approx(c.save_s / 1000));
+  CHECK(c.overhead_fraction == doctest::Approx(c.save_s / (1000 + c.save_s)));
+}
+
+TEST_CASE("a save longer than its interval: the stall's share of wall-clock time stays a fraction") {
+  // Every step checkpointed; at 0.1 GB/s a save takes far longer than one 2 s step.
+  const auto s = load(yaml("{tp: 8}", "checkpoint: {every: 1 steps, storage_bandwidth: 0.1 GB/s}\n"));
+  const wl::CheckpointReport c = wl::checkpoint_report(s, 2.0);
+  REQUIRE(c.stall_s > c.interval_s);
+  CHECK(c.overhead_fraction == doctest::Approx(c.stall_s / (2.0 + c.stall_s)));
+  CHECK(c.overhead_fraction < 1);
 }
 
 TEST_CASE("async checkpoints stall for the GPU->host copy only") {

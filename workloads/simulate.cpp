@@ -78,13 +78,18 @@ sim::EngineConfig engine_config(const Scenario& sc, const topo::Cluster& cluster
     cfg.group_slot_names[slot(static_cast<Axis>(ax))] = axis_name(static_cast<Axis>(ax));
   for (int s = 0; s < sim::kStreamCount; ++s) cfg.stream_names[static_cast<std::size_t>(s)] = kStreamNames[s];
   for (int l = 0; l < sim::kOpLabels; ++l) cfg.label_names[static_cast<std::size_t>(l)] = kLabelNames[l];
-  std::size_t total_ops = 0;
-  for (std::size_t r = 0; r < prog.ranks.size(); ++r)
-    for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[r].stage)].streams) total_ops += s.size();
-  // The critical path needs one sim::OpTrace (24 bytes) per executed op; past
-  // ~25 M ops (≈0.6 GB) it is skipped and the summary says so.
-  cfg.record_ops = total_ops <= 25'000'000;
   return cfg;
+}
+
+/// The ops the engine will run: every rank's, or on the symmetric fast path only the
+/// simulated replica's (the others' op traces are never written).
+std::size_t simulated_ops(const sim::Program& prog, const sim::EngineSymmetry& sym) {
+  std::size_t n = 0;
+  for (std::size_t r = 0; r < prog.ranks.size(); ++r) {
+    if (sym.replicas > 1 && sym.replica[r] != 0) continue;
+    for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[r].stage)].streams) n += s.size();
+  }
+  return n;
 }
 
 /// --trace-devices: "auto" (the slow devices and a sample; the critical path's join
@@ -117,9 +122,11 @@ void slow_by_interference(const sim::Program& prog, topo::Planner& planner, sim:
                           sim::EngineConfig& cfg) {
   sim::EngineConfig probe_cfg = cfg;
   probe_cfg.traced.clear();
+  probe_cfg.record_ops = false;  // the overlap meter needs no op traces
+  probe_cfg.overlap_streams = interference_streams();
   sim::Engine probe(prog, planner, probe_net, probe_cfg);
   probe.run_step(Time::zero(), 0);
-  auto factors = interference_factors(probe, prog, overlap_slowdown);
+  auto factors = interference_factors(probe, overlap_slowdown);
   // On the symmetric path only replica 0 ran: its twins in the other replicas
   // overlap exactly as it does, so they take its factor.
   const sim::EngineSymmetry& es = cfg.symmetry;
@@ -192,8 +199,14 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
     cfg.symmetry = std::move(sym.engine);
   }
 
+  // The critical path needs one sim::OpTrace (24 bytes) per simulated op; past
+  // simulation.critical_path_ops it is left out and a warning says so. Nothing else reads
+  // the traces: every number but the critical path's is the same either way.
+  const std::size_t ops = simulated_ops(prog, cfg.symmetry);
+  cfg.record_ops = ops <= static_cast<std::size_t>(sc.simulation.critical_path_ops);
+
   const ComputeProfile profile = compute_profile_of(sc.gpu);
-  const bool interference = profile.overlap_slowdown > 1 && D > 1 && cfg.record_ops;
+  const bool interference = profile.overlap_slowdown > 1 && D > 1;
   if (interference) slow_by_interference(prog, planner, make_network(sc, cluster, link_names), profile.overlap_slowdown, cfg);
 
   Result res;
@@ -238,7 +251,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   if (opts.trace) rec.finish(Time::from_seconds(step0), total, res.steps);
   fold_tp_crossing(res, cluster, prog);
 
-  res.warnings = dynamic_warnings(sc, bp, res, cfg.record_ops);
+  res.warnings = dynamic_warnings(sc, bp, res, cfg.record_ops ? 0 : ops);
   res.events = eng.events_processed();
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;

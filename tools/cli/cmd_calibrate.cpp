@@ -22,7 +22,7 @@ struct CalibrateArgs {
 };
 
 int run(const CalibrateArgs& a) {
-  one_stdout({{"--json", &a.json}, {"--out", &a.out}});
+  check_outputs({{"--json", &a.json}, {"--out", &a.out}}, {{"runs", &a.runs}});
   auto rows = api::read_runs({a.runs});
   if (!a.gpu.empty()) std::erase_if(rows, [&](const tools::RunRow& r) { return r.scenario.gpu.name != a.gpu; });
   if (rows.empty()) throw UserError(fmt::format("calibrate: no runs{} in {}", a.gpu.empty() ? "" : " on GPU " + a.gpu, a.runs));

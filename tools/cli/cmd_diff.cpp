@@ -28,6 +28,7 @@ nlohmann::json read_summary_file(const std::string& p) {
 }
 
 int run(const DiffArgs& a) {
+  check_outputs({{"--json", &a.json}}, {{"first summary", &a.a}, {"second summary", &a.b}});
   const api::DiffReport rep = api::diff(read_summary_file(a.a), a.a, read_summary_file(a.b), a.b);
   if (!a.json.empty()) write_out(a.json, api::diff_json(rep).dump(2) + "\n");
   if (a.json != "-") print_out(api::diff_text(rep));

@@ -15,6 +15,7 @@ struct ReshardArgs {
 };
 
 int run(const ReshardArgs& a) {
+  check_outputs({{"--json", &a.json}}, {{"from", &a.from}, {"to", &a.to}});
   const api::ResolvedScenario from = api::ScenarioSource::file(a.from).resolve();
   const api::ResolvedScenario to = api::ScenarioSource::file(a.to).resolve();
   // The target's text: the plan locates its errors in it (readable: resolve() just read it).

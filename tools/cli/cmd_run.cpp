@@ -29,7 +29,7 @@ struct RunArgs {
 };
 
 int run(const RunArgs& a) {
-  one_stdout({{"--json", &a.json}, {"--trace", &a.trace}});
+  check_outputs({{"--json", &a.json}, {"--trace", &a.trace}}, {{"scenario", &a.scenario}});
   const api::ResolvedScenario sc = scenario_source(a.scenario).resolve_sets(a.sets);
   api::SimOptions opt;
   opt.trace = !a.trace.empty();

@@ -25,7 +25,7 @@ struct SearchArgs {
 };
 
 int run(const SearchArgs& a) {
-  one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}});
+  check_outputs({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}}, {{"scenario", &a.scenario}});
   const api::ResolvedScenario base = api::ScenarioSource::file(a.scenario).resolve();
   api::SearchOptions o = api::search_options(base, a.vary, a.fix, a.objective, a.scenario);
   o.simulate_top = a.simulate_top;

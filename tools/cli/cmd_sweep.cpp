@@ -46,7 +46,9 @@ struct SweepArgs {
 
 int run(const SweepArgs& a) {
   using namespace tools;
-  one_stdout({{"--csv", &a.csv}, {"--json", &a.json}, {"--plot", &a.plot}});
+  std::vector<NamedPath> inputs{{"scenario", &a.scenario}};
+  for (const auto& m : a.merge) inputs.emplace_back("--merge", &m);
+  check_outputs({{"--csv", &a.csv}, {"--json", &a.json}, {"--plot", &a.plot}}, inputs);
   const auto mpi = mpi_exchange();  // null unless started by mpirun with N > 1
   SearchExchange* const exchange = mpi.get();
   if (a.axes.empty()) throw UsageError("sweep: give at least one --microbatches LIST or --set KEY=V1,V2,...");

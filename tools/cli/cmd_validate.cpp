@@ -29,9 +29,11 @@ struct ValidateArgs {
 };
 
 int run(const ValidateArgs& a) {
-  one_stdout({{"--json", &a.json}, {"--plot", &a.plot}});
   std::vector<std::string> files = a.sets;
   if (files.empty()) files = api::default_runs_files(LAYOUTSIM_VALIDATION_DIR);
+  std::vector<NamedPath> inputs{{"--profile", &a.profile}};
+  for (const auto& f : files) inputs.emplace_back("runs", &f);
+  check_outputs({{"--json", &a.json}, {"--plot", &a.plot}}, inputs);
   auto rows = api::read_runs(files);
   if (rows.empty()) throw UserError(fmt::format("validate: no runs in {}", fmt::join(files, ", ")));
   if (!a.profile.empty()) {

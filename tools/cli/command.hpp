@@ -47,8 +47,15 @@ Subcommand add_diff(CLI::App& parent);
 /// scenario" or "write nothing".
 CLI::Validator non_empty_path();
 
-/// At most one output may go to stdout ('-'), or the two would interleave: UsageError.
-void one_stdout(std::initializer_list<std::pair<const char*, const std::string*>> outputs);
+/// An output option (its flag and path; "" = not given, "-" = stdout) or an input file.
+using NamedPath = std::pair<const char*, const std::string*>;
+
+/// Every output goes to a file of its own that no input is: two outputs naming one file
+/// (one would silently lose), an output naming an input (the input would be destroyed),
+/// or two outputs on stdout ('-': they would interleave) are a UsageError. Files are
+/// compared as the file system sees them (device and inode, so a symlink or another
+/// spelling of the path counts), a file not yet there by its absolute normal path.
+void check_outputs(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs = {});
 
 /// Every output file (and "-" = stdout) goes through the atomic writer: a failure is
 /// an IoError (exit 1) and never damages an older file.

@@ -11,6 +11,7 @@
 // found — before layout_report() or simulate() runs, so an exception from them is a bug, never
 // "invalid scenario". Errors go to stderr; stdout carries only results.
 #include <cstdio>
+#include <iostream>
 #include <string>
 #include <vector>
 #if defined(__GLIBC__)  // defined by any C library header, hence after <cstdio>
@@ -68,14 +69,28 @@ int main(int argc, char** argv) {
       cli::add_calibrate(app), cli::add_diff(app),
   };
 
+  // Help and version go to stdout: a closed or full one is an I/O error, as for any
+  // command's output.
+  const auto print_and_exit = [&app](const CLI::Error& e) {
+    const int rc = app.exit(e);
+    std::cout.flush();
+    try {
+      if (!std::cout) throw tools::IoError("cannot write to stdout: write error");
+      tools::flush_stdout();
+    } catch (const UserError& err) {
+      print_error(err.message());
+      return cli::kExitInvalid;
+    }
+    return rc;
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return print_and_exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return print_and_exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return print_and_exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return cli::kExitUsage;

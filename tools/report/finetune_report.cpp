@@ -57,7 +57,7 @@ void append_finetune_summary(std::string& out, const wl::Result& r) {
   if (c.async)
     out += fmt::format("  async copy             {} stall, {} pinned host memory per node\n", human_seconds(c.copy_s),
                        human_bytes(c.host_bytes_per_node));
-  out += fmt::format("  stall per checkpoint   {} = {} of the interval\n", human_seconds(c.stall_s), percent(c.overhead_fraction));
+  out += fmt::format("  stall per checkpoint   {} = {} of wall-clock time\n", human_seconds(c.stall_s), percent(c.overhead_fraction));
   out += fmt::format("  restore                {} ({} read)\n", duration(c.restore_s), human_bytes(c.restore_bytes));
   if (c.failures)
     out += fmt::format("  failures               cluster MTBF {}; goodput {} at this interval, {} at the optimal {} (Young/Daly)\n",

@@ -57,6 +57,10 @@ private:
   bool read_bound(const YNode& v, const std::string& path) { return read_bound_key(r_, v, path, s_); }
 
   // ── training: the whole run's token budget and GPU-hour price (workloads/model/training_cost.hpp) ──
+  // Bounds far above any real run that keep the run's GPU-hours and cost finite at any
+  // throughput the simulator can report.
+  static constexpr double kMaxTrainingTokens = 1e18;
+  static constexpr double kMaxGpuHourPrice = 1e9;
   void training(const YNode& n, const std::string& path) {
     if (n.kind != YNode::Kind::map) return;  // reported by convert_training
     if (const YEntry* t = n.find("tokens")) {
@@ -64,8 +68,11 @@ private:
       if (auto text = r_.scalar(t->value, p, "a token count like \"15T\"")) {
         try {
           const double v = parse_count(*text);
-          if (v > 0) s_.training.tokens = v;
-          else d_.error(t->value.loc, p, fmt::format("must be greater than zero, got \"{}\"", *text));
+          if (v <= 0) d_.error(t->value.loc, p, fmt::format("must be greater than zero, got \"{}\"", *text));
+          else if (v > kMaxTrainingTokens)
+            d_.error(t->value.loc, p, fmt::format("{} is out of range (at most {:g} tokens)", *text, kMaxTrainingTokens),
+                     "published runs train on up to about 1.5e13 tokens (15T)");
+          else s_.training.tokens = v;
         } catch (const UnitError& e) {
           d_.error(t->value.loc, p, e.what(), e.hint());
         }
@@ -76,8 +83,13 @@ private:
       if (auto text = r_.scalar(pr->value, p, "a price like \"2.5 USD\"")) {
         try {
           const Price price = parse_price(*text);
-          s_.training.gpu_hour_price = price.amount;
-          s_.training.currency = price.currency;
+          if (price.amount > kMaxGpuHourPrice) {
+            d_.error(pr->value.loc, p, fmt::format("{} is out of range (at most {:g} per GPU-hour)", *text, kMaxGpuHourPrice),
+                     "the price of one GPU for one hour, e.g. \"2.5 USD\"");
+          } else {
+            s_.training.gpu_hour_price = price.amount;
+            s_.training.currency = price.currency;
+          }
         } catch (const UnitError& e) {
           d_.error(pr->value.loc, p, e.what(), e.hint());
         }

@@ -1,6 +1,7 @@
 // tools/scenario/scenario_keys.cpp — the key table, and the README tables printed from it.
 #include "tools/scenario/scenario_keys.hpp"
 
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -344,14 +345,18 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations.jitter.seed", "int", {}, "0", "≥ 0"},
 
       int_key("simulation.steps", LS_FIELD(simulation.steps), 1, kMaxSteps, 1, ""),
+      int_key("simulation.critical_path_ops", LS_FIELD(simulation.critical_path_ops), 0, std::numeric_limits<std::int32_t>::max() - 1,
+              25'000'000,
+              "the most simulated ops whose traces the critical path keeps (24 bytes each); past it the critical path is left "
+              "out, with a warning; no other number depends on it"),
       choice_key("simulation.symmetry", LS_FIELD(simulation.symmetry), kSymmetryNames, true,
                  "which ranks run (the JSON's `engine.symmetry` says which was used, or why not)"),
 
       {"training.tokens", "count", {}, "none",
-       "> 0, tokens to train on, with an optional SI multiplier: `15T`, `300B` (B = billion), `2.5M`; gives "
+       "in (0, 1e18], tokens to train on, with an optional SI multiplier: `15T`, `300B` (B = billion), `2.5M`; gives "
        "`time_to_train_s` and `gpu_hours`"},
       {"training.gpu_hour_price", "price", {}, "none",
-       "≥ 0, price of one GPU-hour with a currency code: `2.5 USD`; gives `cost` (with `tokens`) and `cost_per_million_tokens`"},
+       "in [0, 1e9], price of one GPU-hour with a currency code: `2.5 USD`; gives `cost` (with `tokens`) and `cost_per_million_tokens`"},
 
       {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
        "a bundle of attention kernel, fusion, overlap switches and per-kernel host cost (README: implementation presets); "

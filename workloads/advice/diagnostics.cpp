@@ -166,8 +166,14 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
   return out;
 }
 
-std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp, const Result& r, bool have_critical_path) {
+std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp, const Result& r, std::size_t unrecorded_ops) {
   std::vector<Warning> out;
+  if (unrecorded_ops > 0)
+    out.push_back({"no-critical-path",
+                   fmt::format("the critical path is left out: {} simulated ops exceed simulation.critical_path_ops ({}), "
+                               "whose traces it needs (24 bytes each, {:.1f} GB); raise the key to compute it (every other "
+                               "number is the same either way)",
+                               unrecorded_ops, s.simulation.critical_path_ops, 24.0 * static_cast<double>(unrecorded_ops) / 1e9)});
   memory_warnings(s, r.memory_per_stage, out);
   if (r.tp_groups_crossing_nodes > 0) {
     std::string kinds;
@@ -234,7 +240,6 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
                                  r.moe.dropped_fraction > 0 ? fmt::format("; the capacity factor drops {:.1f}% of routed tokens", 100 * r.moe.dropped_fraction) : std::string())});
     }
   }
-  (void)have_critical_path;
   return out;
 }
 

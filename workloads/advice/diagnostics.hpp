@@ -15,6 +15,8 @@
 namespace ls::wl {
 
 std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, const LayoutReport& plan);
-std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp, const Result& r, bool have_critical_path);
+/// `unrecorded_ops`: the simulated ops when they were too many to keep the critical
+/// path's traces (simulation.critical_path_ops), else 0.
+std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp, const Result& r, std::size_t unrecorded_ops);
 
 }  // namespace ls::wl

@@ -9,24 +9,31 @@
 // Lee et al., arXiv:2507.03114; 1.70 for a one-wave GEMM on H100).
 //
 // How it is applied: a first simulated step measures, per rank, how long its compute
-// ops overlap a collective of a side stream (the engine's op traces); each rank's
-// compute then runs with the factor 1 + (ρ − 1)·overlap/compute in the step that is
-// reported. First order: the overlap itself is taken from the
-// unslowed step.
+// ops overlap a collective of a side stream (the engine's overlap meter,
+// EngineConfig::overlap_streams, which holds at any program size); each rank's compute
+// then runs with the factor 1 + (ρ − 1)·overlap/compute in the step that is reported.
+// First order: the overlap itself is taken from the unslowed step.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "sim/engine.hpp"
-#include "sim/program.hpp"
 #include "workloads/build/result.hpp"
 
 namespace ls::wl {
 
-/// Per rank: 1 + (ρ − 1) · (time its main-stream compute ops overlap a collective of
-/// another stream) / (its compute time), from the op traces of the engine's last step
-/// (EngineConfig::record_ops). 1 for a rank without compute. O(ops).
-std::vector<double> interference_factors(const sim::Engine& engine, const sim::Program& program, double rho);
+/// The side streams whose collectives slow the compute beside them: every stream but
+/// the main one and the overlap stream, whose collectives (TP comm-GEMM overlap, the
+/// CP ring) are priced with their own SM-sharing factor (implementation.tp_overlap_slowdown,
+/// stage_emitter.cpp): counting them here too would slow those GEMMs twice.
+std::uint8_t interference_streams();
+
+/// Per rank: 1 + (ρ − 1) · RankStats::compute_beside_comm / compute_busy, from a step
+/// run with EngineConfig::overlap_streams = interference_streams(). 1 for a rank
+/// without compute, and for one the symmetric fast path did not run (the caller gives
+/// it its representative's factor). O(ranks).
+std::vector<double> interference_factors(const sim::Engine& engine, double rho);
 
 /// Books each stage's compute time beyond its kernels (the interference) under the
 /// breakdown's `launch` (reported as overhead), so that the breakdown still adds up to the

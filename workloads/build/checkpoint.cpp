@@ -92,7 +92,10 @@ CheckpointReport checkpoint_report(const Scenario& s, double step_time_s) {
   } else {
     r.stall_s = r.save_s;
   }
-  r.overhead_fraction = r.interval_s > 0 ? r.stall_s / r.interval_s : 0;
+  // The share of wall-clock time the stalls take: a fraction even when a save takes
+  // longer than the training between two (stall / interval, the goodput's C/τ term,
+  // would exceed 1 there).
+  r.overhead_fraction = r.interval_s + r.stall_s > 0 ? r.stall_s / (r.interval_s + r.stall_s) : 0;
 
   // Restore: the checkpoint plus the frozen base weights.
   const ParameterSplit split = parameter_split(s);

@@ -46,7 +46,7 @@ struct CheckpointReport {
   double host_bytes_per_node = 0;    // async: pinned host memory
   double stall_s = 0;                // per checkpoint, what the step waits
   double restore_bytes = 0, restore_s = 0;
-  double overhead_fraction = 0;      // stall / interval
+  double overhead_fraction = 0;      // stall / (interval + stall): the share of wall-clock time stalled
   // failures (when failures.mtbf_per_gpu is given)
   bool failures = false;
   double mtbf_cluster_s = 0, optimal_interval_s = 0, goodput = 0, goodput_at_optimal = 0;

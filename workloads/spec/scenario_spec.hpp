@@ -198,6 +198,10 @@ struct SimulationSpec {
   /// Simulate one dp replica when the scenario is symmetric (workloads/build/symmetry.hpp);
   /// false: every rank, always.
   bool symmetry = true;
+  /// The most simulated ops whose traces the critical path keeps (24 bytes each: 25 M
+  /// is 0.6 GB); past it the critical path is left out, with a warning. No other number
+  /// depends on it.
+  std::int64_t critical_path_ops = 25'000'000;
 };
 
 /// The whole training run (optional; workloads/model/training_cost.hpp): tokens to train on
