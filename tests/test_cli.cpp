@@ -235,6 +235,10 @@ TEST_CASE("--trace-devices: a list draws just those GPUs; auto adds a perturbed 
   REQUIRE(r.rc == 0);
   CHECK(slurp(tmp("auto.json")).find("\"node0.gpu1 compute\"") != std::string::npos);
   CHECK(layoutsim("run " + s + " --quiet --trace " + tmp("x.json") + " --trace-devices node9.gpu9").rc == 2);
+  // The list ends at its flag's value: the scenario written after it is still the scenario.
+  r = layoutsim("run --trace-devices all " + s + " --quiet --trace " + tmp("all.json"));
+  INFO(r.err);
+  CHECK(r.rc == 0);
 }
 
 TEST_CASE("check-trace rejects a broken trace with exit 1") {
@@ -413,4 +417,26 @@ TEST_CASE("plausible inputs that once ended in an internal error run or are reje
   CHECK(rp.rc == 1);
   CHECK(rp.err.find("price.yaml:14:40: error: training.gpu_hour_price: ") != std::string::npos);
   CHECK(rp.err.find("training.gpu_hour_price") != std::string::npos);
+}
+
+TEST_CASE("an interrupted write leaves the old file and no temp file; a name at the file system's limit is written") {
+  const fs::path dir = fs::path(tmp("interrupted"));
+  fs::create_directories(dir);
+  const std::string s = (dir / "s.yaml").string();
+  write(s, kSmall);
+  const std::string out = (dir / "out.json").string();
+  write(out, "old");
+  // A file-size limit of one 1 KiB block: the write of the JSON raises SIGXFSZ mid-file.
+  const std::string cmd = "ulimit -f 1 && '" + std::string(LAYOUTSIM_BIN) + "' run '" + s + "' --json '" + out + "' -q 2> /dev/null";
+  const int status = std::system(("bash -c \"" + cmd + "\" 2> /dev/null").c_str());
+  CHECK(status != 0);
+  CHECK(slurp(out) == "old");
+  for (const auto& e : fs::directory_iterator(dir)) CHECK_MESSAGE(e.path().filename().string().rfind(".layoutsim.", 0) != 0, e.path());
+
+  // 250 characters: within NAME_MAX (255) on the usual file systems, too long for a
+  // temp name built by appending to it.
+  const std::string longname = (dir / (std::string(245, 'n') + ".json")).string();
+  const auto r = layoutsim("run " + s + " --json " + longname + " -q");
+  CHECK(r.rc == 0);
+  CHECK(fs::exists(longname));
 }

@@ -153,3 +153,15 @@ TEST_CASE("check_trace_file reads plain and gzip files") {
   std::filesystem::remove(gz);
   std::filesystem::remove(bad);
 }
+
+TEST_CASE("slices past 2^53 ps (steps longer than 2.5 h) on the 1/64-us grid are exact: back to back is not an overlap") {
+  // 9197572535.125 us + 117.296875 us = 9197572652.421875 us: each a multiple of 1/64 us,
+  // exact in double, but 9.2e15 ps is past 2^53, where us · 1e6 in one double rounds.
+  const std::string t = R"({"traceEvents":[)"
+                        R"({"ph":"X","name":"a","pid":0,"tid":0,"ts":9197572535.125,"dur":117.296875},)"
+                        R"({"ph":"X","name":"b","pid":0,"tid":0,"ts":9197572652.421875,"dur":0.015625}]})";
+  const auto r = check_trace_text(t);
+  const std::string first = r.violations.empty() ? std::string() : r.violations.front();
+  INFO(first);
+  CHECK(r.ok());
+}

@@ -90,6 +90,7 @@ Subcommand add_run(CLI::App& parent) {
                   "Devices the trace draws: 'auto' (default: 8 of replica 0, one per stage, every perturbed device and every "
                   "device on the critical path), 'all', or GPU names (node3.gpu5,node0.gpu0)")
       ->delimiter(',')
+      ->allow_extra_args(false)  // one comma list per flag: the scenario after it stays the scenario
       ->type_name("LIST|auto|all");
   cmd->add_option("--chakra", a->chakra, "Write Chakra execution traces (DIR/<name>.<rank>.et, DIR/<name>.comm_groups.json)")
       ->type_name("DIR")

@@ -2,11 +2,15 @@
 #include "tools/report/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -66,6 +70,71 @@ std::string write_gzip(int fd, std::string_view text) {
   throw IoError(fmt::format("cannot write '{}': {}", path, reason));
 }
 
+// Temp files being written, for the signal handler below. A signal is process-wide, so
+// this one table is too: fixed slots of fixed-size names, because a handler may only
+// touch lock-free atomics and call async-signal-safe functions (unlink, sigaction, raise).
+constexpr int kTempSlots = 16;
+enum SlotState : int { kFree = 0, kNaming = 1, kLive = 2 };
+struct TempSlot {
+  std::atomic<int> state{kFree};
+  char path[PATH_MAX] = {};
+};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads the slots' state");
+TempSlot g_temp_slots[kTempSlots];
+constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ};
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  for (auto& slot : g_temp_slots)
+    if (slot.state.load(std::memory_order_acquire) == kLive) ::unlink(slot.path);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  ::raise(sig);  // what the signal would have done: the exit status says which
+}
+
+/// Installs the handler for each signal still at its default action (a program that
+/// embeds the library — Python's SIGINT, say — keeps its own).
+void install_cleanup_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const int sig : kCleanupSignals) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_temps_and_reraise;
+      ::sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+/// Holds a temp file's name in the table while it exists. With every slot taken (more
+/// concurrent writes than slots) that file is removed on errors only, not on signals.
+class TempRegistration {
+public:
+  explicit TempRegistration(const std::string& path) {
+    if (path.size() >= PATH_MAX) return;
+    install_cleanup_handlers();
+    for (auto& slot : g_temp_slots) {
+      int expected = kFree;
+      if (!slot.state.compare_exchange_strong(expected, kNaming, std::memory_order_acq_rel)) continue;
+      std::memcpy(slot.path, path.c_str(), path.size() + 1);
+      slot.state.store(kLive, std::memory_order_release);  // the handler reads only a live slot's name
+      slot_ = &slot;
+      return;
+    }
+  }
+  ~TempRegistration() {
+    if (slot_) slot_->state.store(kFree, std::memory_order_release);
+  }
+  TempRegistration(const TempRegistration&) = delete;
+  TempRegistration& operator=(const TempRegistration&) = delete;
+
+private:
+  TempSlot* slot_ = nullptr;
+};
+
 }  // namespace
 
 void flush_stdout() {
@@ -116,13 +185,18 @@ void write_output(const std::string& path, std::string_view text) {
     return;
   }
 
-  std::vector<char> tmpl(target.begin(), target.end());
-  const std::string suffix = ".tmp.XXXXXX";
-  tmpl.insert(tmpl.end(), suffix.begin(), suffix.end());
+  // The temp file sits beside the target (rename stays within one file system) under
+  // a short name of its own, so a target whose name is at the file system's limit
+  // still has one; a signal removes it (TempRegistration), as does any error.
+  const auto slash = target.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? std::string() : target.substr(0, slash + 1);
+  std::string tmpl_text = dir + ".layoutsim.XXXXXX";
+  std::vector<char> tmpl(tmpl_text.begin(), tmpl_text.end());
   tmpl.push_back('\0');
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) fail_write(path, os_reason(errno));
   const std::string tmp_path(tmpl.data());
+  const TempRegistration registration(tmp_path);
   auto discard = [&](const std::string& reason) {
     ::unlink(tmp_path.c_str());
     fail_write(path, reason);

@@ -48,12 +48,16 @@ using trace_check_detail::walk_trace;
 using trace_check_detail::WalkResult;
 
 // Microseconds → picoseconds, saturating: a hostile ts of 1e300 must not overflow.
+// The whole and the fractional microseconds convert apart: us · 1e6 in one double
+// rounds past 2^53 ps (about 2.5 h), where a step's exact 1/64-µs grid values would
+// come out a picosecond off and look like overlaps.
 std::int64_t to_ps(double us) {
-  const double ps = us * 1e6;
   constexpr double kMax = 9.2e18;  // just under INT64_MAX
-  if (!(ps < kMax)) return std::numeric_limits<std::int64_t>::max();
-  if (!(ps > -kMax)) return std::numeric_limits<std::int64_t>::min();
-  return std::llround(ps);
+  if (!(us * 1e6 < kMax)) return std::numeric_limits<std::int64_t>::max();
+  if (!(us * 1e6 > -kMax)) return std::numeric_limits<std::int64_t>::min();
+  double whole = 0;
+  const double frac = std::modf(us, &whole);
+  return static_cast<std::int64_t>(whole) * 1'000'000 + std::llround(frac * 1e6);
 }
 
 std::int64_t add_sat(std::int64_t a, std::int64_t b) {
