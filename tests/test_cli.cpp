@@ -440,3 +440,49 @@ TEST_CASE("an interrupted write leaves the old file and no temp file; a name at 
   CHECK(r.rc == 0);
   CHECK(fs::exists(longname));
 }
+
+TEST_CASE("search --emit writes a scenario that check accepts, from a flow-style file or one with a byte-order mark") {
+  const std::string flow = tmp("flow.yaml");
+  write(flow, "{name: flow, cluster: {gpu: h100-sxm, nodes: 2, gpus_per_node: 4}, model: {preset: llama3-8b, layers: 8}, "
+              "layout: {tp: 2, pp: 4, dp: 1, microbatches: 4}}\n");
+  const std::string bom = tmp("bom.yaml");
+  write(bom, "\xEF\xBB\xBFname: bom\ncluster: {gpu: h100-sxm, nodes: 2, gpus_per_node: 4}\nlayout: {tp: 2, pp: 4, dp: 1, microbatches: 4}\n"
+             "model: {preset: llama3-8b, layers: 8}\n");
+  for (const std::string& base : {flow, bom, small_scenario()}) {
+    CAPTURE(base);
+    const std::string out = base + ".best.yaml";
+    REQUIRE(layoutsim("search " + base + " --top 1 --emit " + out + " --json " + out + ".json").rc == 0);
+    const auto checked = layoutsim("check " + out);
+    INFO(checked.err);
+    CHECK(checked.rc == 0);
+    // The emitted scenario is the winner: it runs to the step time the search simulated.
+    const json best = json::parse(slurp(out + ".json"))["candidates"][0];
+    REQUIRE(best["simulated"].get<bool>());
+    const auto run = layoutsim("run " + out + " --json -");
+    REQUIRE(run.rc == 0);
+    CHECK(json::parse(run.out)["step_time_s"].get<double>() == doctest::Approx(best["step_time_s"].get<double>()).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("diff and sweep --merge check the numbers they read as run checks the ones it writes") {
+  const std::string s = small_scenario();
+  REQUIRE(layoutsim("run " + s + " --json " + tmp("ok.json") + " -q").rc == 0);
+  json j = json::parse(slurp(tmp("ok.json")));
+  j["step_time_s"] = -5;
+  write(tmp("negative.json"), j.dump());
+  const auto d = layoutsim("diff " + tmp("ok.json") + " " + tmp("negative.json"));
+  CHECK(d.rc == 1);
+  CHECK(d.err.find("step_time_s = -5 is negative") != std::string::npos);
+  j["step_time_s"] = 1;
+  j["scenario"] = 5;
+  write(tmp("number-name.json"), j.dump());
+  CHECK(layoutsim("diff " + tmp("ok.json") + " " + tmp("number-name.json")).rc == 1);
+
+  REQUIRE(layoutsim("sweep " + s + " --microbatches 2,4 --shard 0/1 --json " + tmp("shard.json") + " -q").rc == 0);
+  json shard = json::parse(slurp(tmp("shard.json")));
+  shard[1]["summary"]["step_time_s"] = -1;
+  write(tmp("shard-bad.json"), shard.dump());
+  const auto m = layoutsim("sweep " + s + " --microbatches 2,4 --merge " + tmp("shard-bad.json"));
+  CHECK(m.rc == 2);
+  CHECK(m.err.find("entry 1: summary field step_time_s = -1 is negative") != std::string::npos);
+}

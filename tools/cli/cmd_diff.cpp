@@ -6,7 +6,7 @@
 
 #include "tools/api/layoutsim.hpp"
 #include "tools/cli/command.hpp"
-#include "tools/report/trace.hpp"
+#include "tools/report/atomic_file.hpp"
 #include "tools/study/diff.hpp"
 
 namespace ls::cli {
@@ -19,7 +19,7 @@ struct DiffArgs {
 
 nlohmann::json read_summary_file(const std::string& p) {
   try {
-    return api::read_summary(tools::read_text_file(p), p);
+    return api::read_summary(tools::read_input(p, tools::kMaxSummaryBytes), p);
   } catch (const tools::DiffInputError&) {
     throw;
   } catch (const std::exception& e) {

@@ -3,7 +3,8 @@
 #include <memory>
 
 #include "tools/cli/command.hpp"
-#include "tools/report/trace.hpp"
+#include "tools/report/atomic_file.hpp"
+#include "tools/scenario/input_limits.hpp"
 #include "tools/study/reshard.hpp"
 
 namespace ls::cli {
@@ -19,7 +20,7 @@ int run(const ReshardArgs& a) {
   const api::ResolvedScenario from = api::ScenarioSource::file(a.from).resolve();
   const api::ResolvedScenario to = api::ScenarioSource::file(a.to).resolve();
   // The target's text: the plan locates its errors in it (readable: resolve() just read it).
-  const tools::ReshardPlan p = tools::plan_reshard(from.scenario(), to.scenario(), tools::read_text_file(a.to), a.to);
+  const tools::ReshardPlan p = tools::plan_reshard(from.scenario(), to.scenario(), tools::read_input(a.to, tools::kMaxScenarioBytes), a.to);
   if (!a.json.empty()) write_out(a.json, tools::reshard_json(p));
   if (a.json != "-") write_out("-", tools::format_reshard(p));
   return kExitOk;

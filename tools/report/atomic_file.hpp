@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,6 +30,17 @@ void write_output(const std::string& path, std::string_view text);
 /// Flushes stdout and throws IoError if any earlier write to it failed (closed or
 /// full stdout: `layoutsim run --json - > /dev/full`).
 void flush_stdout();
+
+// The report room's half of the input-size policy (the scenario language's half is in
+// tools/scenario/input_limits.hpp): the most bytes, decompressed, of each kind of file.
+/// A runs file for validate and calibrate: the shipped corpus is under 1 MiB.
+inline constexpr std::size_t kMaxRunsFileBytes = std::size_t{64} << 20;
+/// A `run --json` summary read by diff (per-device arrays at 100k GPUs stay below it).
+inline constexpr std::size_t kMaxSummaryBytes = std::size_t{256} << 20;
+/// A `sweep --shard --json` file read by --merge: one summary per point.
+inline constexpr std::size_t kMaxShardFileBytes = std::size_t{4} << 30;
+/// A trace for check-trace, decompressed; it is streamed, so this bounds time, not memory.
+inline constexpr std::uint64_t kMaxTraceInputBytes = std::uint64_t{64} << 30;
 
 /// Reads a whole file ("-" = stdin); gzip files are decompressed transparently.
 /// Throws IoError if it cannot be read or if the (decompressed) text exceeds

@@ -38,6 +38,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/report/atomic_file.hpp"
+
 namespace ls::tools {
 
 struct TraceCheckReport {
@@ -64,11 +66,11 @@ TraceCheckReport check_trace_text(std::string_view json_text);
 /// track's slices come out of order; see above).
 TraceCheckReport check_trace_stream(std::istream& in);
 
-/// Largest input check_trace_file() reads, in bytes after gzip decompression: not a
-/// bound on memory (the checker streams) but on time, so that /dev/zero, an endless
-/// pipe or a gzip bomb ends with an error rather than running for hours (64 GiB is
-/// about 65x the trace of all 1024 GPUs of the GPT-3 scenario, and a few minutes).
-inline constexpr std::uint64_t kMaxTraceInputBytes = std::uint64_t{64} << 30;
+// The largest input check_trace_file() reads (tools/report/atomic_file.hpp), in bytes
+// after gzip decompression: not a bound on memory (the checker streams) but on time,
+// so that /dev/zero, an endless pipe or a gzip bomb ends with an error rather than
+// running for hours (64 GiB is about 65x the trace of all 1024 GPUs of the GPT-3
+// scenario, and a few minutes).
 
 /// Reads `path` (plain or gzip; "-" = stdin) and checks it. Throws IoError
 /// (tools/report/atomic_file.hpp) naming the path if it cannot be read, if it holds more than

@@ -205,29 +205,55 @@ GzInputBuf::int_type GzInputBuf::underflow() {
   if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
   if (!error_.empty() || !gz_) return traits_type::eof();
   auto* gz = static_cast<gzFile>(gz_);
-  errno = 0;
-  const int n = gzread(gz, buf_.data(), static_cast<unsigned>(buf_.size()));
-  if (n < 0) {
-    int zerr = 0;
-    const char* msg = gzerror(gz, &zerr);
-    error_ = zerr == Z_ERRNO ? std::string(std::strerror(errno)) : fmt::format("corrupt gzip data ({})", msg ? msg : "?");
-    return traits_type::eof();
+  // A chunk that only continues a run of whitespace leaves nothing: read the next.
+  for (;;) {
+    errno = 0;
+    const int n = gzread(gz, buf_.data(), static_cast<unsigned>(buf_.size()));
+    if (n < 0) {
+      int zerr = 0;
+      const char* msg = gzerror(gz, &zerr);
+      error_ = zerr == Z_ERRNO ? std::string(std::strerror(errno)) : fmt::format("corrupt gzip data ({})", msg ? msg : "?");
+      return traits_type::eof();
+    }
+    if (n == 0) return traits_type::eof();
+    if (total_ + static_cast<std::uint64_t>(n) > max_bytes_) {
+      error_ = fmt::format("more than the limit of {} bytes{} (check-trace's bound on its input, so that /dev/zero or a "
+                           "gzip bomb ends rather than running for ever)",
+                           max_bytes_, gz_name_ ? " once decompressed" : "");
+      return traits_type::eof();
+    }
+    total_ += static_cast<std::uint64_t>(n);
+    const std::size_t kept = squeeze(static_cast<std::size_t>(n));
+    if (kept == 0) continue;
+    handed_ += kept;
+    setg(buf_.data(), buf_.data(), buf_.data() + kept);
+    return traits_type::to_int_type(buf_[0]);
   }
-  if (n == 0) return traits_type::eof();
-  if (total_ + static_cast<std::uint64_t>(n) > max_bytes_) {
-    error_ = fmt::format("more than the limit of {} bytes{} (check-trace's bound on its input, so that /dev/zero or a "
-                         "gzip bomb ends rather than running for ever)",
-                         max_bytes_, gz_name_ ? " once decompressed" : "");
-    return traits_type::eof();
+}
+
+std::size_t GzInputBuf::squeeze(std::size_t n) {
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = buf_[i];
+    if (in_string_) {
+      if (escaped_) escaped_ = false;
+      else if (c == '\\') escaped_ = true;
+      else if (c == '"') in_string_ = false;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (in_space_) continue;
+      in_space_ = true;
+    } else {
+      in_space_ = false;
+      if (c == '"') in_string_ = true;
+    }
+    buf_[out++] = c;
   }
-  total_ += static_cast<std::uint64_t>(n);
-  setg(buf_.data(), buf_.data(), buf_.data() + n);
-  return traits_type::to_int_type(buf_[0]);
+  return out;
 }
 
 GzInputBuf::pos_type GzInputBuf::seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode which) {
   // Only "where am I" and "back to the start" are needed (a second pass over a file).
-  if (off == 0 && dir == std::ios_base::cur) return seekable_ ? pos_type(off_type(total_ - (egptr() - gptr()))) : pos_type(off_type(-1));
+  if (off == 0 && dir == std::ios_base::cur) return seekable_ ? pos_type(off_type(handed_ - (egptr() - gptr()))) : pos_type(off_type(-1));
   if (off == 0 && dir == std::ios_base::beg) return seekpos(pos_type(0), which);
   return pos_type(off_type(-1));
 }
@@ -235,7 +261,8 @@ GzInputBuf::pos_type GzInputBuf::seekoff(off_type off, std::ios_base::seekdir di
 GzInputBuf::pos_type GzInputBuf::seekpos(pos_type pos, std::ios_base::openmode) {
   if (pos != pos_type(0) || !seekable_ || !gz_ || !error_.empty()) return pos_type(off_type(-1));
   if (gzrewind(static_cast<gzFile>(gz_)) != 0) return pos_type(off_type(-1));
-  total_ = 0;
+  total_ = handed_ = 0;
+  in_string_ = escaped_ = in_space_ = false;
   setg(buf_.data(), buf_.data(), buf_.data());
   return pos_type(0);
 }

@@ -2,6 +2,7 @@
 // (yaml-cpp is used here and in scenario.cpp/validate.cpp: a profile and a runs file
 // are separate documents from a scenario, with their own keys.)
 #include "tools/scenario/gpu_profile_file.hpp"
+#include "tools/scenario/input_limits.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -152,9 +153,16 @@ GpuProfile parse_profile(const std::string& text, const std::string& source) {
 GpuProfile read_profile_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw ProfileError(fmt::format("{}: error: cannot open the profile file", path));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return parse_profile(ss.str(), path);
+  // Bounded: a profile is a page, and /dev/zero or a wrong file must not fill memory.
+  std::string text;
+  char buf[65536];
+  while (f.read(buf, sizeof buf) || f.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(f.gcount()));
+    if (text.size() > kMaxProfileBytes)
+      throw ProfileError(fmt::format("{}: error: larger than {} bytes (1 MiB), the most a profile file may hold", path, kMaxProfileBytes));
+  }
+  if (f.bad()) throw ProfileError(fmt::format("{}: error: cannot read the profile file", path));
+  return parse_profile(text, path);
 }
 
 void apply_profile(wl::GpuSpec& gpu, const GpuProfile& profile) {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "tools/scenario/input_limits.hpp"
 #include "tools/scenario/scenario_convert.hpp"
 #include "tools/scenario/set_overrides.hpp"
 #include "tools/scenario/yaml_tree.hpp"
@@ -22,7 +23,6 @@ extern const std::string_view default_scenario_yaml_text;  // generated: default
 }
 
 namespace {
-constexpr std::size_t kMaxFileBytes = 16u << 20;  // parse_scenario_yaml reports a larger file
 }  // namespace
 
 wl::ResolvedScenario load_scenario_string(std::string_view yaml, const std::string& source_name,
@@ -58,7 +58,7 @@ wl::ResolvedScenario load_scenario_file(const std::string& path, const std::vect
   char buf[65536];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) break;  // load_scenario_string reports the size
+    if (text.size() > kMaxScenarioBytes) break;  // load_scenario_string reports the size
   }
   if (in.bad()) throw ScenarioError(fmt::format("{}:1:1: error: cannot read the scenario file", path));
   return load_scenario_string(text, path, sets);

@@ -14,11 +14,12 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "tools/scenario/input_limits.hpp"
+
 namespace ls::tools {
 namespace {
 
 // Limits: every input is bounded so nothing downstream can overflow or hang.
-constexpr std::size_t kMaxFileBytes = 16u << 20;  // a scenario is a page of YAML
 constexpr std::size_t kMaxTreeNodes = 1u << 20;   // stops alias ("billion laughs") blow-up
 constexpr int kMaxDepth = 64;
 
@@ -323,9 +324,9 @@ void Diag::throw_if_any() const {
 YNode parse_scenario_yaml(std::string_view yaml, const std::string& source_name) {
   Diag d;
   const Loc top{source_name, 1, 1};
-  if (yaml.size() > kMaxFileBytes) {
+  if (yaml.size() > kMaxScenarioBytes) {
     // The reader stops soon after the limit, so the size is "more than", not exact.
-    d.error(top, "", fmt::format("the scenario is larger than {} bytes (16 MiB), the most a scenario may have", kMaxFileBytes));
+    d.error(top, "", fmt::format("the scenario is larger than {} bytes (16 MiB), the most a scenario may have", kMaxScenarioBytes));
     d.throw_if_any();
   }
   // Odd text that yaml-cpp reports misleadingly, named here for what it is.
@@ -430,6 +431,39 @@ Loc locate(const YNode& root, std::string_view path, const std::string& source, 
     }
   }
   return best;
+}
+
+namespace {
+
+void emit_node(YAML::Emitter& out, const YNode& n) {
+  switch (n.kind) {
+    case YNode::Kind::null: out << YAML::Null; break;
+    case YNode::Kind::scalar: out << n.scalar; break;
+    case YNode::Kind::seq:
+      out << YAML::BeginSeq;
+      for (const auto& item : n.items) emit_node(out, item);
+      out << YAML::EndSeq;
+      break;
+    case YNode::Kind::map:
+      out << YAML::BeginMap;
+      for (const auto& e : n.entries) {
+        out << YAML::Key << e.key << YAML::Value;
+        emit_node(out, e.value);
+      }
+      out << YAML::EndMap;
+      break;
+  }
+}
+
+}  // namespace
+
+std::string yaml_block_text(const YNode& root) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  emit_node(out, root);
+  std::string text = out.c_str();
+  if (text.empty() || text.back() != '\n') text += '\n';
+  return text;
 }
 
 }  // namespace ls::tools

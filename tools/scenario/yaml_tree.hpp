@@ -62,6 +62,10 @@ struct Diag {
 /// multi-document text, or one too large or too deep.
 YNode parse_scenario_yaml(std::string_view yaml, const std::string& source);
 
+/// The tree as block-style YAML (yaml-cpp's emitter quotes what needs quoting), which
+/// parse_scenario_yaml reads back as the same tree (comments and anchors are not kept).
+std::string yaml_block_text(const YNode& root);
+
 /// Parses one --set value. `ordinal` is the override's 1-based position, `value_col`
 /// the 0-based column where the value starts inside "KEY=VALUE"; errors (located at
 /// --set:ORDINAL:COL, blamed on `key`) go to `d`. false: the value is not valid YAML.

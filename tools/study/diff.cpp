@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tools/report/human_units.hpp"
+#include "tools/report/output_check.hpp"
 #include "tools/report/training_report.hpp"
 
 namespace ls::tools {
@@ -95,8 +96,15 @@ json read_summary(const std::string& text, const std::string& name) {
                                      "\"summary\" objects)", name, hint));
   if (j.is_object() && j.contains("candidates"))
     throw DiffInputError(fmt::format("{}: error: a search's JSON, not a run summary ({})", name, hint));
-  if (!j.is_object() || !j.contains("step_time_s") || !j["step_time_s"].is_number() || !j.contains("scenario"))
-    throw DiffInputError(fmt::format("{}: error: not a layoutsim run summary (no scenario and step_time_s; {})", name, hint));
+  if (!j.is_object() || !j.contains("step_time_s") || !j["step_time_s"].is_number() || !j.contains("scenario") || !j["scenario"].is_string())
+    throw DiffInputError(fmt::format("{}: error: not a layoutsim run summary (no scenario name and step_time_s; {})", name, hint));
+  // The numbers a summary can hold (the check `run` applies before writing one): a
+  // negative step time would otherwise be compared, and ranked, as if it were real.
+  try {
+    check_summary_numbers(j);
+  } catch (const OutputInvariantError& e) {
+    throw DiffInputError(fmt::format("{}: error: {}, which no layoutsim summary holds (was it edited?)", name, e.what()));
+  }
   return j;
 }
 

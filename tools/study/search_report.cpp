@@ -218,6 +218,29 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
   return j;
 }
 
+namespace {
+
+/// The tree `text` parses to; an empty tree when it does not parse.
+YNode read_back(const std::string& text, const std::string& source) {
+  try {
+    return parse_scenario_yaml(text, source);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+/// Same keys, values and order (locations aside).
+bool same_tree(const YNode& a, const YNode& b) {
+  if (a.kind != b.kind || a.scalar != b.scalar || a.items.size() != b.items.size() || a.entries.size() != b.entries.size()) return false;
+  for (std::size_t i = 0; i < a.items.size(); ++i)
+    if (!same_tree(a.items[i], b.items[i])) return false;
+  for (std::size_t i = 0; i < a.entries.size(); ++i)
+    if (a.entries[i].key != b.entries[i].key || !same_tree(a.entries[i].value, b.entries[i].value)) return false;
+  return true;
+}
+
+}  // namespace
+
 std::string emit_scenario_yaml(const std::string& text, const std::string& source, const SearchReport& r,
                                const CandidateOutcome& best) {
   // Lines [first, end) of the file are the top-level `layout:` block (0-based);
@@ -253,16 +276,25 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   block += fmt::format("  dp_bucket: {} B\n", num(r.dp_bucket_bytes));
   if (r.embedding_free) block += "  embedding_free: true\n";
 
-  std::string out = fmt::format(
+  const std::string header = fmt::format(
       "# Written by `layoutsim search {}`: the best of {} candidates ({} simulated),\n"
       "# {} — {} per step{}, peak memory {}.\n"
       "# Only the layout block below differs from {}.\n",
       source, r.evaluated, r.simulated, compact_layout(l), human_seconds(best.step_time_s), best.simulated ? " (simulated)" : " (estimate)",
       human_bytes(best.peak_memory_bytes), source);
+  // The splice keeps the file's comments and spelling; it holds for a block-style
+  // file, and is kept only when it reads back as the base with the new layout block.
+  std::string out = header;
   for (std::size_t i = 0; i < first && i < lines.size(); ++i) out += lines[i] + "\n";
   out += block;
   for (std::size_t i = end; i < lines.size(); ++i) out += lines[i] + "\n";
-  return out;
+  YNode expected = root;
+  const YNode layout = parse_scenario_yaml(block, "<layout>").entries.front().value;
+  if (YEntry* e = expected.find("layout")) e->value = layout;
+  else expected.entries.push_back(YEntry{"layout", {}, layout});
+  if (same_tree(read_back(out, source), expected)) return out;
+  // Any other style (flow, a byte-order mark, layout on one line): the tree itself.
+  return header + yaml_block_text(expected);
 }
 
 }  // namespace ls::tools

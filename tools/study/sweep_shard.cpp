@@ -9,6 +9,7 @@
 
 #include "tools/scenario/scenario.hpp"
 #include "tools/report/atomic_file.hpp"
+#include "tools/report/output_check.hpp"
 
 namespace ls::tools {
 
@@ -18,7 +19,6 @@ namespace {
 
 // A shard's --json holds one full summary per point (tens of kB each): 4 GiB is far
 // above any real sweep and bounds what a wrong file (/dev/zero) can take.
-constexpr std::size_t kMaxShardFileBytes = std::size_t{4} << 30;
 
 // A summary number: JSON writes a non-finite one as null.
 double number_at(const ordered_json& j, const char* key) {
@@ -84,6 +84,11 @@ SweepOutcome outcome_from_entry(const ordered_json& entry, const SweepPoint& poi
   o.point = point;
   o.index = index;
   if (const auto s = entry.find("summary"); s != entry.end()) {
+    try {
+      check_summary_numbers(*s);  // what `run` checks before writing one: no edited or broken shard ranks first
+    } catch (const OutputInvariantError& e) {
+      throw std::invalid_argument(fmt::format("{}: {}, which no layoutsim summary holds", where, e.what()));
+    }
     o.result = result_from_summary(*s, where);
     o.summary = *s;
     return o;

@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tools/scenario/scenario.hpp"
+#include "tools/report/atomic_file.hpp"
 #include "tools/report/human_units.hpp"
 #include "tools/study/sweep.hpp"
 #include "tools/scenario/units.hpp"
@@ -244,10 +245,14 @@ double tokens_per_step(const wl::Scenario& s) {
 
 std::vector<RunRow> read_runs_file(const std::string& path) {
   YAML::Node root;
+  std::string text;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw RunsFileError(fmt::format("{}: error: cannot open the runs file", path));
+    text = read_input(path, kMaxRunsFileBytes);  // bounded (a hostile or wrong file), gzip welcome
+  } catch (const IoError& e) {
+    throw RunsFileError(fmt::format("{}: error: {}", path, e.what()));
+  }
+  try {
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw RunsFileError(fmt::format("{}:{}:{}: error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
