@@ -15,8 +15,8 @@ constexpr double kFractionSlack = 1e-9;
 /// slow devices than are priced one by one, or a device that is not slower), no
 /// published runs like this one for the band, no device (an empty critical path).
 /// Anywhere else a null stands for a NaN or an infinity.
-bool may_be_null(const std::string& key) {
-  return key == "cost_s" || key == "step_time_band_s" || key == "step_time_band" || key == "device" || key == "device_name";
+bool may_be_null(const std::string& path, const std::string& key) {
+  return key == "cost_s" || key == "device" || key == "device_name" || path.rfind("step_time_band", 0) == 0;
 }
 
 void walk(const nlohmann::ordered_json& v, const std::string& path, const std::string& key) {
@@ -31,7 +31,7 @@ void walk(const nlohmann::ordered_json& v, const std::string& path, const std::s
     for (std::size_t i = 0; i < v.size(); ++i) walk(v[i], fmt::format("{}[{}]", path, i), key);
     return;
   }
-  if (v.is_null() && may_be_null(key)) return;
+  if (v.is_null() && may_be_null(path, key)) return;
   if (v.is_null()) throw OutputInvariantError(fmt::format("summary field {} is not a finite number (NaN or infinity)", path));
   if (!v.is_number()) return;
   const double x = v.get<double>();
