@@ -486,3 +486,15 @@ TEST_CASE("diff and sweep --merge check the numbers they read as run checks the 
   CHECK(m.rc == 2);
   CHECK(m.err.find("entry 1: summary field step_time_s = -1 is negative") != std::string::npos);
 }
+
+TEST_CASE("a trace too large to build is refused before the run, with its estimate and what would fit") {
+  const std::string big = tmp("big-trace.yaml");
+  write(big, "cluster: {nodes: 512, gpus_per_node: 8, gpu: h100-sxm}\nmodel: llama3-70b\nlayout: {tp: 8, pp: 4, microbatches: 64}\n");
+  const auto r = layoutsim("run " + big + " --trace-devices all --trace " + tmp("big.json") + " -q");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("4096 devices") != std::string::npos);
+  CHECK(r.err.find("--trace-devices auto") != std::string::npos);
+  CHECK_FALSE(fs::exists(tmp("big.json")));
+  // The default choice of devices fits.
+  CHECK(layoutsim("run " + big + " --trace " + tmp("big.json") + " -q").rc == 0);
+}

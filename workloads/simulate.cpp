@@ -115,6 +115,24 @@ std::vector<int> traced_devices(const Scenario& sc, const SimOptions& opts, cons
   return traced;
 }
 
+/// Estimates the trace before anything runs: past kMaxTracedOps it could not be built
+/// in memory (and would not open in a viewer), so the run stops saying what would fit.
+void refuse_oversized_trace(const Scenario& sc, const sim::Program& prog, const std::vector<int>& traced, const topo::Cluster& cluster) {
+  std::uint64_t per_step = 0;
+  for (int r : traced)
+    for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(r)].stage)].streams) per_step += s.size();
+  const std::uint64_t steps = static_cast<std::uint64_t>(std::max(1, sc.simulation.steps));
+  const std::uint64_t ops = per_step * steps;
+  if (ops <= kMaxTracedOps) return;
+  const std::uint64_t per_device = traced.empty() ? 0 : per_step / traced.size();
+  const std::uint64_t fit = per_device > 0 ? std::max<std::uint64_t>(1, kMaxTracedOps / (per_device * steps)) : 0;
+  throw TraceTooLarge(fmt::format(
+      "--trace: {} devices × {} step(s) draw about {:.3g} M ops (about {:.1f} GB to build, {:.1f} GB of JSON), past the "
+      "limit of {:.3g} M; trace fewer devices: --trace-devices auto, or a list of at most about {} such as {}",
+      traced.size(), steps, static_cast<double>(ops) / 1e6, static_cast<double>(ops) * 500 / 1e9, static_cast<double>(ops) * 190 / 1e9,
+      static_cast<double>(kMaxTracedOps) / 1e6, fit, cluster.gpu_name(0)));
+}
+
 /// NCCL kernels share the SMs with the compute they overlap (interference.hpp): a probe
 /// step without tracing measures each rank's overlap, and `cfg`'s compute factors slow
 /// the reported steps by it.
@@ -188,6 +206,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   const bool trace_auto = opts.trace_devices.empty() || (opts.trace_devices.size() == 1 && opts.trace_devices[0] == "auto");
   if (opts.trace) {
     traced = traced_devices(sc, opts, cluster, prog, trace_auto);
+    refuse_oversized_trace(sc, prog, traced, cluster);
     cfg.traced.assign(static_cast<std::size_t>(D), 0);
     for (int r : traced) cfg.traced[static_cast<std::size_t>(r)] = 1;
   }
