@@ -477,6 +477,13 @@ TEST_CASE("diff and sweep --merge check the numbers they read as run checks the 
   j["scenario"] = 5;
   write(tmp("number-name.json"), j.dump());
   CHECK(layoutsim("diff " + tmp("ok.json") + " " + tmp("number-name.json")).rc == 1);
+  // A number past a double's range is not JSON layoutsim reads (the parser's overflow).
+  std::string text = slurp(tmp("ok.json"));
+  text.replace(text.find("\"step_time_s\": ") + 15, 1, "1e999, \"was\": 1");
+  write(tmp("overflow.json"), text);
+  const auto o = layoutsim("diff " + tmp("ok.json") + " " + tmp("overflow.json"));
+  CHECK(o.rc == 1);
+  CHECK(o.err.find("not JSON") != std::string::npos);
 
   REQUIRE(layoutsim("sweep " + s + " --microbatches 2,4 --shard 0/1 --json " + tmp("shard.json") + " -q").rc == 0);
   json shard = json::parse(slurp(tmp("shard.json")));

@@ -87,7 +87,7 @@ json read_summary(const std::string& text, const std::string& name) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number past a double's range
     throw DiffInputError(fmt::format("{}: error: not JSON ({})", name, e.what()));
   }
   const char* hint = "write one with `layoutsim run SCENARIO.yaml --json FILE`";

@@ -138,7 +138,7 @@ std::vector<SweepOutcome> merge_shard_files(const std::vector<SweepPoint>& point
     ordered_json arr;
     try {
       arr = ordered_json::parse(read_input(file, kMaxShardFileBytes));
-    } catch (const ordered_json::parse_error& e) {
+    } catch (const ordered_json::exception& e) {  // a syntax error, or a number past a double's range
       throw std::invalid_argument(fmt::format("--merge {}: not JSON ({})", file, e.what()));
     }
     if (!arr.is_array()) throw std::invalid_argument(fmt::format("--merge {}: not a sweep's --json (an array)", file));

@@ -244,13 +244,17 @@ double tokens_per_step(const wl::Scenario& s) {
 }
 
 std::vector<RunRow> read_runs_file(const std::string& path) {
-  YAML::Node root;
   std::string text;
   try {
     text = read_input(path, kMaxRunsFileBytes);  // bounded (a hostile or wrong file), gzip welcome
   } catch (const IoError& e) {
     throw RunsFileError(fmt::format("{}: error: {}", path, e.what()));
   }
+  return read_runs_text(text, path);
+}
+
+std::vector<RunRow> read_runs_text(const std::string& text, const std::string& path) {
+  YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {

@@ -60,6 +60,8 @@ struct RunsFileError : UserError {
 /// Reads a runs file; every scenario is loaded (and validated) by the scenario loader.
 /// Throws RunsFileError listing every bad run.
 std::vector<RunRow> read_runs_file(const std::string& path);
+/// The same from a runs file's text, `path` naming it in messages.
+std::vector<RunRow> read_runs_text(const std::string& text, const std::string& path);
 
 /// Tokens per optimizer step of a scenario: dp · microbatch_size · microbatches · seq_len.
 double tokens_per_step(const wl::Scenario& s);
