@@ -14,7 +14,8 @@
 // must satisfy what any layoutsim result does (the oracle): finite, non-negative numbers
 // and fractions at most 1 (the output check), MFU ≤ HFU ≤ 1, each stage's compute within
 // the step, fits exactly when the peak is within the tensor memory, the critical path's
-// shares summing to 1. Anything else aborts: an internal error, a crash, a sanitizer
+// shares summing to 1; and on a sample of the runs that took the symmetric fast path,
+// the same step time with every rank simulated (1e-6). Anything else aborts: an internal error, a crash, a sanitizer
 // report, a hang (-timeout) or a blow-up (-rss_limit_mb) is a finding.
 #include <algorithm>
 #include <cmath>
@@ -48,11 +49,12 @@ using ls::tools::YNode;
 
 // Outcomes by class, printed at exit when LAYOUTSIM_FUZZ_STATS is set (a campaign's report).
 struct Tally {
-  long rejected = 0, checked = 0, simulated = 0;
+  long rejected = 0, checked = 0, simulated = 0, symmetric_checked = 0;
   ~Tally() {
     if (std::getenv("LAYOUTSIM_FUZZ_STATS"))
-      std::fprintf(stderr, "fuzz_scenario_keys: %ld inputs: %ld rejected with a user error, %ld loaded and checked, %ld of them "
-                           "simulated and passed the oracle\n", rejected + checked, rejected, checked, simulated);
+      fmt::print(stderr, "fuzz_scenario_keys: {} inputs: {} rejected with a user error, {} loaded and checked, {} of them "
+                           "simulated and passed the oracle ({} of those also with every rank simulated)\n", rejected + checked, rejected, checked,
+                   simulated, symmetric_checked);
   }
 } g_tally;
 
@@ -223,8 +225,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!small_enough(sc.scenario())) return 0;
     ls::api::SimOptions opts;
     opts.what_if = false;  // the fixes' simulations are more of the same, at several times the cost
-    oracle(sc.scenario(), ls::api::simulate(sc, opts));
+    const ls::api::Result r = ls::api::simulate(sc, opts);
+    oracle(sc.scenario(), r);
     ++g_tally.simulated;
+    // The symmetric fast path is exact: on a sample of the runs that took it, every rank
+    // simulated gives the same step.
+    if (r.symmetry == "used" && g_tally.simulated % 8 == 0) {
+      ls::wl::Scenario every = sc.scenario();
+      every.simulation.symmetry = false;
+      const ls::api::Result full = ls::api::simulate(ls::wl::resolve(every), opts);
+      if (std::abs(full.step_time_s - r.step_time_s) > 1e-6 * r.step_time_s)
+        finding(fmt::format("symmetric fast path {} s, every rank {} s", r.step_time_s, full.step_time_s));
+      ++g_tally.symmetric_checked;
+    }
   } catch (const ls::UserError&) {
     ++g_tally.rejected;
   } catch (const std::exception& e) {
