@@ -334,3 +334,26 @@ TEST_CASE("CSV shards concatenate: sorted by (tier, step_time_s, index) they are
   CHECK(header == all.out.substr(0, all.out.find('\n')));
   CHECK(merged == rows_of(all.out));
 }
+
+TEST_CASE("≈: a candidate closer to the best than the width of the best's error band") {
+  const auto base = tiny();
+  auto rep = tools::run_search(base, options(*base));
+  REQUIRE(rep.ranked.size() > 2);
+  // The band is the one a run of the best layout gets.
+  const auto& best = rep.ranked.front();
+  const wl::ErrorBand band = wl::error_band(best.step_time_s, wl::band_features(tools::candidate_scenario(*base, 16, best.layout)),
+                                            wl::shipped_residuals());
+  CHECK(rep.best_band.rows == band.rows);
+  CHECK(rep.best_band.lo_s == band.lo_s);
+  CHECK(rep.best_band.hi_s == band.hi_s);
+  // The rule, stated on a band set by hand: width 10 % of the best's step time.
+  rep.best_band = {.rows = 9, .lo_s = best.step_time_s * 0.95, .hi_s = best.step_time_s * 1.05, .group = "test"};
+  CHECK_FALSE(tools::within_band(rep, rep.ranked.front()));  // the best is the reference
+  for (std::size_t i = 1; i < rep.ranked.size(); ++i) {
+    const auto& c = rep.ranked[i];
+    CAPTURE(i);
+    CHECK(tools::within_band(rep, c) == (c.step_time_s - best.step_time_s < 0.1 * best.step_time_s));
+  }
+  rep.best_band.rows = 0;  // no band: nothing is marked
+  for (const auto& c : rep.ranked) CHECK_FALSE(tools::within_band(rep, c));
+}

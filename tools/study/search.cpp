@@ -449,6 +449,11 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   simulate_best(base, rep, opts, kept, mine);
   rep.simulate_wall_s = seconds_since(t1);
   rank_outcomes(rep, opts, std::move(kept), mine);
+  if (!rep.ranked.empty() && rep.ranked.front().step_time_s > 0) {
+    const CandidateOutcome& best = rep.ranked.front();
+    rep.best_band = wl::error_band(best.step_time_s, wl::band_features(candidate_scenario(base, rep.global_batch, best.layout)),
+                                   wl::shipped_residuals());
+  }
   rep.wall_s = seconds_since(t0);
   return rep;
 }

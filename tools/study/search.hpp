@@ -36,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "workloads/analysis/error_band.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
@@ -185,6 +186,11 @@ struct SearchReport {
   wl::TrainingSpec training;    // the base scenario's: time and cost columns when given
   int shard_index = 0, shard_count = 1;
   std::vector<CandidateOutcome> ranked;          // kept candidates, best first
+  /// The best candidate's error band (workloads/analysis/error_band.hpp): where its
+  /// measured step time would lie for 80 % of held-out runs like it (rows 0: none).
+  /// A candidate whose step time is within the band's width of the best's is one the
+  /// model's accuracy cannot tell apart from it (within_band()).
+  wl::ErrorBand best_band;
   std::vector<Candidate> rejected;               // in index order, with their reasons
   std::size_t evaluated = 0, simulated = 0;
   std::map<std::string, std::size_t> rejected_by_reason;
@@ -201,6 +207,12 @@ SearchReport run_search(const wl::ResolvedScenario& base, const SearchOptions& o
 /// Indices into report.ranked of the Pareto front of step time vs peak memory among
 /// the simulated candidates that fit, fastest first.
 std::vector<std::size_t> pareto_front(const SearchReport& r);
+
+/// Whether ranked candidate `c` (an element of r.ranked) is closer to the best's step
+/// time than the width of the best's error band (false for the best itself, and
+/// without a band). Similar layouts share much of their
+/// error, so this is the cautious reading: the order between them is not established.
+bool within_band(const SearchReport& r, const CandidateOutcome& c);
 
 /// The ranked table (first `top` rows), the Pareto front, the counts and the wall time.
 std::string format_search(const SearchReport& r, int top);

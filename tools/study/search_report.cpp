@@ -92,6 +92,11 @@ std::vector<std::size_t> pareto_front(const SearchReport& r) {
   return front;
 }
 
+bool within_band(const SearchReport& r, const CandidateOutcome& c) {
+  if (r.best_band.rows == 0 || r.ranked.empty() || &c == &r.ranked.front()) return false;
+  return c.step_time_s - r.ranked.front().step_time_s < r.best_band.hi_s - r.best_band.lo_s;
+}
+
 std::string format_search(const SearchReport& r, int top) {
   std::string s;
   s += fmt::format("layoutsim search {}: {} GPUs, global batch {} × {} tokens, objective {}{}\n\n", r.scenario, r.devices,
@@ -114,12 +119,24 @@ std::string format_search(const SearchReport& r, int top) {
         c.simulated ? fmt::format("{} / {} / {} / {}", human_seconds(c.exposed.tp), human_seconds(c.exposed.pp),
                                   human_seconds(c.exposed.dp), human_seconds(c.exposed.ep))
                     : "-";
-    s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", i + 1, pad(compact_layout(c.layout)),
+    s += fmt::format("{:>4}{} {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", i + 1, within_band(r, c) ? "≈" : " ", pad(compact_layout(c.layout)),
                      human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu), human_bytes(c.peak_memory_bytes),
                      c.fits ? human_bytes(r.memory_usable_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
                      training_cells(r, &c), c.simulated ? exposed : "(estimate, not simulated)");
   }
   if (r.ranked.size() > rows) s += fmt::format("      ... {} more (--top K shows more; --csv/--json hold all)\n", r.ranked.size() - rows);
+  if (!r.ranked.empty()) {
+    const auto& b = r.best_band;
+    if (b.rows > 0) {
+      std::size_t close = 0;
+      for (const auto& c : r.ranked) close += within_band(r, c) ? 1 : 0;
+      s += fmt::format("   ≈  within the best's error band: its measured step time would lie in {} … {} (80 % of {} held-out runs "
+                       "like it: {}); {} other candidate(s) closer to it than that width ({}) are not told apart from it by the model's accuracy\n",
+                       human_seconds(b.lo_s), human_seconds(b.hi_s), b.rows, b.group, close, human_seconds(b.hi_s - b.lo_s));
+    } else {
+      s += "      no error band: no held-out published runs like the best candidate, so how far to trust its lead is unknown\n";
+    }
+  }
 
   const auto front = pareto_front(r);
   if (!front.empty()) {
@@ -186,6 +203,10 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
   if (r.shard_count > 1) j["shard"] = {{"index", r.shard_index}, {"count", r.shard_count}};
   j["memory_capacity_bytes"] = r.memory_capacity_bytes;
   j["memory_usable_bytes"] = r.memory_usable_bytes;
+  if (r.best_band.rows > 0)
+    j["best_band"] = {{"lo_s", r.best_band.lo_s}, {"hi_s", r.best_band.hi_s}, {"rows", r.best_band.rows}, {"group", r.best_band.group}};
+  else
+    j["best_band"] = {{"lo_s", nullptr}, {"hi_s", nullptr}, {"rows", 0}, {"group", nullptr}};
   auto& cands = j["candidates"] = nlohmann::ordered_json::array();
   for (const auto& c : r.ranked) {
     nlohmann::ordered_json e;
@@ -204,6 +225,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
       e["exposed_comm_s"] = {{"tp", c.exposed.tp}, {"pp", c.exposed.pp}, {"dp", c.exposed.dp}, {"ep", c.exposed.ep}, {"cp", c.exposed.cp}};
     e["analytic_step_time_s"] = c.analytic_step_s;
     e["analytic_peak_memory_bytes"] = c.analytic_peak_bytes;
+    e["within_band"] = within_band(r, c);
     add_training_json(e, cost_of(r, c));  // time_to_train_s, gpu_hours, cost: with a `training` key
     cands.push_back(std::move(e));
   }
