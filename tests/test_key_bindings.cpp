@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,16 @@ constexpr std::string_view kMinimal = "model: llama3-8b\ncluster: {gpu: h100-sxm
 // The keys under model.moe need a MoE model to sit in.
 constexpr std::string_view kMoe = "model: mixtral-8x7b\ncluster: {gpu: h100-sxm}\n";
 
-std::string_view base_of(std::string_view path) { return path.rfind("model.moe.", 0) == 0 ? kMoe : kMinimal; }
+// The keys of an optional section need the section's required keys beside them.
+constexpr std::string_view kCheckpoint = "model: llama3-8b\ncluster: {gpu: h100-sxm}\ncheckpoint: {every: 500 steps, storage_bandwidth: 20 GB/s}\n";
+constexpr std::string_view kLora = "model: llama3-8b\ncluster: {gpu: h100-sxm}\ntraining: {method: lora}\n";
+
+std::string_view base_of(std::string_view path) {
+  if (path.rfind("model.moe.", 0) == 0) return kMoe;
+  if (path.rfind("checkpoint.", 0) == 0) return kCheckpoint;
+  if (path.rfind("training.lora.", 0) == 0) return kLora;
+  return kMinimal;
+}
 
 std::vector<const ScenarioKey*> bound_keys() {
   std::vector<const ScenarioKey*> out;
@@ -89,11 +99,13 @@ TEST_CASE("an integer just outside a bound row's range is an error naming the ke
     const auto comma = type.find(',');
     const long long lo = std::stoll(type.substr(8, comma - 8));
     const long long hi = std::stoll(type.substr(comma + 2));
-    for (const long long bad : {lo - 1, hi + 1}) {
+    // One past each bound; past INT64_MAX, the decimal text of 2^63 (not an int64).
+    const std::string above = hi == std::numeric_limits<long long>::max() ? "9223372036854775808" : std::to_string(hi + 1);
+    for (const std::string& bad : {std::to_string(lo - 1), above}) {
       CAPTURE(k->path);
       CAPTURE(bad);
       Diag d;
-      (void)converted(std::string(k->path) + "=" + std::to_string(bad), d);
+      (void)converted(std::string(k->path) + "=" + bad, d);
       REQUIRE(d.errors.size() == 1);
       CHECK(d.errors.front().find("error: " + std::string(k->path) + ": ") != std::string::npos);
     }

@@ -412,12 +412,7 @@ private:
     if (const YEntry* je = n.find("jitter")) {
       const std::string p = path + ".jitter";
       if (r_.map(je->value, p, keys("perturbations.jitter"))) {
-        if (const YEntry* e = je->value.find("compute_cv"))
-          assign(pt.jitter.compute_cv, r_.number(e->value, p + ".compute_cv", 0, 10, false));
-        if (const YEntry* e = je->value.find("comm_cv"))
-          assign(pt.jitter.comm_cv, r_.number(e->value, p + ".comm_cv", 0, 10, false));
-        if (const YEntry* e = je->value.find("seed"))
-          assign(pt.jitter.seed, r_.integer(e->value, p + ".seed", 0, std::numeric_limits<std::int64_t>::max()));
+        for (const auto& e : je->value.entries) read_bound(e.value, join_key(p, e.key));
       }
     }
   }

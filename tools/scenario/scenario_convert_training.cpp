@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tools/scenario/scenario_convert.hpp"
+#include "tools/scenario/scenario_keys.hpp"
 #include "tools/scenario/scenario_reader.hpp"
 #include "workloads/cost/training_method.hpp"
 
@@ -66,7 +67,8 @@ std::optional<std::vector<std::string>> name_list(Reader& r, const YNode& n, con
   return out;
 }
 
-void training(Reader& r, const YNode& n, wl::TrainingSpec& t) {
+void training(Reader& r, const YNode& n, wl::Scenario& s) {
+  wl::TrainingSpec& t = s.training;
   if (!r.map(n, "training", keys("training"))) return;
   if (const YEntry* e = n.find("method")) {
     if (auto v = r.choice(e->value, "training.method", values("training.method")))
@@ -81,9 +83,7 @@ void training(Reader& r, const YNode& n, wl::TrainingSpec& t) {
     if (!r.map(e->value, "training.lora", keys("training.lora"))) return;
     t.lora.given = true;
     const YNode& l = e->value;
-    if (const YEntry* k = l.find("rank")) assign(t.lora.rank, r.count(k->value, "training.lora.rank", 1, 65536));
-    if (const YEntry* k = l.find("alpha")) assign(t.lora.alpha, r.number(k->value, "training.lora.alpha", 0, 1e9, true));
-    if (const YEntry* k = l.find("dropout")) assign(t.lora.dropout, r.number(k->value, "training.lora.dropout", 0, 0.999, false));
+    for (const auto& e : l.entries) read_bound_key(r, e.value, join_key("training.lora", e.key), s);
     if (const YEntry* k = l.find("targets")) {
       if (auto v = name_list(r, k->value, "training.lora.targets", wl::lora_target_names())) {
         if (v->empty()) r.diag().error(k->value.loc, "training.lora.targets", "at least one target", "targets: qkv, proj, fc1, fc2");
@@ -93,7 +93,8 @@ void training(Reader& r, const YNode& n, wl::TrainingSpec& t) {
   }
 }
 
-void checkpoint(Reader& r, const YNode& n, wl::CheckpointSpec& c) {
+void checkpoint(Reader& r, const YNode& n, wl::Scenario& s) {
+  wl::CheckpointSpec& c = s.checkpoint;
   if (!r.map(n, "checkpoint", keys("checkpoint"))) return;
   c.enabled = true;
   if (const YEntry* e = n.find("every")) {
@@ -105,10 +106,7 @@ void checkpoint(Reader& r, const YNode& n, wl::CheckpointSpec& c) {
   if (const YEntry* e = n.find("storage_bandwidth")) assign(c.storage_Bps, r.bandwidth(e->value, "checkpoint.storage_bandwidth"));
   if (const YEntry* e = n.find("storage_bandwidth_per_node"))
     assign(c.storage_per_node_Bps, r.bandwidth(e->value, "checkpoint.storage_bandwidth_per_node"));
-  if (const YEntry* e = n.find("format")) {
-    if (auto v = r.choice(e->value, "checkpoint.format", values("checkpoint.format"))) c.consolidated = *v == "consolidated";
-  }
-  if (const YEntry* e = n.find("async")) assign(c.async, r.boolean(e->value, "checkpoint.async"));
+  for (const auto& e : n.entries) read_bound_key(r, e.value, join_key("checkpoint", e.key), s);
 }
 
 void failures(Reader& r, const YNode& n, wl::FailuresSpec& f) {
@@ -121,8 +119,8 @@ void failures(Reader& r, const YNode& n, wl::FailuresSpec& f) {
 }  // namespace
 
 void convert_training(const YNode& root, Reader& r, wl::Scenario& s) {
-  if (const YEntry* e = root.find("training")) training(r, e->value, s.training);
-  if (const YEntry* e = root.find("checkpoint")) checkpoint(r, e->value, s.checkpoint);
+  if (const YEntry* e = root.find("training")) training(r, e->value, s);
+  if (const YEntry* e = root.find("checkpoint")) checkpoint(r, e->value, s);
   if (const YEntry* e = root.find("failures")) failures(r, e->value, s.failures);
 }
 

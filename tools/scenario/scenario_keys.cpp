@@ -142,6 +142,8 @@ constexpr wl::NameTable<bool, 2> kSymmetryNames{{
      "one data-parallel replica simulated when every replica is provably alike (no perturbation or jitter, a generated "
      "fabric, uniform MoE routing, replicas on alike links), the others' traffic accounted; the numbers equal `off`'s"},
     {false, "off", "every rank simulated"}}};
+constexpr wl::NameTable<bool, 2> kCheckpointFormatNames{{{false, "sharded", "one file per rank"},
+                                                        {true, "consolidated", "one file, written by one rank"}}};
 constexpr wl::NameTable<bool, 2> kNetworkNames{{{false, "real", "the cluster's links"},
                                                {true, "ideal", "communication costs nothing (a what-if)"}}};
 
@@ -340,9 +342,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations.links[].bandwidth_factor", "number", {}, "1",
        "in [0, 1000]; `0` means the link is **down**: routes avoid it (spread over the other spines; a dead rail relays "
        "through a peer GPU's NIC over NVLink, like NCCL's PXN), and one that would disconnect two GPUs is an error"},
-      {"perturbations.jitter.compute_cv", "number", {}, "0", "≥ 0"},
-      {"perturbations.jitter.comm_cv", "number", {}, "0", "≥ 0"},
-      {"perturbations.jitter.seed", "int", {}, "0", "≥ 0"},
+      number_key("perturbations.jitter.compute_cv", LS_FIELD(perturbations.jitter.compute_cv), 0, 10, false, "0",
+                 "coefficient of variation of each compute op's duration"),
+      number_key("perturbations.jitter.comm_cv", LS_FIELD(perturbations.jitter.comm_cv), 0, 10, false, "0",
+                 "coefficient of variation of each collective's bytes"),
+      int_key("perturbations.jitter.seed", LS_FIELD(perturbations.jitter.seed), 0, std::numeric_limits<std::int64_t>::max(), 0, ""),
 
       int_key("simulation.steps", LS_FIELD(simulation.steps), 1, kMaxSteps, 1, ""),
       int_key("simulation.critical_path_ops", LS_FIELD(simulation.critical_path_ops), 0, std::numeric_limits<std::int32_t>::max() - 1,
@@ -379,18 +383,18 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"training.frozen", "list", {"embedding", "head", "attention", "mlp", "norms", "layers"}, "`[]`",
        "parts with bf16 weights only: no gradient, master, moments, weight-gradient GEMM or DP gradient traffic"},
       {"training.lora", "map", {}, "", "(with `method: lora`)"},
-      {"training.lora.rank", "int", {}, "16", "1..65536"},
-      {"training.lora.alpha", "number", {}, "32", "> 0 (scaling alpha/rank; no cost)"},
+      int_key("training.lora.rank", LS_FIELD(training.lora.rank), 1, 65536, 16, ""),
+      number_key("training.lora.alpha", LS_FIELD(training.lora.alpha), 0, 1e9, true, "32", "(scaling alpha/rank; no cost)"),
       {"training.lora.targets", "list", {"qkv", "proj", "fc1", "fc2"}, "`[qkv, proj, fc1, fc2]`",
        "linears that get adapters (fc1/fc2: dense MLPs only)"},
-      {"training.lora.dropout", "number", {}, "0", "in [0, 1): dropout on the adapter input"},
+      number_key("training.lora.dropout", LS_FIELD(training.lora.dropout), 0, 0.999, false, "0", "dropout on the adapter input"),
 
       {"checkpoint.every", "steps or duration", {}, "", "*required*: `\"500 steps\"` or `\"30 min\"` (s, min, h, d)"},
       {"checkpoint.storage_bandwidth", "bandwidth", {}, "`storage_bandwidth_per_node` × nodes",
        "aggregate write/read rate of the storage (one of the two is *required*)"},
       {"checkpoint.storage_bandwidth_per_node", "bandwidth", {}, "`storage_bandwidth` / nodes", "per node"},
-      {"checkpoint.format", "", {"sharded", "consolidated"}, "`sharded`", "one file per rank, or one file written by one rank"},
-      {"checkpoint.async", "bool", {}, "false", "copy to host memory and write in the background"},
+      choice_key("checkpoint.format", LS_FIELD(checkpoint.consolidated), kCheckpointFormatNames, false, ""),
+      bool_key("checkpoint.async", LS_FIELD(checkpoint.async), false, "copy to host memory and write in the background"),
 
       {"failures.mtbf_per_gpu", "duration", {}, "", "*required*: mean time between failures of one GPU, like `\"50000 h\"`"},
 
