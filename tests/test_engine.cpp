@@ -51,6 +51,20 @@ Op compute(Time d, int mb = 0) {
   return o;
 }
 
+/// Two ranks of one stage in one dp group (slot kDp).
+Program two_ranks_one_dp_group() {
+  Program p;
+  p.ranks.resize(2);
+  p.stages.resize(1);
+  for (int r = 0; r < 2; ++r) {
+    p.ranks[static_cast<std::size_t>(r)].device = r;
+    p.ranks[static_cast<std::size_t>(r)].group[kDp] = 0;
+  }
+  p.groups.push_back(Group{kDp, {0, 1}});
+  p.pp_peer = {0, 1};
+  return p;
+}
+
 Program two_ranks() {
   Program p;
   p.ranks.resize(2);
@@ -112,15 +126,7 @@ TEST_CASE("collective rendezvous: starts when the last member arrives") {
 TEST_CASE("cross-stream dependency: the compute stream waits for a dp op") {
   // dp stream: all-reduce (group of one → free) is replaced by a real 2-rank group;
   // compute op 1 depends on dp op 0 which depends on compute op 0.
-  Program p;
-  p.ranks.resize(2);
-  p.stages.resize(1);
-  for (int r = 0; r < 2; ++r) {
-    p.ranks[static_cast<std::size_t>(r)].device = r;
-    p.ranks[static_cast<std::size_t>(r)].group[kDp] = 0;
-  }
-  p.groups.push_back(Group{kDp, {0, 1}});
-  p.pp_peer = {0, 1};
+  Program p = two_ranks_one_dp_group();
   auto& st = p.stages[0];
   st.deps = {OpRef{0, 0}, OpRef{2, 0}};
   Op ar;
@@ -259,15 +265,7 @@ TEST_CASE("overlap meter: compute time beside measured side collectives, their u
   // each, both from t = 0; on the stub's one 1 GB/s link they share it max-min, so
   // each takes 1 MB / 0.5 GB/s + 1 us = 2001 us. The compute runs beside [0, 2001]:
   // 2001 us (the sum of the two would be 4002).
-  Program p;
-  p.ranks.resize(2);
-  p.stages.resize(1);
-  for (int r = 0; r < 2; ++r) {
-    p.ranks[static_cast<std::size_t>(r)].device = r;
-    p.ranks[static_cast<std::size_t>(r)].group[kDp] = 0;
-  }
-  p.groups.push_back(Group{kDp, {0, 1}});
-  p.pp_peer = {0, 1};
+  Program p = two_ranks_one_dp_group();
   Op ar;
   ar.kind = OpKind::collective;
   ar.group_slot = kDp;

@@ -37,37 +37,35 @@ namespace {
   std::abort();
 }
 
-void runs_file(const std::string& text) {
+/// Runs `read`, which may end in a user error and nothing else.
+template <typename Read>
+void expect_result_or_user_error(const char* reader, Read&& read) {
   try {
-    (void)ls::tools::read_runs_text(text, "fuzz-runs.yaml");
+    read();
   } catch (const ls::UserError&) {
   } catch (const std::exception& e) {
-    finding("runs file", e);
+    finding(reader, e);
   }
 }
 
+void runs_file(const std::string& text) {
+  expect_result_or_user_error("runs file", [&] { (void)ls::tools::read_runs_text(text, "fuzz-runs.yaml"); });
+}
+
 void profile(const std::string& text) {
-  try {
-    (void)ls::tools::parse_profile(text, "fuzz-profile.yaml");
-  } catch (const ls::UserError&) {
-  } catch (const std::exception& e) {
-    finding("profile", e);
-  }
+  expect_result_or_user_error("profile", [&] { (void)ls::tools::parse_profile(text, "fuzz-profile.yaml"); });
 }
 
 void summaries(const std::string& text) {
   const auto nul = text.find('\0');
   const std::string a = text.substr(0, nul), b = nul == std::string::npos ? a : text.substr(nul + 1);
-  try {
+  expect_result_or_user_error("diff", [&] {
     const auto ja = ls::api::read_summary(a, "a.json");
     const auto jb = ls::api::read_summary(b, "b.json");
     const auto report = ls::api::diff(ja, "a.json", jb, "b.json");
     (void)ls::api::diff_text(report);
     (void)ls::api::diff_json(report);
-  } catch (const ls::UserError&) {
-  } catch (const std::exception& e) {
-    finding("diff", e);
-  }
+  });
 }
 
 void command_line(const std::string& text) {
@@ -99,12 +97,7 @@ void command_line(const std::string& text) {
       }
     }
   }
-  try {
-    (void)ls::api::ScenarioSource::builtin().resolve_sets(lines);
-  } catch (const ls::UserError&) {
-  } catch (const std::exception& e) {
-    finding("--set", e);
-  }
+  expect_result_or_user_error("--set", [&] { (void)ls::api::ScenarioSource::builtin().resolve_sets(lines); });
 }
 
 }  // namespace
