@@ -17,7 +17,10 @@
 #include <tuple>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "tools/report/human_units.hpp"
 
 #include "tools/scenario/scenario.hpp"
 #include "tools/study/search.hpp"
@@ -356,4 +359,30 @@ TEST_CASE("≈: a candidate closer to the best than the width of the best's erro
   }
   rep.best_band.rows = 0;  // no band: nothing is marked
   for (const auto& c : rep.ranked) CHECK_FALSE(tools::within_band(rep, c));
+}
+
+TEST_CASE("the winner is explained against the best candidate with other degrees, part by part") {
+  const auto base = tiny();
+  const auto rep = tools::run_search(base, options(*base));
+  const std::string text = tools::explain_winner(rep);
+  REQUIRE_FALSE(text.empty());
+  // The runner-up named is the first simulated candidate whose degrees differ.
+  const auto& a = rep.ranked.front();
+  std::size_t k = 1;
+  const auto same = [&](const tools::SearchLayout& l) {
+    return l.tp == a.layout.tp && l.pp == a.layout.pp && l.dp == a.layout.dp && l.cp == a.layout.cp && l.ep == a.layout.ep &&
+           l.zero == a.layout.zero;
+  };
+  while (same(rep.ranked[k].layout)) ++k;
+  const auto& b = rep.ranked[k];
+  CHECK(text.find(fmt::format("Why #1 over #{} ({})", k + 1, tools::compact_layout(b.layout))) != std::string::npos);
+  // Each part is there, with both figures.
+  for (const char* part : {"step time", "compute (busiest stage)", "pipeline bubble", "peak memory"})
+    CHECK(text.find(part) != std::string::npos);
+  CHECK(a.compute_s > 0);
+  CHECK(a.compute_s <= a.step_time_s);
+  CHECK(text.find(ls::tools::human_seconds(a.compute_s)) != std::string::npos);
+  CHECK(text.find(ls::tools::human_seconds(b.compute_s)) != std::string::npos);
+  // The table prints the paragraph under it.
+  CHECK(tools::format_search(rep, 5).find(text) != std::string::npos);
 }

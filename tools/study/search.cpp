@@ -361,6 +361,7 @@ void simulate_candidate(const wl::Scenario& base, std::int64_t global_batch, Can
     o.exposed = {r.comm[static_cast<int>(wl::Axis::tp)].exposed_s, r.comm[static_cast<int>(wl::Axis::pp)].exposed_s,
                  r.comm[static_cast<int>(wl::Axis::dp)].exposed_s, r.comm[static_cast<int>(wl::Axis::ep)].exposed_s,
                  r.comm[static_cast<int>(wl::Axis::cp)].exposed_s};
+    for (const auto& st : r.per_stage) o.compute_s = std::max(o.compute_s, st.compute_s);
   } catch (const std::exception&) {
     failed = "simulation-error";
   }
@@ -395,7 +396,7 @@ void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOpti
     w.put(o.simulated);
     w.put(o.fits);
     for (double v : {o.step_time_s, o.tokens_per_s, o.mfu, o.peak_memory_bytes, o.bubble_fraction, o.exposed.tp, o.exposed.pp,
-                     o.exposed.dp, o.exposed.ep})
+                     o.exposed.dp, o.exposed.ep, o.exposed.cp, o.compute_s})
       w.put(v);
   }, [&](std::size_t k, BlobReader& r) {
     CandidateOutcome& o = kept[k];
@@ -403,7 +404,7 @@ void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOpti
     o.simulated = r.get<bool>();
     o.fits = r.get<bool>();
     for (double* v : {&o.step_time_s, &o.tokens_per_s, &o.mfu, &o.peak_memory_bytes, &o.bubble_fraction, &o.exposed.tp,
-                      &o.exposed.pp, &o.exposed.dp, &o.exposed.ep})
+                      &o.exposed.pp, &o.exposed.dp, &o.exposed.ep, &o.exposed.cp, &o.compute_s})
       *v = r.get<double>();
   });
   std::vector<std::size_t> failed_index;

@@ -171,6 +171,7 @@ struct CandidateOutcome {
   double bubble_fraction = 0;  // simulated: measured; else the schedule's analytic bubble
   bool fits = true;
   ExposedComm exposed;  // simulated only
+  double compute_s = 0;  // simulated only: the busiest stage's compute per step
 };
 
 struct SearchReport {
@@ -213,6 +214,12 @@ std::vector<std::size_t> pareto_front(const SearchReport& r);
 /// without a band). Similar layouts share much of their
 /// error, so this is the cautious reading: the order between them is not established.
 bool within_band(const SearchReport& r, const CandidateOutcome& c);
+
+/// Why the best beats the runner-up — the best simulated candidate whose degrees (tp,
+/// pp, dp, cp, ep, zero) differ from the best's, not a variant of it — one line per
+/// part of the step: compute, bubble, exposed communication by axis, memory. Empty
+/// when fewer than two such candidates were simulated.
+std::string explain_winner(const SearchReport& r);
 
 /// The ranked table (first `top` rows), the Pareto front, the counts and the wall time.
 std::string format_search(const SearchReport& r, int top);

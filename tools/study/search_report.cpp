@@ -1,6 +1,7 @@
 // tools/study/search_report.cpp — what `layoutsim search` writes: the ranked table, the
 // Pareto front, CSV and JSON rows, and the winner as a runnable scenario file.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -97,6 +98,40 @@ bool within_band(const SearchReport& r, const CandidateOutcome& c) {
   return c.step_time_s - r.ranked.front().step_time_s < r.best_band.hi_s - r.best_band.lo_s;
 }
 
+std::string explain_winner(const SearchReport& r) {
+  if (r.ranked.empty() || !r.ranked.front().simulated) return {};
+  const CandidateOutcome& a = r.ranked.front();
+  const auto degrees = [](const SearchLayout& l) { return std::array<int, 6>{l.tp, l.pp, l.dp, l.cp, l.ep, l.zero}; };
+  std::size_t k = 1;
+  while (k < r.ranked.size() && r.ranked[k].simulated && degrees(r.ranked[k].layout) == degrees(a.layout)) ++k;
+  if (k >= r.ranked.size() || !r.ranked[k].simulated) return {};
+  const CandidateOutcome& b = r.ranked[k];
+  const auto delta = [](double x, double y) {
+    return x == y ? std::string("same") : fmt::format("{}{}", x > y ? "+" : "-", human_seconds(std::abs(x - y)));
+  };
+  const auto line = [](const std::string& what, const std::string& va, const std::string& vb, const std::string& d) {
+    return fmt::format("  {:<26} {:>10} vs {:>10}   {}\n", what, va, vb, d);
+  };
+  std::string s = fmt::format("\nWhy #1 over #{} ({}), the best with other degrees:\n", k + 1, compact_layout(b.layout));
+  s += line("step time", human_seconds(a.step_time_s), human_seconds(b.step_time_s),
+            fmt::format("{} ({:+.1f}%)", delta(a.step_time_s, b.step_time_s), 100 * (a.step_time_s - b.step_time_s) / b.step_time_s));
+  s += line("compute (busiest stage)", human_seconds(a.compute_s), human_seconds(b.compute_s), delta(a.compute_s, b.compute_s));
+  s += line("pipeline bubble", percent(a.bubble_fraction), percent(b.bubble_fraction),
+            fmt::format("{:+.1f} points", 100 * (a.bubble_fraction - b.bubble_fraction)));
+  const std::pair<const char*, double ExposedComm::*> axes[] = {
+      {"tp", &ExposedComm::tp}, {"pp", &ExposedComm::pp}, {"dp", &ExposedComm::dp}, {"ep", &ExposedComm::ep}, {"cp", &ExposedComm::cp}};
+  for (const auto& [name, field] : axes) {
+    const double x = a.exposed.*field, y = b.exposed.*field;
+    if (x == 0 && y == 0) continue;
+    s += line(fmt::format("exposed {} communication", name), human_seconds(x), human_seconds(y), delta(x, y));
+  }
+  s += line("peak memory", human_bytes(a.peak_memory_bytes), human_bytes(b.peak_memory_bytes),
+            fmt::format("{}{}{}", a.peak_memory_bytes >= b.peak_memory_bytes ? "+" : "-",
+                        human_bytes(std::abs(a.peak_memory_bytes - b.peak_memory_bytes)),
+                        a.fits && b.fits ? " (both fit)" : a.fits ? " (only #1 fits)" : b.fits ? " (only the other fits)" : " (neither fits)"));
+  return s;
+}
+
 std::string format_search(const SearchReport& r, int top) {
   std::string s;
   s += fmt::format("layoutsim search {}: {} GPUs, global batch {} × {} tokens, objective {}{}\n\n", r.scenario, r.devices,
@@ -137,6 +172,8 @@ std::string format_search(const SearchReport& r, int top) {
       s += "      no error band: no held-out published runs like the best candidate, so how far to trust its lead is unknown\n";
     }
   }
+
+  s += explain_winner(r);
 
   const auto front = pareto_front(r);
   if (!front.empty()) {
