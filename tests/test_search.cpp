@@ -386,3 +386,42 @@ TEST_CASE("the winner is explained against the best candidate with other degrees
   // The table prints the paragraph under it.
   CHECK(tools::format_search(rep, 5).find(text) != std::string::npos);
 }
+
+namespace {
+/// The fields of each record of an RFC 4180 text (quoted cells may hold commas, quotes
+/// doubled, line breaks).
+std::vector<std::size_t> csv_record_widths(const std::string& text) {
+  std::vector<std::size_t> widths;
+  std::size_t fields = 1;
+  bool quoted = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') ++i;
+      else if (c == '"') quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      ++fields;
+    } else if (c == '\n') {
+      widths.push_back(fields);
+      fields = 1;
+    }
+  }
+  return widths;
+}
+}  // namespace
+
+TEST_CASE("search --csv: every record has the header's field count (layouts and reasons hold commas)") {
+  const auto base = tiny();
+  const auto rep = tools::run_search(base, options(*base));
+  const std::string csv = tools::search_csv(rep);
+  const auto widths = csv_record_widths(csv);
+  REQUIRE(widths.size() == 1 + rep.ranked.size() + rep.rejected.size());
+  for (std::size_t i = 1; i < widths.size(); ++i) {
+    CAPTURE(i);
+    CHECK(widths[i] == widths.front());
+  }
+  // The compact layouts that hold commas ("p2(v4,bal)", "[tp,pp,dp]") are among them.
+  CHECK(csv.find("\"t") != std::string::npos);
+}

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tools/study/search.hpp"
+#include "tools/report/csv.hpp"
 #include "tools/report/human_units.hpp"
 #include "tools/report/training_report.hpp"
 #include "tools/scenario/yaml_tree.hpp"
@@ -211,7 +212,7 @@ std::string search_csv(const SearchReport& r) {
                        t.has_tokens && t.has_price ? num(t.cost) : "", t.has_price ? num(t.cost_per_million_tokens) : "");
   };
   auto layout_cells = [](const SearchLayout& l) {
-    return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", compact_layout(l), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
+    return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(compact_layout(l)), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
                        l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute), l.microbatch_size, l.microbatches,
                        wl::schedule_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers_mode),
                        placement_text(l.placement, "/"));
@@ -226,7 +227,7 @@ std::string search_csv(const SearchReport& r) {
                      training_csv(&c));
   }
   for (const auto& c : r.rejected)
-    s += fmt::format("3,,{},{},{},false,,,,,,,,,,,{}\n", c.index, layout_cells(c.layout), c.rejected, training_csv(nullptr));
+    s += fmt::format("3,,{},{},{},false,,,,,,,,,,,{}\n", c.index, layout_cells(c.layout), csv_cell(c.rejected), training_csv(nullptr));
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/time.hpp"
+#include "tools/report/csv.hpp"
 #include "tools/study/parallel_for.hpp"
 #include "tools/report/report_json.hpp"
 #include "tools/scenario/scenario.hpp"
@@ -27,16 +28,6 @@ std::string trim(std::string s) {
   return s.substr(b, e - b + 1);
 }
 
-// RFC 4180: quote a cell containing a comma, quote or line break; double the quotes.
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += "\"\"";
-    else out.push_back(c);
-  }
-  return out + "\"";
-}
 
 // Shortest round-trip decimal: deterministic and lossless.
 std::string csv_number(double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); }
