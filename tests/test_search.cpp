@@ -355,7 +355,7 @@ TEST_CASE("≈: a candidate closer to the best than the width of the best's erro
   for (std::size_t i = 1; i < rep.ranked.size(); ++i) {
     const auto& c = rep.ranked[i];
     CAPTURE(i);
-    CHECK(tools::within_band(rep, c) == (c.step_time_s - best.step_time_s < 0.1 * best.step_time_s));
+    CHECK(tools::within_band(rep, c) == (std::abs(c.step_time_s - best.step_time_s) < 0.1 * best.step_time_s));
   }
   rep.best_band.rows = 0;  // no band: nothing is marked
   for (const auto& c : rep.ranked) CHECK_FALSE(tools::within_band(rep, c));

@@ -300,3 +300,24 @@ TEST_CASE("symmetric fast path: a tied copy that would run faster than replica 0
   Engine eng(p, planner, net, tied_config(planner.plan(1e6), {0, 1}));
   CHECK_THROWS_AS(eng.run_step(Time::zero(), 0), SymmetryBroken);
 }
+
+TEST_CASE("symmetric fast path: a mirrored device's trace spans are never marked critical by another rank's op") {
+  // tp2·pp2·dp4: replicas 1..3 mirror replica 0. A span is critical only on a device
+  // the critical path runs on; the mirrors' spans have no op ids of their own.
+  const wl::ResolvedScenario sc = tools::load_scenario_string(kBase, "sym.yaml");
+  wl::SimOptions opts;
+  opts.trace = true;
+  opts.trace_devices = {"all"};
+  opts.what_if = false;
+  const wl::Result r = wl::simulate(sc, opts);
+  REQUIRE(r.symmetry == "used");
+  std::vector<int> path_devices;
+  for (const auto& seg : r.critical_segments) path_devices.push_back(seg.device);
+  std::size_t critical = 0;
+  for (const auto& s : r.spans) {
+    if (!s.critical) continue;
+    ++critical;
+    CHECK(std::find(path_devices.begin(), path_devices.end(), s.device) != path_devices.end());
+  }
+  CHECK(critical > 0);
+}

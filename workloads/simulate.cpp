@@ -117,20 +117,19 @@ std::vector<int> traced_devices(const Scenario& sc, const SimOptions& opts, cons
 
 /// Estimates the trace before anything runs: past kMaxTracedOps it could not be built
 /// in memory (and would not open in a viewer), so the run stops saying what would fit.
-void refuse_oversized_trace(const Scenario& sc, const sim::Program& prog, const std::vector<int>& traced, const topo::Cluster& cluster) {
-  std::uint64_t per_step = 0;
+/// The trace draws one step (Recorder::stop_spans), so the steps do not count.
+void refuse_oversized_trace(const sim::Program& prog, const std::vector<int>& traced, const topo::Cluster& cluster) {
+  std::uint64_t ops = 0;
   for (int r : traced)
-    for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(r)].stage)].streams) per_step += s.size();
-  const std::uint64_t steps = static_cast<std::uint64_t>(std::max(1, sc.simulation.steps));
-  const std::uint64_t ops = per_step * steps;
+    for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(r)].stage)].streams) ops += s.size();
   if (ops <= kMaxTracedOps) return;
-  const std::uint64_t per_device = traced.empty() ? 0 : per_step / traced.size();
-  const std::uint64_t fit = per_device > 0 ? std::max<std::uint64_t>(1, kMaxTracedOps / (per_device * steps)) : 0;
+  const std::uint64_t per_device = traced.empty() ? 0 : ops / traced.size();
+  const std::uint64_t fit = per_device > 0 ? std::max<std::uint64_t>(1, kMaxTracedOps / per_device) : 0;
   throw TraceTooLarge(fmt::format(
-      "--trace: {} devices × {} step(s) draw about {:.3g} M ops (about {:.1f} GB to build, {:.1f} GB of JSON), past the "
-      "limit of {:.3g} M; trace fewer devices: --trace-devices auto, or a list of at most about {} such as {}",
-      traced.size(), steps, static_cast<double>(ops) / 1e6, static_cast<double>(ops) * 500 / 1e9, static_cast<double>(ops) * 190 / 1e9,
-      static_cast<double>(kMaxTracedOps) / 1e6, fit, cluster.gpu_name(0)));
+      "--trace: {} devices draw about {:.3g} M ops (about {:.1f} GB to build, {:.1f} GB of JSON), past the limit of {:.3g} M; "
+      "trace fewer devices: --trace-devices auto, or a list of at most about {} such as {}",
+      traced.size(), static_cast<double>(ops) / 1e6, static_cast<double>(ops) * kTraceBuildBytesPerOp / 1e9,
+      static_cast<double>(ops) * kTraceJsonBytesPerOp / 1e9, static_cast<double>(kMaxTracedOps) / 1e6, fit, cluster.gpu_name(0)));
 }
 
 /// NCCL kernels share the SMs with the compute they overlap (interference.hpp): a probe
@@ -171,6 +170,7 @@ StepsRun run_steps(sim::Engine& eng, Recorder& rec, const sim::Program& prog, co
     const Time end = eng.run_step(t, k);
     run.step_s.push_back((end - t).seconds());
     if (k == 0) {
+      rec.stop_spans();
       run.first_stats = eng.stats();
       if (cfg.record_ops) {
         run.crit = walk_critical_path(eng, prog, t, end);
@@ -206,7 +206,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   const bool trace_auto = opts.trace_devices.empty() || (opts.trace_devices.size() == 1 && opts.trace_devices[0] == "auto");
   if (opts.trace) {
     traced = traced_devices(sc, opts, cluster, prog, trace_auto);
-    refuse_oversized_trace(sc, prog, traced, cluster);
+    refuse_oversized_trace(prog, traced, cluster);
     cfg.traced.assign(static_cast<std::size_t>(D), 0);
     for (int r : traced) cfg.traced[static_cast<std::size_t>(r)] = 1;
   }
@@ -267,7 +267,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
       rec.mark_critical(run.crit.ops);
     }
   }
-  if (opts.trace) rec.finish(Time::from_seconds(step0), total, res.steps);
+  if (opts.trace) rec.finish(total);
   fold_tp_crossing(res, cluster, prog);
 
   res.warnings = dynamic_warnings(sc, bp, res, cfg.record_ops ? 0 : ops);

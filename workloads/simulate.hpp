@@ -26,11 +26,14 @@ struct TraceTooLarge : UsageError {
   using UsageError::UsageError;
 };
 
-/// The most op executions a trace draws (traced devices' ops × steps): each costs about
-/// 500 bytes of memory while the trace is built and 190 bytes of JSON (measured on
-/// GPT-3 175B with all 1,024 GPUs traced: 3.45 M slices, 1.7 GB peak, 0.96 GB of trace),
-/// so the bound keeps a trace under about 4 GB of memory and 1.5 GB on disk.
+/// The most ops a trace draws (the traced devices' ops of the one step it shows). Each
+/// costs about 500 bytes of memory while the trace is built and 280 bytes of JSON, its
+/// slice with its share of flows and counters (measured on GPT-3 175B with all 1,024
+/// GPUs traced: 3.45 M slices, 1.7 GB peak, 0.96 GB of trace), so the bound keeps a
+/// trace under about 4 GB of memory and 2.3 GB on disk.
 inline constexpr std::uint64_t kMaxTracedOps = 8'000'000;
+inline constexpr double kTraceBuildBytesPerOp = 500;
+inline constexpr double kTraceJsonBytesPerOp = 280;
 
 struct SimOptions {
   bool trace = false;             // keep spans/counters for the Chrome trace

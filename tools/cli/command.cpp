@@ -25,13 +25,17 @@ CLI::Validator non_empty_path() {
 namespace {
 
 /// What a path names on the file system: its device and inode when it exists (after
-/// symlinks), else its absolute normal path (a file an output will create).
+/// symlinks), else its absolute normal path (a file an output will create). A device,
+/// FIFO or socket (/dev/null, /dev/stdout, a pipe) is written in place, never replaced,
+/// so several outputs may share one: `special`, and it equals nothing.
 struct FileIdentity {
+  bool special = false;
   bool exists = false;
   dev_t dev = 0;
   ino_t ino = 0;
   std::string path;
   bool operator==(const FileIdentity& o) const {
+    if (special || o.special) return false;
     return exists == o.exists && (exists ? dev == o.dev && ino == o.ino : path == o.path);
   }
 };
@@ -40,6 +44,7 @@ FileIdentity identity_of(const std::string& path) {
   FileIdentity id;
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
+    id.special = !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
     id.exists = true;
     id.dev = st.st_dev;
     id.ino = st.st_ino;

@@ -74,10 +74,13 @@ int main(int argc, char** argv) {
   const auto print_and_exit = [&app](const CLI::Error& e) {
     const int rc = app.exit(e);
     std::cout.flush();
+    if (!std::cout) {
+      print_error(tools::IoError("cannot write to stdout: write error").message());
+      return cli::kExitInvalid;
+    }
     try {
-      if (!std::cout) throw tools::IoError("cannot write to stdout: write error");
       tools::flush_stdout();
-    } catch (const UserError& err) {
+    } catch (const tools::IoError& err) {
       print_error(err.message());
       return cli::kExitInvalid;
     }

@@ -74,7 +74,9 @@ std::string write_gzip(int fd, std::string_view text) {
 // this one table is too: fixed slots of fixed-size names, because a handler may only
 // touch lock-free atomics and call async-signal-safe functions (unlink, sigaction, raise).
 constexpr int kTempSlots = 16;
-enum SlotState : int { kFree = 0, kNaming = 1, kLive = 2 };
+// kRemoving: the handler holds the slot (it claims a live one before reading its name,
+// so no writer can free and reuse it under it; the process ends right after).
+enum SlotState : int { kFree = 0, kNaming = 1, kLive = 2, kRemoving = 3 };
 struct TempSlot {
   std::atomic<int> state{kFree};
   char path[PATH_MAX] = {};
@@ -84,8 +86,10 @@ TempSlot g_temp_slots[kTempSlots];
 constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGXFSZ};
 
 extern "C" void remove_temps_and_reraise(int sig) {
-  for (auto& slot : g_temp_slots)
-    if (slot.state.load(std::memory_order_acquire) == kLive) ::unlink(slot.path);
+  for (auto& slot : g_temp_slots) {
+    int live = kLive;
+    if (slot.state.compare_exchange_strong(live, kRemoving, std::memory_order_acq_rel)) ::unlink(slot.path);
+  }
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   ::sigemptyset(&dfl.sa_mask);
@@ -126,7 +130,8 @@ public:
     }
   }
   ~TempRegistration() {
-    if (slot_) slot_->state.store(kFree, std::memory_order_release);
+    int live = kLive;  // a slot the handler holds stays its own
+    if (slot_) slot_->state.compare_exchange_strong(live, kFree, std::memory_order_acq_rel);
   }
   TempRegistration(const TempRegistration&) = delete;
   TempRegistration& operator=(const TempRegistration&) = delete;

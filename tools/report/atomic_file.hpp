@@ -37,9 +37,11 @@ void flush_stdout();
 inline constexpr std::size_t kMaxRunsFileBytes = std::size_t{64} << 20;
 /// A `run --json` summary read by diff (per-device arrays at 100k GPUs stay below it).
 inline constexpr std::size_t kMaxSummaryBytes = std::size_t{256} << 20;
-/// A `sweep --shard --json` file read by --merge: one summary per point.
+/// A `sweep --shard --json` file read by --merge: one full summary per point (tens of kB
+/// each), so 4 GiB is far above any real sweep and bounds what a wrong file can take.
 inline constexpr std::size_t kMaxShardFileBytes = std::size_t{4} << 30;
-/// A trace for check-trace, decompressed; it is streamed, so this bounds time, not memory.
+/// A trace for check-trace, decompressed; it is streamed, so this bounds time, not memory
+/// (64 GiB is about 65x the trace of all 1,024 GPUs of the GPT-3 scenario, a few minutes).
 inline constexpr std::uint64_t kMaxTraceInputBytes = std::uint64_t{64} << 30;
 
 /// Reads a whole file ("-" = stdin); gzip files are decompressed transparently.

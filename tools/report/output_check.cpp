@@ -2,6 +2,7 @@
 #include "tools/report/output_check.hpp"
 
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -11,15 +12,23 @@ namespace {
 // Rounding in the summary's ratios may exceed 1 by a few ulps: not a violation.
 constexpr double kFractionSlack = 1e-9;
 
-/// The keys the JSON reference documents as number-or-null: a cost not priced (more
-/// slow devices than are priced one by one, or a device that is not slower), no
-/// published runs like this one for the band, no device (an empty critical path).
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+/// The fields the JSON reference documents as number-or-null: a straggler's or perturbed
+/// device's cost not priced (more slow devices than are priced one by one, or a device
+/// that is not slower), the band when no published run is like this one, a device the
+/// critical path or a stage names when there is none (an empty critical path).
 /// Anywhere else a null stands for a NaN or an infinity.
 bool may_be_null(const std::string& path, const std::string& key) {
-  return key == "cost_s" || key == "device" || key == "device_name" || path.rfind("step_time_band", 0) == 0;
+  if (key == "cost_s") return starts_with(path, "stragglers[") || starts_with(path, "perturbed_devices[");
+  if (key == "device" || key == "device_name") return starts_with(path, "critical_path.") || starts_with(path, "stragglers[") ||
+                                                       starts_with(path, "perturbed_devices[");
+  if (key == "slowest_device") return starts_with(path, "pipeline.per_stage[");
+  return starts_with(path, "step_time_band");
 }
 
-void walk(const nlohmann::ordered_json& v, const std::string& path, const std::string& key) {
+template <typename Json>
+void walk(const Json& v, const std::string& path, const std::string& key) {
   if (v.is_object()) {
     for (const auto& [k, child] : v.items()) {
       if (k == "warnings") continue;  // text, not numbers
@@ -34,7 +43,7 @@ void walk(const nlohmann::ordered_json& v, const std::string& path, const std::s
   if (v.is_null() && may_be_null(path, key)) return;
   if (v.is_null()) throw OutputInvariantError(fmt::format("summary field {} is not a finite number (NaN or infinity)", path));
   if (!v.is_number()) return;
-  const double x = v.get<double>();
+  const double x = v.template get<double>();
   if (!std::isfinite(x)) throw OutputInvariantError(fmt::format("summary field {} = {} is not finite", path, x));
   // headroom_bytes (usable − peak) is negative exactly when the layout does not fit.
   if (x < 0 && key != "headroom_bytes") throw OutputInvariantError(fmt::format("summary field {} = {} is negative", path, x));
@@ -50,5 +59,6 @@ bool is_fraction_key(const std::string& key) {
 }
 
 void check_summary_numbers(const nlohmann::ordered_json& summary) { walk(summary, "", ""); }
+void check_summary_numbers(const nlohmann::json& summary) { walk(summary, "", ""); }
 
 }  // namespace ls::tools

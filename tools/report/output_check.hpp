@@ -26,5 +26,7 @@ bool is_fraction_key(const std::string& key);
 /// that report_json wrote as null), negative, or a fraction above 1; the message
 /// names its path, e.g. "pipeline.per_stage[2].idle_fraction = 4998342".
 void check_summary_numbers(const nlohmann::ordered_json& summary);
+/// The same for a summary read back unordered (diff), without a copy.
+void check_summary_numbers(const nlohmann::json& summary);
 
 }  // namespace ls::tools

@@ -66,13 +66,10 @@ TraceCheckReport check_trace_text(std::string_view json_text);
 /// track's slices come out of order; see above).
 TraceCheckReport check_trace_stream(std::istream& in);
 
-// The largest input check_trace_file() reads (tools/report/atomic_file.hpp), in bytes
-// after gzip decompression: not a bound on memory (the checker streams) but on time,
-// so that /dev/zero, an endless pipe or a gzip bomb ends with an error rather than
-// running for hours (64 GiB is about 65x the trace of all 1024 GPUs of the GPT-3
-// scenario, and a few minutes).
-
-/// Reads `path` (plain or gzip; "-" = stdin) and checks it. Throws IoError
+/// Reads `path` (plain or gzip; "-" = stdin) and checks it. `max_bytes` (default
+/// kMaxTraceInputBytes, tools/report/atomic_file.hpp) counts decompressed bytes: not a
+/// bound on memory (the checker streams) but on time, so that /dev/zero, an endless pipe
+/// or a gzip bomb ends with an error rather than running for hours. Throws IoError
 /// (tools/report/atomic_file.hpp) naming the path if it cannot be read, if it holds more than
 /// `max_bytes` (decompressed), or if one JSON value in it does not fit in memory.
 TraceCheckReport check_trace_file(const std::string& path, std::uint64_t max_bytes = kMaxTraceInputBytes);

@@ -240,10 +240,10 @@ std::size_t GzInputBuf::squeeze(std::size_t n) {
       else if (c == '\\') escaped_ = true;
       else if (c == '"') in_string_ = false;
     } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      if (in_space_) continue;
-      in_space_ = true;
+      if (space_run_ >= kKeptSpaces) continue;
+      ++space_run_;
     } else {
-      in_space_ = false;
+      space_run_ = 0;
       if (c == '"') in_string_ = true;
     }
     buf_[out++] = c;
@@ -262,7 +262,8 @@ GzInputBuf::pos_type GzInputBuf::seekpos(pos_type pos, std::ios_base::openmode) 
   if (pos != pos_type(0) || !seekable_ || !gz_ || !error_.empty()) return pos_type(off_type(-1));
   if (gzrewind(static_cast<gzFile>(gz_)) != 0) return pos_type(off_type(-1));
   total_ = handed_ = 0;
-  in_string_ = escaped_ = in_space_ = false;
+  in_string_ = escaped_ = false;
+  space_run_ = 0;
   setg(buf_.data(), buf_.data(), buf_.data());
   return pos_type(0);
 }

@@ -57,9 +57,10 @@ int effective_decimals(const std::string& s);
 /// more than `max_bytes` decompressed bytes have come: underflow() then reports end of
 /// input and error() says why (the caller turns that into an IoError after the walk;
 /// no exception travels through the parser). Seekable when the descriptor is
-/// (gzrewind), so the checker can read a file twice; a pipe is read once. A run of
-/// whitespace between JSON tokens reaches the parser as one character: the parser keeps
-/// what it reads between two tokens, so megabytes of spaces would otherwise sit in memory.
+/// (gzrewind), so the checker can read a file twice; a pipe is read once. Of a run of
+/// whitespace between JSON tokens the parser sees the first kKeptSpaces characters: it
+/// keeps what it reads between two tokens, so megabytes of spaces would otherwise sit in
+/// memory. Any real file's indentation is far shorter, so its error positions stay exact.
 class GzInputBuf : public std::streambuf {
 public:
   /// Takes ownership of `fd`. `name` is how messages name the input ('path' or stdin).
@@ -87,11 +88,13 @@ private:
   std::uint64_t handed_ = 0;  // bytes handed to the parser so far (whitespace squeezed)
   // Where the squeeze stands at the end of the last chunk: inside a string (where
   // whitespace is content), just after its backslash, or in a run of whitespace.
-  bool in_string_ = false, escaped_ = false, in_space_ = false;
+  static constexpr std::size_t kKeptSpaces = 4096;
+  bool in_string_ = false, escaped_ = false;
+  std::size_t space_run_ = 0;  // whitespace characters of the current run passed on
   std::string error_;
   std::vector<char> buf_;
 
-  /// Drops every whitespace character after the first of a run outside strings, in
+  /// Drops the whitespace characters past kKeptSpaces of a run outside strings, in
   /// place; returns the chunk's new length.
   std::size_t squeeze(std::size_t n);
 };

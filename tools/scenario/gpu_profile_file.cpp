@@ -155,13 +155,9 @@ GpuProfile read_profile_file(const std::string& path) {
   if (!f) throw ProfileError(fmt::format("{}: error: cannot open the profile file", path));
   // Bounded: a profile is a page, and /dev/zero or a wrong file must not fill memory.
   std::string text;
-  char buf[65536];
-  while (f.read(buf, sizeof buf) || f.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(f.gcount()));
-    if (text.size() > kMaxProfileBytes)
-      throw ProfileError(fmt::format("{}: error: larger than {} bytes (1 MiB), the most a profile file may hold", path, kMaxProfileBytes));
-  }
-  if (f.bad()) throw ProfileError(fmt::format("{}: error: cannot read the profile file", path));
+  if (!read_at_most(f, kMaxProfileBytes, text)) throw ProfileError(fmt::format("{}: error: cannot read the profile file", path));
+  if (text.size() > kMaxProfileBytes)
+    throw ProfileError(fmt::format("{}: error: larger than {} bytes (1 MiB), the most a profile file may hold", path, kMaxProfileBytes));
   return parse_profile(text, path);
 }
 

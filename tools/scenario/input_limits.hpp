@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <istream>
+#include <string>
 
 namespace ls::tools {
 
@@ -13,4 +15,16 @@ namespace ls::tools {
 inline constexpr std::size_t kMaxScenarioBytes = std::size_t{16} << 20;
 /// A `calibrate --out` profile: a GPU name and a dozen constants.
 inline constexpr std::size_t kMaxProfileBytes = std::size_t{1} << 20;
+/// Reads `in` to its end or until more than `max_bytes` have come (then `out` holds
+/// max_bytes + some, and the caller reports the limit): a wrong file (/dev/zero) costs
+/// at most one chunk more than the bound. False when the stream failed.
+inline bool read_at_most(std::istream& in, std::size_t max_bytes, std::string& out) {
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    out.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (out.size() > max_bytes) return true;
+  }
+  return !in.bad();
+}
+
 }  // namespace ls::tools

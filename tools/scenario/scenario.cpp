@@ -22,9 +22,6 @@ namespace embedded {
 extern const std::string_view default_scenario_yaml_text;  // generated: default_scenario.cpp
 }
 
-namespace {
-}  // namespace
-
 wl::ResolvedScenario load_scenario_string(std::string_view yaml, const std::string& source_name,
                                           const std::vector<std::string>& sets) {
   YNode root = parse_scenario_yaml(yaml, source_name);
@@ -54,13 +51,9 @@ wl::ResolvedScenario load_scenario_file(const std::string& path, const std::vect
     const int err = errno;
     throw ScenarioError(fmt::format("{}:1:1: error: cannot open the scenario file: {}", path, std::strerror(err)));
   }
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxScenarioBytes) break;  // load_scenario_string reports the size
-  }
-  if (in.bad()) throw ScenarioError(fmt::format("{}:1:1: error: cannot read the scenario file", path));
+  std::string text;  // past kMaxScenarioBytes, load_scenario_string reports the size
+  if (!read_at_most(in, kMaxScenarioBytes, text))
+    throw ScenarioError(fmt::format("{}:1:1: error: cannot read the scenario file", path));
   return load_scenario_string(text, path, sets);
 }
 

@@ -75,16 +75,16 @@ public:
     }
     if (!r_.map(*n, path, keys("cluster.gpu")))
       return;
-    wl::GpuSpec g;
-    g.name = "custom";
-    bool have_preset = false;
+    std::optional<wl::GpuSpec> preset;
     if (const YEntry* p = n->find("preset")) {
-      auto pg = gpu_by_name(p->value, join_key(path, "preset"));
-      if (!pg) return;
-      g = *pg;
-      have_preset = true;
+      preset = gpu_by_name(p->value, join_key(path, "preset"));
+      if (!preset) return;
     }
-    s_.gpu = std::move(g);  // the bound rows read into the scenario's GPU, over the preset
+    const bool have_preset = preset.has_value();
+    // The bound rows read into the scenario's GPU, over the preset.
+    wl::GpuSpec& gpu = s_.gpu;
+    gpu = preset ? *preset : wl::GpuSpec{};
+    if (!preset) gpu.name = "custom";
     for (const auto& e : n->entries) {
       const std::string p = join_key(path, e.key);
       const YNode& v = e.value;
@@ -94,17 +94,16 @@ public:
         if (v.kind == YNode::Kind::scalar && v.scalar.find_first_of("Ff") != std::string::npos &&
             v.scalar.find("FLOP") != std::string::npos) {
           if (auto f = r_.quantity(v, p, "312 TFLOP/s", parse_flops)) {
-            if (*f > 0) s_.gpu.peak_flops = *f;
+            if (*f > 0) gpu.peak_flops = *f;
             else d_.error(v.loc, p, "must be greater than zero");
           }
         } else if (auto t = r_.number(v, p, 0, 1e9, true)) {
-          s_.gpu.peak_flops = *t * 1e12;
+          gpu.peak_flops = *t * 1e12;
         }
       } else {
         read_bound_key(r_, v, p, s_);
       }
     }
-    wl::GpuSpec& gpu = s_.gpu;
     if (const YEntry* pf = n->find("profile")) {
       // A calibrate output fitted on this GPU type, over the preset's constants.
       const std::string pp = join_key(path, "profile");

@@ -167,7 +167,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
   static const std::vector<ScenarioKey> keys{
       {"name", "string", {}, "the file name without directory and extension (`default` for the built-in scenario)", ""},
       {"cluster", "map", {}, "", ""},
-      {"model", "map", {}, "", "(*required*; `model: PRESET` is short for `model: {preset: PRESET}`)"},
+      {"model", "preset name or map", {}, "", "(*required*; `model: PRESET` is short for `model: {preset: PRESET}`)"},
       {"layout", "map", {}, "", ""},
       {"precision", "map", {}, "", "(bytes per parameter / per activation element)"},
       {"perturbations", "map", {}, "", ""},
@@ -476,8 +476,9 @@ std::string scenario_keys_markdown() {
   std::string out;
   for (const auto& top : scenario_keys()) {
     if (!parent_of(top.path).empty()) continue;
-    // Each top-level key is a section; a map's rows are its keys, a scalar's is itself.
-    const bool map = top.type == "map";
+    // Each top-level key is a section; one with keys under it (a map, or a preset name
+    // or map) lists them, a scalar's row is itself.
+    const bool map = !scenario_key_names(top.path).empty();
     out += fmt::format("{}### `{}`{}\n\n| key | type / values | default |\n|---|---|---|\n", out.empty() ? "" : "\n", top.path,
                        map && !top.doc.empty() ? fmt::format(" {}", top.doc) : "");
     if (map) subtree_rows(top.path, out);

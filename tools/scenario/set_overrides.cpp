@@ -1,6 +1,8 @@
 // tools/scenario/set_overrides.cpp — `--set KEY.PATH=VALUE` applied to the located tree.
 #include "tools/scenario/set_overrides.hpp"
 
+#include "tools/scenario/scenario_keys.hpp"
+
 #include <cctype>
 #include <charconv>
 #include <optional>
@@ -9,6 +11,13 @@
 
 namespace ls::tools {
 namespace {
+
+/// A key whose value may be a preset's name for short (its row's type says so).
+bool takes_preset_name(const std::string& path) {
+  const ScenarioKey* k = find_scenario_key(path);
+  return k && k->type == "preset name or map";
+}
+
 
 struct SetSegment {
   std::string name;
@@ -70,9 +79,10 @@ void apply_set(YNode& root, const std::string& set, int ordinal, Diag& d) {
     const std::string seg_path = join_key(path, name);
     if (cur->kind == YNode::Kind::null) {
       cur->kind = YNode::Kind::map;
-    } else if (cur->kind == YNode::Kind::scalar && (path == "cluster.gpu" || path == "model")) {
+    } else if (cur->kind == YNode::Kind::scalar && takes_preset_name(path)) {
       // `gpu: h100-sxm` + `--set cluster.gpu.memory=...` (or `model: llama3-8b` +
-      // `--set model.layers=...`): the name becomes the preset, as the loader reads it.
+      // `--set model.layers=...`): the name becomes the map's `preset`, as the loader
+      // reads it.
       YEntry pe{"preset", cur->loc, *cur};
       *cur = YNode{};
       cur->kind = YNode::Kind::map;

@@ -96,7 +96,8 @@ std::vector<std::size_t> pareto_front(const SearchReport& r) {
 
 bool within_band(const SearchReport& r, const CandidateOutcome& c) {
   if (r.best_band.rows == 0 || r.ranked.empty() || &c == &r.ranked.front()) return false;
-  return c.step_time_s - r.ranked.front().step_time_s < r.best_band.hi_s - r.best_band.lo_s;
+  // Either side: a faster candidate ranked lower (one that does not fit, or an estimate) too.
+  return std::abs(c.step_time_s - r.ranked.front().step_time_s) < r.best_band.hi_s - r.best_band.lo_s;
 }
 
 std::string explain_winner(const SearchReport& r) {

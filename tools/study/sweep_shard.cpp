@@ -17,9 +17,6 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// A shard's --json holds one full summary per point (tens of kB each): 4 GiB is far
-// above any real sweep and bounds what a wrong file (/dev/zero) can take.
-
 // A summary number: JSON writes a non-finite one as null.
 double number_at(const ordered_json& j, const char* key) {
   const auto it = j.find(key);

@@ -157,6 +157,7 @@ void Recorder::attach(sim::Engine& eng, sim::FlowNetwork& net, const topo::Clust
 }
 
 void Recorder::on_op(const sim::OpRecord& rec) {
+  if (!keep_spans_) return;
   Span s;
   s.device = rec.rank;
   s.track = track_of(*rec.op, rec.stream);
@@ -172,7 +173,9 @@ void Recorder::on_op(const sim::OpRecord& rec) {
   s.flow_id = rec.flow_id;
   s.flow_out = rec.op->kind == sim::OpKind::send;
   result_.spans.push_back(s);
-  span_gid_.push_back(engine_.op_base(rec.rank, rec.stream) + rec.index);
+  // A rank the symmetric fast path mirrors has no op ids of its own (its op_base is the
+  // next simulated rank's): -1, so that no critical op of another rank marks its span.
+  span_gid_.push_back(engine_.simulated(rec.rank) ? engine_.op_base(rec.rank, rec.stream) + rec.index : -1);
 }
 
 void Recorder::on_memory(std::int32_t rank, Time t, std::int64_t dyn) {
@@ -207,13 +210,7 @@ void Recorder::mark_critical(const std::unordered_set<std::int64_t>& critical_op
     if (critical_ops.count(span_gid_[i])) result_.spans[i].critical = true;
 }
 
-void Recorder::finish(Time first_step_end, Time run_end, int steps) {
-  if (steps > 1) {
-    std::vector<Span> keep;
-    for (auto& s : result_.spans)
-      if (s.end <= first_step_end) keep.push_back(s);
-    result_.spans.swap(keep);
-  }
+void Recorder::finish(Time run_end) {
   for (auto& c : result_.counters)
     if (c.device < 0 && (c.samples.empty() || c.samples.back().t < run_end)) c.samples.push_back(CounterSample{run_end, 0.0});
 }

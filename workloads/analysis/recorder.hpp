@@ -52,17 +52,19 @@ public:
   void add_from_op_traces(const sim::Engine& engine, const sim::Program& program, const std::vector<int>& ranks);
   /// Flags the spans whose op is in `critical_ops` (global op ids).
   void mark_critical(const std::unordered_set<std::int64_t>& critical_ops);
-  /// Keeps only the first step's spans when `steps` > 1 (the trace shows one step)
-  /// and closes every link counter at `run_end` with an explicit 0 so idle tails
-  /// read as idle.
-  void finish(sim::Time first_step_end, sim::Time run_end, int steps);
+  /// The trace shows one step: after the first, no more spans are kept (so memory is
+  /// one step's, whatever simulation.steps); counters go on.
+  void stop_spans() { keep_spans_ = false; }
+  /// Closes every link counter at `run_end` with an explicit 0 so idle tails read as idle.
+  void finish(sim::Time run_end);
 
 private:
   void add_memory_track(std::int32_t rank, const std::string& name, int node, double base);
 
   const sim::Engine& engine_;
   Result& result_;
-  std::vector<std::int64_t> span_gid_;  // global op id of each span
+  std::vector<std::int64_t> span_gid_;  // global op id of each span (-1: a mirrored rank's)
+  bool keep_spans_ = true;
   std::unordered_map<std::int32_t, std::size_t> mem_track_;
   std::unordered_map<std::int32_t, double> base_;
   // Link counters: one per group of links (a node's links of one shape, a switch's
