@@ -193,6 +193,18 @@ TEST_CASE("bubble-sweep reproduces (p-1)/(m+p-1) and warns about the bubble") {
   CHECK_MESSAGE(has_warning(j, "bubble"), warning_codes(j));
 }
 
+TEST_CASE("seed-70b: the seed's micro-batch counts give its bubbles, (p − 1)/(m + p − 1) = 3/35 and 1/17") {
+  const json p4 = run_json("seed-70b-t8p4d2.yaml");  // p = 4, m = 64 / 2 = 32
+  const json p2 = run_json("seed-70b-t8p2d4.yaml");  // p = 2, m = 64 / 4 = 16
+  CHECK(p4["pipeline"]["microbatches"] == 32);
+  CHECK(p2["pipeline"]["microbatches"] == 16);
+  CHECK(p4["pipeline"]["bubble_fraction_analytic"].get<double>() == doctest::Approx(3.0 / 35.0).epsilon(1e-12));
+  CHECK(p2["pipeline"]["bubble_fraction_analytic"].get<double>() == doctest::Approx(1.0 / 17.0).epsilon(1e-12));
+  // The comments' verdict: the deeper pipeline is the faster, its smaller DP group exposing less.
+  CHECK(p4["step_time_s"].get<double>() < p2["step_time_s"].get<double>());
+  CHECK(p4["comm"]["dp"]["exposed_s"].get<double>() < p2["comm"]["dp"]["exposed_s"].get<double>());
+}
+
 TEST_CASE("seed-70b: ZeRO-3 puts ~19.7 GB of model state on every device in both layouts") {
   // 70.03e9 params × (2 + 4 + 4 + 8) B / 64 devices = 19.70 GB; stage 0 also holds the
   // (untied-once) embedding table, so per stage the state is within 3 % of that.
