@@ -137,6 +137,9 @@ public:
   Time run_step(Time start, int step_index);
 
   const std::vector<RankStats>& stats() const { return stats_; }
+  /// The rank's compute slowdown from the next step on (a drifting device); the
+  /// symmetric fast path does not allow it (every replica must stay alike).
+  void set_compute_factor(std::int32_t rank, double factor);
   std::uint64_t events_processed() const { return events_; }
   /// False for the ranks the symmetric fast path does not run (their stats are the
   /// representative's copies; their op traces are not written).

@@ -118,6 +118,13 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
   if (!cfg_.traced.empty() && cfg_.traced.size() != nranks) throw std::invalid_argument("engine: traced size != ranks");
 }
 
+void Engine::set_compute_factor(std::int32_t rank, double factor) {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= cfg_.compute_factor.size() || !(factor > 0))
+    throw std::invalid_argument("engine: set_compute_factor needs a rank of the program and a factor > 0");
+  if (!active_.empty()) throw std::invalid_argument("engine: a compute factor that changes between steps breaks the symmetric fast path");
+  cfg_.compute_factor[static_cast<std::size_t>(rank)] = factor;
+}
+
 void Engine::decode(std::int64_t gid, std::int32_t& rank, int& stream, std::uint32_t& index) const {
   auto it = std::upper_bound(op_base_.begin(), op_base_.end(), gid);
   // upper_bound gives the first base > gid; the slot before it owns gid (skipping empty streams).

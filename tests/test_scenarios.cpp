@@ -50,6 +50,7 @@ const std::vector<std::string> kScenarioFiles = {
     "tp8-in-node.yaml",
     "unbalanced-stages.yaml",
     "straggler.yaml",
+    "throttling.yaml",
     "zero3-vs-zero1.yaml",
     "jitter.yaml",
     "degraded-link.yaml",

@@ -390,3 +390,37 @@ TEST_CASE("compute_breakdown: each stage's parts add up to its measured compute 
     CHECK(r.compute_breakdown.back().logits > ls::sim::Time::zero());  // LM head and loss on the last stage
   }
 }
+
+TEST_CASE("a drifting device: step k runs it at compute_slowdown · (1 + drift)^k, a geometric series on one GPU") {
+  // One GPU, no communication: the step is its compute, so step k = step 0 · 1.1^k
+  // (to integer-picosecond rounding per op).
+  Scenario s = uniform_pipeline(1, 2, Schedule::one_f_one_b);
+  s.cluster.nodes = 1;
+  s.cluster.gpus_per_node = 1;
+  s.simulation.steps = 4;
+  s.perturbations.devices = {{.device = "node0.gpu0", .compute_slowdown = 1.5, .drift_per_step = 0.1}};
+  const Result r = simulate(resolve(s));
+  REQUIRE(r.step_stats.step_s.size() == 4);
+  for (int k = 1; k < 4; ++k) {
+    CAPTURE(k);
+    CHECK(r.step_stats.step_s[static_cast<std::size_t>(k)] / r.step_stats.step_s[0] == doctest::Approx(std::pow(1.1, k)).epsilon(1e-9));
+  }
+  // No drift: every step alike.
+  s.perturbations.devices[0].drift_per_step = 0;
+  const Result flat = simulate(resolve(s));
+  for (double t : flat.step_stats.step_s) CHECK(t == flat.step_stats.step_s[0]);
+  CHECK(flat.step_stats.step_s[0] == doctest::Approx(r.step_stats.step_s[0]).epsilon(1e-12));
+}
+
+TEST_CASE("drift needs more than one step: with simulation.steps = 1 it is an error naming the key") {
+  Scenario s = uniform_pipeline(1, 2, Schedule::one_f_one_b);
+  s.cluster.nodes = 1;
+  s.cluster.gpus_per_node = 1;
+  s.perturbations.devices = {{.device = "node0.gpu0", .compute_slowdown = 1.5, .drift_per_step = 0.1}};
+  try {
+    (void)resolve(s);
+    FAIL("no error");
+  } catch (const InvalidScenario& e) {
+    CHECK(std::string(e.what()).find("perturbations.devices[0].drift.per_step") != std::string::npos);
+  }
+}

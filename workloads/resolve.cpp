@@ -180,6 +180,10 @@ void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
     if (cluster->gpu_index(name) < 0)
       issues.push_back({fmt::format("perturbations.devices[{}].device", i), fmt::format("no device \"{}\" in this cluster", name),
                         fmt::format("devices are named like '{}'", cluster->gpu_name(0)), "", false});
+    if (s.perturbations.devices[i].drift_per_step > 0 && s.simulation.steps < 2)
+      issues.push_back({fmt::format("perturbations.devices[{}].drift.per_step", i),
+                        "grows the slowdown from one step to the next, and simulation.steps is 1: it would change nothing",
+                        "set simulation.steps to the number of steps to watch", "", false});
   }
   std::vector<std::string> names;
   // Each link may be perturbed once ("a<->b" covers "a->b"): a second entry would

@@ -7,6 +7,7 @@
 #include "workloads/simulate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <stdexcept>
 
@@ -162,11 +163,27 @@ struct StepsRun {
   std::vector<sim::RankStats> first_stats;
 };
 
+/// A device whose compute slowdown grows per step (perturbations.devices[].drift).
+struct Drift {
+  int rank;
+  double per_step;
+};
+
+std::vector<Drift> drifts_of(const Scenario& sc, const topo::Cluster& cluster) {
+  std::vector<Drift> out;
+  for (const auto& ds : sc.perturbations.devices)
+    if (ds.drift_per_step > 0) out.push_back({cluster.gpu_index(ds.device), ds.drift_per_step});
+  return out;
+}
+
 StepsRun run_steps(sim::Engine& eng, Recorder& rec, const sim::Program& prog, const sim::EngineConfig& cfg, const SimOptions& opts,
-                   bool trace_auto, const std::vector<int>& traced, int steps) {
+                   bool trace_auto, const std::vector<int>& traced, int steps, const std::vector<Drift>& drifts) {
   StepsRun run;
   Time t = Time::zero();
   for (int k = 0; k < steps; ++k) {
+    // Step k of a drifting device: its first step's factor (slowdown and interference) · (1 + drift)^k.
+    for (const Drift& d : drifts)
+      if (k > 0) eng.set_compute_factor(d.rank, cfg.compute_factor[static_cast<std::size_t>(d.rank)] * std::pow(1 + d.per_step, k));
     const Time end = eng.run_step(t, k);
     run.step_s.push_back((end - t).seconds());
     if (k == 0) {
@@ -238,7 +255,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   sim::Engine eng(prog, planner, net, cfg);
   Recorder rec(eng, res);
   if (opts.trace) rec.attach(eng, net, cluster, prog, traced);
-  StepsRun run = run_steps(eng, rec, prog, cfg, opts, trace_auto, traced, res.steps);
+  StepsRun run = run_steps(eng, rec, prog, cfg, opts, trace_auto, traced, res.steps, drifts_of(sc, cluster));
   const Time total = run.total;
   // Links only an unsimulated replica used carry what their replica-0 twins carried.
   for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total));

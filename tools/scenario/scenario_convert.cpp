@@ -387,6 +387,12 @@ private:
         ds.device = *name;
         if (const YEntry* c = v.find("compute_slowdown"))
           assign(ds.compute_slowdown, r_.number(c->value, p + ".compute_slowdown", 0, 1e6, true));
+        if (const YEntry* dr = v.find("drift"); dr && r_.map(dr->value, p + ".drift", keys("perturbations.devices[].drift"))) {
+          if (const YEntry* ps = dr->value.find("per_step"))
+            assign(ds.drift_per_step, r_.number(ps->value, p + ".drift.per_step", 0, 1, false));
+          else
+            d_.error(dr->value.loc, p + ".drift.per_step", "missing required key", "drift: {per_step: 0.02} grows the slowdown 2 % a step");
+        }
         pt.devices.push_back(std::move(ds));
       }
     }

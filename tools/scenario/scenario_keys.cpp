@@ -336,6 +336,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"perturbations.jitter", "map", {}, "no jitter", ""},
       {"perturbations.devices[].device", "`node<N>.gpu<G>`", {}, "", "*required*; must exist, each at most once"},
       {"perturbations.devices[].compute_slowdown", "number", {}, "1", "> 0"},
+      {"perturbations.devices[].drift", "map", {}, "absent: constant", "a slowdown that grows per step (a GPU throttling as it heats)"},
+
+      {"perturbations.devices[].drift.per_step", "number", {}, "",
+       "*required* in `drift`; in [0, 1]: step k (from 0) runs at compute_slowdown · (1 + per_step)^k; needs simulation.steps ≥ 2"},
       {"perturbations.links[].link", "link name", {}, "",
        "*required*; a directed link of the cluster (`node3.nic5->leaf5`, `leaf0->spine1`) or `a<->b` for both "
        "directions; checked against the built topology, with did-you-mean"},

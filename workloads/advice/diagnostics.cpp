@@ -225,10 +225,17 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
                                  fmt::join(better, ", "))});
     }
   }
-  for (const auto& d : s.perturbations.devices)
-    if (d.compute_slowdown > 1.0)
-      out.push_back({"straggler", fmt::format("{} computes {:.2f}x slower than its peers; every collective and pipeline hand-off it joins waits for it",
-                                              d.device, d.compute_slowdown)});
+  for (const auto& d : s.perturbations.devices) {
+    if (d.compute_slowdown <= 1.0 && d.drift_per_step <= 0) continue;
+    const int steps = std::max(1, s.simulation.steps);
+    const std::string drift =
+        d.drift_per_step > 0 ? fmt::format(", throttling {:.3g}% further each step ({:.2f}x by step {})", 100 * d.drift_per_step,
+                                           d.compute_slowdown * std::pow(1 + d.drift_per_step, steps - 1), steps)
+                             : std::string();
+    out.push_back({"straggler", fmt::format("{} computes {:.2f}x slower than its peers{}; every collective and pipeline hand-off it "
+                                            "joins waits for it",
+                                            d.device, d.compute_slowdown, drift)});
+  }
   if (r.moe.present && !r.moe.device_factor.empty()) {
     const auto mx = std::max_element(r.moe.device_factor.begin(), r.moe.device_factor.end());
     if (*mx > 1.05) {

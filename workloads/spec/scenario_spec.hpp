@@ -177,7 +177,13 @@ struct ImplementationSpec {
   ImplementationProfile profile{};
 };
 
-struct DeviceSlowdown { std::string device; double compute_slowdown = 1.0; };
+struct DeviceSlowdown {
+  std::string device;
+  double compute_slowdown = 1.0;
+  /// A slowdown that grows as the device heats and throttles: step k (from 0) runs at
+  /// compute_slowdown · (1 + drift_per_step)^k. 0: constant.
+  double drift_per_step = 0;
+};
 struct LinkFactor { std::string link; double bandwidth_factor = 1.0; };
 struct JitterSpec { double compute_cv = 0; double comm_cv = 0; std::uint64_t seed = 0; };
 
