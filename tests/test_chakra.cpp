@@ -25,6 +25,7 @@
 #include "tools/report/chakra_export.hpp"
 #include "workloads/build/program_builder.hpp"
 #include "workloads/resolve.hpp"
+#include "workloads/simulate.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
@@ -316,4 +317,32 @@ TEST_CASE("layoutsim run --chakra writes one file per rank; an unwritable DIR ex
   const auto bad = test::run_layoutsim("run --quiet '" + yaml + "' --chakra '" + blocker + "/et'");
   CHECK(bad.rc == 1);
   CHECK(bad.err.find("--chakra") != std::string::npos);
+}
+
+TEST_CASE("compute durations carry the rank's simulated compute factor: a replay reproduces the step layoutsim reports") {
+  wl::Scenario s = test::uniform_pipeline(2, 4);
+  s.name = "factors";
+  const wl::BuiltProgram bp = wl::build_program(wl::resolve(s));
+  const std::string nominal = test::tmp("chakra_nominal"), slowed = test::tmp("chakra_slowed");
+  tools::write_chakra_traces(bp.program, s.name, nominal);
+  const std::vector<double> factors{1.0, 1.25};  // rank 1 ran 1.25× slower (a straggler, or beside a collective)
+  tools::write_chakra_traces(bp.program, s.name, slowed, factors);
+  for (int r = 0; r < 2; ++r) {
+    const DecodedFile a = decode(tools::chakra_trace_path(nominal, s.name, r));
+    const DecodedFile b = decode(tools::chakra_trace_path(slowed, s.name, r));
+    REQUIRE(a.nodes.size() == b.nodes.size());
+    int compute = 0;
+    for (std::size_t i = 0; i < a.nodes.size(); ++i) {
+      if (a.nodes[i].type() != pb::COMP_NODE || int_attr(a.nodes[i], "duration_ps") == 0) continue;
+      ++compute;
+      const double ratio = static_cast<double>(int_attr(b.nodes[i], "duration_ps")) / static_cast<double>(int_attr(a.nodes[i], "duration_ps"));
+      CHECK(ratio == doctest::Approx(factors[static_cast<std::size_t>(r)]).epsilon(1e-9));
+      CHECK(int_attr(b.nodes[i], "num_ops") == int_attr(a.nodes[i], "num_ops"));  // the work is the same
+    }
+    CHECK(compute > 0);
+  }
+  CHECK_THROWS_AS(tools::write_chakra_traces(bp.program, s.name, slowed, {1.0}), std::invalid_argument);
+  // The command passes the factors its run used: a simulated result carries one per device.
+  const wl::Result res = wl::simulate(wl::resolve(s));
+  CHECK(res.compute_factors.size() == bp.program.ranks.size());
 }

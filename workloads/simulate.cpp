@@ -252,6 +252,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   res.gpus_per_node = sc.cluster.gpus_per_node;
   for (int g = 0; g < cluster.gpu_count(); ++g) res.device_names.push_back(cluster.gpu_name(g));
 
+  res.compute_factors = cfg.compute_factor;
   sim::Engine eng(prog, planner, net, cfg);
   Recorder rec(eng, res);
   if (opts.trace) rec.attach(eng, net, cluster, prog, traced);

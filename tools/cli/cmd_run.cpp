@@ -50,7 +50,7 @@ int run(const RunArgs& a) {
   tools::ChakraExportSummary chakra;
   if (!a.chakra.empty()) {  // the program just simulated, as Chakra ETs; a DIR we cannot write is a user error
     try {
-      chakra = tools::write_chakra_traces(wl::build_program(sc).program, sc->name, a.chakra);
+      chakra = tools::write_chakra_traces(wl::build_program(sc).program, sc->name, a.chakra, r.compute_factors);
     } catch (const tools::ChakraWriteError& e) {
       throw UserError(fmt::format("--chakra {}: {}", a.chakra, e.what()));
     }

@@ -185,7 +185,7 @@ void write_message(google::protobuf::io::CodedOutputStream& out, const google::p
 
 /// Writes one rank's nodes (ids from `layout`) to `out`; returns the node count.
 std::uint64_t write_rank(google::protobuf::io::CodedOutputStream& out, const sim::Program& program, std::int32_t rank,
-                         const StageNodes& layout, const std::string& scenario_name) {
+                         const StageNodes& layout, const std::string& scenario_name, double compute_factor) {
   const auto& info = program.ranks[as_index(rank)];
   const StageProgram& stage = program.stages[as_index(info.stage)];
   const std::size_t stages = program.stages.size();
@@ -230,13 +230,14 @@ std::uint64_t write_rank(google::protobuf::io::CodedOutputStream& out, const sim
       add_int(node, "ls_op_index", ref.index);
       switch (op.kind) {
         case OpKind::compute: {
-          // The engine's own scaling of expert work (sim/engine.cpp), so the times match.
-          const double k = op.scaled_by_rank ? info.work_scale : 1.0;
+          // The engine's own scaling (sim/engine.cpp): the rank's compute factor, and the
+          // expert load of expert work, so the times match the simulated step's.
+          const double k = (op.scaled_by_rank ? info.work_scale : 1.0) * compute_factor;
           const sim::Time dur = k == 1.0 ? op.duration : sim::Time::from_seconds(op.duration.seconds() * k);
           node.set_name(label);
           node.set_type(pb::COMP_NODE);
           node.set_duration_micros(static_cast<std::uint64_t>((std::max<std::int64_t>(0, dur.ps()) + 500'000) / 1'000'000));
-          add_int(node, "num_ops", std::llround(op.hw_flops * k));
+          add_int(node, "num_ops", std::llround(op.hw_flops * (op.scaled_by_rank ? info.work_scale : 1.0)));
           add_int(node, "duration_ps", dur.ps());
           break;
         }
@@ -316,7 +317,9 @@ std::string chakra_comm_groups_path(const std::string& dir, const std::string& s
 }
 
 ChakraExportSummary write_chakra_traces(const sim::Program& program, const std::string& scenario_name,
-                                        const std::string& dir) {
+                                        const std::string& dir, const std::vector<double>& compute_factors) {
+  if (!compute_factors.empty() && compute_factors.size() != program.ranks.size())
+    throw std::invalid_argument("write_chakra_traces: one compute factor per rank, or none");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir)) {
@@ -348,7 +351,7 @@ ChakraExportSummary write_chakra_traces(const sim::Program& program, const std::
     write_atomically(chakra_trace_path(dir, scenario_name, rank), [&](std::ofstream& file) {
       google::protobuf::io::OstreamOutputStream stream(&file);
       google::protobuf::io::CodedOutputStream coded(&stream);
-      summary.nodes += write_rank(coded, program, rank, layout, scenario_name);
+      summary.nodes += write_rank(coded, program, rank, layout, scenario_name, compute_factors.empty() ? 1.0 : compute_factors[r]);
       if (coded.HadError()) throw ChakraWriteError(fmt::format("cannot write {}", chakra_trace_path(dir, scenario_name, rank)));
     });
     ++summary.files;

@@ -10,10 +10,13 @@
 // GlobalMetadata (version "0.0.4"), then the rank's nodes.
 //
 // What each op of the rank's stage template becomes:
-//  * compute → COMP_NODE: duration_micros = nominal duration × expert load
+//  * compute → COMP_NODE: duration_micros = nominal duration × the rank's compute
+//    factor (the slowdown its simulated step ran at: perturbations and the compute
+//    beside communication, wl::Result::compute_factors) × expert load
 //    (RankInfo::work_scale for expert work, as the engine applies it), rounded to
-//    the nearest microsecond; attributes num_ops (hardware FLOPs, same scaling,
-//    rounded), duration_ps (the exact duration; Chakra has no finer field).
+//    the nearest microsecond; attributes num_ops (hardware FLOPs, scaled by the
+//    expert load only, rounded), duration_ps (the exact duration; Chakra has no finer
+//    field).
 //  * collective → COMM_COLL_NODE: comm_type, comm_size (per-rank buffer bytes S, the
 //    size the engine plans the collective for) and pg_name (the group's key in the
 //    JSON). A collective with repeat k becomes k nodes, each of S bytes, chained by
@@ -37,7 +40,9 @@
 // entry; pg_name = group index + 1 (ASTRA-sim reads "0" and "" as "all ranks").
 //
 // Not representable: skewed MoE routing (Program::all_to_all_weight) — the all-to-all's
-// comm_size is the uniform buffer S; the engine's perturbations (compute_cv, ...).
+// comm_size is the uniform buffer S; per-op jitter (compute_cv, comm_cv); a slowdown that
+// drifts between steps (one step is written, at its first step's factors); link
+// perturbations (the replay's network is the replayer's).
 //
 // Cost: O(stages · ops) to order the templates, then O(ranks · ops) nodes written.
 // Files are written to a temporary name and renamed, so a reader never sees half a file.
@@ -46,6 +51,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sim/error.hpp"
 #include "sim/program.hpp"
@@ -73,9 +79,10 @@ struct ChakraExportSummary {
 };
 
 /// Writes every rank's trace and the group file into `dir` (created if missing).
-/// Throws ChakraWriteError on I/O failure, std::logic_error on a program whose
+/// `compute_factors`: per rank, what its compute durations are multiplied by (empty:
+/// nominal). Throws ChakraWriteError on I/O failure, std::logic_error on a program whose
 /// dependencies form a cycle (the engine could not run it either).
 ChakraExportSummary write_chakra_traces(const sim::Program& program, const std::string& scenario_name,
-                                        const std::string& dir);
+                                        const std::string& dir, const std::vector<double>& compute_factors = {});
 
 }  // namespace ls::tools

@@ -250,6 +250,9 @@ struct Result {
   // engine statistics (--profile, benchmarks)
   std::uint64_t events = 0;
   double wall_s = 0;
+  /// Per device: the factor its compute ran at in the first reported step (its
+  /// perturbation's slowdown × the compute beside communication, interference.hpp).
+  std::vector<double> compute_factors;
   std::string symmetry = "off";  // "used", "off" or "broken: <reason>" (workloads/build/symmetry.hpp)
   int ranks_simulated = 0;
 
