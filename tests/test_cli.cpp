@@ -140,6 +140,16 @@ TEST_CASE("usage errors exit 2") {
   CHECK(layoutsim("sweep " + small_scenario() + " --jobs -3 --microbatches 1,2").rc == 2);
 }
 
+TEST_CASE("a mistyped flag is a usage error that suggests the subcommand's closest flag") {
+  const auto r = layoutsim("run --jsn out.json");
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--jsn: did you mean --json?") != std::string::npos);
+  const auto s = layoutsim("sweep --microbatchs 1,2");
+  CHECK(s.rc == 2);
+  CHECK(s.err.find("--microbatchs: did you mean --microbatches?") != std::string::npos);
+  CHECK(layoutsim("run --frobnicate").err.find("did you mean") == std::string::npos);  // nothing near: no guess
+}
+
 TEST_CASE("default run exits 0 and prints the summary") {
   auto r = layoutsim("run");
   INFO(r.err);

@@ -24,6 +24,7 @@
 #include "sim/error.hpp"
 #include "tools/cli/command.hpp"
 #include "tools/report/atomic_file.hpp"
+#include "workloads/spec/did_you_mean.hpp"
 
 #ifndef LAYOUTSIM_VERSION
 #define LAYOUTSIM_VERSION "unknown"
@@ -45,6 +46,24 @@ void keep_freed_memory() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
+}
+
+/// After "argument was not expected": for each unknown flag, the chosen subcommand's
+/// closest flag ("did you mean --json?").
+void suggest_flags(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands()) {
+    std::vector<std::string> flags;
+    for (const CLI::Option* o : sub->get_options()) {
+      for (const auto& l : o->get_lnames()) flags.push_back("--" + l);
+      for (const auto& s : o->get_snames()) flags.push_back("-" + s);
+    }
+    for (const std::string& arg : sub->remaining()) {
+      if (arg.size() < 2 || arg[0] != '-') continue;
+      const std::string flag = arg.substr(0, arg.find('='));
+      const std::string near = ls::wl::closest_match(flag, flags, 3);
+      if (!near.empty()) std::fprintf(stderr, "%s: did you mean %s?\n", flag.c_str(), near.c_str());
+    }
+  }
 }
 
 void print_error(std::string text) {
@@ -96,6 +115,7 @@ int main(int argc, char** argv) {
     return print_and_exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) suggest_flags(app);
     return cli::kExitUsage;
   }
 
