@@ -87,6 +87,9 @@ struct OpTrace {
 struct EngineSymmetry {
   int replicas = 1;                          // 1: off
   std::vector<std::int32_t> replica;         // per rank
+  /// Whether `rank` runs its ops: every rank when off, else replica 0's (the others
+  /// are its mirrors).
+  bool runs(std::size_t rank) const { return replicas <= 1 || replica[rank] == 0; }
   std::vector<std::int32_t> position;        // per rank: its place in a replica
   std::vector<std::int32_t> rank_at;         // [position · replicas + replica] → rank
   std::unordered_map<const CommPlan*, std::vector<const CommPlan*>> ghosts;

@@ -68,7 +68,7 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
   if (sym.replicas > 1) {
     if (sym.replica.size() != nranks || sym.position.size() != nranks) throw std::invalid_argument("engine: symmetry tables != ranks");
     active_.resize(nranks);
-    for (std::size_t r = 0; r < nranks; ++r) active_[r] = sym.replica[r] == 0 ? 1 : 0;
+    for (std::size_t r = 0; r < nranks; ++r) active_[r] = sym.runs(r) ? 1 : 0;
   }
   // Only simulated ranks receive: a rank a representative stands for runs no op, and
   // a pipeline transfer stays inside its replica (checked here, since an inactive

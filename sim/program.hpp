@@ -25,6 +25,7 @@
 // Units: bytes, FLOP, sim::Time.
 #pragma once
 
+#include <cstddef>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -112,6 +113,13 @@ struct Program {
   /// Weighted all-to-all: weight of each member index of a group of this size (empty:
   /// uniform). With variant 0 member i sends S·w[j] to j, with variant 1 S·w[i].
   std::vector<double> all_to_all_weight;
+
+  /// The ops `rank` runs in a step, over all its streams.
+  std::size_t rank_op_count(std::size_t rank) const {
+    std::size_t n = 0;
+    for (const auto& s : stages[static_cast<std::size_t>(ranks[rank].stage)].streams) n += s.size();
+    return n;
+  }
 };
 
 }  // namespace ls::sim

@@ -86,10 +86,8 @@ sim::EngineConfig engine_config(const Scenario& sc, const topo::Cluster& cluster
 /// simulated replica's (the others' op traces are never written).
 std::size_t simulated_ops(const sim::Program& prog, const sim::EngineSymmetry& sym) {
   std::size_t n = 0;
-  for (std::size_t r = 0; r < prog.ranks.size(); ++r) {
-    if (sym.replicas > 1 && sym.replica[r] != 0) continue;
-    for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[r].stage)].streams) n += s.size();
-  }
+  for (std::size_t r = 0; r < prog.ranks.size(); ++r)
+    if (sym.runs(r)) n += prog.rank_op_count(r);
   return n;
 }
 
@@ -121,8 +119,7 @@ std::vector<int> traced_devices(const Scenario& sc, const SimOptions& opts, cons
 /// The trace draws one step (Recorder::stop_spans), so the steps do not count.
 void refuse_oversized_trace(const sim::Program& prog, const std::vector<int>& traced, const topo::Cluster& cluster) {
   std::uint64_t ops = 0;
-  for (int r : traced)
-    for (const auto& s : prog.stages[static_cast<std::size_t>(prog.ranks[static_cast<std::size_t>(r)].stage)].streams) ops += s.size();
+  for (int r : traced) ops += prog.rank_op_count(static_cast<std::size_t>(r));
   if (ops <= kMaxTracedOps) return;
   const std::uint64_t per_device = traced.empty() ? 0 : ops / traced.size();
   const std::uint64_t fit = per_device > 0 ? std::max<std::uint64_t>(1, kMaxTracedOps / per_device) : 0;
