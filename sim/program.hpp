@@ -25,8 +25,8 @@
 // Units: bytes, FLOP, sim::Time.
 #pragma once
 
-#include <cstddef>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
