@@ -88,9 +88,11 @@ std::string calibrate(const std::vector<std::string>& files, const std::string& 
   if (!gpu.empty()) std::erase_if(rows, [&](const ls::api::RunRow& r) { return r.scenario.gpu.name != gpu; });
   if (rows.empty()) throw ls::UserError("calibrate: no runs" + (gpu.empty() ? std::string() : " on GPU " + gpu));
   const auto constants = ls::api::calibration_constants(fit);
-  return ls::api::calibration_json(
-             ls::api::calibrate(rows, constants, {.jobs = jobs, .max_iterations = iterations, .leave_out = leave_out}))
-      .dump();
+  ls::tools::CalibrateOptions options;
+  options.jobs = jobs;
+  options.max_iterations = iterations;
+  options.leave_out = leave_out;
+  return ls::api::calibration_json(ls::api::calibrate(rows, constants, options)).dump();
 }
 
 std::string diff(const std::string& text_a, const std::string& name_a, const std::string& text_b, const std::string& name_b) {

@@ -75,6 +75,12 @@ TEST_CASE("leave_one_out_residuals: equals exact refits for a linear model") {
 
 namespace {
 
+tools::CalibrateOptions two_jobs() {
+  tools::CalibrateOptions o;
+  o.jobs = 2;
+  return o;
+}
+
 // Small single-node scenarios (milliseconds each) that pull three kernel constants
 // apart: wide layers at b·s of 8192 and 16384 tokens (GEMM-bound: the GEMM fraction),
 // long sequences (FlashAttention-bound), and tiny models at 256 tokens where the
@@ -113,7 +119,7 @@ TEST_CASE("calibrate: recovers the constants the measurements were made with") {
   std::vector<TunableConstant> three;
   for (const char* name : {"gemm_sustained_fraction", "flash_fwd_efficiency", "launch_overhead"})
     three.push_back(*find_constant(gpu_constants(), name));
-  const Calibration c = calibrate(rows, three, {.jobs = 2});
+  const Calibration c = calibrate(rows, three, two_jobs());
   REQUIRE(c.fitted.size() == 3);
   // Simulated times are rounded to picoseconds and the kernel model has kinks (memory
   // bounds), so the optimum is recovered to a fraction of a percent, not to machine precision.
@@ -127,7 +133,7 @@ TEST_CASE("calibrate: recovers the constants the measurements were made with") {
 
   // A subset of the constants: the others stay at the starting GPU's values.
   std::vector<TunableConstant> only_gemm{*find_constant(gpu_constants(), "gemm_sustained_fraction")};
-  const Calibration one = calibrate(rows, only_gemm, {.jobs = 2});
+  const Calibration one = calibrate(rows, only_gemm, two_jobs());
   REQUIRE(one.fitted.size() == 1);
   CHECK(one.fitted[0].second >= 0.45);
   CHECK(one.fitted[0].second < 0.803);

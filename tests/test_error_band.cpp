@@ -21,6 +21,13 @@ using namespace ls::wl;
 
 namespace {
 
+/// "r3": appended, since GCC 12 misreads `"r" + std::to_string(i)` as an overlapping copy.
+std::string numbered(const char* prefix, int i) {
+  std::string s = prefix;
+  s += std::to_string(i);
+  return s;
+}
+
 BandResidual row(const std::string& id, double error, const std::string& preset, const std::string& kind) {
   return {id, error, {preset, "a100", kind, "<=64"}};
 }
@@ -32,7 +39,7 @@ TEST_CASE("error band: the order statistics of the group's errors, as a band of 
   // so the band is the smallest and the largest error, which bound a tenth run's error
   // with probability 8/10.
   std::vector<BandResidual> rows;
-  for (int i = 0; i < 9; ++i) rows.push_back(row("r" + std::to_string(i), -0.20 + 0.05 * i, "megatron-core", "pipeline"));
+  for (int i = 0; i < 9; ++i) rows.push_back(row(numbered("r", i), -0.20 + 0.05 * i, "megatron-core", "pipeline"));
   const ErrorBand b = error_band(10.0, {"megatron-core", "a100", "pipeline", "<=64"}, rows);
   REQUIRE(b.rows == 9);
   CHECK(b.group == "megatron-core · a100 · pipeline · <=64");
@@ -40,7 +47,7 @@ TEST_CASE("error band: the order statistics of the group's errors, as a band of 
   CHECK(b.lo_s == doctest::Approx(10.0 / 1.20));
   CHECK(b.hi_s == doctest::Approx(10.0 / 0.80));
   // 29 rows: k = floor(30 * 0.1) = 3, the third smallest and third largest.
-  for (int i = 9; i < 29; ++i) rows.push_back(row("r" + std::to_string(i), 0.0, "megatron-core", "pipeline"));
+  for (int i = 9; i < 29; ++i) rows.push_back(row(numbered("r", i), 0.0, "megatron-core", "pipeline"));
   const ErrorBand wide = error_band(10.0, {"megatron-core", "a100", "pipeline", "<=64"}, rows);
   CHECK(wide.rows == 29);
   CHECK(wide.lo_s == doctest::Approx(10.0 / 1.10));  // third largest error: +0.10
@@ -49,8 +56,8 @@ TEST_CASE("error band: the order statistics of the group's errors, as a band of 
 
 TEST_CASE("error band: the most specific group with enough rows, else coarser, else none") {
   std::vector<BandResidual> rows;
-  for (int i = 0; i < 5; ++i) rows.push_back(row("p" + std::to_string(i), 0.01 * i, "deepspeed", "pipeline"));
-  for (int i = 0; i < 5; ++i) rows.push_back(row("s" + std::to_string(i), -0.01 * i, "deepspeed", "sharded"));
+  for (int i = 0; i < 5; ++i) rows.push_back(row(numbered("p", i), 0.01 * i, "deepspeed", "pipeline"));
+  for (int i = 0; i < 5; ++i) rows.push_back(row(numbered("s", i), -0.01 * i, "deepspeed", "sharded"));
   // Five pipeline rows are too few (9 needed): the band falls back to every deepspeed a100 row (10).
   const ErrorBand b = error_band(1.0, {"deepspeed", "a100", "pipeline", "<=64"}, rows);
   CHECK(b.rows == 10);

@@ -69,7 +69,7 @@ TEST_CASE("every GPU preset has a compute profile inside its bounds") {
 
 TEST_CASE("the constant table reads and writes every field by name") {
   ComputeProfile p = a100();
-  CHECK(profile_constants().size() == 17);  // + fp8 / mxfp8 GEMM fractions, FlashAttention-2, overlap_slowdown
+  CHECK(profile_constants().size() == 18);  // + fp8 / mxfp8 GEMM fractions, FlashAttention-2, overlap_slowdown, dropout RNG
   for (const auto& c : profile_constants()) {
     CAPTURE(std::string(c.name));
     CHECK(c.lower < c.upper);
@@ -148,6 +148,35 @@ TEST_CASE("memory-bound kernel time = bytes / (HBM · fraction) + launch") {
     CHECK(k.launch == Time::from_seconds(p.launch_overhead_s));
     CHECK(k.total() == k.time + k.launch);
   }
+}
+
+TEST_CASE("a dropout kernel takes the slower of its bytes and its random draws") {
+  const ComputeProfile p = a100();
+  const GpuSpec g = a100_gpu();
+  const double hbm = g.hbm_bandwidth_Bps * p.hbm_fraction;
+  // 151 M-element attention dropout (fp16 in, fp16 out, 1-byte mask): 5 bytes per element.
+  const double n = 151e6, bytes = 5 * n;
+  REQUIRE(n / p.dropout_rng_rate > bytes / hbm);  // RNG-bound at the A100 rate
+  CHECK(memory_kernel_time(p, g, bytes, n) == Time::from_seconds(n / p.dropout_rng_rate));
+  // A mask 100 x smaller per byte is bandwidth-bound again; no draws, only the bytes.
+  CHECK(memory_kernel_time(p, g, bytes, n / 100) == Time::from_seconds(bytes / hbm));
+  CHECK(memory_kernel_time(p, g, bytes, 0) == memory_time(p, g, bytes));
+  ComputeProfile no_rng = p;
+  no_rng.dropout_rng_rate = 0;  // 0: no RNG bound
+  CHECK(memory_kernel_time(no_rng, g, bytes, n) == memory_time(p, g, bytes));
+
+  // The layer's forward draws one number per mask element; its backward reads the masks.
+  const ModelSpec m = small_gpt();
+  KernelOptions o = korthikanti(2, 1, false);
+  o.fused_elementwise = true;
+  const double S = 2 * 16.0 * 512 * 512, X = 2 * 512 * 1024.0;
+  double drawn = 0;
+  for (const auto& k : layer_pass_kernels(m, 0, o, LayerPass::forward)) drawn += k.random_elements;
+  CHECK(drawn == S + 2 * X);  // attention dropout + two bias-dropout-adds
+  for (auto pass : {LayerPass::backward_input, LayerPass::backward_weight})
+    for (const auto& k : layer_pass_kernels(m, 0, o, pass)) CHECK(k.random_elements == 0);
+  o.dropout = 0;
+  for (const auto& k : layer_pass_kernels(m, 0, o, LayerPass::forward)) CHECK(k.random_elements == 0);
 }
 
 TEST_CASE("optimizer moves the stated bytes per parameter") {

@@ -106,7 +106,8 @@ TEST_CASE("error statistics: closed form") {
   std::vector<RowOutcome> rows(4);
   const double measured[] = {1, 2, 4, 8}, predicted[] = {1.1, 1.5, 4, 8.8};
   for (int i = 0; i < 4; ++i) {
-    rows[i].name = "r" + std::to_string(i);
+    rows[i].name = "r";
+    rows[i].name += std::to_string(i);
     rows[i].groups = {{"gpu", i < 2 ? "x" : "y"}};
     rows[i].measured_s = measured[i];
     rows[i].predicted_s = predicted[i];
@@ -226,24 +227,27 @@ TEST_CASE("layoutsim validate / calibrate: outputs, profile round trip, exit cod
 }
 
 TEST_CASE("validation_corpus_subset" * doctest::skip()) {
-  // Run by the CTest `validation_corpus_subset`: 13 rows of validation/corpus/subset.yaml,
-  // from 9 of the held-out sources (none of them fitted the shipped constants), 8 to 256
+  // Run by the CTest `validation_corpus_subset`: 11 rows of validation/corpus/subset.yaml,
+  // from 8 of the held-out sources (none of them fitted the shipped constants), 8 to 256
   // GPUs, Megatron-LM, Megatron-Core, DeepSpeed and torchtitan on A100, H100 and H200.
   const test::Run r = test::run_layoutsim("validate '" VALIDATION_DIR "/corpus/subset.yaml' --leave-out source --json -");
   REQUIRE_MESSAGE(r.rc == 0, r.err);
   const auto j = nlohmann::json::parse(r.out);
-  CHECK(j["rows"].size() == 13);
+  CHECK(j["rows"].size() == 11);
   CHECK(j["failed"] == 0);
   const auto& lo = j["leave_out"];
   CHECK(lo["by"] == "source");
   CHECK(lo["groups"].size() >= 5);  // at least five sources
-  CHECK(lo["held_out"]["count"] == 13);
+  CHECK(lo["held_out"]["count"] == 11);
   CHECK(lo["fitted_sources"].empty());
   // Measured 2026-12-01 before any change made for these sources: mean |error| 7.5 %,
-  // worst 13.3 % (a Zero Bubble 6.2B row), signed mean -5.6 %. Bound = measured + 3
-  // points, as for validation_subset: a change that undoes the fit on held-out runs fails.
-  CHECK(lo["mean_abs_error"].get<double>() <= 0.105);
-  CHECK(lo["max_abs_error"].get<double>() <= 0.163);
+  // worst 13.3 % (a Zero Bubble 6.2B row, since dropped: that source fitted a constant),
+  // signed mean -5.6 %. Measured 2026-12-02 with the dropout-RNG bound (compute_profile.cpp)
+  // on the 11 rows: 7.0 %, worst 14.4 % (Narayanan's GPT 3.6B, +14.4 %; -2.0 % before),
+  // signed -2.1 %. Bound = measured + 3 points, as for validation_subset: a change that
+  // undoes the fit on held-out runs fails.
+  CHECK(lo["mean_abs_error"].get<double>() <= 0.100);
+  CHECK(lo["max_abs_error"].get<double>() <= 0.174);
   MESSAGE("corpus subset (held out) mean |error| = " << lo["mean_abs_error"].get<double>());
 }
 
@@ -258,7 +262,9 @@ TEST_CASE("the validation corpus: every row loads, carries its source and framew
       CHECK(row.measured_step_s > 0);
       CHECK(!group_label(row.groups, "source").empty());
       CHECK(!group_label(row.groups, "framework").empty());
-      CHECK_FALSE(row.fitted);  // held out: the shipped constants never saw these sources
+      // Held out: the shipped constants never saw these sources, but for the one whose
+      // kernel-level table fitted ComputeProfile::dropout_rng_rate (its file says so).
+      CHECK(row.fitted == (group_label(row.groups, "source") == "zero_bubble2023"));
       sources.insert(group_label(row.groups, "source"));
     }
     total += rows.size();

@@ -93,7 +93,11 @@ void Progress::draw_locked(bool force) {
   last_draw_ = now;
   drawn_ = true;
   // \r: back to the line's start; ESC[K: clear what a longer previous line left.
-  opt_.sink("\r" + format_line(opt_.label, opt_.unit, done_, opt_.total, elapsed) + "\x1b[K");
+  // Appended, not `"\r" + ...`: GCC 12 misreads that prepend as an overlapping copy (-Wrestrict).
+  std::string line = "\r";
+  line += format_line(opt_.label, opt_.unit, done_, opt_.total, elapsed);
+  line += "\x1b[K";
+  opt_.sink(line);
 }
 
 void Progress::advance(std::size_t n) {

@@ -352,7 +352,12 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   YNode expected = root;
   const YNode layout = parse_scenario_yaml(block, "<layout>").entries.front().value;
   if (YEntry* e = expected.find("layout")) e->value = layout;
-  else expected.entries.push_back(YEntry{"layout", {}, layout});
+  else {
+    YEntry added;
+    added.key = "layout";
+    added.value = layout;
+    expected.entries.push_back(std::move(added));
+  }
   if (same_tree(read_back(out, source), expected)) return out;
   // Any other style (flow, a byte-order mark, layout on one line): the tree itself.
   return header + yaml_block_text(expected);

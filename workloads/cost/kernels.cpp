@@ -98,6 +98,17 @@ sim::Time memory_time(const ComputeProfile& p, const GpuSpec& gpu, double bytes)
   return sim::Time::from_seconds(bytes / hbm);
 }
 
+sim::Time memory_kernel_time(const ComputeProfile& p, const GpuSpec& gpu, double bytes, double random_elements) {
+  if (random_elements <= 0 || p.dropout_rng_rate <= 0) return memory_time(p, gpu, bytes);
+  double seconds = random_elements / p.dropout_rng_rate;
+  if (bytes > 0) {
+    const double hbm = gpu.hbm_bandwidth_Bps * p.hbm_fraction;
+    require_rate(hbm > 0, "HBM bandwidth × hbm_fraction", gpu, "memory-bound");
+    seconds = std::max(seconds, bytes / hbm);
+  }
+  return sim::Time::from_seconds(seconds);
+}
+
 sim::Time flash_time(const ComputeProfile& p, const GpuSpec& gpu, double executed_flops, double bytes,
                      bool backward, bool triton) {
   if (executed_flops <= 0 && bytes <= 0) return sim::Time::zero();
@@ -140,7 +151,7 @@ void time_kernels(const ComputeProfile& p, const GpuSpec& gpu, std::vector<Kerne
       }
       case KernelKind::memory:
         k.executed_flops = 0;
-        k.time = memory_time(p, gpu, k.bytes);
+        k.time = memory_kernel_time(p, gpu, k.bytes, k.random_elements);
         break;
     }
     k.launch = std::max(launch, dispatch - k.time);

@@ -17,7 +17,8 @@
 //    peak · fp8_gemm_sustained_fraction; 1-byte A and B, a 2-byte (bf16) C.
 //  * FlashAttention: executed FLOPs / (peak · flash_{fwd,bwd}_efficiency), bounded below
 //    by its bytes.
-//  * Memory-bound kernels: bytes / (hbm_bandwidth · hbm_fraction).
+//  * Memory-bound kernels: bytes / (hbm_bandwidth · hbm_fraction); a kernel that draws a
+//    dropout mask is bound below by its draws: random_elements / dropout_rng_rate.
 //  * Every kernel adds launch_overhead, reported in its own breakdown category.
 #pragma once
 
@@ -60,6 +61,10 @@ struct Kernel {
   bool core_attention = false;  // part of the core-attention region (selective recompute reruns it)
   bool routed_expert = false;   // routed-expert work of an MoE layer (scales with a device's expert load)
   bool fp8 = false;             // kind == gemm: an FP8 GEMM (low_precision.hpp), timed at the FP8 peak
+  /// Random numbers the kernel draws (a dropout forward: one per element of its mask).
+  /// Counter-based RNG (Philox) is integer work beside the kernel's memory traffic; the
+  /// slower of the two bounds the kernel (ComputeProfile::dropout_rng_rate).
+  double random_elements = 0;
   sim::Time time;               // work, without the launch (time_kernels fills it)
   sim::Time launch;             // launch overhead (time_kernels fills it)
   sim::Time total() const { return time + launch; }
@@ -79,6 +84,10 @@ sim::Time gemm_time(const ComputeProfile& profile, const GpuSpec& gpu, const Gem
 sim::Time fp8_gemm_time(const ComputeProfile& profile, const GpuSpec& gpu, const GemmShape& shape);
 /// bytes / (hbm_bandwidth · hbm_fraction), without launch. O(1).
 sim::Time memory_time(const ComputeProfile& profile, const GpuSpec& gpu, double bytes);
+/// A memory-bound kernel that also draws `random_elements` random numbers:
+/// max(memory_time(bytes), random_elements / dropout_rng_rate), without launch. A rate of
+/// 0 leaves only the memory bound. O(1).
+sim::Time memory_kernel_time(const ComputeProfile& profile, const GpuSpec& gpu, double bytes, double random_elements);
 /// FlashAttention kernel time on `executed_flops`, without launch. O(1).
 sim::Time flash_time(const ComputeProfile& profile, const GpuSpec& gpu, double executed_flops, double bytes,
                      bool backward, bool triton = false);

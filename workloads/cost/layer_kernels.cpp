@@ -40,6 +40,12 @@ Kernel mem(std::string_view name, double bytes, double saved = 0,
   return k;
 }
 
+/// `k` drawing one random number per element of its `elements`-element dropout mask.
+Kernel random(Kernel k, double elements) {
+  k.random_elements = elements;
+  return k;
+}
+
 Kernel gemm(std::string_view name, GemmShape shape, KernelCategory category, double saved = 0) {
   Kernel k;
   k.name = name;
@@ -126,12 +132,13 @@ public:
       // its backward scales the gradient by the mask (and reduces the bias gradient).
       const bool any_bwd = bias || drop;
       Step st{mem(drop ? "bias_dropout_add" : "residual_add", 3 * x + (drop ? mask : 0), drop ? mask : 0), {}, {}};
+      if (drop) st.fwd.random_elements = Tn_ * h_;
       if (any_bwd) st.bwd_input.push_back(mem("bias_dropout_add.bwd", 2 * x + (drop ? mask : 0)));
       steps.push_back(std::move(st));
       return;
     }
     if (bias) steps.push_back({mem("bias_add", 2 * x), {mem("bias_add.bwd", x)}, {}});
-    if (drop) steps.push_back({mem("dropout", 2 * x + mask, mask), {mem("dropout.bwd", 2 * x + mask)}, {}});
+    if (drop) steps.push_back({random(mem("dropout", 2 * x + mask, mask), Tn_ * h_), {mem("dropout.bwd", 2 * x + mask)}, {}});
     steps.push_back({mem("residual_add", 3 * x), {}, {}});
   }
 
@@ -197,7 +204,7 @@ public:
       mid.push_back({mem("softmax", 2 * scores, scores, att), {mem("softmax.bwd", 3 * scores, 0, att)}, {}});
     }
     if (o_.dropout > 0)  // keeps the mask and its output (the ·V GEMM's input)
-      mid.push_back({mem("attention_dropout", 2 * scores + mask, mask + scores, att),
+      mid.push_back({random(mem("attention_dropout", 2 * scores + mask, mask + scores, att), S),
                      {mem("attention_dropout.bwd", 2 * scores + mask, 0, att)}, {}});
     Step av{gemm("attention.context", {sq_, d, s_, bh}, att, kv_local), {}, {}};
     av.fwd.core_attention = true;
@@ -308,7 +315,7 @@ public:
     }
     if (o_.dropout > 0) {
       const double x = Tn_ * h_ * ab_, mask = Tn_ * h_;
-      Step drop{mem("embedding.dropout", 2 * x + mask, mask), {}, {}};
+      Step drop{random(mem("embedding.dropout", 2 * x + mask, mask), Tn_ * h_), {}, {}};
       drop.bwd_weight.push_back(mem("embedding.dropout.bwd", 2 * x + mask));  // ahead of the scatter-add
       steps.push_back(std::move(drop));
     }

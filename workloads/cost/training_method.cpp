@@ -85,7 +85,10 @@ std::vector<Kernel> lora_kernels(const Scenario& s, int layer, LayerPass pass, c
       case LayerPass::forward:
       case LayerPass::recompute:
         // The dropped input and its 1-byte mask are kept for dA; X·A (T×r) for dB.
-        if (drop) out.push_back(memory_kernel("lora.dropout", T * a.in_local * (2 * ab + 1), T * a.in_local * (ab + 1)));
+        if (drop) {
+          out.push_back(memory_kernel("lora.dropout", T * a.in_local * (2 * ab + 1), T * a.in_local * (ab + 1)));
+          out.back().random_elements = T * a.in_local;
+        }
         out.push_back(gemm_kernel("lora.a", {T, r, a.in_local}));
         out.push_back(gemm_kernel("lora.b", {T, a.out_local, r}));
         out.back().saved_bytes = T * r * ab;

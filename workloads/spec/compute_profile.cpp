@@ -169,11 +169,43 @@ std::vector<ComputeProfile> with_interference(std::vector<ComputeProfile> profil
   return profiles;
 }
 
+/// dropout_rng_rate (random numbers per second a dropout kernel draws; the slower of its
+/// draws and its bytes bounds it). CALIBRATED (2026-12-02) on a kernel-level measurement,
+/// not on step times: [ZB] Table 9 profiles, per micro-batch on one pipeline stage of
+/// Megatron-LM with unfused attention and dropout 0.1 in fp16 on A100 SXM 80 GB, the
+/// forward (T_F), input-gradient (T_B) and weight-gradient (T_W) passes of four GPT
+/// models (1.5B, 6.2B, 14.6B, 28.3B; 1–6 sequences of 1,024 tokens). T_W (GEMMs only)
+/// agrees with this model within 5 %; T_F was 7–24 % above it, in proportion to the
+/// attention-score elements (b·heads·s²: 151, 101, 42 and 50 M): the forward alone draws
+/// the dropout masks, and Philox4x32-10 costs ~25 integer instructions per number, which
+/// makes a 151 M-element mask RNG-bound rather than bandwidth-bound. A least-squares fit
+/// of the four forward deficits over this model's dropout kernels gives 92 G numbers/s on
+/// A100 (residuals under 0.16 ms of 3.8–7.4 ms per layer). Bounds 2e10–1e12: the top is
+/// Philox alone at an A100-class part's INT32 issue rate (108 SMs × 64 lanes × 1.41 GHz
+/// / ~25 instructions, ~0.4 T/s), raised for newer parts; the bottom an assumption.
+/// Hopper: the A100 fit × (132 SMs × 1.98 GHz) / (108 SMs × 1.41 GHz), the INT32 issue
+/// ratio at the datasheet boost clocks (an assumption: no Hopper measurement found).
+/// Blackwell: Hopper's × its SM count / 132 (an assumption).
+///  [ZB] P. Qi, X. Wan, G. Huang, M. Lin, "Zero Bubble Pipeline Parallelism", ICLR 2024,
+///       arXiv:2401.10241, Table 9 "Profiled time of T_F, T_B, T_W and T_comm".
+constexpr double kAmpereDropoutRngRate = 92e9;
+constexpr double kHopperDropoutRngRate = kAmpereDropoutRngRate * (132 * 1.98) / (108 * 1.41);
+
+std::vector<ComputeProfile> with_rng_rates(std::vector<ComputeProfile> profiles) {
+  for (auto& p : profiles) {
+    if (p.name.starts_with("a100"))
+      p.dropout_rng_rate = kAmpereDropoutRngRate;
+    else
+      p.dropout_rng_rate = kHopperDropoutRngRate * p.sm_count / 132;
+  }
+  return profiles;
+}
+
 std::vector<ComputeProfile> presets() {
   // Last four arguments: fp8 and mxfp8 GEMM fractions, FlashAttention-2 forward and
   // backward (see above). FP8 0.5 on A100 and MXFP8 on A100 / Hopper, which have no such
   // tensor cores (never read there; kept inside their bounds).
-  return with_interference({
+  return with_rng_rates(with_interference({
       make("a100-40gb", 108, 256, 128, 0.7754, 256, 0.62, 0.50, 0.3088, 0.3393, 0.88, 4, 0.5, 0.5, 0.62, 0.50),
       make("a100-80gb", 108, 256, 128, 0.8130, 256, 0.62, 0.50, 0.5140, 0.2635, 0.88, 4, 0.5, 0.5, 0.62, 0.50),
       make("h100-sxm", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55, 0.55, 0.30, 0.24),
@@ -182,7 +214,7 @@ std::vector<ComputeProfile> presets() {
       make("b300", 160, 128, 256, 0.776, 256, 0.38, 0.31, 0.5, 0.3, 0.85, 3, 0.57, 0.51, 0.30, 0.24),
       make("gb200", 148, 128, 256, 0.776, 256, 0.38, 0.31, 0.5, 0.3, 0.85, 3, 0.57, 0.51, 0.30, 0.24),
       make("gb300", 160, 128, 256, 0.776, 256, 0.38, 0.31, 0.5, 0.3, 0.85, 3, 0.76, 0.68, 0.30, 0.24),
-  });
+  }));
 }
 
 int round_to_int(double v) { return static_cast<int>(std::lround(v)); }
@@ -209,7 +241,7 @@ void set_field(ComputeProfile& p, double v) {
 // dispatch is implementation_profile.cpp's, not the GPU's); FlashAttention 0.1–0.8 and
 // Triton attention 0.05–0.8 ([FA3]'s best, 0.75 of the H100's peak forward at long
 // sequences, is the top).
-const std::array<ProfileConstant, 17> kConstants{{
+const std::array<ProfileConstant, 18> kConstants{{
     {"sm_count", "SMs", "streaming multiprocessors: GEMM tiles that run at once (one wave)", 1, 1024, true,
      get_field<&ComputeProfile::sm_count>, set_field<&ComputeProfile::sm_count>},
     {"tile_m", "elements", "rows of C per GEMM thread-block tile (tile quantisation)", 16, 512, true,
@@ -240,6 +272,8 @@ const std::array<ProfileConstant, 17> kConstants{{
      get_field<&ComputeProfile::attention_block>, set_field<&ComputeProfile::attention_block>},
     {"hbm_fraction", "fraction", "achieved/datasheet HBM bandwidth of a streaming kernel", 0.75, 0.95, false,
      get_field<&ComputeProfile::hbm_fraction>, set_field<&ComputeProfile::hbm_fraction>},
+    {"dropout_rng_rate", "1/s", "random numbers per second a dropout kernel draws (bounds a mask-drawing kernel)", 2e10,
+     1e12, false, get_field<&ComputeProfile::dropout_rng_rate>, set_field<&ComputeProfile::dropout_rng_rate>},
     {"launch_overhead", "s", "GPU time between two dependent kernels, paid once per kernel", 1e-6, 8e-6, false,
      get_field<&ComputeProfile::launch_overhead_s>, set_field<&ComputeProfile::launch_overhead_s>},
     // overlap_slowdown: 1 (none) to 2. Measured: 1.19 on average, 1.40 at worst for GPT and

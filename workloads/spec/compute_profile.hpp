@@ -61,6 +61,10 @@ struct ComputeProfile {
   int attention_block = 128;
   /// Achieved / datasheet HBM bandwidth of a streaming (memory-bound) kernel.
   double hbm_fraction = 0.88;
+  /// Random numbers per second a dropout kernel draws (counter-based Philox, integer
+  /// work on the SMs): a kernel that draws a mask takes at least elements / rate, however
+  /// little memory it moves (kernels.hpp).
+  double dropout_rng_rate = 92e9;
   /// GPU time between two dependent kernels (launch, ramp-up and drain): paid once per kernel.
   double launch_overhead_s = 4e-6;
   /// Compute time multiplier while an NCCL collective runs beside it (its thread blocks
