@@ -153,6 +153,11 @@ TEST_CASE("JSON summary has every contract key, in contract order") {
   CHECK(j["warnings"][0]["code"] == "small-microbatch");
   CHECK(j["warnings"][0].contains("message"));
   // extras
+  for (const char* k : {"model", "gpu", "implementation", "layout", "seq_len", "microbatch_size", "microbatches", "global_batch",
+                        "compute_precision"})
+    CHECK(j["scenario_resolved"].contains(k));
+  for (const char* k : {"tp", "pp", "dp", "cp", "ep", "zero", "sequence_parallel", "recompute", "schedule", "virtual_stages"})
+    CHECK(j["scenario_resolved"]["layout"].contains(k));
   CHECK(j["step_stats"]["p99_s"] == 1.5);
   CHECK(j["memory"]["per_stage"][0]["master"] == 2e9);
   CHECK(j["engine"]["events"] == 1234);

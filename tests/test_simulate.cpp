@@ -73,6 +73,26 @@ TEST_CASE("step time of a uniform 1f1b pipeline is (m+p-1)(F+B) plus the optimiz
   CHECK(r.step_time_s == doctest::Approx((m + p - 1) * fb + opt).epsilon(1e-9));
 }
 
+TEST_CASE("the result says which run it is: the resolved layout and the global batch b·m·dp") {
+  Scenario sc = uniform_pipeline(4, 8, Schedule::interleaved_1f1b, 2);
+  sc.layout.microbatch_size = 2;
+  const ResolvedScenario resolved = resolve(sc);
+  const Result r = simulate(resolved);
+  const Scenario& rs = resolved;
+  const Result::Setup& s = r.setup;
+  CHECK(s.model == rs.model.name);
+  CHECK(s.gpu == rs.gpu.name);
+  CHECK(s.implementation == rs.implementation.preset);
+  CHECK(s.pp == 4);
+  CHECK(s.virtual_stages == 2);
+  CHECK(s.dp == rs.layout.dp);  // resolve() derived it
+  CHECK(s.schedule == "interleaved-1f1b");
+  CHECK(s.microbatches == 8);
+  CHECK(s.microbatch_size == 2);
+  CHECK(s.seq_len == rs.model.seq_len);
+  CHECK(s.global_batch == 2 * 8 * rs.layout.dp);
+}
+
 TEST_CASE("same scenario twice gives identical results") {
   Scenario s = uniform_pipeline(4, 8, Schedule::one_f_one_b);
   s.cluster.ideal_network = false;

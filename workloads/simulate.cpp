@@ -35,12 +35,37 @@
 #include "workloads/spec/vocabulary.hpp"
 #include "workloads/advice/cp_advice.hpp"
 #include "workloads/advice/what_if.hpp"
+#include "workloads/cost/low_precision.hpp"
 
 namespace ls::wl {
 
 using sim::Time;
 
 namespace {
+
+Result::Setup setup_of(const Scenario& sc) {
+  const LayoutSpec& l = sc.layout;
+  Result::Setup s;
+  s.model = sc.model.name;
+  s.gpu = sc.gpu.name;
+  s.implementation = sc.implementation.preset;
+  s.schedule = std::string(name_of(kScheduleNames, l.schedule));
+  s.recompute = std::string(name_of(kRecomputeNames, l.recompute));
+  s.compute_precision = std::string(compute_precision_name(sc.precision.compute));
+  s.tp = l.tp;
+  s.pp = l.pp;
+  s.dp = l.dp;
+  s.cp = l.cp;
+  s.ep = l.ep;
+  s.zero = l.zero;
+  s.virtual_stages = l.virtual_stages;
+  s.sequence_parallel = l.sequence_parallel;
+  s.seq_len = sc.model.seq_len;
+  s.microbatch_size = l.microbatch_size;
+  s.microbatches = l.microbatches;
+  s.global_batch = static_cast<std::int64_t>(l.microbatch_size) * l.microbatches * l.dp;
+  return s;
+}
 
 std::vector<std::string> link_names_of(const topo::Cluster& cluster) {
   std::vector<std::string> names;
@@ -244,6 +269,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
 
   Result res;
   res.scenario = sc.name;
+  res.setup = setup_of(sc);
   res.devices = D;
   res.steps = std::max(1, sc.simulation.steps);
   res.gpus_per_node = sc.cluster.gpus_per_node;

@@ -270,6 +270,23 @@ ordered_json engine_json(const wl::Result& r, const JsonOptions& opts) {
 
 }  // namespace
 
+/// Extra: the resolved run (wl::Result::Setup), for a reader of many summaries.
+ordered_json scenario_resolved_json(const wl::Result& r) {
+  const wl::Result::Setup& s = r.setup;
+  return {{"model", s.model},
+          {"gpu", s.gpu},
+          {"implementation", s.implementation},
+          {"layout",
+           {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep}, {"zero", s.zero},
+            {"sequence_parallel", s.sequence_parallel}, {"recompute", s.recompute},
+            {"schedule", s.schedule}, {"virtual_stages", s.virtual_stages}}},
+          {"seq_len", s.seq_len},
+          {"microbatch_size", s.microbatch_size},
+          {"microbatches", s.microbatches},
+          {"global_batch", s.global_batch},
+          {"compute_precision", s.compute_precision}};
+}
+
 // One helper per section, called in the order of the keys.
 ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   ordered_json j;
@@ -284,6 +301,7 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
                                 {"pcie_utilization", num(r.offload.pcie_utilization)}};
   j["critical_path"] = critical_path_json(r);
   j["warnings"] = warnings_json(r);
+  j["scenario_resolved"] = scenario_resolved_json(r);
   add_step_time_band_json(j, r);
   j["compute_breakdown"] = compute_breakdown_json(r);
   add_checkpoint_json(j, r);  // checkpoint, goodput (when the scenario has a checkpoint)

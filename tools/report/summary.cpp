@@ -55,11 +55,28 @@ void append_warnings(std::string& out, const std::vector<wl::Warning>& warnings)
   for (const auto& w : warnings) out += fmt::format("  warning [{}]: {}\n", w.code, w.message);
 }
 
+/// "  Llama 3 70B · 64 × h100-sxm · tp8 pp2 dp4 zero 1 · 1f1b: 32 micro-batches of 1 × 8192
+/// tokens, global batch 128 · bf16 · megatron-core": the resolved run, in one line.
+std::string setup_line(const wl::Result::Setup& s, int devices) {
+  std::string layout = fmt::format("tp{} pp{}", s.tp, s.pp);
+  if (s.virtual_stages > 1) layout += fmt::format(" v{}", s.virtual_stages);
+  layout += fmt::format(" dp{}", s.dp);
+  if (s.cp > 1) layout += fmt::format(" cp{}", s.cp);
+  if (s.ep > 1) layout += fmt::format(" ep{}", s.ep);
+  if (s.zero > 0) layout += fmt::format(" zero {}", s.zero);
+  if (s.sequence_parallel) layout += " sp";
+  if (s.recompute != "none") layout += fmt::format(" recompute {}", s.recompute);
+  return fmt::format("  {} · {} × {} · {} · {}: {} micro-batch{} of {} × {} tokens, global batch {} · {} · {}\n", s.model, devices, s.gpu,
+                     layout, s.schedule, s.microbatches, s.microbatches == 1 ? "" : "es", s.microbatch_size, s.seq_len,
+                     s.global_batch, s.compute_precision, s.implementation);
+}
+
 }  // namespace
 
 std::string format_summary(const wl::Result& r) {
   std::string out;
-  out += fmt::format("layoutsim: {} — {} GPUs, {} step{}\n\n", r.scenario, r.devices, r.steps, r.steps == 1 ? "" : "s");
+  out += fmt::format("layoutsim: {} — {} GPUs, {} step{}\n", r.scenario, r.devices, r.steps, r.steps == 1 ? "" : "s");
+  out += setup_line(r.setup, r.devices) + "\n";
   const auto& band = r.step_time_band;
   out += fmt::format("  {:<22} {}{}\n", "step time", human_seconds(r.step_time_s),
                      band.rows > 0 ? fmt::format("  ({:+.0f} % … {:+.0f} %: {:.0f} % of {} held-out published runs like this, {})",

@@ -177,6 +177,16 @@ struct MoeStats {
 
 struct Result {
   std::string scenario;
+  /// What was simulated, resolved (presets expanded, dp and the micro-batch count derived),
+  /// so that a summary read on its own says which run it is.
+  struct Setup {
+    std::string model, gpu, implementation, schedule, recompute, compute_precision;
+    int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0, virtual_stages = 1;
+    bool sequence_parallel = false;
+    std::int64_t seq_len = 0;
+    int microbatch_size = 1, microbatches = 1;
+    std::int64_t global_batch = 0;  // sequences per step: microbatch_size · microbatches · dp
+  } setup;
   int devices = 0;
   int steps = 1;
   int gpus_per_node = 8;
