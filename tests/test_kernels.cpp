@@ -173,6 +173,16 @@ TEST_CASE("a dropout kernel takes the slower of its bytes and its random draws")
   double drawn = 0;
   for (const auto& k : layer_pass_kernels(m, 0, o, LayerPass::forward)) drawn += k.random_elements;
   CHECK(drawn == S + 2 * X);  // attention dropout + two bias-dropout-adds
+  // Per device under tp = 2 with sequence parallelism: half the heads' scores, and the
+  // bias-dropout-adds on a sequence shard. Full recompute reruns the forward: it draws again.
+  KernelOptions tp2 = korthikanti(2, 2, true);
+  tp2.fused_elementwise = true;
+  double drawn_tp2 = 0, redrawn = 0;
+  for (const auto& k : layer_pass_kernels(m, 0, tp2, LayerPass::forward)) drawn_tp2 += k.random_elements;
+  CHECK(drawn_tp2 == S / 2 + 2 * X / 2);
+  tp2.recompute = Recompute::full;
+  for (const auto& k : layer_pass_kernels(m, 0, tp2, LayerPass::recompute)) redrawn += k.random_elements;
+  CHECK(redrawn == drawn_tp2);
   for (auto pass : {LayerPass::backward_input, LayerPass::backward_weight})
     for (const auto& k : layer_pass_kernels(m, 0, o, pass)) CHECK(k.random_elements == 0);
   o.dropout = 0;

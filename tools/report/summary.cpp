@@ -55,7 +55,7 @@ void append_warnings(std::string& out, const std::vector<wl::Warning>& warnings)
   for (const auto& w : warnings) out += fmt::format("  warning [{}]: {}\n", w.code, w.message);
 }
 
-/// "  Llama 3 70B · 64 × h100-sxm · tp8 pp2 dp4 zero 1 · 1f1b: 32 micro-batches of 1 × 8192
+/// "  llama3-70b · 64 × h100-sxm · tp8 pp2 dp4 zero 1 · 1f1b: 32 micro-batches of 1 × 8192
 /// tokens, global batch 128 · bf16 · megatron-core": the resolved run, in one line.
 std::string setup_line(const wl::Result::Setup& s, int devices) {
   std::string layout = fmt::format("tp{} pp{}", s.tp, s.pp);

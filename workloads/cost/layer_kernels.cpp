@@ -41,7 +41,7 @@ Kernel mem(std::string_view name, double bytes, double saved = 0,
 }
 
 /// `k` drawing one random number per element of its `elements`-element dropout mask.
-Kernel random(Kernel k, double elements) {
+Kernel with_draws(Kernel k, double elements) {
   k.random_elements = elements;
   return k;
 }
@@ -138,7 +138,7 @@ public:
       return;
     }
     if (bias) steps.push_back({mem("bias_add", 2 * x), {mem("bias_add.bwd", x)}, {}});
-    if (drop) steps.push_back({random(mem("dropout", 2 * x + mask, mask), Tn_ * h_), {mem("dropout.bwd", 2 * x + mask)}, {}});
+    if (drop) steps.push_back({with_draws(mem("dropout", 2 * x + mask, mask), Tn_ * h_), {mem("dropout.bwd", 2 * x + mask)}, {}});
     steps.push_back({mem("residual_add", 3 * x), {}, {}});
   }
 
@@ -204,7 +204,7 @@ public:
       mid.push_back({mem("softmax", 2 * scores, scores, att), {mem("softmax.bwd", 3 * scores, 0, att)}, {}});
     }
     if (o_.dropout > 0)  // keeps the mask and its output (the ·V GEMM's input)
-      mid.push_back({random(mem("attention_dropout", 2 * scores + mask, mask + scores, att), S),
+      mid.push_back({with_draws(mem("attention_dropout", 2 * scores + mask, mask + scores, att), S),
                      {mem("attention_dropout.bwd", 2 * scores + mask, 0, att)}, {}});
     Step av{gemm("attention.context", {sq_, d, s_, bh}, att, kv_local), {}, {}};
     av.fwd.core_attention = true;
@@ -315,7 +315,7 @@ public:
     }
     if (o_.dropout > 0) {
       const double x = Tn_ * h_ * ab_, mask = Tn_ * h_;
-      Step drop{random(mem("embedding.dropout", 2 * x + mask, mask), Tn_ * h_), {}, {}};
+      Step drop{with_draws(mem("embedding.dropout", 2 * x + mask, mask), Tn_ * h_), {}, {}};
       drop.bwd_weight.push_back(mem("embedding.dropout.bwd", 2 * x + mask));  // ahead of the scatter-add
       steps.push_back(std::move(drop));
     }

@@ -175,7 +175,7 @@ std::vector<ComputeProfile> with_interference(std::vector<ComputeProfile> profil
 /// Megatron-LM with unfused attention and dropout 0.1 in fp16 on A100 SXM 80 GB, the
 /// forward (T_F), input-gradient (T_B) and weight-gradient (T_W) passes of four GPT
 /// models (1.5B, 6.2B, 14.6B, 28.3B; 1–6 sequences of 1,024 tokens). T_W (GEMMs only)
-/// agrees with this model within 5 %; T_F was 7–24 % above it, in proportion to the
+/// agrees with this model within −4…+5 %; the model fell 7–24 % short of T_F, in proportion to the
 /// attention-score elements (b·heads·s²: 151, 101, 42 and 50 M): the forward alone draws
 /// the dropout masks, and Philox4x32-10 costs ~25 integer instructions per number, which
 /// makes a 151 M-element mask RNG-bound rather than bandwidth-bound. A least-squares fit

@@ -63,7 +63,9 @@ struct ComputeProfile {
   double hbm_fraction = 0.88;
   /// Random numbers per second a dropout kernel draws (counter-based Philox, integer
   /// work on the SMs): a kernel that draws a mask takes at least elements / rate, however
-  /// little memory it moves (kernels.hpp).
+  /// little memory it moves (kernels.hpp). FlashAttention's in-kernel dropout is not bound
+  /// by it (its draws hide under the kernel's FLOPs; not measured here). The default, for a
+  /// GPU given as a map, is the A100 preset's (compute_profile.cpp).
   double dropout_rng_rate = 92e9;
   /// GPU time between two dependent kernels (launch, ramp-up and drain): paid once per kernel.
   double launch_overhead_s = 4e-6;
