@@ -99,14 +99,10 @@ sim::Time memory_time(const ComputeProfile& p, const GpuSpec& gpu, double bytes)
 }
 
 sim::Time memory_kernel_time(const ComputeProfile& p, const GpuSpec& gpu, double bytes, double random_elements) {
-  if (random_elements <= 0 || p.dropout_rng_rate <= 0) return memory_time(p, gpu, bytes);
-  double seconds = random_elements / p.dropout_rng_rate;
-  if (bytes > 0) {
-    const double hbm = gpu.hbm_bandwidth_Bps * p.hbm_fraction;
-    require_rate(hbm > 0, "HBM bandwidth × hbm_fraction", gpu, "memory-bound");
-    seconds = std::max(seconds, bytes / hbm);
-  }
-  return sim::Time::from_seconds(seconds);
+  const sim::Time through_hbm = memory_time(p, gpu, bytes);
+  if (random_elements <= 0 || p.dropout_rng_rate <= 0) return through_hbm;
+  // Rounding is monotonic, so the larger of two rounded times is the larger time rounded once.
+  return std::max(through_hbm, sim::Time::from_seconds(random_elements / p.dropout_rng_rate));
 }
 
 sim::Time flash_time(const ComputeProfile& p, const GpuSpec& gpu, double executed_flops, double bytes,
