@@ -273,8 +273,12 @@ inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t
   }
   GroupState& gs = groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(stream)];
   ++gs.arrived;
+  // Of members arriving at one instant the lowest rank counts as the last: the
+  // critical path then does not hang on event order, and on the symmetric fast path
+  // (whose runners are their classes' lowest replicas) it runs where the full run's does.
+  const std::int64_t id = op_base(rank, stream) + ss.pos;
+  if (rec && (gs.arrived == 1 || now_ > gs.last_arrival || id < gs.last_arriver)) gs.last_arriver = id;
   gs.last_arrival = now_;
-  if (rec) gs.last_arriver = op_base(rank, stream) + ss.pos;
   const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
   if (gs.arrived < group_active_[static_cast<std::size_t>(g)]) return false;
   gs.arrived = 0;

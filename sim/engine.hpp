@@ -72,26 +72,41 @@ struct OpTrace {
   Time start, end;
   /// Global op id of the op whose completion let this one start (-1: step start).
   std::int32_t enabler;
-  /// Collective: the member that arrived last (the rendezvous completed at its start).
+  /// Collective: the member that arrived last (the rendezvous completed at its start;
+  /// of members arriving at one instant, the lowest rank).
   /// Recv: the matching send (the data arrived at its end). -1 otherwise.
   std::int32_t peer;
 };  // 24 bytes: one per executed op, so it is kept small (first-touch page faults dominate)
 
-/// The symmetric fast path (workloads/build/symmetry.hpp): ranks come in R alike replicas;
-/// only replica 0 runs, and every other rank shares the timeline of its position's
-/// replica-0 rank. A collective over ranks of several replicas starts when its
-/// simulated members arrive. "Ghost" plans run beside a simulated plan (same phases,
-/// same start) so that links the replicas share carry every replica's traffic; each
-/// ghost flow must drain within `tolerance` of its simulated twin, else run_step
-/// throws SymmetryBroken (the caller re-runs every rank).
+/// The symmetric fast path (workloads/build/symmetry.hpp): ranks come in R replicas,
+/// grouped in classes of alike ones; one replica of each class runs (its runner), and
+/// every other rank shares the timeline of its position's rank in its class's runner.
+/// A collective over ranks of several replicas starts when its simulated members
+/// arrive. "Ghost" plans run beside a simulated plan (same phases, same start) so that
+/// links the replicas share carry every replica's traffic; each ghost flow must drain
+/// within `tolerance` of its simulated twin, else run_step throws SymmetryBroken (the
+/// caller re-runs every rank).
 struct EngineSymmetry {
   int replicas = 1;                          // 1: off
   std::vector<std::int32_t> replica;         // per rank
-  /// Whether `rank` runs its ops: every rank when off, else replica 0's (the others
-  /// are its mirrors).
-  bool runs(std::size_t rank) const { return replicas <= 1 || replica[rank] == 0; }
   std::vector<std::int32_t> position;        // per rank: its place in a replica
   std::vector<std::int32_t> rank_at;         // [position · replicas + replica] → rank
+  /// Per replica: the replica that runs for it (itself when it runs). Empty: replica 0
+  /// runs for every replica (one class).
+  std::vector<std::int32_t> runner;
+  std::int32_t runner_of_replica(std::size_t k) const { return runner.empty() ? 0 : runner[k]; }
+  /// Whether `rank` runs its ops: every rank when off, else the runners' ranks (the
+  /// others are their mirrors).
+  bool runs(std::size_t rank) const {
+    return replicas <= 1 || runner_of_replica(static_cast<std::size_t>(replica[rank])) == replica[rank];
+  }
+  /// The rank whose timeline `rank` shares: itself when it runs.
+  std::int32_t runner_rank(std::size_t rank) const {
+    if (replicas <= 1) return static_cast<std::int32_t>(rank);
+    const auto R = static_cast<std::size_t>(replicas);
+    return rank_at[static_cast<std::size_t>(position[rank]) * R +
+                   static_cast<std::size_t>(runner_of_replica(static_cast<std::size_t>(replica[rank])))];
+  }
   std::unordered_map<const CommPlan*, std::vector<const CommPlan*>> ghosts;
   Time tolerance = Time::from_ps(1000);
   /// Tied plans, the cheaper form of ghosts: a plan runs as `plan`, whose flows cross
@@ -179,7 +194,7 @@ private:
   struct GroupState {
     std::uint32_t arrived = 0;
     Time last_arrival;
-    std::int64_t last_arriver = -1;  // global op id
+    std::int64_t last_arriver = -1;  // global op id (ties: the lowest)
   };
   struct Comm {
     const CommPlan* plan = nullptr;
@@ -293,6 +308,7 @@ private:
   // member count, each flow's place in its phase and, per comm with ghosts, the
   // earliest and latest drain of each place (twins must agree).
   std::vector<std::uint8_t> active_;
+  std::vector<std::vector<std::int32_t>> stands_for_;  // per replica: the others it runs for
   std::vector<std::uint32_t> group_active_;
   std::vector<std::uint32_t> flow_place_;
   std::vector<std::vector<std::pair<Time, Time>>> ghost_span_;

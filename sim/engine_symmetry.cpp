@@ -20,12 +20,14 @@ void Engine::observe(std::int32_t rank, int stream, std::uint32_t index, const O
   // pairing id names the receiving rank, so it moves to the mirror's replica.
   const EngineSymmetry& sym = cfg_.symmetry;
   const auto R = static_cast<std::size_t>(sym.replicas);
-  for (std::size_t k = 1; k < R; ++k) {
-    const std::int32_t m = sym.rank_at[static_cast<std::size_t>(sym.position[static_cast<std::size_t>(rank)]) * R + k];
+  const auto pos = static_cast<std::size_t>(sym.position[static_cast<std::size_t>(rank)]);
+  for (const std::int32_t k : stands_for_[static_cast<std::size_t>(sym.replica[static_cast<std::size_t>(rank)])]) {
+    const auto kk = static_cast<std::size_t>(k);
+    const std::int32_t m = sym.rank_at[pos * R + kk];
     std::uint64_t fid = 0;
     if (flow_id != 0) {
       const auto to = static_cast<std::size_t>(flow_id >> 32);
-      const auto to_m = static_cast<std::uint64_t>(sym.rank_at[static_cast<std::size_t>(sym.position[to]) * R + k]);
+      const auto to_m = static_cast<std::uint64_t>(sym.rank_at[static_cast<std::size_t>(sym.position[to]) * R + kk]);
       fid = (to_m << 32) | (flow_id & 0xffffffffULL);
     }
     emit(m, fid);
@@ -86,11 +88,8 @@ void Engine::check_tied_flow(FlowId f, const TiedFlow& t) const {
 
 void Engine::copy_to_mirrors() {
   const EngineSymmetry& sym = cfg_.symmetry;
-  for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    if (active_[r]) continue;
-    const std::int32_t rep = sym.rank_at[static_cast<std::size_t>(sym.position[r]) * static_cast<std::size_t>(sym.replicas)];
-    stats_[r] = stats_[static_cast<std::size_t>(rep)];
-  }
+  for (std::size_t r = 0; r < ranks_.size(); ++r)
+    if (!active_[r]) stats_[r] = stats_[static_cast<std::size_t>(sym.runner_rank(r))];
 }
 
 int Engine::ranks_simulated() const {

@@ -101,6 +101,7 @@ struct Outcome {
   double step = 0;
   std::string symmetry;
   int ranks_simulated = 0;
+  int classes = 0;
   /// Trace spans as (device, track, start ps, end ps, flow id, sending end), sorted.
   std::vector<std::tuple<int, int, std::int64_t, std::int64_t, std::uint64_t, bool>> spans;
 };
@@ -111,7 +112,7 @@ Outcome run(const char* yaml, std::vector<std::string> sets, const std::string& 
   wl::SimOptions o;
   o.trace = trace;
   const wl::Result r = wl::simulate(sc, o);
-  Outcome out{tools::to_json(r), r.step_time_s, r.symmetry, r.ranks_simulated, {}};
+  Outcome out{tools::to_json(r), r.step_time_s, r.symmetry, r.ranks_simulated, r.replica_classes, {}};
   out.json.erase("engine");
   for (const auto& sp : r.spans)
     out.spans.emplace_back(sp.device, sp.track, sp.start.ps(), sp.end.ps(), sp.flow_id, sp.flow_out);
@@ -195,13 +196,103 @@ TEST_CASE("symmetric fast path: MoE with balanced routing") {
 }
 
 TEST_CASE("symmetric fast path: what breaks symmetry runs every rank and says why") {
-  CHECK(agree(kBase, {"perturbations.devices=[{device: node1.gpu2, compute_slowdown: 1.5}]"}) ==
-        "broken: device perturbations");
   CHECK(agree(kBase, {"perturbations.jitter={compute_cv: 0.05, seed: 3}"}) == "broken: jitter");
+  CHECK(agree(kBase, {"perturbations.devices=[{device: node1.gpu2, compute_slowdown: 1.5, drift: {per_step: 0.1}}]",
+                      "simulation.steps=2"}) == "broken: a device whose slowdown drifts between steps");
   CHECK(agree(kBase, {"layout.tp=4", "layout.pp=4"}) == "broken: one dp replica");
   const Outcome off = run(kBase, {}, "off");
   CHECK(off.ranks_simulated == 16);
-  CHECK(run(kBase, {}, "auto").ranks_simulated == 4);
+  CHECK(off.classes == 0);
+  const Outcome on = run(kBase, {}, "auto");
+  CHECK(on.ranks_simulated == 4);
+  CHECK(on.classes == 1);
+}
+
+// ---------------------------------------------------------------- replica classes
+// Replicas that differ (a straggler, a slower link, a partly filled leaf, routes that
+// cross a leaf boundary for some replicas only) form classes of alike ones, one
+// runner each; the reduced run must give the full run's numbers all the same.
+
+namespace {
+
+/// Runs both modes, compares them and returns auto's outcome.
+Outcome agree_classes(const std::string& yaml, const std::vector<std::string>& sets) {
+  std::string label;
+  for (const auto& s : sets) label += s + " ";
+  INFO("case: " << label);
+  const Outcome on = run(yaml.c_str(), sets, "auto"), off = run(yaml.c_str(), sets, "off");
+  CHECK(std::abs(on.step - off.step) <= 1e-9 * off.step);
+  compare(on.json, off.json, "", 1e-6);
+  MESSAGE(label << "-> " << on.symmetry << ", " << on.classes << " classes, " << on.ranks_simulated << " ranks simulated");
+  return on;
+}
+
+/// kBase on `nodes` nodes of 4 GPUs (dp fills them: tp 2 · pp 2 · dp nodes).
+std::string on_nodes(int nodes) {
+  std::string y = kBase;
+  const std::string from = "  nodes: 4\n";
+  y.replace(y.find(from), from.size(), "  nodes: " + std::to_string(nodes) + "\n");
+  return y;
+}
+
+/// An explicit graph: `nodes` nodes of 2 GPUs on an NVSwitch each, every GPU on one
+/// InfiniBand switch; node `slow` has half the NVLink rate.
+std::string graph_cluster(int nodes, int slow) {
+  std::string v = "    vertices: [{name: ib, kind: switch}", l;
+  for (int n = 0; n < nodes; ++n) {
+    const std::string sw = "sw" + std::to_string(n);
+    v += ", {name: " + sw + ", kind: nvswitch}";
+    for (int g = 0; g < 2; ++g) {
+      const std::string gpu = "node" + std::to_string(n) + ".gpu" + std::to_string(g);
+      v += ", {name: " + gpu + ", kind: gpu}";
+      l += "      - {from: " + gpu + ", to: " + sw + ", kind: nvlink, bandwidth: " + (n == slow ? "200" : "400") + " GB/s}\n";
+      l += "      - {from: " + gpu + ", to: ib, kind: infiniband, bandwidth: 50 GB/s}\n";
+    }
+  }
+  return "  graph:\n" + v + "]\n    links:\n" + l;
+}
+
+}  // namespace
+
+TEST_CASE("replica classes: a straggler's replica and a slowed link's run as classes of their own") {
+  const Outcome slow = agree_classes(kBase, {"perturbations.devices=[{device: node1.gpu2, compute_slowdown: 1.5}]"});
+  CHECK(slow.symmetry == "used");
+  CHECK(slow.classes == 2);
+  CHECK(slow.ranks_simulated == 8);
+  const Outcome link = agree_classes(kBase, {"layout.placement=[tp, dp, pp]",
+                                             "perturbations.links=[{link: node2.gpu0<->node2.nvswitch, bandwidth_factor: 0.5}]"});
+  CHECK(link.symmetry == "used");
+  CHECK(link.classes == 2);
+  const Outcome down = agree_classes(kBase, {"cluster.inter_node.nodes_per_leaf=1", "layout.placement=[tp, pp, dp]",
+                                             "perturbations.links=[{link: leaf0<->spine0, bandwidth_factor: 0}]"});
+  CHECK(down.symmetry == "used");
+}
+
+TEST_CASE("replica classes: irregular fabrics agree with every rank") {
+  // 6 nodes on leaves of 4: the second leaf is partly filled, and with [tp, dp, pp]
+  // some replicas' pipeline sends cross the leaves and others stay inside one.
+  for (const char* placement : {"[tp, dp, pp]", "[tp, pp, dp]", "[dp, tp, pp]"}) {
+    const std::string p = std::string("layout.placement=") + placement;
+    agree_classes(on_nodes(6), {"cluster.inter_node.nodes_per_leaf=4", p});
+    agree_classes(on_nodes(6), {"cluster.inter_node.fabric=fat-tree", "cluster.inter_node.nodes_per_leaf=4",
+                                "cluster.inter_node.oversubscription=2", p});
+    agree_classes(on_nodes(6), {"cluster.inter_node.fabric=fat-tree", "cluster.inter_node.nodes_per_leaf=3",
+                                "cluster.inter_node.oversubscription=3", p});
+    agree_classes(on_nodes(6), {"cluster.inter_node.nodes_per_leaf=1", "cluster.inter_node.routing=ecmp", p});
+  }
+  const Outcome cut = agree_classes(on_nodes(6), {"cluster.inter_node.nodes_per_leaf=4", "layout.placement=[tp, dp, pp]"});
+  CHECK(cut.symmetry == "used");
+  CHECK(cut.classes >= 2);
+}
+
+TEST_CASE("replica classes: an explicit graph with one slower node") {
+  std::string y = kBase;
+  const std::size_t a = y.find("  nodes: 4"), b = y.find("model:");
+  y.replace(a, b - a, graph_cluster(4, 3));
+  const Outcome g = agree_classes(y, {"layout.pp=1"});
+  CHECK(g.symmetry == "used");
+  CHECK(g.classes == 2);
+  CHECK(g.ranks_simulated == 4);
 }
 
 TEST_CASE("symmetric fast path: a trace over every device matches the full trace") {

@@ -167,13 +167,10 @@ void slow_by_interference(const sim::Program& prog, topo::Planner& planner, sim:
   sim::Engine probe(prog, planner, probe_net, probe_cfg);
   probe.run_step(Time::zero(), 0);
   auto factors = interference_factors(probe, overlap_slowdown);
-  // On the symmetric path only replica 0 ran: its twins in the other replicas
-  // overlap exactly as it does, so they take its factor.
+  // On the symmetric path only the runners ran: their twins in the replicas they run
+  // for overlap exactly as they do, so they take their factors.
   const sim::EngineSymmetry& es = cfg.symmetry;
-  if (es.replicas > 1)
-    for (std::size_t r = 0; r < factors.size(); ++r)
-      if (es.replica[r] != 0)
-        factors[r] = factors[static_cast<std::size_t>(es.rank_at[static_cast<std::size_t>(es.position[r]) * static_cast<std::size_t>(es.replicas)])];
+  for (std::size_t r = 0; r < factors.size(); ++r) factors[r] = factors[static_cast<std::size_t>(es.runner_rank(r))];
   for (std::size_t r = 0; r < factors.size(); ++r) cfg.compute_factor[r] *= factors[r];
 }
 
@@ -253,7 +250,10 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   // The symmetric fast path (symmetry.hpp).
   SymmetryDecision sym;
   if (symmetric) {
-    sym = decide_symmetry(sc, prog, planner, cluster.link_bandwidths(), traced);
+    SymmetryInputs in{{}, cfg.compute_factor, traced};
+    in.link_bandwidth.reserve(cluster.link_count());
+    for (std::size_t l = 0; l < cluster.link_count(); ++l) in.link_bandwidth.push_back(net.bandwidth(static_cast<sim::LinkId>(l)));
+    sym = decide_symmetry(sc, prog, planner, in);
     cfg.symmetry = std::move(sym.engine);
   }
 
@@ -285,6 +285,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total));
   res.symmetry = sym.status;
   res.ranks_simulated = eng.ranks_simulated();
+  res.replica_classes = sym.classes;
   const auto& stats = run.first_stats;
   const double step0 = run.step_s.front();
 

@@ -265,6 +265,7 @@ struct Result {
   std::vector<double> compute_factors;
   std::string symmetry = "off";  // "used", "off" or "broken: <reason>" (workloads/build/symmetry.hpp)
   int ranks_simulated = 0;
+  int replica_classes = 0;  // on the fast path: the replica classes, one runner each; else 0
 
   // trace data (filled only when a trace is requested)
   std::vector<Span> spans;

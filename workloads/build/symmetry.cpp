@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -16,10 +18,10 @@ namespace {
 
 constexpr sim::LinkId kNone = UINT32_MAX;
 
-/// A replica-local plan of replica 0 and its mirror in every other replica.
+/// A replica-local plan: its copy in every replica (copy[k]: replica k's, as the
+/// engine will ask the planner for it).
 struct LocalPlan {
-  const sim::CommPlan* plan = nullptr;
-  std::vector<const sim::CommPlan*> mirror;  // index k − 1 for replica k
+  std::vector<const sim::CommPlan*> copy;
   bool ghosted = false;
 };
 
@@ -29,30 +31,57 @@ void each_link(const sim::CommPlan& p, auto fn) {
       for (std::uint32_t i = 0; i < f.path_len; ++i) fn(p.links[f.path_begin + i]);
 }
 
-/// Same phases, flows, bytes, path lengths and latencies: the mirror runs alike.
-bool alike(const sim::CommPlan& a, const sim::CommPlan& b) {
+/// Same phases, flows, bytes, latencies and path lengths, and links of equal bandwidth
+/// along each path: the two copies run alike when nothing else shares their links.
+bool alike(const sim::CommPlan& a, const sim::CommPlan& b, const std::vector<double>& bw) {
   if (a.phases.size() != b.phases.size() || a.bytes_per_member != b.bytes_per_member) return false;
   for (std::size_t p = 0; p < a.phases.size(); ++p) {
     const auto& x = a.phases[p];
     const auto& y = b.phases[p];
     if (x.latency != y.latency || x.flows.size() != y.flows.size()) return false;
-    for (std::size_t f = 0; f < x.flows.size(); ++f)
-      if (x.flows[f].bytes != y.flows[f].bytes || x.flows[f].path_len != y.flows[f].path_len) return false;
+    for (std::size_t f = 0; f < x.flows.size(); ++f) {
+      const auto& fx = x.flows[f];
+      const auto& fy = y.flows[f];
+      if (fx.bytes != fy.bytes || fx.path_len != fy.path_len) return false;
+      for (std::uint32_t i = 0; i < fx.path_len; ++i)
+        if (bw[a.links[fx.path_begin + i]] != bw[b.links[fy.path_begin + i]]) return false;
+    }
   }
   return true;
 }
 
-std::string premise_broken(const Scenario& sc, const sim::Program& prog) {
+/// A 64-bit mix (splitmix64's finaliser): the signature hash only buckets replicas,
+/// equality is then checked exactly.
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  std::uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+std::uint64_t bits(double d) {
+  std::uint64_t u = 0;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+std::uint64_t shape_hash(const sim::CommPlan& p, const std::vector<double>& bw) {
+  std::uint64_t h = mix(p.phases.size(), bits(p.bytes_per_member));
+  for (const auto& ph : p.phases) {
+    h = mix(h, static_cast<std::uint64_t>(ph.latency.ps()));
+    for (const auto& f : ph.flows) {
+      h = mix(mix(h, bits(f.bytes)), f.path_len);
+      for (std::uint32_t i = 0; i < f.path_len; ++i) h = mix(h, bits(bw[p.links[f.path_begin + i]]));
+    }
+  }
+  return h;
+}
+
+std::string premise_broken(const Scenario& sc) {
   const auto& pt = sc.perturbations;
-  if (!pt.devices.empty()) return "device perturbations";
-  if (!pt.links.empty()) return "link perturbations";
+  for (const auto& d : pt.devices)
+    if (d.drift_per_step > 0) return "a device whose slowdown drifts between steps";
   if (pt.jitter.compute_cv > 0 || pt.jitter.comm_cv > 0) return "jitter";
-  if (sc.cluster.graph) return "an explicit fabric graph";
   if (sc.layout.dp / std::max(1, sc.layout.ep) <= 1) return "one dp replica";
-  for (double w : prog.all_to_all_weight)
-    if (w != prog.all_to_all_weight.front()) return "non-uniform MoE routing";
-  for (const auto& r : prog.ranks)
-    if (r.work_scale != prog.ranks.front().work_scale) return "non-uniform MoE routing";
   return "";
 }
 
@@ -60,32 +89,37 @@ std::string premise_broken(const Scenario& sc, const sim::Program& prog) {
 using Seen = std::set<std::tuple<std::int32_t, int, double>>;
 
 /// decide_symmetry's state, one method per phase. A phase that finds the premise
-/// broken returns why ("" when it holds); the tables filled so far stay in the
-/// decision, as they were when the phase stopped.
+/// broken returns why ("" when it holds); the decision then runs every rank.
 class SymmetryDecider {
 public:
-  SymmetryDecider(const Scenario& sc, const sim::Program& prog, sim::CommPlanner& planner, const std::vector<double>& bw,
-                  const std::vector<int>& traced)
-      : sc_(sc), prog_(prog), planner_(planner), bw_(bw), traced_(traced), nranks_(prog.ranks.size()) {}
+  SymmetryDecider(const Scenario& sc, const sim::Program& prog, sim::CommPlanner& planner, const SymmetryInputs& in)
+      : sc_(sc), prog_(prog), planner_(planner), bw_(in.link_bandwidth), factor_(in.compute_factor), traced_(in.traced),
+        nranks_(prog.ranks.size()) {}
 
   SymmetryDecision decide() {
     if (!sc_.simulation.symmetry) return std::move(out_);
-    std::string why = premise_broken(sc_, prog_);
+    std::string why = premise_broken(sc_);
     if (why.empty()) why = map_replicas();
-    if (why.empty()) why = check_groups();
+    if (why.empty()) why = check_group_reach();
     if (why.empty()) why = collect_local_plans();
-    if (why.empty()) why = check_mirrors_alike();
     if (why.empty()) {
+      classify();
+      mark_traced_mirrors();
       close_ghosts();
-      why = check_crowding();
+      split_by_crowding();
+      why = check_cross_groups();
     }
     if (why.empty()) why = map_links();
     if (!why.empty()) {
       out_.status = "broken: " + why;
+      out_.engine = sim::EngineSymmetry{};
+      out_.link_copy.clear();
       return std::move(out_);
     }
     tie_ghosted_plans();
     out_.engine.replicas = R_;
+    out_.engine.runner = runner_;
+    out_.classes = static_cast<int>(std::count_if(runner_.begin(), runner_.end(), [k = 0](std::int32_t q) mutable { return q == k++; }));
     out_.status = "used";
     return std::move(out_);
   }
@@ -126,8 +160,8 @@ private:
       const auto& ri = prog_.ranks[r];
       pos_of.emplace(std::make_tuple(ri.stage, ri.tp, ri.dp % E_, sub[r]), static_cast<int>(pos_of.size()));
     }
-    const std::size_t P = pos_of.size();
-    if (P * static_cast<std::size_t>(R_) != nranks_) return "ranks do not form alike replicas";
+    P_ = pos_of.size();
+    if (P_ * static_cast<std::size_t>(R_) != nranks_) return "ranks do not form alike replicas";
     sim::EngineSymmetry& es = out_.engine;
     es.replica.resize(nranks_);
     es.position.resize(nranks_);
@@ -146,10 +180,9 @@ private:
     return "";
   }
 
-  /// A trace that draws devices outside replica 0 watches their links: every mirror
-  /// then runs as a ghost. A group with no member in replica 0 would never run.
-  std::string check_groups() {
-    ghost_all_ = std::any_of(traced_.begin(), traced_.end(), [&](int r) { return replica_of_rank(r) != 0; });
+  /// Plans are collected from replica 0's ops: a group spanning replicas must have a
+  /// member there, or its links would be missed.
+  std::string check_group_reach() const {
     for (const auto& g : prog_.groups)
       if (std::none_of(g.ranks.begin(), g.ranks.end(), [&](std::int32_t m) { return replica_of_rank(m) == 0; }) &&
           std::any_of(g.ranks.begin(), g.ranks.end(), [&](std::int32_t m) { return replica_of_rank(m) != replica_of_rank(g.ranks.front()); }))
@@ -157,23 +190,31 @@ private:
     return "";
   }
 
-  template <class MirrorPlan>
-  void add_local(const sim::CommPlan& p0, MirrorPlan mirror_plan) {
-    if (local_index_.count(&p0)) return;
-    LocalPlan lp{&p0, {}, ghost_all_};  // ghost_all: see check_groups
-    for (int k = 1; k < R_; ++k) lp.mirror.push_back(&mirror_plan(k));
+  /// Replica 0's local plan `p0` and `copy_in(k)`, its copy in replica k (nullptr: the
+  /// replicas do not correspond).
+  template <class CopyIn>
+  bool add_local(const sim::CommPlan& p0, CopyIn copy_in) {
+    if (local_index_.count(&p0)) return true;
+    LocalPlan lp;
+    lp.copy.push_back(&p0);
+    for (int k = 1; k < R_; ++k) {
+      const sim::CommPlan* c = copy_in(k);
+      if (!c) return false;
+      lp.copy.push_back(c);
+    }
     local_index_.emplace(&p0, local_.size());
     local_.push_back(std::move(lp));
+    return true;
   }
 
-  /// A collective of replica-0 rank `ri`: cross-replica (its links are marked) or local.
-  void add_collective(const sim::RankInfo& ri, const sim::Op& op, Seen& seen) {
-    const std::int32_t g = ri.group[op.group_slot];
-    if (g < 0 || !seen.emplace(g, static_cast<int>(op.coll) * 256 + op.variant, op.bytes).second) return;
+  /// A collective of replica-0 rank `r`: cross-replica (its links are marked) or local.
+  bool add_collective(std::size_t r, const sim::Op& op, Seen& seen) {
+    const std::int32_t g = prog_.ranks[r].group[op.group_slot];
+    if (g < 0 || !seen.emplace(g, static_cast<int>(op.coll) * 256 + op.variant, op.bytes).second) return true;
     const auto& members = prog_.groups[static_cast<std::size_t>(g)].ranks;
     const bool cross = std::any_of(members.begin(), members.end(), [&](std::int32_t m) { return replica_of_rank(m) != 0; });
     // As the engine asks for it (sim::Engine::group_plan): a weighted
-    // all-to-all (uniform here) is a matrix plan.
+    // all-to-all is a matrix plan (the weights go by member index, alike in every replica).
     const auto& weight = prog_.all_to_all_weight;
     const bool matrix = op.coll == sim::CollOp::all_to_all && weight.size() == members.size();
     auto plan_for = [&](const std::vector<std::int32_t>& ranks) -> const sim::CommPlan& {
@@ -188,27 +229,38 @@ private:
     const sim::CommPlan& p0 = plan_for(members);
     if (cross) {
       each_link(p0, [&](sim::LinkId l) { cross_link_[l] = 1; });
-      return;
+      return true;
     }
-    add_local(p0, [&](int k) -> const sim::CommPlan& {
-      std::vector<std::int32_t> mm;
-      for (auto m : members) mm.push_back(mirror(m, k));
-      return plan_for(mm);
+    return add_local(p0, [&](int k) -> const sim::CommPlan* {
+      // Replica k's rank asks for its own group's plan: that group must be the mirror
+      // of replica 0's, member by member.
+      const std::int32_t gk = prog_.ranks[static_cast<std::size_t>(mirror(static_cast<std::int32_t>(r), k))].group[op.group_slot];
+      if (gk < 0) return nullptr;
+      const auto& mk = prog_.groups[static_cast<std::size_t>(gk)].ranks;
+      if (mk.size() != members.size()) return nullptr;
+      for (std::size_t i = 0; i < mk.size(); ++i)
+        if (mk[i] != mirror(members[i], k)) return nullptr;
+      return &plan_for(mk);
     });
   }
 
   /// A pipeline transfer of replica-0 rank `r`: always replica-local.
-  void add_transfer(std::size_t r, const sim::Op& op, Seen& seen) {
-    const std::int32_t peer = prog_.pp_peer[r * prog_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
-    if (!seen.emplace(-1 - static_cast<std::int32_t>(r), peer, op.bytes).second) return;
+  bool add_transfer(std::size_t r, const sim::Op& op, Seen& seen) {
+    const std::size_t S = prog_.stages.size();
+    const std::int32_t peer = prog_.pp_peer[r * S + static_cast<std::size_t>(op.peer_stage)];
+    if (!seen.emplace(-1 - static_cast<std::int32_t>(r), peer, op.bytes).second) return true;
+    if (peer < 0 || replica_of_rank(peer) != 0) return false;
     const auto dev = [&](std::int32_t x) { return prog_.ranks[static_cast<std::size_t>(x)].device; };
     const auto self = static_cast<std::int32_t>(r);
-    add_local(planner_.transfer(dev(self), dev(peer), op.bytes), [&](int k) -> const sim::CommPlan& {
-      return planner_.transfer(dev(mirror(self, k)), dev(mirror(peer, k)), op.bytes);
+    return add_local(planner_.transfer(dev(self), dev(peer), op.bytes), [&](int k) -> const sim::CommPlan* {
+      const std::int32_t sk = mirror(self, k);
+      const std::int32_t pk = prog_.pp_peer[static_cast<std::size_t>(sk) * S + static_cast<std::size_t>(op.peer_stage)];
+      if (pk != mirror(peer, k)) return nullptr;
+      return &planner_.transfer(dev(sk), dev(pk), op.bytes);
     });
   }
 
-  /// Every plan replica 0's ops use, as the engine will ask the planner for it.
+  /// Every plan replica 0's ops use and its copies, as the engine will ask the planner for them.
   std::string collect_local_plans() {
     cross_link_.assign(bw_.size(), 0);
     Seen seen;
@@ -218,18 +270,62 @@ private:
       const auto& sp = prog_.stages[static_cast<std::size_t>(ri.stage)];
       for (const auto& ops : sp.streams)
         for (const auto& op : ops) {
-          if (op.kind == sim::OpKind::collective) add_collective(ri, op, seen);
-          else if (op.kind == sim::OpKind::send) add_transfer(r, op, seen);
+          bool ok = true;
+          if (op.kind == sim::OpKind::collective) ok = add_collective(r, op, seen);
+          else if (op.kind == sim::OpKind::send) ok = add_transfer(r, op, seen);
+          if (!ok) return "ranks do not form alike replicas";
         }
     }
     return "";
   }
 
-  std::string check_mirrors_alike() const {
-    for (const auto& lp : local_)
-      for (const auto* m : lp.mirror)
-        if (!alike(*lp.plan, *m)) return "a replica's communication differs from replica 0's (placement or fabric)";
-    return "";
+  /// Replicas alike in every local plan's shape (links' bandwidths included) and in
+  /// every position's compute factor and expert load form a class; its first replica
+  /// runs for it.
+  void classify() {
+    auto same = [&](int a, int b) {
+      for (std::size_t p = 0; p < P_; ++p) {
+        const auto ra = static_cast<std::size_t>(rank_at(p, a)), rb = static_cast<std::size_t>(rank_at(p, b));
+        if (factor_[ra] != factor_[rb] || prog_.ranks[ra].work_scale != prog_.ranks[rb].work_scale) return false;
+      }
+      for (const auto& lp : local_)
+        if (!alike(*lp.copy[static_cast<std::size_t>(a)], *lp.copy[static_cast<std::size_t>(b)], bw_)) return false;
+      return true;
+    };
+    runner_.assign(static_cast<std::size_t>(R_), -1);
+    std::unordered_map<std::uint64_t, std::vector<int>> bucket;  // hash → runners
+    for (int k = 0; k < R_; ++k) {
+      std::uint64_t h = 0;
+      for (std::size_t p = 0; p < P_; ++p) {
+        const auto rk = static_cast<std::size_t>(rank_at(p, k));
+        h = mix(mix(h, bits(factor_[rk])), bits(prog_.ranks[rk].work_scale));
+      }
+      for (const auto& lp : local_) h = mix(h, shape_hash(*lp.copy[static_cast<std::size_t>(k)], bw_));
+      auto& runners = bucket[h];
+      for (int q : runners)
+        if (same(q, k)) {
+          runner_[static_cast<std::size_t>(k)] = q;
+          break;
+        }
+      if (runner_[static_cast<std::size_t>(k)] < 0) {
+        runner_[static_cast<std::size_t>(k)] = k;
+        runners.push_back(k);
+      }
+    }
+  }
+
+  std::int32_t rank_at(std::size_t pos, int k) const {
+    return out_.engine.rank_at[pos * static_cast<std::size_t>(R_) + static_cast<std::size_t>(k)];
+  }
+  bool runs(int k) const { return runner_[static_cast<std::size_t>(k)] == k; }
+
+  /// A trace that draws devices of a replica that does not run watches their links:
+  /// every local plan then runs as ghosts. (Classes only split from here on, and a
+  /// runner stays one, so the rule still holds after split_by_crowding.)
+  void mark_traced_mirrors() {
+    const bool ghost_all = std::any_of(traced_.begin(), traced_.end(), [&](int r) { return !runs(replica_of_rank(r)); });
+    if (ghost_all)
+      for (auto& lp : local_) lp.ghosted = true;
   }
 
   /// Links used by more than one replica's local traffic, or by cross-replica
@@ -237,16 +333,12 @@ private:
   void close_ghosts() {
     std::vector<std::int32_t> owner(bw_.size(), -1);
     std::vector<std::uint8_t> shared = cross_link_;
-    auto own = [&](const sim::CommPlan& p, int k) {
-      each_link(p, [&](sim::LinkId l) {
-        if (owner[l] == -1) owner[l] = k;
-        else if (owner[l] != k) shared[l] = 1;
-      });
-    };
-    for (const auto& lp : local_) {
-      own(*lp.plan, 0);
-      for (int k = 1; k < R_; ++k) own(*lp.mirror[static_cast<std::size_t>(k - 1)], k);
-    }
+    for (const auto& lp : local_)
+      for (int k = 0; k < R_; ++k)
+        each_link(*lp.copy[static_cast<std::size_t>(k)], [&](sim::LinkId l) {
+          if (owner[l] == -1) owner[l] = k;
+          else if (owner[l] != k) shared[l] = 1;
+        });
     auto touches = [&](const sim::CommPlan& p) {
       bool t = false;
       each_link(p, [&](sim::LinkId l) { t = t || shared[l]; });
@@ -256,79 +348,93 @@ private:
       changed = false;
       for (auto& lp : local_) {
         if (!lp.ghosted) {
-          lp.ghosted = touches(*lp.plan);
-          for (const auto* m : lp.mirror) lp.ghosted = lp.ghosted || touches(*m);
+          for (const auto* c : lp.copy) lp.ghosted = lp.ghosted || touches(*c);
           if (!lp.ghosted) continue;
         }
-        // A ghosted plan's links and its mirrors' carry traffic of several replicas now.
+        // A ghosted plan's links carry traffic of several replicas now.
         bool added = false;
-        auto mark = [&](sim::LinkId l) {
-          if (!shared[l]) {
-            shared[l] = 1;
-            added = true;
-          }
-        };
-        each_link(*lp.plan, mark);
-        for (const auto* m : lp.mirror) each_link(*m, mark);
+        for (const auto* c : lp.copy)
+          each_link(*c, [&](sim::LinkId l) {
+            if (!shared[l]) {
+              shared[l] = 1;
+              added = true;
+            }
+          });
         changed = changed || added;
       }
     }
   }
 
-  /// Early refusal (the engine's drain check would find it after a long run): a
-  /// ghosted plan's copies start together with equal bytes, so if the copies of one
-  /// flow meet a different number of their siblings on their most crowded link (ECMP
-  /// putting two replicas' transfers on one spine, say), the replicas cannot drain
-  /// alike.
-  std::string check_crowding() const {
+  /// A ghosted plan's copies start together with equal bytes; a copy of one flow that
+  /// meets more of its siblings on its most crowded link than another copy (ECMP
+  /// putting two replicas' transfers on one spine, say) drains at another rate, so
+  /// the two replicas cannot share a runner: classes split by those counts. (The
+  /// engine's bottleneck check after every re-solve is what makes the result exact;
+  /// this split only keeps it from refusing.)
+  void split_by_crowding() {
+    std::vector<std::vector<std::uint32_t>> most(static_cast<std::size_t>(R_));
     std::vector<std::uint32_t> crowd(bw_.size(), 0);
     for (const auto& lp : local_) {
       if (!lp.ghosted) continue;
-      for (std::size_t p = 0; p < lp.plan->phases.size(); ++p) {
-        auto copies = [&](auto fn) {
-          fn(*lp.plan);
-          for (const auto* m : lp.mirror) fn(*m);
-        };
-        const std::size_t nflows = lp.plan->phases[p].flows.size();
+      for (std::size_t p = 0; p < lp.copy[0]->phases.size(); ++p) {
         auto count = [&](std::uint32_t delta) {
-          copies([&](const sim::CommPlan& c) {
-            for (const auto& f : c.phases[p].flows)
-              for (std::uint32_t i = 0; i < f.path_len; ++i) crowd[c.links[f.path_begin + i]] += delta;
-          });
+          for (const auto* c : lp.copy)
+            for (const auto& f : c->phases[p].flows)
+              for (std::uint32_t i = 0; i < f.path_len; ++i) crowd[c->links[f.path_begin + i]] += delta;
         };
         count(1);
-        for (std::size_t f = 0; f < nflows; ++f) {
-          std::uint32_t first = 0;
-          bool uneven = false, any = false;
-          copies([&](const sim::CommPlan& c) {
+        for (std::size_t f = 0; f < lp.copy[0]->phases[p].flows.size(); ++f)
+          for (int k = 0; k < R_; ++k) {
+            const sim::CommPlan& c = *lp.copy[static_cast<std::size_t>(k)];
             const auto& fl = c.phases[p].flows[f];
-            std::uint32_t most = 0;
-            for (std::uint32_t i = 0; i < fl.path_len; ++i) most = std::max(most, crowd[c.links[fl.path_begin + i]]);
-            if (!any) first = most;
-            uneven = uneven || (any && most != first);
-            any = true;
-          });
-          if (uneven) return "replicas' copies of one transfer crowd shared links unevenly (routes through the spines)";
-        }
+            std::uint32_t m = 0;
+            for (std::uint32_t i = 0; i < fl.path_len; ++i) m = std::max(m, crowd[c.links[fl.path_begin + i]]);
+            most[static_cast<std::size_t>(k)].push_back(m);
+          }
         count(-1u);
+      }
+    }
+    std::map<std::pair<int, std::vector<std::uint32_t>>, int> first;  // (runner, counts) → new runner
+    for (int k = 0; k < R_; ++k) {
+      auto& q = runner_[static_cast<std::size_t>(k)];
+      q = first.emplace(std::make_pair(q, std::move(most[static_cast<std::size_t>(k)])), k).first->second;
+    }
+  }
+
+  /// A collective over several replicas starts when its simulated members arrive; a
+  /// member that does not run arrives with its runner's twin, which must therefore be
+  /// in the same group.
+  std::string check_cross_groups() const {
+    const sim::EngineSymmetry& es = out_.engine;
+    for (const auto& g : prog_.groups) {
+      const int k0 = replica_of_rank(g.ranks.front());
+      if (std::all_of(g.ranks.begin(), g.ranks.end(), [&](std::int32_t m) { return replica_of_rank(m) == k0; })) continue;
+      std::vector<std::int32_t> sorted = g.ranks;
+      std::sort(sorted.begin(), sorted.end());
+      for (std::int32_t m : g.ranks) {
+        const auto mm = static_cast<std::size_t>(m);
+        const std::int32_t twin = rank_at(static_cast<std::size_t>(es.position[mm]), runner_[static_cast<std::size_t>(es.replica[mm])]);
+        if (!std::binary_search(sorted.begin(), sorted.end(), twin)) return "a group spans replicas that do not run without their runners";
       }
     }
     return "";
   }
 
-  /// Private plans: replica 0's links map one to one onto each mirror's, with equal bandwidth.
-  /// The maps are cleared through the pairs just made (R passes over every link of a
-  /// 16k-GPU fabric would cost more than the plans' own links).
+  /// Private plans: the runner's links map one to one onto each replica's it runs
+  /// for, with equal bandwidth. The maps are cleared through the pairs just made (R
+  /// passes over every link of a 16k-GPU fabric would cost more than the plans' own links).
   std::string map_links() {
     std::vector<sim::LinkId> image(bw_.size(), kNone);
     std::vector<std::uint8_t> taken(bw_.size(), 0);
     auto& link_copy = out_.link_copy;
-    for (int k = 1; k < R_; ++k) {
+    for (int k = 0; k < R_; ++k) {
+      if (runs(k)) continue;
+      const auto q = static_cast<std::size_t>(runner_[static_cast<std::size_t>(k)]);
       const std::size_t first_pair = link_copy.size();
       for (const auto& lp : local_) {
         if (lp.ghosted) continue;
-        const auto& a = *lp.plan;
-        const auto& b = *lp.mirror[static_cast<std::size_t>(k - 1)];
+        const auto& a = *lp.copy[q];
+        const auto& b = *lp.copy[static_cast<std::size_t>(k)];
         for (std::size_t p = 0; p < a.phases.size(); ++p)
           for (std::size_t f = 0; f < a.phases[p].flows.size(); ++f) {
             const auto& fa = a.phases[p].flows[f];
@@ -351,39 +457,47 @@ private:
     return "";
   }
 
-  /// Ghosted plans run tied (EngineSymmetry::tied): one flow per place over every
-  /// copy's path, replica 0's first.
+  /// Ghosted plans run tied (EngineSymmetry::tied): per runner, one flow per place
+  /// over the paths of its class's copies, the runner's first.
   void tie_ghosted_plans() {
+    std::vector<std::vector<int>> members(static_cast<std::size_t>(R_));
+    for (int k = 0; k < R_; ++k) members[static_cast<std::size_t>(runner_[static_cast<std::size_t>(k)])].push_back(k);
     for (const auto& lp : local_) {
       if (!lp.ghosted) continue;
-      auto tied = std::make_shared<sim::CommPlan>();
-      tied->bytes_per_member = lp.plan->bytes_per_member;
-      tied->phases = lp.plan->phases;
-      for (std::size_t p = 0; p < tied->phases.size(); ++p)
-        for (std::size_t f = 0; f < tied->phases[p].flows.size(); ++f) {
-          auto& tf = tied->phases[p].flows[f];
-          tf.path_begin = static_cast<std::uint32_t>(tied->links.size());
-          auto append = [&](const sim::CommPlan& c) {
-            const auto& cf = c.phases[p].flows[f];
-            tied->links.insert(tied->links.end(), c.links.begin() + cf.path_begin, c.links.begin() + cf.path_begin + cf.path_len);
-          };
-          append(*lp.plan);
-          for (const auto* m : lp.mirror) append(*m);
-          tf.path_len = static_cast<std::uint32_t>(tied->links.size()) - tf.path_begin;
-        }
-      out_.engine.tied.emplace(lp.plan, sim::EngineSymmetry::Tied{std::move(tied), static_cast<std::uint32_t>(lp.mirror.size() + 1)});
+      for (int q = 0; q < R_; ++q) {
+        if (!runs(q)) continue;
+        const auto& cls = members[static_cast<std::size_t>(q)];  // q first: k ascends
+        const sim::CommPlan& own = *lp.copy[static_cast<std::size_t>(q)];
+        auto tied = std::make_shared<sim::CommPlan>();
+        tied->bytes_per_member = own.bytes_per_member;
+        tied->phases = own.phases;
+        for (std::size_t p = 0; p < tied->phases.size(); ++p)
+          for (std::size_t f = 0; f < tied->phases[p].flows.size(); ++f) {
+            auto& tf = tied->phases[p].flows[f];
+            tf.path_begin = static_cast<std::uint32_t>(tied->links.size());
+            for (int k : cls) {
+              const sim::CommPlan& c = *lp.copy[static_cast<std::size_t>(k)];
+              const auto& cf = c.phases[p].flows[f];
+              tied->links.insert(tied->links.end(), c.links.begin() + cf.path_begin, c.links.begin() + cf.path_begin + cf.path_len);
+            }
+            tf.path_len = static_cast<std::uint32_t>(tied->links.size()) - tf.path_begin;
+          }
+        out_.engine.tied.emplace(&own, sim::EngineSymmetry::Tied{std::move(tied), static_cast<std::uint32_t>(cls.size())});
+      }
     }
   }
 
   const Scenario& sc_;
   const sim::Program& prog_;
   sim::CommPlanner& planner_;
-  const std::vector<double>& bw_;  // per link
+  const std::vector<double>& bw_;      // per link
+  const std::vector<double>& factor_;  // per rank: compute factor
   const std::vector<int>& traced_;
   const std::size_t nranks_;
   SymmetryDecision out_;
-  int E_ = 1, R_ = 1;        // ranks per replica block in dp (ep), replicas
-  bool ghost_all_ = false;  // a traced rank lies outside replica 0
+  int E_ = 1, R_ = 1;  // ranks per replica block in dp (ep), replicas
+  std::size_t P_ = 0;  // positions per replica
+  std::vector<std::int32_t> runner_;      // per replica
   std::vector<std::uint8_t> cross_link_;  // per link: carries cross-replica traffic
   std::vector<LocalPlan> local_;
   std::map<const sim::CommPlan*, std::size_t> local_index_;
@@ -391,9 +505,8 @@ private:
 
 }  // namespace
 
-SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, sim::CommPlanner& planner,
-                                 const std::vector<double>& bw, const std::vector<int>& traced) {
-  return SymmetryDecider(sc, prog, planner, bw, traced).decide();
+SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, sim::CommPlanner& planner, const SymmetryInputs& in) {
+  return SymmetryDecider(sc, prog, planner, in).decide();
 }
 
 }  // namespace ls::wl
