@@ -227,7 +227,10 @@ StepsRun run_steps(sim::Engine& eng, Recorder& rec, const sim::Program& prog, co
   return run;
 }
 
-Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric) {
+/// Which ranks a simulation runs (symmetry.hpp).
+enum class Reduction { every_rank, classes, finer_classes };
+
+Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduction) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
   topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
@@ -249,11 +252,16 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
 
   // The symmetric fast path (symmetry.hpp).
   SymmetryDecision sym;
-  if (symmetric) {
-    SymmetryInputs in{{}, cfg.compute_factor, traced};
+  if (reduction != Reduction::every_rank) {
+    SymmetryInputs in{{}, cfg.compute_factor, traced, reduction == Reduction::finer_classes};
     in.link_bandwidth.reserve(cluster.link_count());
     for (std::size_t l = 0; l < cluster.link_count(); ++l) in.link_bandwidth.push_back(net.bandwidth(static_cast<sim::LinkId>(l)));
     sym = decide_symmetry(sc, prog, planner, in);
+    if (reduction == Reduction::finer_classes) {
+      // The coarser run was refused; the same classes again would be too.
+      in.split_by_load = false;
+      if (sym.classes == decide_symmetry(sc, prog, planner, in).classes) throw sim::SymmetryBroken("no finer classes");
+    }
     cfg.symmetry = std::move(sym.engine);
   }
 
@@ -318,15 +326,20 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, bool symmetric)
   return res;
 }
 
-/// The symmetric fast path when the scenario allows it; when a run finds replicas
-/// drifting apart (sim::SymmetryBroken), every rank again, saying why.
+/// The symmetric fast path when the scenario allows it. When a run finds replicas of
+/// one class drifting apart (sim::SymmetryBroken), it runs again in finer classes,
+/// and then every rank, saying why.
 Result simulate_symmetric(const Scenario& sc, const SimOptions& opts) {
   try {
-    return simulate_once(sc, opts, true);
-  } catch (const sim::SymmetryBroken& e) {
-    Result res = simulate_once(sc, opts, false);
-    res.symmetry = std::string("broken: ") + e.what();
-    return res;
+    return simulate_once(sc, opts, Reduction::classes);
+  } catch (const sim::SymmetryBroken& first) {
+    try {
+      return simulate_once(sc, opts, Reduction::finer_classes);
+    } catch (const sim::SymmetryBroken&) {
+      Result res = simulate_once(sc, opts, Reduction::every_rank);
+      res.symmetry = std::string("broken: ") + first.what();
+      return res;
+    }
   }
 }
 

@@ -94,7 +94,7 @@ class SymmetryDecider {
 public:
   SymmetryDecider(const Scenario& sc, const sim::Program& prog, sim::CommPlanner& planner, const SymmetryInputs& in)
       : sc_(sc), prog_(prog), planner_(planner), bw_(in.link_bandwidth), factor_(in.compute_factor), traced_(in.traced),
-        nranks_(prog.ranks.size()) {}
+        split_by_load_(in.split_by_load), nranks_(prog.ranks.size()) {}
 
   SymmetryDecision decide() {
     if (!sc_.simulation.symmetry) return std::move(out_);
@@ -228,7 +228,10 @@ private:
     };
     const sim::CommPlan& p0 = plan_for(members);
     if (cross) {
-      each_link(p0, [&](sim::LinkId l) { cross_link_[l] = 1; });
+      each_link(p0, [&](sim::LinkId l) {
+        cross_link_[l] = 1;
+        ++load_[l];
+      });
       return true;
     }
     return add_local(p0, [&](int k) -> const sim::CommPlan* {
@@ -263,6 +266,7 @@ private:
   /// Every plan replica 0's ops use and its copies, as the engine will ask the planner for them.
   std::string collect_local_plans() {
     cross_link_.assign(bw_.size(), 0);
+    load_.assign(bw_.size(), 0);
     Seen seen;
     for (std::size_t r = 0; r < nranks_; ++r) {
       const auto& ri = prog_.ranks[r];
@@ -394,6 +398,18 @@ private:
         count(-1u);
       }
     }
+    // Beyond its own plan's copies, a copy meets every other plan's flows on its links:
+    // copies whose links carry different numbers of flows in all seldom drain alike
+    // (SymmetryInputs::split_by_load).
+    if (split_by_load_) {
+      for (const auto& lp : local_)
+        for (const auto* c : lp.copy) each_link(*c, [&](sim::LinkId l) { ++load_[l]; });
+      for (const auto& lp : local_) {
+        if (!lp.ghosted) continue;
+        for (int k = 0; k < R_; ++k)
+          each_link(*lp.copy[static_cast<std::size_t>(k)], [&](sim::LinkId l) { most[static_cast<std::size_t>(k)].push_back(load_[l]); });
+      }
+    }
     std::map<std::pair<int, std::vector<std::uint32_t>>, int> first;  // (runner, counts) → new runner
     for (int k = 0; k < R_; ++k) {
       auto& q = runner_[static_cast<std::size_t>(k)];
@@ -493,12 +509,14 @@ private:
   const std::vector<double>& bw_;      // per link
   const std::vector<double>& factor_;  // per rank: compute factor
   const std::vector<int>& traced_;
+  const bool split_by_load_;
   const std::size_t nranks_;
   SymmetryDecision out_;
   int E_ = 1, R_ = 1;  // ranks per replica block in dp (ep), replicas
   std::size_t P_ = 0;  // positions per replica
   std::vector<std::int32_t> runner_;      // per replica
   std::vector<std::uint8_t> cross_link_;  // per link: carries cross-replica traffic
+  std::vector<std::uint32_t> load_;       // per link: flows of every plan and copy that cross it
   std::vector<LocalPlan> local_;
   std::map<const sim::CommPlan*, std::size_t> local_index_;
 };

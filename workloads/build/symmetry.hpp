@@ -59,6 +59,10 @@ struct SymmetryInputs {
   /// The ranks a trace draws (when one lies in a replica that does not run, every
   /// local plan runs as ghosts: the trace watches its links).
   std::vector<int> traced;
+  /// Also split classes by how many flows of every plan cross each link of a copy's
+  /// path: more classes, but fewer runs that the engine's bottleneck check refuses
+  /// (the caller tries without first, then with).
+  bool split_by_load = false;
 };
 
 /// Decides whether the scenario can run on its symmetric fast path and prepares the
