@@ -1,10 +1,11 @@
 // tests/test_symmetry.cpp — the symmetric fast path (workloads/build/symmetry.hpp) gives
 // the numbers of the full simulation: over a matrix of layouts, schedules, ZeRO
-// stages, MoE, fabrics and placements, `simulation.symmetry: auto` and `off` agree
+// stages, MoE, fabrics and placements, and over irregular fabrics and perturbations
+// that split the replicas into classes, `simulation.symmetry: auto` and `off` agree
 // on the step time to 1e-9 relative (integer-picosecond time: the two runs differ
 // only in floating-point summation order, ≪ 1 ps per event) and on every number of
 // the JSON summary to 1e-6 (sums over ranks and links in another order), strings
-// exactly; only the engine's own counters (events, symmetry) may differ.
+// exactly; only the engine's own counters (events, symmetry, classes) may differ.
 #include <doctest/doctest.h>
 
 #include <algorithm>
