@@ -191,9 +191,11 @@ TEST_CASE("symmetric fast path: context parallelism (replicas hold several cp ra
   agree(kBase, {"layout.cp=2", "layout.tp=1", "layout.placement=[cp, tp, pp, dp]"});
 }
 
-TEST_CASE("symmetric fast path: MoE with balanced routing") {
+TEST_CASE("symmetric fast path: MoE with balanced and skewed routing") {
   agree(kMoe, {});
   agree(kMoe, {"layout.tp=1", "layout.ep=4"});
+  // The expert load goes by expert-parallel index, alike in every replica: one class.
+  CHECK(agree(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}) == "used");
 }
 
 TEST_CASE("symmetric fast path: what breaks symmetry runs every rank and says why") {
