@@ -85,7 +85,7 @@ struct OpTrace {
 /// arrive. "Ghost" plans run beside a simulated plan (same phases, same start) so that
 /// links the replicas share carry every replica's traffic; each ghost flow must drain
 /// within `tolerance` of its simulated twin, else run_step throws SymmetryBroken (the
-/// caller re-runs every rank).
+/// caller runs again in finer classes or every rank).
 struct EngineSymmetry {
   int replicas = 1;                          // 1: off
   std::vector<std::int32_t> replica;         // per rank
@@ -110,11 +110,11 @@ struct EngineSymmetry {
   std::unordered_map<const CommPlan*, std::vector<const CommPlan*>> ghosts;
   Time tolerance = Time::from_ps(1000);
   /// Tied plans, the cheaper form of ghosts: a plan runs as `plan`, whose flows cross
-  /// the union of the `copies` alike copies' paths (replica 0's first, each `path_len /
+  /// the union of the `copies` alike copies' paths (the runner's first, each `path_len /
   /// copies` links) at one rate, a link crossed by several copies carrying it that many
   /// times (the network's multiplicity). That is the untied run exactly when every copy
   /// is max-min bottlenecked on its own path; the engine checks it after every
-  /// re-solve (FlowNetwork::bottlenecked_on) and throws SymmetryBroken otherwise.
+  /// re-solve (FlowNetwork::each_part_bottlenecked) and throws SymmetryBroken otherwise.
   struct Tied {
     std::shared_ptr<const CommPlan> plan;
     std::uint32_t copies = 1;

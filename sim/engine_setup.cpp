@@ -67,15 +67,16 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
   const EngineSymmetry& sym = cfg_.symmetry;
   if (sym.replicas > 1) {
     if (sym.replica.size() != nranks || sym.position.size() != nranks) throw std::invalid_argument("engine: symmetry tables != ranks");
-    if (!sym.runner.empty() && sym.runner.size() != static_cast<std::size_t>(sym.replicas))
-      throw std::invalid_argument("engine: symmetry runners != replicas");
+    if ((!sym.runner.empty() && sym.runner.size() != static_cast<std::size_t>(sym.replicas)) || sym.rank_at.size() != nranks)
+      throw std::invalid_argument("engine: symmetry runners != replicas or positions != ranks");
     active_.resize(nranks);
     for (std::size_t r = 0; r < nranks; ++r) active_[r] = sym.runs(r) ? 1 : 0;
     stands_for_.assign(static_cast<std::size_t>(sym.replicas), {});
     for (std::int32_t k = 0; k < sym.replicas; ++k) {
       const std::int32_t q = sym.runner_of_replica(static_cast<std::size_t>(k));
-      if (q < 0 || q >= sym.replicas || sym.runner_of_replica(static_cast<std::size_t>(q)) != q)
-        throw std::invalid_argument("engine: a replica's runner is not a running replica");
+      // A runner is its class's lowest replica: the critical path's tie rule relies on it.
+      if (q < 0 || q > k || sym.runner_of_replica(static_cast<std::size_t>(q)) != q)
+        throw std::invalid_argument("engine: a replica's runner is not a running replica at or below it");
       if (q != k) stands_for_[static_cast<std::size_t>(q)].push_back(k);
     }
   }

@@ -83,7 +83,7 @@ void Engine::check_tied() const {
 void Engine::check_tied_flow(FlowId f, const TiedFlow& t) const {
   if (t.copies > 0 &&
       !net_.each_part_bottlenecked(f, std::span<const LinkId>(t.path, static_cast<std::size_t>(t.len) * t.copies), t.copies))
-    throw SymmetryBroken("a dp replica's copy of a transfer on shared links would run at another rate than replica 0's");
+    throw SymmetryBroken("a dp replica's copy of a transfer on shared links would run at another rate than its runner's");
 }
 
 void Engine::copy_to_mirrors() {

@@ -112,6 +112,7 @@ Outcome run(const char* yaml, std::vector<std::string> sets, const std::string& 
   const auto sc = tools::load_scenario_string(yaml, "sym.yaml", sets);
   wl::SimOptions o;
   o.trace = trace;
+  if (trace) o.trace_devices = {"all"};
   const wl::Result r = wl::simulate(sc, o);
   Outcome out{tools::to_json(r), r.step_time_s, r.symmetry, r.ranks_simulated, r.replica_classes, {}};
   out.json.erase("engine");
@@ -195,7 +196,9 @@ TEST_CASE("symmetric fast path: MoE with balanced and skewed routing") {
   agree(kMoe, {});
   agree(kMoe, {"layout.tp=1", "layout.ep=4"});
   // The expert load goes by expert-parallel index, alike in every replica: one class.
+  const Outcome skew = run(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}, "auto");
   CHECK(agree(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}) == "used");
+  CHECK(skew.classes == 1);
 }
 
 TEST_CASE("symmetric fast path: what breaks symmetry runs every rank and says why") {
@@ -306,14 +309,15 @@ TEST_CASE("replica classes: an explicit graph with one slower node") {
   CHECK(g.ranks_simulated == 4);
 }
 
-TEST_CASE("symmetric fast path: a trace over every device matches the full trace") {
-  // tracing all 16 devices: replica 0 runs, the others' tracks are its copies
-  const Outcome on = run(kBase, {}, "auto", true), off = run(kBase, {}, "off", true);
-  CHECK(on.symmetry == "used");
+namespace {
+
+/// Both modes traced over every device: the same spans at the same picoseconds, with
+/// the same send/recv pairing (the ghost flows drain within the engine's tolerance of
+/// their twins: ≤ 1 ns).
+Outcome traces_agree(const std::string& yaml, const std::vector<std::string>& sets) {
+  const Outcome on = run(yaml.c_str(), sets, "auto", true), off = run(yaml.c_str(), sets, "off", true);
   CHECK(std::abs(on.step - off.step) <= 1e-9 * off.step);
   compare(on.json, off.json, "", 1e-6);
-  // Every device's spans, at the same picoseconds, with the same send/recv pairing
-  // (the ghost flows drain within the engine's tolerance of their twins: ≤ 1 ns).
   REQUIRE(on.spans.size() == off.spans.size());
   for (std::size_t i = 0; i < on.spans.size(); ++i) {
     const auto& [d1, t1, s1, e1, f1, o1] = on.spans[i];
@@ -325,6 +329,32 @@ TEST_CASE("symmetric fast path: a trace over every device matches the full trace
     CHECK(f1 == f2);
     CHECK(o1 == o2);
   }
+  return on;
+}
+
+}  // namespace
+
+TEST_CASE("symmetric fast path: a trace over every device matches the full trace") {
+  // Replica 0 runs, the other replicas' tracks are its copies.
+  CHECK(traces_agree(kBase, {}).symmetry == "used");
+}
+
+TEST_CASE("replica classes: a trace over every device matches the full trace when replica 2 runs for 3-5") {
+  const Outcome cut = traces_agree(on_nodes(6), {"cluster.inter_node.nodes_per_leaf=4", "layout.placement=[tp, dp, pp]"});
+  CHECK(cut.symmetry == "used");
+  CHECK(cut.classes == 2);
+}
+
+TEST_CASE("replica classes: copies of one plan differ in shape across classes") {
+  // 6 GPUs per node, tp 4 · pp 2 · dp 3 in [tp, pp, dp] order: replica 0's stage-1 tp
+  // group (GPUs 4-7) spans nodes 0 and 1, replica 1's (GPUs 12-15) stays in node 2, so
+  // their tp plans have different phases and flows; the classes must still agree.
+  std::string y = kBase;
+  const std::string from = "  gpus_per_node: 4\n";
+  y.replace(y.find(from), from.size(), "  gpus_per_node: 6\n");
+  const Outcome o = agree_classes(y, {"layout.tp=4", "layout.placement=[tp, pp, dp]"});
+  CHECK(o.symmetry == "used");
+  CHECK(o.classes >= 2);
 }
 
 // ---------------------------------------------------------------- tied plans (engine level)

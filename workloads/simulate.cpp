@@ -108,7 +108,7 @@ sim::EngineConfig engine_config(const Scenario& sc, const topo::Cluster& cluster
 }
 
 /// The ops the engine will run: every rank's, or on the symmetric fast path only the
-/// simulated replica's (the others' op traces are never written).
+/// runner replicas' (the others' op traces are never written).
 std::size_t simulated_ops(const sim::Program& prog, const sim::EngineSymmetry& sym) {
   std::size_t n = 0;
   for (std::size_t r = 0; r < prog.ranks.size(); ++r)
@@ -260,7 +260,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
     if (reduction == Reduction::finer_classes) {
       // The coarser run was refused; the same classes again would be too.
       in.split_by_load = false;
-      if (sym.classes == decide_symmetry(sc, prog, planner, in).classes) throw sim::SymmetryBroken("no finer classes");
+      if (sym.status != "used" || sym.classes == decide_symmetry(sc, prog, planner, in).classes) throw sim::SymmetryBroken("no finer classes");
     }
     cfg.symmetry = std::move(sym.engine);
   }
@@ -289,7 +289,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   if (opts.trace) rec.attach(eng, net, cluster, prog, traced);
   StepsRun run = run_steps(eng, rec, prog, cfg, opts, trace_auto, traced, res.steps, drifts_of(sc, cluster));
   const Time total = run.total;
-  // Links only an unsimulated replica used carry what their replica-0 twins carried.
+  // Links only a replica that did not run used carry what their runner's twins carried.
   for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total));
   res.symmetry = sym.status;
   res.ranks_simulated = eng.ranks_simulated();

@@ -139,8 +139,9 @@ ScenarioKey choice_key(std::string_view path, Field field, const wl::NameTable<E
 /// simulation.symmetry and cluster.network spell a bool.
 constexpr wl::NameTable<bool, 2> kSymmetryNames{{
     {true, "auto",
-     "one data-parallel replica simulated when every replica is provably alike (no perturbation or jitter, a generated "
-     "fabric, uniform MoE routing, replicas on alike links), the others' traffic accounted; the numbers equal `off`'s"},
+     "data-parallel replicas grouped in classes of provably alike ones (alike links, compute factors and expert load; "
+     "no jitter or drifting slowdown) and one replica per class simulated, the others' traffic accounted; the numbers "
+     "equal `off`'s"},
     {false, "off", "every rank simulated"}}};
 constexpr wl::NameTable<bool, 2> kCheckpointFormatNames{{{false, "sharded", "one file per rank"},
                                                         {true, "consolidated", "one file, written by one rank"}}};

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
@@ -98,6 +99,7 @@ public:
 
   SymmetryDecision decide() {
     if (!sc_.simulation.symmetry) return std::move(out_);
+    if (factor_.size() != nranks_) throw std::invalid_argument("decide_symmetry: compute factors != ranks");
     std::string why = premise_broken(sc_);
     if (why.empty()) why = map_replicas();
     if (why.empty()) why = check_group_reach();
@@ -119,7 +121,7 @@ public:
     tie_ghosted_plans();
     out_.engine.replicas = R_;
     out_.engine.runner = runner_;
-    out_.classes = static_cast<int>(std::count_if(runner_.begin(), runner_.end(), [k = 0](std::int32_t q) mutable { return q == k++; }));
+    for (int k = 0; k < R_; ++k) out_.classes += runs(k) ? 1 : 0;
     out_.status = "used";
     return std::move(out_);
   }
@@ -140,7 +142,7 @@ private:
   }
 
   /// Replicas are blocks of E = ep consecutive dp indices (an expert-parallel group
-  /// lies inside one); a rank's position is (stage, tp, dp mod E): rank_at[pos·R + k].
+  /// lies inside one); a rank's position is (stage, tp, dp mod E, cp): rank_at[pos·R + k].
   std::string map_replicas() {
     E_ = std::max(1, sc_.layout.ep);
     R_ = sc_.layout.dp / E_;
@@ -380,21 +382,29 @@ private:
     std::vector<std::uint32_t> crowd(bw_.size(), 0);
     for (const auto& lp : local_) {
       if (!lp.ghosted) continue;
-      for (std::size_t p = 0; p < lp.copy[0]->phases.size(); ++p) {
+      // Copies in different classes may differ in shape (a tp ring inside one node
+      // here, across two there): each copy is read by its own phases and flows; within
+      // a class, where the counts are compared, the shapes are alike.
+      std::size_t phases = 0;
+      for (const auto* c : lp.copy) phases = std::max(phases, c->phases.size());
+      for (std::size_t p = 0; p < phases; ++p) {
         auto count = [&](std::uint32_t delta) {
-          for (const auto* c : lp.copy)
+          for (const auto* c : lp.copy) {
+            if (p >= c->phases.size()) continue;
             for (const auto& f : c->phases[p].flows)
               for (std::uint32_t i = 0; i < f.path_len; ++i) crowd[c->links[f.path_begin + i]] += delta;
+          }
         };
         count(1);
-        for (std::size_t f = 0; f < lp.copy[0]->phases[p].flows.size(); ++f)
-          for (int k = 0; k < R_; ++k) {
-            const sim::CommPlan& c = *lp.copy[static_cast<std::size_t>(k)];
-            const auto& fl = c.phases[p].flows[f];
+        for (int k = 0; k < R_; ++k) {
+          const sim::CommPlan& c = *lp.copy[static_cast<std::size_t>(k)];
+          if (p >= c.phases.size()) continue;
+          for (const auto& fl : c.phases[p].flows) {
             std::uint32_t m = 0;
             for (std::uint32_t i = 0; i < fl.path_len; ++i) m = std::max(m, crowd[c.links[fl.path_begin + i]]);
             most[static_cast<std::size_t>(k)].push_back(m);
           }
+        }
         count(-1u);
       }
     }

@@ -67,7 +67,7 @@ struct SymmetryInputs {
 
 /// Decides whether the scenario can run on its symmetric fast path and prepares the
 /// engine's tables. `planner` must be the one the engine will use (plans are matched
-/// by address). Cost: O(replicas · local plans · path length).
+/// by address). Cost: O(replicas · local plans · path length · log replicas).
 SymmetryDecision decide_symmetry(const Scenario& sc, const sim::Program& prog, sim::CommPlanner& planner, const SymmetryInputs& in);
 
 }  // namespace ls::wl

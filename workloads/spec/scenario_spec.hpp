@@ -201,7 +201,7 @@ struct MemorySpec {
 
 struct SimulationSpec {
   int steps = 1;
-  /// Simulate one dp replica when the scenario is symmetric (workloads/build/symmetry.hpp);
+  /// Simulate one dp replica per class of alike ones (workloads/build/symmetry.hpp);
   /// false: every rank, always.
   bool symmetry = true;
   /// The most simulated ops whose traces the critical path keeps (24 bytes each: 25 M
