@@ -319,6 +319,34 @@ TEST_CASE("layoutsim run --chakra writes one file per rank; an unwritable DIR ex
   CHECK(bad.err.find("--chakra") != std::string::npos);
 }
 
+TEST_CASE("layoutsim run --chakra writes the simulated durations, --chakra-nominal the nominal ones") {
+  const std::string yaml = test::tmp("chakra_straggler.yaml");
+  {
+    std::ofstream f(yaml);
+    f << "name: cli-straggler\ncluster:\n  gpu: h100-sxm\n  nodes: 1\n  gpus_per_node: 2\nmodel:\n  preset: llama3-8b\n"
+         "  layers: 4\nlayout:\n  pp: 2\n  microbatches: 2\nperturbations:\n  devices: [{device: node0.gpu1, compute_slowdown: 2}]\n";
+  }
+  const std::string sim_dir = test::tmp("chakra_simulated"), nominal_dir = test::tmp("chakra_nominal_cli");
+  const auto a = test::run_layoutsim("run --quiet '" + yaml + "' --chakra '" + sim_dir + "'");
+  const auto b = test::run_layoutsim("run --quiet '" + yaml + "' --chakra '" + nominal_dir + "' --chakra-nominal");
+  REQUIRE_MESSAGE(a.rc == 0, a.err);
+  REQUIRE_MESSAGE(b.rc == 0, b.err);
+  const DecodedFile sim = decode(tools::chakra_trace_path(sim_dir, "cli-straggler", 1));
+  const DecodedFile nom = decode(tools::chakra_trace_path(nominal_dir, "cli-straggler", 1));
+  REQUIRE(sim.nodes.size() == nom.nodes.size());
+  int compute = 0;
+  for (std::size_t i = 0; i < sim.nodes.size(); ++i) {
+    if (nom.nodes[i].type() != pb::COMP_NODE || int_attr(nom.nodes[i], "duration_ps") == 0) continue;
+    ++compute;
+    // The straggler's factor is at least its slowdown of 2 (interference can only add);
+    // durations are whole picoseconds.
+    CHECK(int_attr(sim.nodes[i], "duration_ps") >= 2 * int_attr(nom.nodes[i], "duration_ps") - 1);
+  }
+  CHECK(compute > 0);
+  // The switch means nothing without --chakra: a usage error.
+  CHECK(test::run_layoutsim("run --quiet '" + yaml + "' --chakra-nominal").rc == 2);
+}
+
 TEST_CASE("compute durations carry the rank's simulated compute factor: a replay reproduces the step layoutsim reports") {
   wl::Scenario s = test::uniform_pipeline(2, 4);
   s.name = "factors";

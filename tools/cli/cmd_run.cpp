@@ -25,6 +25,7 @@ struct RunArgs {
   std::string json, trace;
   std::string chakra;                      // --chakra DIR
   std::vector<std::string> trace_devices;  // --trace-devices LIST | auto | all
+  bool chakra_nominal = false;             // --chakra-nominal
   bool quiet = false, timing = false;
 };
 
@@ -50,7 +51,10 @@ int run(const RunArgs& a) {
   tools::ChakraExportSummary chakra;
   if (!a.chakra.empty()) {  // the program just simulated, as Chakra ETs; a DIR we cannot write is a user error
     try {
-      chakra = tools::write_chakra_traces(wl::build_program(sc).program, sc->name, a.chakra, r.compute_factors);
+      // By default the compute nodes carry the durations the run simulated (slowdowns and
+      // the compute beside communication), so a replay reproduces the reported step.
+      const std::vector<double> factors = a.chakra_nominal ? std::vector<double>{} : r.compute_factors;
+      chakra = tools::write_chakra_traces(wl::build_program(sc).program, sc->name, a.chakra, factors);
     } catch (const tools::ChakraWriteError& e) {
       throw UserError(fmt::format("--chakra {}: {}", a.chakra, e.what()));
     }
@@ -92,9 +96,12 @@ Subcommand add_run(CLI::App& parent) {
       ->delimiter(',')
       ->allow_extra_args(false)  // one comma list per flag: the scenario after it stays the scenario
       ->type_name("LIST|auto|all");
-  cmd->add_option("--chakra", a->chakra, "Write Chakra execution traces (DIR/<name>.<rank>.et, DIR/<name>.comm_groups.json)")
-      ->type_name("DIR")
-      ->check(non_empty_path());
+  auto* chakra = cmd->add_option("--chakra", a->chakra,
+                                 "Write Chakra execution traces (DIR/<name>.<rank>.et, DIR/<name>.comm_groups.json); compute "
+                                 "nodes carry the durations the run simulated (slowdowns and compute beside communication)")
+                     ->type_name("DIR")
+                     ->check(non_empty_path());
+  cmd->add_flag("--chakra-nominal", a->chakra_nominal, "Chakra compute nodes at their nominal durations instead")->needs(chakra);
   cmd->add_flag("--quiet,-q", a->quiet, "Print no summary table");
   cmd->add_flag("--timing,--profile", a->timing, "Print engine events, events/s, wall time and peak RSS to stderr");
   return {cmd, [a] { return run(*a); }};
