@@ -254,8 +254,8 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   SymmetryDecision sym;
   if (reduction != Reduction::every_rank) {
     SymmetryInputs in{{}, cfg.compute_factor, traced, reduction == Reduction::finer_classes};
-    in.link_bandwidth.reserve(cluster.link_count());
-    for (std::size_t l = 0; l < cluster.link_count(); ++l) in.link_bandwidth.push_back(net.bandwidth(static_cast<sim::LinkId>(l)));
+    in.link_bandwidth.reserve(net.link_count());
+    for (std::size_t l = 0; l < net.link_count(); ++l) in.link_bandwidth.push_back(net.bandwidth(static_cast<sim::LinkId>(l)));
     sym = decide_symmetry(sc, prog, planner, in);
     if (reduction == Reduction::finer_classes) {
       // The coarser run was refused; the same classes again would be too.

@@ -131,9 +131,7 @@ private:
   int replica_of_rank(std::int32_t r) const { return replica_of(prog_.ranks[static_cast<std::size_t>(r)]); }
   /// Rank r's twin in replica k.
   std::int32_t mirror(std::int32_t r, int k) const {
-    const sim::EngineSymmetry& es = out_.engine;
-    return es.rank_at[static_cast<std::size_t>(es.position[static_cast<std::size_t>(r)]) * static_cast<std::size_t>(R_) +
-                      static_cast<std::size_t>(k)];
+    return rank_at(static_cast<std::size_t>(out_.engine.position[static_cast<std::size_t>(r)]), k);
   }
   std::vector<std::int32_t> devices(const std::vector<std::int32_t>& ranks) const {
     std::vector<std::int32_t> d;
@@ -431,15 +429,13 @@ private:
   /// member that does not run arrives with its runner's twin, which must therefore be
   /// in the same group.
   std::string check_cross_groups() const {
-    const sim::EngineSymmetry& es = out_.engine;
     for (const auto& g : prog_.groups) {
       const int k0 = replica_of_rank(g.ranks.front());
       if (std::all_of(g.ranks.begin(), g.ranks.end(), [&](std::int32_t m) { return replica_of_rank(m) == k0; })) continue;
       std::vector<std::int32_t> sorted = g.ranks;
       std::sort(sorted.begin(), sorted.end());
       for (std::int32_t m : g.ranks) {
-        const auto mm = static_cast<std::size_t>(m);
-        const std::int32_t twin = rank_at(static_cast<std::size_t>(es.position[mm]), runner_[static_cast<std::size_t>(es.replica[mm])]);
+        const std::int32_t twin = mirror(m, runner_[static_cast<std::size_t>(replica_of_rank(m))]);
         if (!std::binary_search(sorted.begin(), sorted.end(), twin)) return "a group spans replicas that do not run without their runners";
       }
     }
