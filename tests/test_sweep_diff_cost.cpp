@@ -91,6 +91,30 @@ TEST_CASE("training: time, GPU-hours and cost follow from tokens/s (closed form)
   CHECK(ls_run("check '" + small() + "' --set training.tokens=0").rc == 1);
 }
 
+TEST_CASE("training: checkpoint stalls and failures stretch the time to train by the goodput (closed form)") {
+  // A slow store makes the stall visible: goodput = 1 - stall share without failures,
+  // the expected goodput at the interval with them; the ideal time is tokens / tokens/s.
+  const std::string base = "run '" + small() + "' --set training.tokens=1T --set 'training.gpu_hour_price=2 USD' "
+                           "--set 'checkpoint={every: 10 min, storage_bandwidth: 0.2 GB/s}'";
+  for (const bool failures : {false, true}) {
+    CAPTURE(failures);
+    const std::string j = ls::test::tmp(failures ? "goodput-f.json" : "goodput-c.json");
+    const Run r = ls_run(base + (failures ? " --set 'failures={mtbf_per_gpu: 2000 h}'" : "") + " --json '" + j + "'");
+    REQUIRE(r.rc == 0);
+    const json s = read_json(j);
+    const double ideal = 1e12 / s["tokens_per_s"].get<double>();
+    const double goodput = failures ? s["goodput"].get<double>() : 1 - s["checkpoint"]["overhead_fraction"].get<double>();
+    REQUIRE(goodput < 1);
+    REQUIRE(goodput > 0);
+    CHECK(s["time_to_train_ideal_s"].get<double>() == doctest::Approx(ideal).epsilon(1e-12));
+    CHECK(s["time_to_train_s"].get<double>() == doctest::Approx(ideal / goodput).epsilon(1e-12));
+    CHECK(s["gpu_hours"].get<double>() == doctest::Approx(8 * ideal / goodput / 3600).epsilon(1e-12));
+    CHECK(s["cost"].get<double>() == doctest::Approx(2 * 8 * ideal / goodput / 3600).epsilon(1e-12));
+    const Run table = ls_run(base + (failures ? " --set 'failures={mtbf_per_gpu: 2000 h}'" : ""));
+    CHECK(table.out.find("at 100 % goodput") != std::string::npos);
+  }
+}
+
 TEST_CASE("sweep: invalid points are rows with their reason; exit 0 when any ran, 1 when none did") {
   const std::string csv = ls::test::tmp("mixed.csv");
   const Run r = ls_run("sweep '" + small() + "' --set layout.tp=2,3 --csv '" + csv + "'");

@@ -353,7 +353,10 @@ Result simulate_resolved(const ResolvedScenario& resolved, const SimOptions& opt
     price_warnings(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub).step_time_s; });
     price_cp_advice(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub); });
   }
-  res.training = training_cost(sc.training, res.devices, res.tokens_per_s);
+  // Checkpoint stalls and, with failures, lost work and restores stretch the wall clock.
+  double goodput = 1;
+  if (res.has_checkpoint) goodput = res.checkpoint.failures ? res.checkpoint.goodput : 1 - res.checkpoint.overhead_fraction;
+  res.training = training_cost(sc.training, res.devices, res.tokens_per_s, goodput);
   const ErrorBand band = error_band(res.step_time_s, band_features(sc), shipped_residuals());
   if (band.rows > 0) res.step_time_band = {band.rows, band.lo_s, band.hi_s, kBandCoverage, band.group};
   return res;

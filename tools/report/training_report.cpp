@@ -25,9 +25,12 @@ std::string human_money(double amount, const std::string& currency) {
 
 std::string training_summary_lines(const wl::TrainingCost& c) {
   std::string out;
-  if (c.has_tokens)
-    out += fmt::format("  {:<22} {} for {} tokens ({} GPU-hours)\n", "time to train", human_duration(c.time_to_train_s),
-                       human_count(c.tokens), human_count(c.gpu_hours));
+  if (c.has_tokens) {
+    const std::string ideal =
+        c.goodput < 1 ? fmt::format("; {} at 100 % goodput, {:.2f} % here", human_duration(c.time_to_train_ideal_s), 100 * c.goodput) : "";
+    out += fmt::format("  {:<22} {} for {} tokens ({} GPU-hours{})\n", "time to train", human_duration(c.time_to_train_s),
+                       human_count(c.tokens), human_count(c.gpu_hours), ideal);
+  }
   if (c.has_price) {
     const std::string per_m = fmt::format("{} per million tokens", human_money(c.cost_per_million_tokens, c.currency));
     if (c.has_tokens)
@@ -43,6 +46,7 @@ void add_training_json(nlohmann::ordered_json& j, const wl::TrainingCost& c) {
   if (!c.has_tokens && !c.has_price) return;
   if (c.has_tokens) {
     j["time_to_train_s"] = c.time_to_train_s;
+    j["time_to_train_ideal_s"] = c.time_to_train_ideal_s;
     j["gpu_hours"] = c.gpu_hours;
   }
   if (c.has_tokens && c.has_price) j["cost"] = c.cost;

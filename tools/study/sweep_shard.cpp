@@ -53,6 +53,10 @@ wl::Result result_from_summary(const ordered_json& s, const std::string& where) 
   t.has_tokens = s.contains("time_to_train_s");
   if (t.has_tokens) {
     t.time_to_train_s = number_at(s, "time_to_train_s");
+    t.time_to_train_ideal_s = number_at(s, "time_to_train_ideal_s");
+    // null: written for an infinite time, which only a goodput of 0 gives.
+    if (std::isnan(t.time_to_train_s)) t.time_to_train_s = std::numeric_limits<double>::infinity();
+    t.goodput = t.time_to_train_s > 0 ? t.time_to_train_ideal_s / t.time_to_train_s : 1;
     t.gpu_hours = number_at(s, "gpu_hours");
   }
   if (const auto tr = s.find("training"); tr != s.end() && tr->is_object()) {
