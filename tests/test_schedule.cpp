@@ -262,6 +262,18 @@ TEST_CASE("analytic bubble closed forms") {
   CHECK(analytic_bubble(Schedule::one_f_one_b, 1, 8, 1) == 0.0);
 }
 
+TEST_CASE("the formula printed beside the analytic bubble is the one evaluated") {
+  CHECK(analytic_bubble_formula(Schedule::gpipe, 4, 8) == "(p-1)/(m+p-1)");
+  CHECK(analytic_bubble_formula(Schedule::one_f_one_b, 4, 8) == "(p-1)/(m+p-1)");
+  CHECK(analytic_bubble_formula(Schedule::interleaved_1f1b, 4, 8) == "(p-1)/(v*m+p-1)");
+  // zb-h1 with m >= p: (p-1)/(3m+p-1) = 3/27 at p 4, m 8; with m < p the window grows:
+  // (2p-m-1)/(2m+2p-1) = 5/11 at p 4, m 2.
+  CHECK(analytic_bubble_formula(Schedule::zb_h1, 4, 8) == "(p-1)/(3m+p-1)");
+  CHECK(analytic_bubble(Schedule::zb_h1, 4, 8, 1) == doctest::Approx(3.0 / 27));
+  CHECK(analytic_bubble_formula(Schedule::zb_h1, 4, 2) == "(2p-m-1)/(2m+2p-1)");
+  CHECK(analytic_bubble(Schedule::zb_h1, 4, 2, 1) == doctest::Approx(5.0 / 11));
+}
+
 TEST_CASE("bad arguments throw") {
   CHECK_THROWS_AS(build_schedule(Schedule::one_f_one_b, 0, 8, 1), std::invalid_argument);
   CHECK_THROWS_AS(build_schedule(Schedule::one_f_one_b, 4, 8, 2), std::invalid_argument);

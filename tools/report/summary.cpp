@@ -231,7 +231,8 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
                      L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());
   out += fmt::format("  {:<20} {}\n", "placement", fmt::join(L.cp > 1 ? wl::placement_with_cp(L.placement) : L.placement, " > "));
   out += fmt::format("  {:<20} {}FLOP\n", "model FLOPs/step", human_count(p.model_flops_per_step));
-  out += fmt::format("  {:<20} {}  ((p-1)/(v*m+p-1))\n", "bubble (analytic)", percent(p.bubble_fraction_analytic));
+  out += fmt::format("  {:<20} {}  ({})\n", "bubble (analytic)", percent(p.bubble_fraction_analytic),
+                     wl::analytic_bubble_formula(L.schedule, L.pp, L.microbatches));
 
   out += "\nCommunication groups\n";
   for (const auto& g : p.groups) {

@@ -137,6 +137,16 @@ double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_
   return 0;
 }
 
+std::string_view analytic_bubble_formula(Schedule schedule, int pp, int microbatches) {
+  switch (schedule) {
+    case Schedule::gpipe:
+    case Schedule::one_f_one_b: return "(p-1)/(m+p-1)";
+    case Schedule::interleaved_1f1b: return "(p-1)/(v*m+p-1)";
+    case Schedule::zb_h1: return microbatches >= pp ? "(p-1)/(3m+p-1)" : "(2p-m-1)/(2m+2p-1)";
+  }
+  return "";
+}
+
 int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbatches, int virtual_stages) {
   check(schedule, pp, microbatches, virtual_stages);
   if (stage < 0 || stage >= pp) throw std::out_of_range(fmt::format("stage {} outside 0..{}", stage, pp - 1));

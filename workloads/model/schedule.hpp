@@ -69,6 +69,10 @@ std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp,
 ///    Exact for this schedule when F, B-input and W take equal time.
 double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_stages);
 
+/// The formula analytic_bubble() evaluates for this schedule (and, for zb-h1, for m ≥ p
+/// or m < p), in p, m and v: "(p-1)/(m+p-1)" for gpipe and 1f1b.
+std::string_view analytic_bubble_formula(Schedule schedule, int pp, int microbatches);
+
 /// Most (micro-batch, chunk) forward passes whose activations a stage holds at once
 /// (forwards done minus backwards done; for zb-h1 the B-input releases them, as in
 /// Qi et al.'s memory accounting). Units: chunks of L/(p·v) layers' activations per
