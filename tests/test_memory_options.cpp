@@ -7,6 +7,7 @@
 #include "fixtures.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/model/layout.hpp"
+#include "workloads/advice/diagnostics.hpp"
 #include "workloads/advice/memory_remedies.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/build/offload.hpp"
@@ -236,7 +237,8 @@ TEST_CASE("out-of-memory remedies: offload and HSDP candidates, valid layouts on
   CHECK(rs[2].change == "layout.offload.activations: true");
   CHECK(rs[3].change == "layout.offload.optimizer: true");
   CHECK(built_peak_bytes(rs[1].scenario) < built_peak_bytes(s));
-  // With pipeline parallelism ZeRO stops at 1 and there is no HSDP candidate.
+  // With pipeline parallelism ZeRO stops at 1 and there is no HSDP candidate: both
+  // would raise zero-with-pp, which the scenario does not have.
   Scenario piped = test::uniform_pipeline(2, 4);
   piped.precision.master = 4;
   piped.cluster.gpus_per_node = 4;
@@ -245,4 +247,9 @@ TEST_CASE("out-of-memory remedies: offload and HSDP candidates, valid layouts on
   const auto rp = memory_remedies(piped);
   REQUIRE(rp.size() == 2);
   CHECK(rp[0].change == "layout.offload.activations: true");
+  for (const auto& r : rp) CHECK(scenario_warnings(r.scenario).empty());
+  Scenario zero2 = piped;  // the same layout with ZeRO-2 asked for: a remedy may not add a warning
+  zero2.layout.zero = 2;
+  CHECK(scenario_warnings(zero2).size() == 1);
+  CHECK(scenario_warnings(zero2).front().code == "zero-with-pp");
 }

@@ -143,6 +143,13 @@ void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<War
 
 }  // namespace
 
+std::vector<Warning> scenario_warnings(const Scenario& s) {
+  std::vector<Warning> out;
+  zero_with_pipeline(s, out);
+  unused_lora(s, out);
+  return out;
+}
+
 std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, const LayoutReport& plan) {
   std::vector<Warning> out;
   memory_warnings(s, plan.memory_per_stage, out);
@@ -155,8 +162,7 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
                                                      g.devices.front(), g.devices.back(), g.devices.size(), kinds)});
       break;
     }
-  zero_with_pipeline(s, out);
-  unused_lora(s, out);
+  for (auto& w : scenario_warnings(s)) out.push_back(std::move(w));
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
     const std::string fix = bubble_remedies(s, 0.10, plan.memory_per_stage);
@@ -185,8 +191,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
                                r.tp_groups_crossing_nodes, r.tp_crossing_example.front(), r.tp_crossing_example.back(),
                                r.tp_crossing_example.size(), kinds, tp_s, 100 * tp_s / r.step_time_s)});
   }
-  zero_with_pipeline(s, out);
-  unused_lora(s, out);
+  for (auto& w : scenario_warnings(s)) out.push_back(std::move(w));
   small_microbatch(s, bp, out);
   if (s.layout.pp > 1 && r.bubble_fraction > 0.10) {
     if (r.bubble_fraction_analytic > 0.10) {

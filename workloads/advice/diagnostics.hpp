@@ -15,6 +15,10 @@
 namespace ls::wl {
 
 std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, const LayoutReport& plan);
+/// The warnings the scenario alone decides, without a program (zero-with-pp,
+/// lora-ignored): part of both lists above, and what a remedy is checked against before
+/// it is offered. O(1).
+std::vector<Warning> scenario_warnings(const Scenario& s);
 /// `unrecorded_ops`: the simulated ops when they were too many to keep the critical
 /// path's traces (simulation.critical_path_ops), else 0.
 std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp, const Result& r, std::size_t unrecorded_ops);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/advice/diagnostics.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/model/layout.hpp"
 #include "workloads/build/program_totals.hpp"
@@ -14,13 +15,18 @@ namespace ls::wl {
 
 std::vector<MemoryRemedy> memory_remedies(const Scenario& s) {
   std::vector<MemoryRemedy> out;
+  // A remedy is offered only when it is a valid layout and raises no warning the
+  // scenario does not already have (ZeRO-2/3 beside pipeline parallelism: zero-with-pp).
+  std::vector<std::string> base_codes;
+  for (const auto& w : scenario_warnings(s)) base_codes.push_back(w.code);
   auto add = [&](std::string change, Scenario fixed) {
-    if (validate(fixed).empty()) out.push_back({std::move(change), std::move(fixed)});
+    if (!validate(fixed).empty()) return;
+    for (const auto& w : scenario_warnings(fixed))
+      if (std::find(base_codes.begin(), base_codes.end(), w.code) == base_codes.end()) return;
+    out.push_back({std::move(change), std::move(fixed)});
   };
   const auto& L = s.layout;
-  // ZeRO-2/3 only without pipeline parallelism (the zero-with-pp warning says why).
-  const int max_zero = L.pp > 1 ? 1 : 3;
-  if (L.zero < max_zero && L.dp > 1) {
+  if (L.zero < 3 && L.dp > 1) {
     Scenario f = s;
     f.layout.zero = L.zero + 1;
     f.layout.shard_group = 0;
@@ -28,7 +34,7 @@ std::vector<MemoryRemedy> memory_remedies(const Scenario& s) {
   }
   // HSDP: shard inside a node (NVLink), replicate across nodes.
   const int in_node = std::max(1, s.cluster.gpus_per_node / std::max(1, L.tp));
-  if (max_zero == 3 && L.zero < 3 && L.dp > in_node && in_node > 1 && L.dp % in_node == 0 && s.model.moe.experts == 0) {
+  if (L.zero < 3 && L.dp > in_node && in_node > 1 && L.dp % in_node == 0 && s.model.moe.experts == 0) {
     Scenario f = s;
     f.layout.zero = 3;
     f.layout.shard_group = in_node;

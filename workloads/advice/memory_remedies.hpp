@@ -21,8 +21,9 @@ struct MemoryRemedy {
 /// The candidates for `s`, usually cheapest in time first (sharding costs overlapped
 /// communication, offload costs PCIe copies and a CPU step): ZeRO one stage up, ZeRO-3
 /// sharded in-node (HSDP shard_group = GPUs per node / tp) when dp spans nodes,
-/// activation offload, optimizer offload. ZeRO-2/3 only when pp = 1. Only valid
-/// layouts. O(1) scenarios.
+/// activation offload, optimizer offload. Only valid layouts that raise no scenario
+/// warning the scenario does not have (so ZeRO-2/3 only when pp = 1: zero-with-pp).
+/// O(1) scenarios.
 std::vector<MemoryRemedy> memory_remedies(const Scenario& s);
 
 /// Peak bytes per device of the built program (static terms + activation peak), the
