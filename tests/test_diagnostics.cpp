@@ -76,6 +76,29 @@ TEST_CASE("one device 1.5x slower in a uniform 1f1b pipeline") {
   CHECK(pd.critical_share == r.critical_path.devices.front().share);
 }
 
+TEST_CASE("the bubble warning names what adds to the schedule's bubble: the straggler, else unequal stages") {
+  // p 4, m 64: analytic bubble 3/67 = 4.5 %. One device 1.5x slower paces every stage,
+  // so the others idle about a third of the step: the warning blames it by name.
+  Scenario s = uniform_pipeline(4, 64);
+  s.perturbations.devices.push_back({"node0.gpu1", 1.5});
+  const Result r = simulate(resolve(s));
+  REQUIRE(r.bubble_fraction > 0.10);
+  const Warning* w = find(r, "bubble");
+  REQUIRE(w != nullptr);
+  CHECK(w->message.find("analytic bubble is only 4.5%") != std::string::npos);
+  CHECK(w->message.find("the straggler node0.gpu1 (1.50x)") != std::string::npos);
+  // Without the straggler but with one stage doing twice the layers: unequal stages.
+  Scenario uneven = uniform_pipeline(4, 64);
+  uneven.model.layers = 10;
+  uneven.layout.stage_layers_mode = StageLayersMode::explicit_list;
+  uneven.layout.stage_layers = {4, 2, 2, 2};
+  const Result ru = simulate(resolve(uneven));
+  const Warning* wu = find(ru, "bubble");
+  REQUIRE(wu != nullptr);
+  CHECK(wu->message.find("unequal stages: stage 0 computes") != std::string::npos);
+  CHECK(wu->message.find("straggler") == std::string::npos);
+}
+
 TEST_CASE("bubble advice keeps a fixed global batch") {
   // p = 4, m = 8 (global batch 8 = m·b·dp): analytic bubble 3/11 = 27 %. With the batch
   // fixed the advice may interleave or shrink the micro-batch, never add micro-batches.
