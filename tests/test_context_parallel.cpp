@@ -41,7 +41,7 @@ Scenario one_layer(int gpus, double link_Bps) {
   s.gpu = *gpu_preset("h100-sxm");
   // The closed forms are about exposure: no NCCL/compute interference (interference.hpp).
   s.gpu.compute = *compute_profile_preset("h100-sxm");
-  s.gpu.compute.overlap_slowdown = 1;
+  s.gpu.compute.collective_ctas = 0;
   s.model = test::small_model(1);
   s.model.seq_len = 8192;
   s.layout.embedding_free = true;

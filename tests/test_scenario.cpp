@@ -569,14 +569,17 @@ TEST_CASE("small-microbatch: the warning's loss matches the kernel model, and it
   const wl::Warning* w = find_warning(thin_r, "small-microbatch");
   REQUIRE(w != nullptr);
   CHECK(find_warning(full_r, "small-microbatch") == nullptr);
-  // "(N% of its throughput lost)": the GEMM loss bounds the step's loss from above
-  // (attention and element-wise work do not change per row) and is within 2x of it.
+  // "(N% of its throughput lost)": the GEMM loss bounds the compute's loss from above
+  // (attention and element-wise work do not change per row) and is within 2x of it. The
+  // step loses more than its compute: a thinner last backward hides less of the gradient
+  // reduction behind it.
   const auto at = w->message.find("% of its throughput lost");
   REQUIRE(at != std::string::npos);
   const auto open = w->message.rfind('(', at);
   const double gemm_loss = std::stod(w->message.substr(open + 1, at - open - 1)) / 100;
-  const double step_loss = 1 - full_r.step_time_s / thin_r.step_time_s;
-  CHECK(step_loss > 0);
-  CHECK(gemm_loss >= step_loss * 0.9);
-  CHECK(gemm_loss <= step_loss * 2);
+  const double compute_loss = 1 - full_r.per_stage[0].compute_s / thin_r.per_stage[0].compute_s;
+  CHECK(compute_loss > 0);
+  CHECK(gemm_loss >= compute_loss * 0.9);
+  CHECK(gemm_loss <= compute_loss * 2);
+  CHECK(full_r.step_time_s < thin_r.step_time_s);
 }

@@ -185,11 +185,15 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   // collectives (workloads/analysis/interference.hpp) and the presets refitted: mean 5.7 %, worst
   // 17.3 % (mpt-30b at seq 8192 on 8 H100). 2026-12-01, with LLM Foundry's flash
   // attention priced as FlashAttention-2 (its two ZeRO-2 H100 rows and the mpt-70b row):
-  // mean 4.8 %, worst 17.3 % (the same row). Bound = measured + 3 points of margin on
-  // both, enough for a re-calibration that moves constants by a few percent, tight enough
-  // to catch a model change that undoes the fit.
+  // mean 4.8 %, worst 17.3 % (the same row). 2026-12-05, with compute beside a collective
+  // slowed by the SM share the collective leaves (1.22 on H100) instead of a fitted 1.70,
+  // the GPU constants not refitted: mean 7.2 %, worst 21.9 % (the same row, a README
+  // "Known biases" row at 97 % of the GPU's memory: the 1.70 had hidden part of its gap).
+  // Bound = measured + 3 points of margin on the worst (the mean keeps its bound), enough
+  // for a re-calibration that moves constants by a few percent, tight enough to catch a
+  // model change that undoes the fit.
   const double kMaxMeanAbsError = 0.078;
-  const double kMaxAbsError = 0.203;
+  const double kMaxAbsError = 0.249;
   CHECK(j["mean_abs_error"].get<double>() <= kMaxMeanAbsError);
   CHECK(j["max_abs_error"].get<double>() <= kMaxAbsError);
   MESSAGE("validation subset mean |error| = " << j["mean_abs_error"].get<double>());

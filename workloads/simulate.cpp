@@ -272,8 +272,9 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   cfg.record_ops = ops <= static_cast<std::size_t>(sc.simulation.critical_path_ops);
 
   const ComputeProfile profile = compute_profile_of(sc.gpu);
-  const bool interference = profile.overlap_slowdown > 1 && D > 1;
-  if (interference) slow_by_interference(prog, planner, make_network(sc, cluster, link_names), profile.overlap_slowdown, cfg);
+  const double rho = overlap_slowdown(profile);
+  const bool interference = rho > 1 && D > 1;
+  if (interference) slow_by_interference(prog, planner, make_network(sc, cluster, link_names), rho, cfg);
 
   Result res;
   res.scenario = sc.name;

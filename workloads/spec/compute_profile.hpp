@@ -69,11 +69,17 @@ struct ComputeProfile {
   double dropout_rng_rate = 92e9;
   /// GPU time between two dependent kernels (launch, ramp-up and drain): paid once per kernel.
   double launch_overhead_s = 4e-6;
-  /// Compute time multiplier while an NCCL collective runs beside it (its thread blocks
-  /// hold SMs, it shares HBM; a GEMM whose last wave no longer fits pays a whole extra
-  /// wave): workloads/analysis/interference.hpp. 1: no interference.
-  double overlap_slowdown = 1;
+  /// Thread blocks (CTAs) an NCCL collective's kernel holds, one per channel, each on an SM
+  /// of its own for the collective's whole duration: compute that runs beside a collective
+  /// has sm_count − collective_ctas SMs left (workloads/analysis/interference.hpp). 0: no
+  /// interference (the default for a GPU given as a map).
+  int collective_ctas = 0;
 };
+
+/// Compute time multiplier while a collective runs beside it: the same work on the SMs
+/// the collective leaves, sm_count / (sm_count − collective_ctas). 1 when the collective
+/// holds no SM; profile_bound_violations() refuses ctas of half the SMs or more. O(1).
+double overlap_slowdown(const ComputeProfile& profile);
 
 /// a100-40gb, a100-80gb, h100-sxm, h200, b200, b300, gb200, gb300 (the GPU preset names). nullopt otherwise.
 std::optional<ComputeProfile> compute_profile_preset(std::string_view gpu_name);

@@ -25,6 +25,18 @@
 //         partitioned_param_coordinator.py gathers each sub-module's parameters with one
 //         coalesced all-gather. The preset is the 2021 DeepSpeed (its overlap_comm default
 //         above is of that time too): per parameter; state gather_granularity: module for 0.6+.
+//  [DSF]  DeepSpeed ZeRO-3 fetch, v0.3.13 to v0.5.10 (microsoft/DeepSpeed,
+//         deepspeed/runtime/zero/stage3.py): fetch_sub_module is documented as blocking and,
+//         in every sub-module's pre-forward and pre-backward hook, waits on the gather
+//         handles, synchronises the communication stream and calls torch.cuda.synchronize()
+//         (_synchronize_communication); each parameter's _allgather_param in
+//         partition_parameters.py calls torch.cuda.synchronize() before its all-gather. The
+//         prefetch of the next sub-module therefore overlaps at most the host's work, not
+//         the GPU's: the layer waits for its gathers. v0.6.0 (PR #1453) moved the gathers to
+//         a stream of their own with event waits. ZeRO-1/2 (stage2.py, later
+//         stage_1_and_2.py): the optimizer's step() ends by all-gathering the updated weight
+//         partitions ("gather the updated weights from everyone", in allgather_bucket_size
+//         pieces) before it returns, so that gather does not overlap the next forward either.
 //  [FSDPU] PyTorch FSDP: each FSDP unit (one transformer block under the usual auto-wrap
 //         policy) flattens its parameters into one FlatParameter and all-gathers it with one
 //         collective (PyTorch docs, "FullyShardedDataParallel"; Zhao et al., VLDB 2023, §3).
@@ -90,11 +102,13 @@ ImplementationBundle pytorch_fsdp() {
   return b;
 }
 
-/// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time [DSZ3].
+/// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time [DSZ3],
+/// and each layer waits for its own gathers (the fetch synchronises the device) [DSF].
 /// The other presets gather a layer at a time: an FSDP unit [FSDPU], Megatron's buckets.
 ImplementationBundle deepspeed() {
   ImplementationBundle b = bundle("deepspeed", AttentionKind::unfused, true, 0, 0, false);
   b.gather_granularity = GatherGranularity::parameter;
+  b.param_gather_overlap = false;
   return b;
 }
 
