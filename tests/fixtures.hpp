@@ -22,7 +22,8 @@ inline wl::ModelSpec small_model(int layers) {
 }
 
 /// p equal stages of 2 layers per model chunk on one node of H100s, free
-/// communication, embedding and LM head made free: the textbook pipeline.
+/// communication, embedding and LM head made free, every GPU at one speed (no scale
+/// noise): the textbook pipeline.
 inline wl::Scenario uniform_pipeline(int p, int m, wl::Schedule sch = wl::Schedule::one_f_one_b, int v = 1) {
   wl::Scenario s;
   s.name = "uniform";
@@ -38,6 +39,7 @@ inline wl::Scenario uniform_pipeline(int p, int m, wl::Schedule sch = wl::Schedu
   s.layout.embedding_free = true;
   s.layout.stage_layers_mode = wl::StageLayersMode::explicit_list;
   s.layout.stage_layers.assign(static_cast<std::size_t>(p * v), 2);  // one entry per model chunk
+  s.implementation.compute_variability = 0;
   return s;
 }
 
@@ -51,6 +53,25 @@ inline void a100_era_cluster(wl::Scenario& s, int nodes, int gpus_per_node) {
   s.cluster.inter.kind = "infiniband";
   s.cluster.inter.bandwidth_Bps = 25e9;
   s.cluster.inter.latency = sim::us(3);
+}
+
+/// Data parallelism over 2 nodes × 8 A100 80 GB (a100_era_cluster), a 4-layer model,
+/// 2 micro-batches, ZeRO `zero`; `ctas` of the 108 SMs held by each collective
+/// (interference.hpp: 108 / (108 − ctas)) and every GPU at one speed unless the caller
+/// states a spread (scale_noise.hpp).
+inline wl::Scenario a100_data_parallel(int zero, int ctas) {
+  wl::Scenario s;
+  s.name = "data-parallel";
+  a100_era_cluster(s, 2, 8);
+  s.model = small_model(4);
+  s.layout.dp = 16;
+  s.layout.zero = zero;
+  s.layout.microbatches = 2;
+  s.gpu = *wl::gpu_preset("a100-80gb");
+  s.gpu.compute = *wl::compute_profile_preset("a100-80gb");
+  s.gpu.compute.collective_ctas = ctas;
+  s.implementation.compute_variability = 0;
+  return s;
 }
 
 }  // namespace ls::test

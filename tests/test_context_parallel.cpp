@@ -39,9 +39,11 @@ Scenario one_layer(int gpus, double link_Bps) {
   s.cluster.gpus_per_node = gpus;
   s.cluster.intra = {"nvswitch", link_Bps, sim::us(1)};
   s.gpu = *gpu_preset("h100-sxm");
-  // The closed forms are about exposure: no NCCL/compute interference (interference.hpp).
+  // The closed forms are about exposure: no NCCL/compute interference (interference.hpp)
+  // and every GPU at one speed (scale_noise.hpp).
   s.gpu.compute = *compute_profile_preset("h100-sxm");
   s.gpu.compute.collective_ctas = 0;
+  s.implementation.compute_variability = 0;
   s.model = test::small_model(1);
   s.model.seq_len = 8192;
   s.layout.embedding_free = true;

@@ -14,19 +14,7 @@ using namespace ls::wl;
 
 namespace {
 /// `ctas` of the A100's 108 SMs held by each collective: rho = 108 / (108 − ctas).
-Scenario zero3_data_parallel(int ctas) {
-  Scenario s;
-  s.name = "interference";
-  ls::test::a100_era_cluster(s, 2, 8);
-  s.model = ls::test::small_model(4);
-  s.layout.dp = 16;
-  s.layout.zero = 3;
-  s.layout.microbatches = 2;
-  s.gpu = *gpu_preset("a100-80gb");
-  s.gpu.compute = *compute_profile_preset("a100-80gb");
-  s.gpu.compute.collective_ctas = ctas;
-  return s;
-}
+Scenario zero3_data_parallel(int ctas) { return ls::test::a100_data_parallel(3, ctas); }
 }  // namespace
 
 TEST_CASE("interference: overlapped compute slows by at most rho, never speeds up") {

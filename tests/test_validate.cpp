@@ -188,12 +188,13 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   // mean 4.8 %, worst 17.3 % (the same row). 2026-12-05, with compute beside a collective
   // slowed by the SM share the collective leaves (1.22 on H100) instead of a fitted 1.70,
   // the GPU constants not refitted: mean 7.2 %, worst 21.9 % (the same row, a README
-  // "Known biases" row at 97 % of the GPU's memory: the 1.70 had hidden part of its gap).
+  // "Known biases" row at 97 % of the GPU's memory: the 1.70 had hidden part of its gap);
+  // with the slowest of N GPUs (scale_noise.hpp) on top, mean 5.6 %, worst 20.3 %.
   // Bound = measured + 3 points of margin on the worst (the mean keeps its bound), enough
   // for a re-calibration that moves constants by a few percent, tight enough to catch a
   // model change that undoes the fit.
   const double kMaxMeanAbsError = 0.078;
-  const double kMaxAbsError = 0.249;
+  const double kMaxAbsError = 0.233;
   CHECK(j["mean_abs_error"].get<double>() <= kMaxMeanAbsError);
   CHECK(j["max_abs_error"].get<double>() <= kMaxAbsError);
   MESSAGE("validation subset mean |error| = " << j["mean_abs_error"].get<double>());
@@ -248,10 +249,12 @@ TEST_CASE("validation_corpus_subset" * doctest::skip()) {
   // worst 13.3 % (a Zero Bubble 6.2B row, since dropped: that source fitted a constant),
   // signed mean -5.6 %. Measured 2026-12-02 with the dropout-RNG bound (compute_profile.cpp)
   // on the 11 rows: 7.0 %, worst 14.4 % (Narayanan's GPT 3.6B, +14.4 %; -2.0 % before),
-  // signed -2.1 %. Bound = measured + 3 points, as for validation_subset: a change that
-  // undoes the fit on held-out runs fails.
+  // signed -2.1 %. Measured 2026-12-05 with the SM share for compute beside collectives and
+  // the slowest of N GPUs (scale_noise.hpp): 7.1 %, worst 18.2 % (the same row, which the
+  // noise moves by +3.5 % as it does every 64-GPU row), signed -1.5 %. Bound = measured + 3
+  // points, as for validation_subset: a change that undoes the fit on held-out runs fails.
   CHECK(lo["mean_abs_error"].get<double>() <= 0.100);
-  CHECK(lo["max_abs_error"].get<double>() <= 0.174);
+  CHECK(lo["max_abs_error"].get<double>() <= 0.212);
   MESSAGE("corpus subset (held out) mean |error| = " << lo["mean_abs_error"].get<double>());
 }
 

@@ -241,6 +241,9 @@ ResolvedScenario resolve(Scenario s) {
   const LinkRateOrigin origin{!(s.cluster.intra.bandwidth_Bps > 0), !(s.cluster.inter.bandwidth_Bps > 0)};
   derive_links(s, issues);
   derive_model(s.model);
+  // The per-GPU speed spread comes with the preset unless the scenario states it.
+  if (s.implementation.compute_variability < 0)
+    if (auto bundle = implementation_preset(s.implementation.preset)) s.implementation.compute_variability = bundle->compute_variability;
   // The framework's per-kernel constants come with its preset (implementation_profile.hpp).
   if (s.implementation.profile.name.empty()) {
     if (auto bundle = implementation_preset(s.implementation.preset))

@@ -304,6 +304,8 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   j["warnings"] = warnings_json(r);
   j["scenario_resolved"] = scenario_resolved_json(r);
   add_step_time_band_json(j, r);
+  j["scale_noise_s"] = num(r.scale_noise.cost_s);
+  j["scale_noise"] = {{"variability", num(r.scale_noise.variability)}, {"devices", r.devices}, {"factor", num(r.scale_noise.factor)}};
   j["compute_breakdown"] = compute_breakdown_json(r);
   add_checkpoint_json(j, r);  // checkpoint, goodput (when the scenario has a checkpoint)
   add_perturbed_devices_json(j, r);

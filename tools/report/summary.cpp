@@ -87,6 +87,10 @@ std::string format_summary(const wl::Result& r) {
     out += fmt::format("  {:<22} mean {}  p50 {}  p99 {}  max {}\n", "step time over steps", human_seconds(r.step_stats.mean_s),
                        human_seconds(r.step_stats.p50_s), human_seconds(r.step_stats.p99_s), human_seconds(r.step_stats.max_s));
   }
+  if (r.scale_noise.factor > 1)
+    out += fmt::format("  {:<22} +{} of it: the slowest of {} GPUs computes {:.1f} % slower (per-GPU speed spread {:.1f} %)\n",
+                       "scale noise", human_seconds(r.scale_noise.cost_s), r.devices, 100 * (r.scale_noise.factor - 1),
+                       100 * r.scale_noise.variability);
   out += fmt::format("  {:<22} {}\n", "tokens/s", human_count(r.tokens_per_s));
   out += fmt::format("  {:<22} {}  (hardware FLOPs, recompute included)\n", "TFLOP/s per GPU",
                      human_flops(r.tflops_per_gpu * 1e12));

@@ -112,6 +112,7 @@ private:
           impl.param_gather_overlap = bundle->param_gather_overlap;
           impl.gather_granularity = bundle->gather_granularity;
           impl.reshard = bundle->reshard;
+          impl.compute_variability = bundle->compute_variability;
           impl.profile = bundle->profile;
         }
       }

@@ -382,6 +382,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),
       bytes_key("implementation.gather_bucket", LS_FIELD(implementation.gather_bucket_bytes), "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"),
+      number_key("implementation.compute_variability", LS_FIELD(implementation.compute_variability), 0, 0.2, false, "",
+                 "coefficient of variation of one GPU's sustained compute speed against another's of the same type; the "
+                 "step runs at the slowest of its N GPUs, 1 + cv·E[max of N standard normals] (`scale_noise_s`); 0: none",
+                 "the preset's (0.015: Sinha et al., SC22)"),
 
       {"training.method", "", {"pretrain", "full-finetune", "lora"}, "`pretrain`",
        "`pretrain` and `full-finetune` train every parameter not in `frozen`; `lora` freezes the base model and trains adapters"},

@@ -40,7 +40,7 @@ std::vector<double> interference_factors(const sim::Engine& engine, double rho);
 /// Books each stage's compute time beyond its kernels (the interference) under the
 /// breakdown's `launch` (reported as overhead), so that the breakdown still adds up to the
 /// stage's measured compute time. Call after the per-stage compute and the breakdown are
-/// folded, only when interference was applied. O(stages).
+/// folded, only when interference or scale noise (scale_noise.hpp) slowed the compute. O(stages).
 void book_interference(Result& res);
 
 }  // namespace ls::wl

@@ -199,6 +199,14 @@ struct Result {
     double coverage = 0;  // the share of those runs the band holds
     std::string group;
   } step_time_band;
+  /// The slowest of N GPUs (workloads/analysis/scale_noise.hpp): the per-GPU speed spread
+  /// stated, the compute multiplier it gives on this many GPUs, and what it adds to the step
+  /// (the critical path's compute × (1 − 1/factor); simulate.cpp fold_scale_noise).
+  struct ScaleNoise {
+    double variability = 0;
+    double factor = 1;
+    double cost_s = 0;
+  } scale_noise;
   double tokens_per_s = 0;
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;

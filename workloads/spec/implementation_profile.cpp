@@ -37,6 +37,18 @@
 //         stage_1_and_2.py): the optimizer's step() ends by all-gathering the updated weight
 //         partitions ("gather the updated weights from everyone", in allgather_bucket_size
 //         pieces) before it returns, so that gather does not overlap the next forward either.
+//  [VAR]  Per-GPU compute-speed spread: Sinha et al., "Not All GPUs Are Created Equal:
+//         Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC22; arXiv
+//         2208.11035 v3): over 90 % of the GPUs of five clusters (V100 and MI60; SGEMM, ResNet-50,
+//         BERT, LAMMPS, PageRank, one GPU at a time), "8 % (max 22 %) average performance
+//         variation", outliers up to 1.5× slower than the median. Their artifact
+//         (hal-uw/gpu_variability_sc22_artifact, plot scripts) computes the variation as the
+//         box plot's whisker span over the median, (Q3 + 1.5·IQR − (Q1 − 1.5·IQR)) / median =
+//         4·IQR / median, which is 5.40 σ for a normal spread: σ = 8 % / 5.40 = 1.5 %
+//         (22 % gives 4 %, the upper end of the cited range). Not measured on A100 / H100:
+//         an assumption that the spread carries over. The outliers beyond the whiskers (a
+//         ~10 % slower host in MegaScale, NSDI 2024, §6.3) are stragglers, stated per device
+//         with perturbations.devices, not part of σ.
 //  [FSDPU] PyTorch FSDP: each FSDP unit (one transformer block under the usual auto-wrap
 //         policy) flattens its parameters into one FlatParameter and all-gathers it with one
 //         collective (PyTorch docs, "FullyShardedDataParallel"; Zhao et al., VLDB 2023, §3).
@@ -59,6 +71,10 @@ namespace ls::wl {
 
 namespace {
 
+/// Per-GPU compute-speed spread, the same in every preset: a property of the GPUs a job
+/// runs on, not of the framework (the contract keeps it under `implementation`). [VAR]
+constexpr double kComputeVariability = 0.015;
+
 ImplementationBundle bundle(std::string name, AttentionKind attention, bool fused, double dispatch_us,
                             double module_us, bool dp_overlap) {
   ImplementationBundle b;
@@ -72,6 +88,7 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
   // ZeRO-3 weights freed after each layer's forward in every preset [RESH]; torchtitan's
   // pipeline runs keep them across micro-batches, which their runs files state.
   b.reshard = Reshard::after_forward;
+  b.compute_variability = kComputeVariability;
   // SM sharing under tp_comm_overlap: 16 of 132 SMs given to the communication ≈ 12 %
   // [TEUB]; 0.1 is taken (an assumption from the SM count, not a measurement; bounds
   // 0–0.3 in kConstants).

@@ -85,6 +85,10 @@ struct ImplementationBundle {
   bool param_gather_overlap = true;
   GatherGranularity gather_granularity = GatherGranularity::layer;
   Reshard reshard = Reshard::after_forward;
+  /// Coefficient of variation of the sustained compute speed of one GPU against another of
+  /// the same type in the same job (manufacturing spread and power management): a
+  /// synchronous step waits for the slowest of its GPUs (workloads/analysis/scale_noise.hpp).
+  double compute_variability = 0;
   ImplementationProfile profile;
 };
 

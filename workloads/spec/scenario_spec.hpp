@@ -173,6 +173,9 @@ struct ImplementationSpec {
   double gather_bucket_bytes = 50e6;  // bytes per call under GatherGranularity::bucket
   /// ZeRO-3 gathered weights freed after the forward, the backward or the step (implementation_profile.hpp).
   Reshard reshard = Reshard::after_forward;
+  /// Per-GPU compute-speed spread (coefficient of variation; scale_noise.hpp). −1: unset,
+  /// resolve() takes the preset's.
+  double compute_variability = -1;
   /// Empty name: unset, resolve() takes the preset's profile.
   ImplementationProfile profile{};
 };
