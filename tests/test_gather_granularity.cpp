@@ -20,13 +20,14 @@ namespace {
 
 // 8 H100s on one NVSwitch node, ZeRO-3 over all of them, gathers not prefetched (on the
 // compute stream, so each one's cost is exposed) and gradients reduced after the
-// backward (so nothing shares the links with a gather). Untied GPT-style model.
-std::string zero3_yaml(const std::string& granularity) {
+// backward (so nothing shares the links with a gather). Untied GPT-style model. No
+// list-form copies unless `copies` says so.
+std::string zero3_yaml(const std::string& granularity, bool copies = false) {
   return R"(cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
 model: {layers: 4, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, activation: gelu}
 layout: {dp: 8, zero: 3, microbatch_size: 1, microbatches: 2}
-implementation: {preset: deepspeed, param_gather_overlap: false, dp_overlap: false, gather_granularity: )" +
-         granularity + "}\n";
+implementation: {preset: deepspeed, param_gather_overlap: false, dp_overlap: false, gather_list_copies: )" +
+         std::string(copies ? "true" : "false") + ", gather_granularity: " + granularity + "}\n";
 }
 
 struct Gathers {
@@ -95,6 +96,36 @@ TEST_CASE("ZeRO-3 gathers per parameter cost calls x (fixed + (n-1) step latency
   const int extra = 2 * 2 * (13 + 11 + 11 + 14);
   const double per_call = 10e-6 + 7 * 3.4e-6;
   CHECK(t_param - t_layer == doctest::Approx(extra * per_call).epsilon(1e-6));
+}
+
+TEST_CASE("list-form gathers add, per call, one copy kernel per rank and the call's bytes read and written once") {
+  const auto plain = tools::load_scenario_string(zero3_yaml("parameter"), "<plain>");
+  const auto copies = tools::load_scenario_string(zero3_yaml("parameter", true), "<copies>");
+  wl::SimOptions opt;
+  opt.what_if = false;
+  const wl::Result a = wl::simulate(plain, opt), b = wl::simulate(copies, opt);
+  // Per call: 8 ranks × the H100's 3 us launch + 2 · (bytes / call) / (3.35 TB/s × 0.90),
+  // on the compute stream, stretched like all compute by the slowest of the 8 GPUs
+  // (scale_noise.hpp); summed over every gather of the step.
+  double expect = 0;
+  for (int l = 0; l < copies->model.layers; ++l) {
+    const Gathers g = rank0_gathers(copies, l);
+    expect += g.calls * 8 * 3e-6 + 2 * g.bytes / (3.35e12 * 0.90);
+  }
+  expect *= b.scale_noise.factor;
+  CHECK(b.step_time_s - a.step_time_s == doctest::Approx(expect).epsilon(1e-6));
+  // The gathers themselves are the same.
+  CHECK(rank0_gathers(copies, 1).calls == rank0_gathers(plain, 1).calls);
+  // Prefetched gathers: the copies wait for their layer's gathers on the compute stream,
+  // so the step still grows, by no more than the copies' time.
+  std::string yaml = zero3_yaml("parameter", true);
+  yaml.replace(yaml.find("param_gather_overlap: false"), 27, "param_gather_overlap: true");
+  std::string yaml_plain = zero3_yaml("parameter");
+  yaml_plain.replace(yaml_plain.find("param_gather_overlap: false"), 27, "param_gather_overlap: true");
+  const double with = wl::simulate(tools::load_scenario_string(yaml, "<prefetched copies>"), opt).step_time_s;
+  const double without = wl::simulate(tools::load_scenario_string(yaml_plain, "<prefetched>"), opt).step_time_s;
+  CHECK(with > without);
+  CHECK(with - without <= expect * (1 + 1e-6));
 }
 
 TEST_CASE("implementation.reshard: gathers per layer are 2 per micro-batch, 1 per micro-batch, or 1 per step") {

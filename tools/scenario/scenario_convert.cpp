@@ -113,6 +113,7 @@ private:
           impl.gather_granularity = bundle->gather_granularity;
           impl.reshard = bundle->reshard;
           impl.compute_variability = bundle->compute_variability;
+          impl.gather_list_copies = bundle->gather_list_copies;
           impl.profile = bundle->profile;
         }
       }

@@ -382,6 +382,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),
       bytes_key("implementation.gather_bucket", LS_FIELD(implementation.gather_bucket_bytes), "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"),
+      bool_key("implementation.gather_list_copies", LS_FIELD(implementation.gather_list_copies), false,
+               "each ZeRO-3 weight gather is PyTorch's list-form all_gather: after the collective, one copy kernel per rank "
+               "of the group moves that rank's slice (DeepSpeed up to 0.5); each call costs ranks × the GPU's launch overhead "
+               "+ its bytes read and written through HBM, on the compute stream",
+               "the preset's (`true` for `deepspeed`, else `false`)"),
       number_key("implementation.compute_variability", LS_FIELD(implementation.compute_variability), 0, 0.2, false, "",
                  "coefficient of variation of one GPU's sustained compute speed against another's of the same type; the "
                  "step runs at the slowest of its N GPUs, 1 + cv·E[max of N standard normals] (`scale_noise_s`); 0: none",

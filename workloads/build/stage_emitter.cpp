@@ -429,6 +429,24 @@ std::int64_t StageEmitter::zero3_gather(const Site& at, int layer, bool backward
     else
       idx = builder_.add(stream::prefetch, g);
   }
+  if (s_.implementation.gather_list_copies) {
+    // List-form all_gather (implementation_profile.cpp [DSL]): each call's flat buffer is
+    // copied out rank by rank, one kernel per rank of the group, its bytes read and written
+    // once through HBM. The layer needs the copies, so they run on its stream, after the
+    // gathers.
+    const ComputeProfile profile = kernel_profile(s_);
+    const double ranks = static_cast<double>(shard_degree(s_.layout) * s_.layout.cp);
+    const double per_call_s = ranks * profile.launch_overhead_s + 2 * (bytes / calls) / (s_.gpu.hbm_bandwidth_Bps * profile.hbm_fraction);
+    PassCost copies;
+    copies.time = sim::Time::from_seconds(calls * per_call_s);
+    copies.breakdown.launch = copies.time;  // no kernel of the layer: booked as overhead
+    const Work work = backward ? Work::backward : Work::forward;
+    Op c = compute_op(work, at.microbatch, at.chunk, layer, layer + 1, copies, 0);
+    if (s_.implementation.param_gather_overlap)
+      builder_.add(stream::compute, c, {OpRef{static_cast<std::uint8_t>(stream::prefetch), static_cast<std::uint32_t>(idx)}});
+    else
+      builder_.add(stream::compute, c);
+  }
   if (!s_.implementation.param_gather_overlap) return kNoGather;
   ++gathers_issued_;
   return idx;

@@ -37,6 +37,12 @@
 //         stage_1_and_2.py): the optimizer's step() ends by all-gathering the updated weight
 //         partitions ("gather the updated weights from everyone", in allgather_bucket_size
 //         pieces) before it returns, so that gather does not overlap the next forward either.
+//  [DSL]  DeepSpeed ZeRO-3's gather, v0.3.13 to v0.5.4 (partition_parameters.py,
+//         _allgather_param): a Python loop over world_size narrows one output view per rank
+//         and calls torch.distributed.all_gather with that list. PyTorch's ProcessGroupNCCL
+//         (torch/lib/c10d/ProcessGroupNCCL.cpp, 2021) gathers into a new flat buffer and then
+//         copies it back into each of the world_size outputs, one copy_ kernel each, on the
+//         NCCL stream. v0.5.5 moved to _all_gather_base (one flat output) where PyTorch had it.
 //  [VAR]  Per-GPU compute-speed spread: Sinha et al., "Not All GPUs Are Created Equal:
 //         Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC22; arXiv
 //         2208.11035 v3): over 90 % of the GPUs of five clusters (V100 and MI60; SGEMM, ResNet-50,
@@ -120,12 +126,14 @@ ImplementationBundle pytorch_fsdp() {
 }
 
 /// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time [DSZ3],
-/// and each layer waits for its own gathers (the fetch synchronises the device) [DSF].
+/// each a list-form all_gather with a copy per rank [DSL], and each layer waits for its own
+/// gathers (the fetch synchronises the device) [DSF].
 /// The other presets gather a layer at a time: an FSDP unit [FSDPU], Megatron's buckets.
 ImplementationBundle deepspeed() {
   ImplementationBundle b = bundle("deepspeed", AttentionKind::unfused, true, 0, 0, false);
   b.gather_granularity = GatherGranularity::parameter;
   b.param_gather_overlap = false;
+  b.gather_list_copies = true;
   return b;
 }
 

@@ -85,6 +85,9 @@ struct ImplementationBundle {
   bool param_gather_overlap = true;
   GatherGranularity gather_granularity = GatherGranularity::layer;
   Reshard reshard = Reshard::after_forward;
+  /// Each ZeRO-3 weight gather is PyTorch's list-form all_gather: NCCL fills a flat buffer,
+  /// then one copy kernel per rank of the group moves that rank's slice into its own tensor.
+  bool gather_list_copies = false;
   /// Coefficient of variation of the sustained compute speed of one GPU against another of
   /// the same type in the same job (manufacturing spread and power management): a
   /// synchronous step waits for the slowest of its GPUs (workloads/analysis/scale_noise.hpp).

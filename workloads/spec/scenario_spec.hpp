@@ -173,6 +173,8 @@ struct ImplementationSpec {
   double gather_bucket_bytes = 50e6;  // bytes per call under GatherGranularity::bucket
   /// ZeRO-3 gathered weights freed after the forward, the backward or the step (implementation_profile.hpp).
   Reshard reshard = Reshard::after_forward;
+  /// ZeRO-3 gathers as list-form all_gathers: a copy kernel per rank per call (implementation_profile.hpp).
+  bool gather_list_copies = false;
   /// Per-GPU compute-speed spread (coefficient of variation; scale_noise.hpp). −1: unset,
   /// resolve() takes the preset's.
   double compute_variability = -1;
