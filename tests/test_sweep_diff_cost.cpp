@@ -164,6 +164,41 @@ TEST_CASE("sweep: --sort, --fits-only, --top and --zip") {
   for (const auto& p : read_json(f)) CHECK(p["summary"]["memory"]["fits"] == true);
 }
 
+TEST_CASE("sweep: the knee is the smallest value from which tokens/s stays within 5 % of the best and the bubble below 5 %") {
+  // Synthetic points of layout.microbatches, out of order: tokens/s 60, 80, 96, 99, 100 and
+  // bubble 30, 12, 6, 3, 1.5 % at m = 4, 8, 16, 32, 64; m = 2 does not fit.
+  auto point = [](int m, double tokens, double bubble, bool fits) {
+    ls::tools::SweepOutcome o;
+    o.point = {{"layout.microbatches", std::to_string(m)}};
+    ls::wl::Result r;
+    r.tokens_per_s = tokens;
+    r.bubble_fraction = bubble;
+    r.memory_fits = fits;
+    o.result = r;
+    return o;
+  };
+  const std::vector<ls::tools::SweepOutcome> pts{point(32, 99, 0.03, true), point(4, 60, 0.30, true), point(64, 100, 0.015, true),
+                                                 point(8, 80, 0.12, true), point(16, 96, 0.06, true), point(2, 200, 0.5, false)};
+  const std::vector<std::string> keys{"layout.microbatches"};
+  // 96 ≥ 0.95 · 100 from m = 16 on (the unfitting m = 2 is not the best); bubble < 5 % from 32.
+  CHECK(ls::tools::sweep_knee(keys, pts) ==
+        "knee: tokens/s within 5 % of the sweep's best from layout.microbatches = 16; bubble below 5 % from layout.microbatches = 32");
+  // A later dip below the line moves the knee past it.
+  auto dip = pts;
+  dip[0] = point(32, 90, 0.03, true);
+  CHECK(ls::tools::sweep_knee(keys, dip).find("best from layout.microbatches = 64") != std::string::npos);
+  // Every point within 5 % and below 5 %: no transition, no knee.
+  CHECK(ls::tools::sweep_knee(keys, {point(8, 99, 0.01, true), point(16, 100, 0.02, true)}).empty());
+  // Two varying keys, or a non-numeric one: no knee.
+  auto two = pts;
+  two[1].point.push_back({"layout.tp", "2"});
+  CHECK(ls::tools::sweep_knee({"layout.microbatches", "layout.tp"}, two).empty());
+  // From the CLI: printed under the table.
+  const Run r = ls_run("sweep '" + small() + "' --microbatches 1,4,8,16");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out.find("knee: tokens/s within 5 % of the sweep's best from layout.microbatches = ") != std::string::npos);
+}
+
 TEST_CASE("sweep: layout.dp=auto sets dp back to derived") {
   const std::string j = ls::test::tmp("dpauto.json");
   REQUIRE(ls_run("sweep '" + small() + "' --set layout.pp=2,4 --set layout.dp=auto --json '" + j + "'").rc == 0);

@@ -120,7 +120,9 @@ int run(const SweepArgs& a) {
       write_output(a.plot, render_svg(sweep_plot(fmt::format("layoutsim sweep: {}", title), a.axes, in_order)));
   }
   if (a.csv != "-" && a.json != "-" && a.plot != "-") {  // without machine outputs on stdout, a table there
-    const std::string t = format_sweep_table(keys, shown);
+    std::string t = format_sweep_table(keys, shown);
+    // The knee reads every point that ran, whatever --top or --fits-only kept in the table.
+    if (const std::string knee = sweep_knee(keys, outcomes); !knee.empty()) t += "\n" + knee + "\n";
     std::fwrite(t.data(), 1, t.size(), stdout);
   }
 

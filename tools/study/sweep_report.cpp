@@ -173,6 +173,51 @@ std::string format_sweep_table(const std::vector<std::string>& keys, const std::
   return out;
 }
 
+std::string sweep_knee(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes) {
+  // The one key whose value differs between the points.
+  std::vector<std::string> varying;
+  for (const auto& k : keys) {
+    bool differs = false;
+    for (const auto& o : outcomes) differs = differs || value_of(o.point, k) != value_of(outcomes.front().point, k);
+    if (differs) varying.push_back(k);
+  }
+  if (varying.size() != 1) return "";
+  const std::string& key = varying.front();
+  struct Point {
+    double x;
+    const wl::Result* r;
+  };
+  std::vector<Point> points;
+  for (const auto& o : outcomes) {
+    const auto x = as_number(value_of(o.point, key));
+    if (!x) return "";
+    if (o.result && o.result->memory_fits) points.push_back({*x, &*o.result});
+  }
+  if (points.size() < 2) return "";
+  std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+  // The smallest x from which every later point satisfies `ok`; none when no point does
+  // or every point does (no transition inside the sweep, so no knee to name).
+  const auto from = [&](auto ok) -> std::optional<double> {
+    std::optional<double> x;
+    auto it = points.rbegin();
+    for (; it != points.rend() && ok(*it->r); ++it) x = it->x;
+    if (it == points.rend()) return std::nullopt;
+    return x;
+  };
+  constexpr double kWithin = 0.05;  // the model's own error is larger: gains below it are not resolved
+  double best = 0;
+  for (const auto& p : points) best = std::max(best, p.r->tokens_per_s);
+  std::string out;
+  if (const auto x = from([&](const wl::Result& r) { return r.tokens_per_s >= (1 - kWithin) * best; }))
+    out = fmt::format("knee: tokens/s within 5 % of the sweep's best from {} = {:g}", key, *x);
+  bool bubble_varies = false;
+  for (const auto& p : points) bubble_varies = bubble_varies || p.r->bubble_fraction != points.front().r->bubble_fraction;
+  if (bubble_varies)
+    if (const auto x = from([&](const wl::Result& r) { return r.bubble_fraction < kWithin; }))
+      out += fmt::format("{}bubble below 5 % from {} = {:g}", out.empty() ? "knee: " : "; ", key, *x);
+  return out;
+}
+
 PlotSpec sweep_plot(const std::string& title, const std::vector<SweepAxis>& axes, const std::vector<SweepOutcome>& outcomes) {
   // The keys whose value changes between the points, in axis order.
   std::vector<std::string> varying;

@@ -46,6 +46,16 @@ std::string name_set_locations(const std::string& message, const std::vector<std
 /// `training` key; an invalid point's row says "invalid: REASON".
 std::string format_sweep_table(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes);
 
+/// Where a one-key numeric sweep stops paying: the smallest value of the key from which
+/// tokens/s stays within 5 % of the sweep's best fitting point, and, when the bubble varies,
+/// the smallest value from which the measured bubble stays below 5 % ("knee: tokens/s within
+/// 5 % of the best from layout.microbatches = 32; bubble below 5 % from 32"). Points are
+/// ordered by the key's value whatever the table's order; points that failed or do not fit
+/// are skipped; a clause that holds at every point (no transition inside the sweep) is left
+/// out. "" when more or fewer than one key varies, a value is not a number, or no clause
+/// remains. O(points log points).
+std::string sweep_knee(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes);
+
 /// The plot: step time, tokens/s and bubble panels over the points (sweep order);
 /// title `title`; x numeric (log 2 when the values span ≥ 8×) when one numeric key
 /// varies, else categorical with one line per varying key in each label.
