@@ -243,7 +243,7 @@ TEST_CASE("--trace-devices: a list draws just those GPUs; auto adds a perturbed 
                 " --set 'perturbations.devices=[{device: node0.gpu1, compute_slowdown: 1.5}]'");
   INFO(r.err);
   REQUIRE(r.rc == 0);
-  CHECK(slurp(tmp("auto.json")).find("\"node0.gpu1 compute\"") != std::string::npos);
+  CHECK(slurp(tmp("auto.json")).find("\"node0.gpu1 compute [perturbed 1.50x]\"") != std::string::npos);
   CHECK(layoutsim("run " + s + " --quiet --trace " + tmp("x.json") + " --trace-devices node9.gpu9").rc == 2);
   // The list ends at its flag's value: the scenario written after it is still the scenario.
   r = layoutsim("run --trace-devices all " + s + " --quiet --trace " + tmp("all.json"));

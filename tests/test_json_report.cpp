@@ -267,6 +267,30 @@ TEST_CASE("Chrome trace: structure, exact timestamps, flows, and it passes the c
   CHECK(text.find("thread_sort_index") != std::string::npos);
 }
 
+TEST_CASE("Chrome trace: a perturbed device's tracks are marked in their thread names") {
+  auto r = sample_result();
+  wl::PerturbedDevice pd;
+  pd.device = 1;
+  pd.compute_slowdown = 1.5;
+  r.perturbed_devices.push_back(pd);
+  const std::string text = tools::chrome_trace_json(r);
+  CHECK(tools::check_trace_text(text).ok());
+  int marked = 0, plain = 0;
+  const json j = json::parse(text);
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "M" || e["name"] != "thread_name") continue;
+    const std::string name = e["args"]["name"];
+    if (name.find(" [perturbed 1.50x]") != std::string::npos) {
+      ++marked;
+      CHECK(e["tid"].get<int>() / 8 == 1);  // device 1's tracks only
+    } else {
+      ++plain;
+    }
+  }
+  CHECK(marked > 0);
+  CHECK(plain > 0);
+}
+
 TEST_CASE("Chrome trace: a flow with one end outside the traced devices is dropped") {
   auto r = sample_result();
   for (auto& s : r.spans)

@@ -227,12 +227,20 @@ std::string chrome_trace_json(const wl::Result& r) {
     begin_event();
     out += fmt::format(R"x({{"ph":"M","name":"thread_name","pid":{},"tid":0,"args":{{"name":"critical path (step)"}}}})x", crit_pid);
   }
+  // A perturbed device (perturbations.devices) says so on each of its tracks, so that a
+  // reader finds the straggler in the viewer's thread list without the summary.
+  auto perturbed_mark = [&](std::int32_t device) -> std::string {
+    for (const auto& pd : r.perturbed_devices)
+      if (pd.device == device)
+        return pd.compute_slowdown != 1.0 ? fmt::format(" [perturbed {:.2f}x]", pd.compute_slowdown) : std::string(" [perturbed]");
+    return "";
+  };
   for (const auto& [device, track] : threads) {
     const int pid = node_of(device);
     const std::int64_t tid = static_cast<std::int64_t>(device) * kTracksPerDevice + track;
     begin_event();
     out += fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid, tid,
-                       quoted(device_name(device) + " " + track_name(track)));
+                       quoted(device_name(device) + " " + track_name(track) + perturbed_mark(device)));
     begin_event();
     out += fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", pid, tid, tid);
   }
