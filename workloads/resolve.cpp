@@ -241,12 +241,12 @@ ResolvedScenario resolve(Scenario s) {
   const LinkRateOrigin origin{!(s.cluster.intra.bandwidth_Bps > 0), !(s.cluster.inter.bandwidth_Bps > 0)};
   derive_links(s, issues);
   derive_model(s.model);
-  // The per-GPU speed spread comes with the preset unless the scenario states it.
-  if (s.implementation.compute_variability < 0)
-    if (auto bundle = implementation_preset(s.implementation.preset)) s.implementation.compute_variability = bundle->compute_variability;
-  // The framework's per-kernel constants come with its preset (implementation_profile.hpp).
+  // The framework's per-kernel constants and the per-GPU speed spread come with its preset
+  // unless the scenario states them (implementation_profile.hpp).
+  const auto bundle = implementation_preset(s.implementation.preset);
+  if (bundle && s.implementation.compute_variability < 0) s.implementation.compute_variability = bundle->compute_variability;
   if (s.implementation.profile.name.empty()) {
-    if (auto bundle = implementation_preset(s.implementation.preset))
+    if (bundle)
       s.implementation.profile = bundle->profile;
     else
       issues.push_back({"implementation.preset", fmt::format("unknown implementation preset '{}'", s.implementation.preset),

@@ -175,20 +175,6 @@ void slow_by_interference(const sim::Program& prog, topo::Planner& planner, sim:
   for (std::size_t r = 0; r < factors.size(); ++r) cfg.compute_factor[r] *= factors[r];
 }
 
-/// What the slowest of the GPUs added to the step: the compute on the step's critical path
-/// ran `factor` times its nominal time, so (1 − 1/factor) of it is the noise's. Without a
-/// critical path (past simulation.critical_path_ops), the busiest stage's compute stands
-/// in for it, a lower bound.
-void fold_scale_noise(Result& res, double variability, double factor, bool have_critical_path) {
-  res.scale_noise.variability = std::max(0.0, variability);
-  res.scale_noise.factor = factor;
-  double compute_on_path = 0;
-  if (have_critical_path) compute_on_path = res.critical_path.compute_s;
-  else
-    for (const auto& st : res.per_stage) compute_on_path = std::max(compute_on_path, st.compute_s);
-  res.scale_noise.cost_s = compute_on_path * (1 - 1 / factor);
-}
-
 /// What the reported steps leave for the folds.
 struct StepsRun {
   Time total;
@@ -325,7 +311,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   fold_moe(res, sc, bp);
   fold_links(res, cluster, net, total);
   fold_compute_breakdown(res, bp);
-  if (interference || noise > 1) book_interference(res);
+  if (interference || noise > 1) book_slowdown_as_overhead(res);
   fold_memory(res, sc, bp, stats);
   fold_perturbed_devices(res, sc, prog, stats, cfg.record_ops ? &run.crit : nullptr, step0);
   fold_offload(res, sc, bp, step0);

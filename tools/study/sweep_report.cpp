@@ -25,6 +25,17 @@ std::string value_of(const SweepPoint& p, const std::string& key) {
   return v;
 }
 
+/// The keys whose value changes between the points, in `keys` order.
+std::vector<std::string> varying_keys(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes) {
+  std::vector<std::string> varying;
+  for (const auto& k : keys) {
+    bool differs = false;
+    for (const auto& o : outcomes) differs = differs || value_of(o.point, k) != value_of(outcomes.front().point, k);
+    if (differs) varying.push_back(k);
+  }
+  return varying;
+}
+
 std::optional<double> as_number(const std::string& s) {
   double d = 0;
   const char* first = s.data();
@@ -174,13 +185,7 @@ std::string format_sweep_table(const std::vector<std::string>& keys, const std::
 }
 
 std::string sweep_knee(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes) {
-  // The one key whose value differs between the points.
-  std::vector<std::string> varying;
-  for (const auto& k : keys) {
-    bool differs = false;
-    for (const auto& o : outcomes) differs = differs || value_of(o.point, k) != value_of(outcomes.front().point, k);
-    if (differs) varying.push_back(k);
-  }
+  const std::vector<std::string> varying = varying_keys(keys, outcomes);
   if (varying.size() != 1) return "";
   const std::string& key = varying.front();
   struct Point {
@@ -219,13 +224,7 @@ std::string sweep_knee(const std::vector<std::string>& keys, const std::vector<S
 }
 
 PlotSpec sweep_plot(const std::string& title, const std::vector<SweepAxis>& axes, const std::vector<SweepOutcome>& outcomes) {
-  // The keys whose value changes between the points, in axis order.
-  std::vector<std::string> varying;
-  for (const auto& k : sweep_keys(axes)) {
-    bool differs = false;
-    for (const auto& o : outcomes) differs = differs || value_of(o.point, k) != value_of(outcomes.front().point, k);
-    if (differs) varying.push_back(k);
-  }
+  std::vector<std::string> varying = varying_keys(sweep_keys(axes), outcomes);
   if (varying.empty() && !axes.empty()) varying.push_back(axes.back().key);
   PlotSpec spec;
   spec.title = title;

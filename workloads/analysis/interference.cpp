@@ -28,7 +28,7 @@ std::vector<double> interference_factors(const sim::Engine& engine, double rho) 
   return out;
 }
 
-void book_interference(Result& res) {
+void book_slowdown_as_overhead(Result& res) {
   const std::size_t n = std::min(res.compute_breakdown.size(), res.per_stage.size());
   for (std::size_t st = 0; st < n; ++st) {
     auto& b = res.compute_breakdown[st];

@@ -37,10 +37,11 @@ std::uint8_t interference_streams();
 /// it its representative's factor). O(ranks).
 std::vector<double> interference_factors(const sim::Engine& engine, double rho);
 
-/// Books each stage's compute time beyond its kernels (the interference) under the
-/// breakdown's `launch` (reported as overhead), so that the breakdown still adds up to the
-/// stage's measured compute time. Call after the per-stage compute and the breakdown are
-/// folded, only when interference or scale noise (scale_noise.hpp) slowed the compute. O(stages).
-void book_interference(Result& res);
+/// Books each stage's compute time beyond its kernels (what interference and scale noise,
+/// scale_noise.hpp, added) under the breakdown's `launch` (reported as overhead), so that
+/// the breakdown still adds up to the stage's measured compute time. Call after the
+/// per-stage compute and the breakdown are folded, only when either slowed the compute.
+/// O(stages).
+void book_slowdown_as_overhead(Result& res);
 
 }  // namespace ls::wl

@@ -1,6 +1,7 @@
 // workloads/analysis/scale_noise.cpp — the expected maximum of N standard normals.
 #include "workloads/analysis/scale_noise.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -28,6 +29,16 @@ double expected_max_standard_normal(long n) {
 double scale_noise_factor(double cv, long devices) {
   if (!(cv > 0)) return 1.0;
   return 1.0 + cv * expected_max_standard_normal(devices);
+}
+
+void fold_scale_noise(Result& res, double variability, double factor, bool have_critical_path) {
+  res.scale_noise.variability = std::max(0.0, variability);
+  res.scale_noise.factor = factor;
+  double compute_on_path = 0;
+  if (have_critical_path) compute_on_path = res.critical_path.compute_s;
+  else
+    for (const auto& st : res.per_stage) compute_on_path = std::max(compute_on_path, st.compute_s);
+  res.scale_noise.cost_s = compute_on_path * (1 - 1 / factor);
 }
 
 }  // namespace ls::wl

@@ -16,6 +16,8 @@
 // `scale_noise_s`.
 #pragma once
 
+#include "workloads/build/result.hpp"
+
 namespace ls::wl {
 
 /// E[max of n independent standard normals]: ∫ x · n φ(x) Φ(x)^(n−1) dx, by Simpson's rule
@@ -25,5 +27,12 @@ double expected_max_standard_normal(long n);
 /// The compute multiplier of a synchronous step on `devices` GPUs whose speeds spread with
 /// coefficient of variation `cv`: 1 + cv · expected_max_standard_normal(devices).
 double scale_noise_factor(double cv, long devices);
+
+/// What the slowest of the GPUs added to the step: the compute on the step's critical path
+/// ran `factor` times its nominal time, so (1 − 1/factor) of it is the noise's. Without a
+/// critical path (past simulation.critical_path_ops), the busiest stage's compute stands in
+/// for it, a lower bound. Call after the critical path and the per-stage compute are folded.
+/// O(stages).
+void fold_scale_noise(Result& res, double variability, double factor, bool have_critical_path);
 
 }  // namespace ls::wl

@@ -201,7 +201,7 @@ struct Result {
   } step_time_band;
   /// The slowest of N GPUs (workloads/analysis/scale_noise.hpp): the per-GPU speed spread
   /// stated, the compute multiplier it gives on this many GPUs, and what it adds to the step
-  /// (the critical path's compute × (1 − 1/factor); simulate.cpp fold_scale_noise).
+  /// (the critical path's compute × (1 − 1/factor); scale_noise.hpp fold_scale_noise).
   struct ScaleNoise {
     double variability = 0;
     double factor = 1;

@@ -10,6 +10,7 @@
 #include "workloads/model/headroom.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/build/offload.hpp"
+#include "workloads/cost/kernels.hpp"
 
 namespace ls::wl {
 
@@ -97,6 +98,7 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       zero12_gather_(shard_degree(s_.layout) * s_.layout.cp > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
       expert_dp_(s_.model.moe.experts > 0 && s_.layout.dp / s_.layout.ep > 1),
       offload_activations_(s_.layout.offload.activations),
+      profile_(kernel_profile(s_)),
       recv_(static_cast<std::size_t>(2 * s_.layout.microbatches) * chunks.size(), 0),
       gathered_this_step_(static_cast<std::size_t>(s_.model.layers), 0),
       offload_copy_(static_cast<std::size_t>(s_.model.layers), 0) {}
@@ -434,11 +436,9 @@ std::int64_t StageEmitter::zero3_gather(const Site& at, int layer, bool backward
     // copied out rank by rank, one kernel per rank of the group, its bytes read and written
     // once through HBM. The layer needs the copies, so they run on its stream, after the
     // gathers.
-    const ComputeProfile profile = kernel_profile(s_);
     const double ranks = static_cast<double>(shard_degree(s_.layout) * s_.layout.cp);
-    const double per_call_s = ranks * profile.launch_overhead_s + 2 * (bytes / calls) / (s_.gpu.hbm_bandwidth_Bps * profile.hbm_fraction);
     PassCost copies;
-    copies.time = sim::Time::from_seconds(calls * per_call_s);
+    copies.time = sim::Time::from_seconds(calls * ranks * profile_.launch_overhead_s) + memory_time(profile_, s_.gpu, 2 * bytes);
     copies.breakdown.launch = copies.time;  // no kernel of the layer: booked as overhead
     const Work work = backward ? Work::backward : Work::forward;
     Op c = compute_op(work, at.microbatch, at.chunk, layer, layer + 1, copies, 0);

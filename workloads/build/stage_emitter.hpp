@@ -117,6 +117,7 @@ private:
   const bool zero12_gather_;       // one gather per layer at its first forward of the step
   const bool expert_dp_;           // expert gradients reduce over an expert-data-parallel group
   const bool offload_activations_; // layout.offload.activations
+  const ComputeProfile profile_;    // kernel_profile(s_): prices the copies of list-form gathers
 
   sim::StageProgramBuilder builder_;
   std::vector<std::uint32_t> recv_;        // by (gradient, micro-batch, chunk)

@@ -300,6 +300,11 @@ const std::array<ProfileConstant, 18> kConstants{{
      get_field<&ComputeProfile::collective_ctas>, set_field<&ComputeProfile::collective_ctas>},
 }};
 
+/// A collective that held half the SMs or more would leave compute beside it at least twice
+/// as slow: no NCCL configuration does that, and at all the SMs the multiplier would not be
+/// finite.
+bool ctas_leave_most_sms(const ComputeProfile& profile) { return 2 * profile.collective_ctas < profile.sm_count; }
+
 }  // namespace
 
 std::optional<ComputeProfile> compute_profile_preset(std::string_view gpu_name) {
@@ -329,16 +334,14 @@ std::vector<std::string> profile_bound_violations(const ComputeProfile& profile)
     if (!(v >= c.lower && v <= c.upper))
       out.push_back(fmt::format("{} = {} outside [{}, {}] {}", c.name, v, c.lower, c.upper, c.unit));
   }
-  // A collective that held half the SMs or more would leave compute beside it at least twice
-  // as slow: no NCCL configuration does that, and the multiplier would not be finite at all.
-  if (profile.collective_ctas > 0 && 2 * profile.collective_ctas >= profile.sm_count)
+  if (profile.collective_ctas > 0 && !ctas_leave_most_sms(profile))
     out.push_back(fmt::format("collective_ctas = {} is half of sm_count = {} or more (a collective holds at most a few of the SMs)",
                               profile.collective_ctas, profile.sm_count));
   return out;
 }
 
 double overlap_slowdown(const ComputeProfile& profile) {
-  if (profile.collective_ctas <= 0 || 2 * profile.collective_ctas >= profile.sm_count) return 1.0;
+  if (profile.collective_ctas <= 0 || !ctas_leave_most_sms(profile)) return 1.0;
   return static_cast<double>(profile.sm_count) / (profile.sm_count - profile.collective_ctas);
 }
 
