@@ -74,4 +74,19 @@ inline wl::Scenario a100_data_parallel(int zero, int ctas) {
   return s;
 }
 
+/// A GPT-style model of 16 layers on `nodes` A100-era 8-GPU nodes (a100_era_cluster),
+/// the layout dp × tp × pp with `m` micro-batches.
+inline wl::Scenario cluster_scenario(int nodes, int dp, int tp, int pp, int m) {
+  wl::Scenario s;
+  s.name = "dense";
+  a100_era_cluster(s, nodes, 8);
+  s.gpu = *wl::gpu_preset("a100-80gb");
+  s.model = small_model(16);
+  s.layout.dp = dp;
+  s.layout.tp = tp;
+  s.layout.pp = pp;
+  s.layout.microbatches = m;
+  return s;
+}
+
 }  // namespace ls::test

@@ -47,8 +47,10 @@ wl::Result sample_result() {
   r.bubble_fraction_analytic = 0.5;  // (p-1)/(m+p-1) = 1/2
   r.bubble_fraction = 0.5;
   r.per_stage = {{0, 6, 0.6, 0.5, 0.5, 0.6}, {1, 6, 0.6, 0.5, 0.5, 0.6}};
-  r.comm[static_cast<int>(wl::Axis::tp)] = {1e9, 0.01};
-  r.comm[static_cast<int>(wl::Axis::pp)] = {2e6, 0.002};
+  r.comm[static_cast<int>(wl::Axis::tp)].bytes_per_device = 1e9;
+  r.comm[static_cast<int>(wl::Axis::tp)].exposed_s = 0.01;
+  r.comm[static_cast<int>(wl::Axis::pp)].bytes_per_device = 2e6;
+  r.comm[static_cast<int>(wl::Axis::pp)].exposed_s = 0.002;
   r.links_by_kind = {{"nvlink", 4, 2e9, 0.1, 0.2}, {"infiniband", 2, 4e6, 0.01, 0.02}};
   r.busiest_links = {{"node0.gpu0->nvswitch0", "nvlink", 1e9, 0.2}};
   wl::LinkGroup g;

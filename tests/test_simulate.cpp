@@ -122,23 +122,7 @@ TEST_CASE("critical-path shares sum to one") {
 // ---------------------------------------------------------------------------
 // Dense layouts: bytes and FLOPs read back from the engine's recorder.
 
-namespace {
-
-/// GPT-style model on `nodes` 8-GPU nodes (NVSwitch 300 GB/s, 1 us; IB 25 GB/s, 3 us).
-Scenario cluster_scenario(int nodes, int dp, int tp, int pp, int m) {
-  Scenario s;
-  s.name = "dense";
-  ls::test::a100_era_cluster(s, nodes, 8);
-  s.gpu = *gpu_preset("a100-80gb");
-  s.model = small_model(16);
-  s.layout.dp = dp;
-  s.layout.tp = tp;
-  s.layout.pp = pp;
-  s.layout.microbatches = m;
-  return s;
-}
-
-}  // namespace
+using ls::test::cluster_scenario;
 
 TEST_CASE("TP bytes per device per layer are 4 ring all-reduces of b*s*h elements") {
   // Megatron: 2 all-reduces per layer forward, 2 backward, each of S = b·s·h·2 bytes;

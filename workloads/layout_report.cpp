@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "topology/cluster.hpp"
+#include "workloads/analysis/axis_comm.hpp"
 #include "workloads/advice/diagnostics.hpp"
 #include "workloads/model/layout.hpp"
 #include "workloads/model/model.hpp"
@@ -83,6 +84,8 @@ LayoutReport layout_report(const ResolvedScenario& resolved) {
     gi.link_kinds = kinds;
     ps.groups.push_back(std::move(gi));
   }
+  const AxisComms comms = axis_comm_budgets(sc, prog, cluster);
+  for (const Axis a : kReportedAxes) ps.comm[static_cast<int>(a)] = comms[static_cast<std::size_t>(a)];
   ps.warnings = static_warnings(sc, bp, ps);
   return ps;
 }

@@ -16,6 +16,7 @@
 #include "sim/engine.hpp"
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
+#include "workloads/analysis/axis_comm.hpp"
 #include "workloads/analysis/critical_path.hpp"
 #include "workloads/analysis/device_metrics.hpp"
 #include "workloads/advice/diagnostics.hpp"
@@ -308,6 +309,16 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   fold_pipeline(res, sc, bp, stats, step0);
   fold_stage_spread(res, prog, stats);
   fold_comm(res, sc, prog, stats);
+  // Bytes per FLOP and the time at each axis's slowest link: the program's figures, as
+  // `check` prints them; bytes_per_device and exposed_s stay the simulation's.
+  const AxisComms budgets = axis_comm_budgets(sc, prog, cluster);
+  for (const Axis a : kReportedAxes) {
+    AxisComm& c = res.comm[static_cast<int>(a)];
+    const double bytes = c.bytes_per_device, exposed = c.exposed_s;
+    c = budgets[static_cast<std::size_t>(a)];
+    c.bytes_per_device = bytes;
+    c.exposed_s = exposed;
+  }
   fold_moe(res, sc, bp);
   fold_links(res, cluster, net, total);
   fold_compute_breakdown(res, bp);

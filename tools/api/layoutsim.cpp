@@ -84,6 +84,13 @@ nlohmann::ordered_json check_json(const ResolvedScenario& scenario, const Layout
   j["params_total"] = number(report.params_total);
   j["model_flops_per_step"] = number(report.model_flops_per_step);
   j["hardware_flops_per_step"] = number(report.hardware_flops_per_step);
+  nlohmann::ordered_json comm;
+  for (const wl::Axis a : wl::kReportedAxes) {
+    nlohmann::ordered_json c = tools::axis_comm_json(report.comm[static_cast<int>(a)]);
+    c.erase("exposed_s");  // only a simulation measures it
+    comm[wl::axis_name(a)] = std::move(c);
+  }
+  j["comm"] = std::move(comm);
   nlohmann::ordered_json warnings = nlohmann::ordered_json::array();
   for (const auto& w : report.warnings) warnings.push_back({{"code", w.code}, {"message", w.message}});
   j["warnings"] = std::move(warnings);

@@ -17,13 +17,15 @@ bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind
 /// The fields the JSON reference documents as number-or-null: a straggler's or perturbed
 /// device's cost not priced (more slow devices than are priced one by one, or a device
 /// that is not slower), the band when no published run is like this one, a device the
-/// critical path or a stage names when there is none (an empty critical path).
+/// critical path or a stage names when there is none (an empty critical path), the
+/// slowest link of an axis that moves nothing over a link.
 /// Anywhere else a null stands for a NaN or an infinity.
 bool may_be_null(const std::string& path, const std::string& key) {
   if (key == "cost_s") return starts_with(path, "stragglers[") || starts_with(path, "perturbed_devices[");
   if (key == "device" || key == "device_name") return starts_with(path, "critical_path.") || starts_with(path, "stragglers[") ||
                                                        starts_with(path, "perturbed_devices[");
   if (key == "slowest_device") return starts_with(path, "pipeline.per_stage[");
+  if (key == "slowest_link") return starts_with(path, "comm.");
   return starts_with(path, "step_time_band");
 }
 

@@ -21,6 +21,21 @@ ordered_json num(double v) {
   return v;
 }
 
+}  // namespace
+
+ordered_json axis_comm_json(const wl::AxisComm& c) {
+  return ordered_json{{"bytes_per_device", num(c.bytes_per_device)},
+                      {"exposed_s", num(c.exposed_s)},
+                      {"bytes_per_flop", num(c.bytes_per_flop)},
+                      {"slowest_link", c.slowest_link_Bps > 0
+                                           ? ordered_json{{"kind", c.slowest_link_kind}, {"bandwidth_Bps", num(c.slowest_link_Bps)}}
+                                           : ordered_json(nullptr)},
+                      {"time_at_slowest_link_s", num(c.time_at_slowest_link_s)},
+                      {"comm_to_compute", num(c.comm_to_compute)}};
+}
+
+namespace {
+
 /// A device's name, or null when the index is none (-1) or out of range.
 ordered_json device_name(const wl::Result& r, std::int32_t d) {
   if (d < 0 || static_cast<std::size_t>(d) >= r.device_names.size()) return nullptr;
@@ -69,10 +84,7 @@ ordered_json pipeline_json(const wl::Result& r) {
 
 ordered_json comm_json(const wl::Result& r) {
   ordered_json comm;
-  for (wl::Axis a : wl::kReportedAxes) {
-    const auto& c = r.comm[static_cast<int>(a)];
-    comm[wl::axis_name(a)] = ordered_json{{"bytes_per_device", num(c.bytes_per_device)}, {"exposed_s", num(c.exposed_s)}};
-  }
+  for (wl::Axis a : wl::kReportedAxes) comm[wl::axis_name(a)] = axis_comm_json(r.comm[static_cast<int>(a)]);
   return comm;
 }
 

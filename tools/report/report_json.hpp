@@ -25,6 +25,9 @@ struct JsonOptions {
 /// Non-finite numbers are written as null (JSON has no NaN). O(stages + links).
 nlohmann::ordered_json to_json(const wl::Result& r, const JsonOptions& opts = {});
 
+/// One axis's `comm.<axis>` object (check prints it without exposed_s: nothing ran).
+nlohmann::ordered_json axis_comm_json(const wl::AxisComm& c);
+
 /// to_json(r).dump(2) plus a trailing newline.
 std::string to_json_string(const wl::Result& r, const JsonOptions& opts = {});
 

@@ -38,6 +38,24 @@ void append_memory_table(std::string& out, const std::vector<wl::MemoryTerms>& t
   }
 }
 
+/// Per axis: its bytes per device per step, per FLOP of the device's compute, and the
+/// time they take at the axis's slowest link against the device's compute
+/// (workloads/analysis/axis_comm.hpp); `exposed`: the simulated wait on the axis too.
+void append_axis_comm_table(std::string& out, const wl::AxisComm (&comm)[wl::kAxisCount], bool exposed) {
+  out += "\nCommunication per device per step (each collective's bytes at its slowest link, against compute)\n";
+  out += fmt::format("  {:>4}  {:>10}  {:>10}  {:<24}  {:>10}  {:>12}{}\n", "axis", "bytes", "bytes/FLOP", "slowest link", "at link",
+                     "comm/compute", exposed ? fmt::format("  {:>10}", "exposed") : std::string());
+  for (wl::Axis a : wl::kReportedAxes) {
+    const auto& c = comm[static_cast<int>(a)];
+    if (!c.present && !(c.bytes_per_device > 0)) continue;  // no group on this axis
+    const std::string link =
+        c.slowest_link_Bps > 0 ? fmt::format("{} {}/s", c.slowest_link_kind, human_bytes(c.slowest_link_Bps)) : std::string("-");
+    out += fmt::format("  {:>4}  {:>10}  {:>10.2e}  {:<24}  {:>10}  {:>12.3g}{}\n", wl::axis_name(a), human_bytes(c.bytes_per_device),
+                       c.bytes_per_flop, link, human_seconds(c.time_at_slowest_link_s), c.comm_to_compute,
+                       exposed ? fmt::format("  {:>10}", human_seconds(c.exposed_s)) : std::string());
+  }
+}
+
 // "fits, peak X" / "TIGHT ..." / "DOES NOT FIT, peak X" (headroom.hpp's three states;
 // `fits` is true for fits and tight).
 std::string verdict_text(bool fits, const std::string& verdict, double peak) {
@@ -136,14 +154,7 @@ std::string format_summary(const wl::Result& r) {
     }
   }
 
-  out += "\nCommunication per device per step\n";
-  out += fmt::format("  {:>4}  {:>10}  {:>10}\n", "axis", "bytes", "exposed");
-  for (wl::Axis a : wl::kReportedAxes) {
-    // The cp row only when there is context parallelism (cp traffic).
-    if (a == wl::Axis::cp && r.comm[static_cast<int>(a)].bytes_per_device <= 0) continue;
-    const auto& c = r.comm[static_cast<int>(a)];
-    out += fmt::format("  {:>4}  {:>10}  {:>10}\n", wl::axis_name(a), human_bytes(c.bytes_per_device), human_seconds(c.exposed_s));
-  }
+  append_axis_comm_table(out, r.comm, true);
 
   if (!r.links_by_kind.empty()) {
     out += "\nLinks by kind\n";
@@ -250,6 +261,8 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   }
   const bool tp_cross = std::any_of(p.groups.begin(), p.groups.end(), [](const wl::GroupInfo& g) { return g.axis == "tp" && g.crosses_nodes; });
   out += fmt::format("  TP groups crossing nodes: {}\n", tp_cross ? "YES (tensor parallelism over the inter-node network)" : "no");
+
+  append_axis_comm_table(out, p.comm, false);
 
   out += "\nStages\n";
   for (std::size_t i = 0; i < p.stage_layers.size(); ++i) out += fmt::format("  stage {:>3}: {} layers\n", i, p.stage_layers[i]);

@@ -30,7 +30,17 @@ struct StageResult {
 
 struct AxisComm {
   double bytes_per_device = 0;   // bytes sent per device per step, mean over devices of the axis
-  double exposed_s = 0;          // time the compute stream waited on this axis, mean over devices
+  double exposed_s = 0;          // time the compute stream waited on this axis, mean over devices (run only)
+  // The axis against compute, from the built program (workloads/analysis/axis_comm.hpp):
+  // the same figures in `check` and `run`.
+  bool present = false;               // some device takes part in the axis
+  double hardware_flops_per_device = 0;  // per step, mean over the axis's devices
+  double compute_s = 0;               // nominal compute seconds per device per step, likewise
+  double bytes_per_flop = 0;          // bytes_per_device / hardware_flops_per_device
+  double slowest_link_Bps = 0;        // the smallest link rate the axis's flows cross (0: none)
+  std::string slowest_link_kind;      // that link's kind: "nvlink", "infiniband", ...
+  double time_at_slowest_link_s = 0;  // each op's bytes at its own plan's slowest link, summed
+  double comm_to_compute = 0;         // time_at_slowest_link_s / compute_s
 };
 
 struct LinkKindStats {
@@ -304,6 +314,7 @@ struct LayoutReport {
   double params_total = 0;
   double model_flops_per_step = 0;       // summed over the program's ops: equals run's
   double hardware_flops_per_step = 0;    // likewise (recompute included)
+  AxisComm comm[kAxisCount];             // indexed by Axis; the reported axes (analysis/axis_comm.hpp)
   std::vector<Warning> warnings;
 };
 
