@@ -69,7 +69,7 @@ TEST_CASE("every GPU preset has a compute profile inside its bounds") {
 
 TEST_CASE("the constant table reads and writes every field by name") {
   ComputeProfile p = a100();
-  CHECK(profile_constants().size() == 18);  // + fp8 / mxfp8 GEMM fractions, FlashAttention-2, collective_ctas, dropout RNG
+  CHECK(profile_constants().size() == 19);  // + fp8 / mxfp8 GEMM fractions, FlashAttention-2 and -1, collective_ctas, dropout RNG
   for (const auto& c : profile_constants()) {
     CAPTURE(std::string(c.name));
     CHECK(c.lower < c.upper);

@@ -103,6 +103,7 @@ void derive_links(Scenario& s, std::vector<ScenarioIssue>& issues) {
 
 void derive_model(ModelSpec& m) {
   if (m.kv_heads == 0) m.kv_heads = m.heads;
+  if (!m.bias) m.bias = m.activation == Activation::gelu;  // GPT style has biases, Llama style none
   if (m.ffn_hidden == 0) m.ffn_hidden = DerivedDefaults::ffn_hidden_per_hidden * m.hidden;
   if (m.moe.experts > 0 && m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = m.ffn_hidden;
 }

@@ -2,6 +2,7 @@
 // output lines up in a terminal; nothing here feeds a machine (the JSON does that).
 #include "tools/report/summary.hpp"
 
+#include "workloads/model/model.hpp"
 #include "workloads/model/layout.hpp"
 
 #include <algorithm>
@@ -236,8 +237,14 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   std::string out;
   out += fmt::format("layoutsim check: {} ({}) — valid\n\n", s.name, s.source);
   out += fmt::format("  {:<20} {} x {} GPUs = {} ({})\n", "cluster", s.cluster.nodes, s.cluster.gpus_per_node, p.devices, s.gpu.name);
-  out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters\n", "model", s.model.name, s.model.layers, s.model.hidden,
-                     human_count(p.params_total));
+  // Block variants the activation does not imply (model.hpp's conventions), so that a
+  // reader sees what the FLOPs and the TP traffic were priced for.
+  std::string variants;
+  if (wl::has_bias(s.model) != (s.model.activation == wl::Activation::gelu)) variants += wl::has_bias(s.model) ? ", biases" : ", no biases";
+  if (s.model.parallel_block) variants += ", parallel block";
+  if (s.model.sliding_window > 0) variants += fmt::format(", sliding window {}", s.model.sliding_window);
+  out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters{}\n", "model", s.model.name, s.model.layers, s.model.hidden,
+                     human_count(p.params_total), variants);
   out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{} zero={} sp={} recompute={}\n", "layout", L.dp, L.tp, L.pp, L.ep,
                      L.cp > 1 ? fmt::format(" cp={} ({})", L.cp, wl::name_of(wl::kCpKindNames, L.cp_kind)) : std::string(),
                      L.zero, L.sequence_parallel ? "on" : "off", wl::name_of(wl::kRecomputeNames, L.recompute));

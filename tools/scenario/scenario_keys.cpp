@@ -271,6 +271,20 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "preset, else `gelu`"),
       bool_key("model.tied_embeddings", LS_FIELD(model.tied_embeddings), std::nullopt, "", "preset, else false"),
       {"model.dropout", "number", {}, "0", "in [0, 1): attention, residual and embedding dropout (0: no dropout kernels or masks)"},
+      // Unset stays unset (resolve() derives it from the activation), so no bool_key.
+      bound_row(ScenarioKey{"model.bias", "bool", {}, "`true` with `activation: gelu` (GPT style), `false` with `swiglu` (Llama style)",
+                            "biases on every linear layer (and beside each LayerNorm's weight)"},
+                "",
+                [](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
+                  if (auto b = r.boolean(v, p)) s.model.bias = *b;
+                },
+                [](const wl::Scenario& s) { return std::string(!s.model.bias ? "" : *s.model.bias ? "true" : "false"); }),
+      bool_key("model.parallel_block", LS_FIELD(model.parallel_block), false,
+               "GPT-J / PaLM block: attention and MLP side by side on one norm's output, one TP all-reduce per pass "
+               "(dense models)"),
+      int_key("model.sliding_window", LS_FIELD(model.sliding_window), 0, kMaxDim, 0,
+              "sliding-window attention: each query attends the last N keys (0: all earlier keys; FLOPs and "
+              "FlashAttention's blocks over the window; without cp)"),
       {"model.moe", "map", {}, "absent: dense model", "merged over a MoE preset's"},
 
       int_key("model.moe.experts", LS_FIELD(model.moe.experts), 1, kMaxCount, std::nullopt, "",

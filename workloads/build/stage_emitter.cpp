@@ -264,7 +264,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
         expert_round_trip(pass, at, l);
         tp_all_reduce(pass, at, l, l + 1, 1);
       } else if (!overlap_tp) {
-        tp_all_reduce(pass, at, l, l + 1, 2);
+        tp_all_reduce(pass, at, l, l + 1, dense_tp_all_reduces());
       }
       return 0;
     case Pass::recompute: {
@@ -273,7 +273,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
       const double full = moe ? bytes_.activation_full_moe_layer : bytes_.activation_full_layer;
       const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(full) : 0;
       compute(costs_.layer(kind, pass), held);
-      if (!moe && !overlap_tp) tp_all_reduce(pass, at, l, l + 1, 2);
+      if (!moe && !overlap_tp) tp_all_reduce(pass, at, l, l + 1, dense_tp_all_reduces());
       else if (L.recompute == Recompute::full) expert_op_for(pass, at, l);
       return held;
     }
@@ -292,7 +292,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
         PassCost cost = costs_.layer(kind, pass);
         if (L.recompute == Recompute::selective) cost = cost + costs_.layer(kind, Pass::recompute);
         compute(cost, freed);
-        if (!overlap_tp) tp_all_reduce(pass, at, l, l + 1, 2);
+        if (!overlap_tp) tp_all_reduce(pass, at, l, l + 1, dense_tp_all_reduces());
       }
       return 0;
     }
@@ -350,6 +350,13 @@ std::uint32_t StageEmitter::add_compute(const Op& given, std::int64_t& gather) {
   if (zero3_) gather_user_.push_back(idx);  // the ZeRO-3 window tracks who used gather k
   gather = kNoGather;
   return idx;
+}
+
+int StageEmitter::dense_tp_all_reduces() const {
+  // Megatron's block reduces the attention's and the MLP's row-parallel outputs apart;
+  // the parallel block sums them first, so one all-reduce (or, under SP, one
+  // reduce-scatter and one all-gather) per pass carries both (PaLM §2).
+  return s_.model.parallel_block ? 1 : 2;
 }
 
 void StageEmitter::tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat) {
@@ -551,7 +558,8 @@ void StageEmitter::layer_compute(Pass pass, const Site& at, int l, const PassCos
     slice.breakdown.gemm = slice.time;
     rest.time -= gemm;
     rest.breakdown.gemm -= gemm;
-    beside.push_back({collective_op(Axis::tp, CollOp::all_reduce, work, at.microbatch, at.chunk, l, l + 1, bytes_.tp_all_reduce, 2),
+    beside.push_back({collective_op(Axis::tp, CollOp::all_reduce, work, at.microbatch, at.chunk, l, l + 1, bytes_.tp_all_reduce,
+                                    dense_tp_all_reduces()),
                       slice});
   }
   for (const Op& op : before) builder_.add(stream::compute, op);

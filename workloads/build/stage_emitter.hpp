@@ -93,6 +93,8 @@ private:
   void add_grad_sync(const sim::Op& op);
   /// Activation offload (offload.hpp): a copy of `bytes` of layer `layer` on the prefetch stream.
   sim::Op copy_op(const Site& at, int layer, double bytes) const;
+  /// TP all-reduces of a dense layer's pass: 2, or 1 in the parallel block.
+  int dense_tp_all_reduces() const;
   void tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat);
   void expert_round_trip(Pass pass, const Site& at, int layer);
   void expert_op_for(Pass pass, const Site& at, int layer);

@@ -1,5 +1,6 @@
 // workloads/cost/kernels.cpp — kernel times, breakdown and the optimizer step (see kernels.hpp).
 #include "workloads/cost/kernels.hpp"
+#include "workloads/model/model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -116,10 +117,14 @@ sim::Time flash_time(const ComputeProfile& p, const GpuSpec& gpu, double execute
   return sim::Time::from_seconds(std::max(executed_flops / (gpu.peak_flops * eff), bytes / hbm));
 }
 
-double causal_block_fraction(double seq_len, int block, bool causal) {
+double causal_block_fraction(double seq_len, int block, bool causal, double window) {
   if (!causal || seq_len <= 0) return 1.0;
-  const double n = std::ceil(seq_len / std::max(block, 1));
-  return (n + 1) / (2 * n);
+  const double B = std::max(block, 1);
+  const double n = std::ceil(seq_len / B);
+  const double c = window > 0 ? std::ceil((window - 1) / B) : n;
+  if (c >= n - 1) return (n + 1) / (2 * n);
+  // Query blocks 0..c compute i + 1 key blocks, the n − c − 1 after them c + 1 each.
+  return ((c + 1) * (c + 2) / 2 + (n - c - 1) * (c + 1)) / (n * n);
 }
 
 void time_kernels(const ComputeProfile& p, const GpuSpec& gpu, std::vector<Kernel>& kernels, int element_bytes,
@@ -140,8 +145,12 @@ void time_kernels(const ComputeProfile& p, const GpuSpec& gpu, std::vector<Kerne
         // kernel skips the causal blocks, and its backward executes 2.5 × the forward.
         const bool backward = k.kind == KernelKind::flash_backward || k.kind == KernelKind::triton_backward;
         const bool triton = k.kind == KernelKind::triton_forward || k.kind == KernelKind::triton_backward;
-        const double skip = causal_block_fraction(k.causal_seq_len, p.attention_block, k.causal_seq_len > 0);
-        k.executed_flops = k.flops * skip * (backward ? 1.25 : 1.0);
+        const double skip = causal_block_fraction(k.causal_seq_len, p.attention_block, k.causal_seq_len > 0, k.attention_window);
+        // Counted FLOPs over a window count its 2w − w²/s keys per query; the grid is s.
+        const double grid = k.attention_window > 0 && k.causal_seq_len > 0
+                                ? k.flops * k.causal_seq_len / window_counted_keys(k.causal_seq_len, k.attention_window)
+                                : k.flops;
+        k.executed_flops = grid * skip * (backward ? 1.25 : 1.0);
         k.time = flash_time(p, gpu, k.executed_flops, k.bytes, backward, triton);
         break;
       }

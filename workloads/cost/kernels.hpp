@@ -53,6 +53,7 @@ struct Kernel {
   double executed_flops = 0;    // FLOPs the hardware executes (time_kernels fills it; flash: causal
                                 // blocks skipped, backward 2.5 × forward)
   double causal_seq_len = 0;    // flash kernels: the sequence length of a causal mask; 0: not causal
+  double attention_window = 0;  // flash kernels: sliding window in keys (0: none); flops count the window
   double bytes = 0;             // HBM bytes read + written
   double saved_bytes = 0;       // activation bytes kept for the backward (forward kernels)
   /// Its saved bytes live inside the core-attention region that selective recompute
@@ -93,7 +94,9 @@ sim::Time flash_time(const ComputeProfile& profile, const GpuSpec& gpu, double e
                      bool backward, bool triton = false);
 /// Fraction of the s×s score blocks a causal attention kernel computes: (n+1)/(2n) for
 /// n = ceil(seq_len / block) (the diagonal blocks are computed whole); 1 when not causal.
-double causal_block_fraction(double seq_len, int block, bool causal);
+/// With a sliding window of w keys, query block i computes min(i, c) + 1 key blocks,
+/// c = ceil((w − 1) / block) (the band's blocks, partly masked ones whole), over n².
+double causal_block_fraction(double seq_len, int block, bool causal, double window = 0);
 
 /// Fills time and launch of every kernel (work time by kind, then one launch overhead
 /// each; a kernel shorter than the host's `dispatch_overhead_s` waits for the host:

@@ -126,7 +126,7 @@ public:
   /// Bias (GPT) + dropout (when on) + residual add on Tn tokens; keeps the dropout mask.
   void bias_dropout_add() {
     const double x = Tn_ * h_ * ab_, mask = Tn_ * h_;
-    const bool bias = m_.activation == Activation::gelu, drop = o_.dropout > 0;
+    const bool bias = has_bias(m_), drop = o_.dropout > 0;
     if (o_.fused_elementwise) {
       // One kernel reads the branch and the residual, writes the sum (and the mask);
       // its backward scales the gradient by the mask (and reduces the bias gradient).
@@ -161,7 +161,7 @@ public:
   void core_attention() {
     const double bh = o_.microbatch_size * static_cast<double>(m_.heads) / t_;
     const double d = h_ / m_.heads;
-    const double counted = 4 * o_.microbatch_size * sq_ * s_ * h_ / t_;
+    const double counted = 4 * o_.microbatch_size * sq_ * attention_counted_keys(m_, s_) * h_ / t_;
     // K and V of every key (all s under cp: the local chunk plus the exchanged ones).
     // Only the local chunk's K and V are kept for the backward (the ring passes the others
     // again; the all-gather kind gathers them again).
@@ -175,6 +175,7 @@ public:
       fwd.kind = triton ? KernelKind::triton_forward : KernelKind::flash_forward;
       fwd.flops = counted;
       fwd.causal_seq_len = o_.causal ? s_ : 0;
+      fwd.attention_window = static_cast<double>(m_.sliding_window);
       fwd.bytes = q + 2 * k_or_v + q;     // read Q, K, V; write O
       fwd.saved_bytes = q + 2 * kv_local;  // Q, K, V (O is the output projection's saved input)
       fwd.core_attention = true;
@@ -226,7 +227,9 @@ public:
     const double x = rows * width * ab_;
     if (m_.activation == Activation::gelu) {
       if (o_.fused_elementwise) {
-        steps.push_back({mem("bias_gelu", 2 * x, x), {mem("bias_gelu.bwd", 3 * x)}, {}});
+        steps.push_back({mem(has_bias(m_) ? "bias_gelu" : "gelu", 2 * x, x), {mem(has_bias(m_) ? "bias_gelu.bwd" : "gelu.bwd", 3 * x)}, {}});
+      } else if (!has_bias(m_)) {
+        steps.push_back({mem("gelu", 2 * x, x), {mem("gelu.bwd", 3 * x)}, {}});
       } else {
         steps.push_back({mem("mlp.bias_add", 2 * x), {mem("mlp.bias_add.bwd", x)}, {}});
         steps.push_back({mem("gelu", 2 * x, x), {mem("gelu.bwd", 3 * x)}, {}});
@@ -292,8 +295,12 @@ public:
     if (m_.activation == Activation::swiglu) rope();
     core_attention();
     linear("attention.out", "attention.out.dgrad", "attention.out.wgrad", {T_, h_, h_ / t_}, T_ * h_ / t_);
-    bias_dropout_add();
-    norm("norm2");
+    // The parallel block's MLP reads norm1's output too; one add takes both branches
+    // into the residual (after the MLP).
+    if (!m_.parallel_block) {
+      bias_dropout_add();
+      norm("norm2");
+    }
     if (layer_is_moe(m_, index))
       moe_mlp();
     else

@@ -198,6 +198,11 @@ ComputeProfile kernel_profile(const Scenario& sc) {
     p.flash_fwd_efficiency = p.flash2_fwd_efficiency;
     p.flash_bwd_efficiency = p.flash2_bwd_efficiency;
   }
+  if (sc.implementation.attention == AttentionKind::flash1) {
+    // The flash-attn 1.x package whatever the framework's own flash kernel would be.
+    p.flash_fwd_efficiency = p.flash2_fwd_efficiency * p.flash1_relative_speed;
+    p.flash_bwd_efficiency = p.flash2_bwd_efficiency * p.flash1_relative_speed;
+  }
   return p;
 }
 

@@ -62,7 +62,8 @@ KernelOptions kernel_options(const Scenario& s);
 /// precision.compute mxfp8 the FP8 GEMMs are block-scaled (mxfp8_gemm_sustained_fraction
 /// stands in for fp8_gemm_sustained_fraction); a framework whose `flash` attention is the
 /// flash-attn 2.x package (implementation profile native_flash false) runs the
-/// FlashAttention-2 efficiencies (flash2_*). O(1).
+/// FlashAttention-2 efficiencies (flash2_*); attention flash1 runs them times
+/// flash1_relative_speed. O(1).
 ComputeProfile kernel_profile(const Scenario& s);
 
 /// Every pass as the kernels layer_kernels.hpp lists, timed by kernels.hpp on

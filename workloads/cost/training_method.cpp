@@ -20,13 +20,13 @@ double kv_width(const ModelSpec& m) {
   return 2.0 * static_cast<double>(m.hidden) * g / m.heads;
 }
 
-/// QKV and output projection (with GPT's biases), as model.cpp counts them.
+/// QKV and output projection (with their biases), as model.cpp counts them.
 double attention_part(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden), kv = kv_width(m);
-  return h * (h + kv) + h * h + (gpt_style(m) ? h + kv + h : 0);
+  return h * (h + kv) + h * h + (has_bias(m) ? h + kv + h : 0);
 }
-/// The two pre-norms of a layer: LayerNorm has a scale and a bias, RMSNorm a scale.
-double norms_part(const ModelSpec& m) { return (gpt_style(m) ? 4.0 : 2.0) * static_cast<double>(m.hidden); }
+/// The pre-norms of a layer (model.cpp's norms_per_layer × norm_params).
+double norms_part(const ModelSpec& m) { return norms_per_layer(m) * norm_params(m); }
 /// A layer's parameters without its routed experts.
 double dense_part(const ModelSpec& m, int layer) {
   return layer_params(m, layer) - (layer_is_moe(m, layer) ? m.moe.experts * expert_params(m) : 0.0);

@@ -98,7 +98,15 @@ void check_context_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) 
     if (m.moe.experts > 0)
       e.add("layout.cp", fmt::format("cp = {} with an MoE model is not modelled (expert groups are carved out of dp only)", L.cp),
             "use cp: 1 for MoE models");
+    if (m.sliding_window > 0)
+      e.add("model.sliding_window",
+            fmt::format("a sliding window ({} keys) with cp = {} is not modelled (which K/V chunks a rank needs depends on the window)",
+                        m.sliding_window, L.cp),
+            "use cp: 1, or drop sliding_window");
   }
+  if (m.parallel_block && m.moe.experts > 0)
+    e.add("model.parallel_block", "the parallel block is modelled for dense models only (GPT-J, PaLM)",
+          "drop parallel_block, or moe");
 }
 
 /// Tensor parallelism splits heads, KV heads and the FFN (Megatron column/row parallel).

@@ -83,14 +83,14 @@ double kv_width(const ModelSpec& m) {
 /// One MLP of width f (params).
 double mlp_params(const ModelSpec& m, double f) {
   const double h = static_cast<double>(m.hidden);
-  if (gpt_style(m)) return 2 * h * f + f + h;  // up + down weights, biases
-  return 3 * h * f;                            // gate, up, down; no biases
+  if (gpt_style(m)) return 2 * h * f + (has_bias(m) ? f + h : 0);  // up + down weights, biases
+  return 3 * h * f + (has_bias(m) ? 2 * f + h : 0);                // gate, up, down
 }
 
 double attention_params(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden);
-  const double qkv = h * (h + kv_width(m)) + (gpt_style(m) ? h + kv_width(m) : 0);
-  const double out = h * h + (gpt_style(m) ? h : 0);
+  const double qkv = h * (h + kv_width(m)) + (has_bias(m) ? h + kv_width(m) : 0);
+  const double out = h * h + (has_bias(m) ? h : 0);
   return qkv + out;
 }
 
@@ -101,9 +101,7 @@ int moe_mlp_modules(const ModelSpec& m) {
 }
 
 double norms_params(const ModelSpec& m) {
-  // Two norms per layer; LayerNorm has weight and bias, RMSNorm weight only.
-  const double h = static_cast<double>(m.hidden);
-  return gpt_style(m) ? 4 * h : 2 * h;
+  return norms_per_layer(m) * norm_params(m);
 }
 
 double expert_width(const ModelSpec& m) {
@@ -167,8 +165,28 @@ double lm_head_params(const ModelSpec& m) {
   return m.tied_embeddings ? 0 : static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
 }
 
-double final_norm_params(const ModelSpec& m) {
-  return (gpt_style(m) ? 2.0 : 1.0) * static_cast<double>(m.hidden);
+double final_norm_params(const ModelSpec& m) { return norm_params(m); }
+
+bool has_bias(const ModelSpec& m) { return m.bias.value_or(m.activation == Activation::gelu); }
+
+int norms_per_layer(const ModelSpec& m) { return m.parallel_block ? 1 : 2; }
+
+double norm_params(const ModelSpec& m) {
+  // LayerNorm (GPT style) has a weight and, with biases, a bias; RMSNorm a weight.
+  return (gpt_style(m) && has_bias(m) ? 2.0 : 1.0) * static_cast<double>(m.hidden);
+}
+
+double attention_counted_keys(const ModelSpec& m, double keys) {
+  return window_counted_keys(keys, static_cast<double>(m.sliding_window));
+}
+
+double window_counted_keys(double keys, double window) {
+  const double w = window;
+  if (w <= 0 || w >= keys) return keys;
+  // Causal attention is counted over the full s×s grid, twice the ~s²/2 pairs it has;
+  // a window of w keys has w·s − w²/2 pairs, so the same convention counts 2w − w²/s
+  // keys per query (s at w = s).
+  return 2 * w - w * w / keys;
 }
 
 double total_params(const ModelSpec& m) {
@@ -198,7 +216,7 @@ LayerCosts layer_costs(const ModelSpec& m, int layer, int microbatch_size, int t
 
   // FLOPs per device (docs/ARCHITECTURE.md, "Modelling conventions"): every GEMM is split tp ways (Megatron column/row parallel).
   const double f_qkv = 2 * tokens * h * (h + kv) / t;
-  const double f_core = 4 * b * s * s * h / t;  // QKᵀ and scores·V
+  const double f_core = 4 * b * s * attention_counted_keys(m, s) * h / t;  // QKᵀ and scores·V
   const double f_out = 2 * tokens * h * h / t;
   double f_mlp = 0, mlp_width_traffic = 0, weights = attention_params(m) + norms_params(m);
   if (!moe) {
@@ -297,16 +315,17 @@ double model_step_flops(const ModelSpec& m, double global_batch) {
 
 int layer_parameter_modules(const ModelSpec& m, int layer) {
   const int attention = 2;  // fused QKV, output projection
-  const int norms = 2;
+  const int norms = norms_per_layer(m);
   return attention + norms + (layer_is_moe(m, layer) ? moe_mlp_modules(m) : mlp_matrices(m));
 }
 
 int layer_parameter_tensors(const ModelSpec& m, int layer) {
   // A GPT-style linear carries a bias and a LayerNorm a bias beside its weight; the
   // router has no bias in either style.
-  const int per_module = gpt_style(m) ? 2 : 1;
-  const int mlp = layer_is_moe(m, layer) ? 1 + (moe_mlp_modules(m) - 1) * per_module : mlp_matrices(m) * per_module;
-  return (2 + 2) * per_module + mlp;
+  const int per_linear = has_bias(m) ? 2 : 1;
+  const int per_norm = gpt_style(m) && has_bias(m) ? 2 : 1;
+  const int mlp = layer_is_moe(m, layer) ? 1 + (moe_mlp_modules(m) - 1) * per_linear : mlp_matrices(m) * per_linear;
+  return 2 * per_linear + norms_per_layer(m) * per_norm + mlp;
 }
 
 }  // namespace ls::wl

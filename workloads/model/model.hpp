@@ -1,11 +1,14 @@
 // workloads/model/model.hpp — model presets (published shapes) and transformer arithmetic:
 // parameters, FLOPs and bytes per layer, embedding and LM head (docs/ARCHITECTURE.md, "Modelling conventions").
 //
-// Architecture conventions (ModelSpec has no separate switches for them):
-//  * activation gelu  -> GPT-style block: biases on every linear layer, LayerNorm
-//    (weight + bias), learned absolute position embeddings (seq_len · hidden).
-//  * activation swiglu -> Llama-style block: no biases, RMSNorm (weight only), RoPE
-//    (no position parameters), gate/up/down MLP.
+// Architecture conventions:
+//  * activation gelu  -> GPT-style block: LayerNorm, learned absolute position
+//    embeddings (seq_len · hidden), up/down MLP; biases on every linear layer and
+//    LayerNorm unless model.bias says otherwise.
+//  * activation swiglu -> Llama-style block: RMSNorm (weight only), RoPE (no position
+//    parameters), gate/up/down MLP; no biases unless model.bias says otherwise.
+//  * parallel_block: one norm per layer, attention and MLP side by side (GPT-J, PaLM).
+//  * sliding_window: attention FLOPs over the window (attention_counted_keys).
 //  * MoE (moe.experts > 0): layer i is an MoE layer when
 //    i % every_n_layers == every_n_layers − 1 (GShard / Switch: "every other layer"
 //    is layers 1, 3, 5, ...; every_n_layers = 1: all layers); its MLP is replaced by a router
@@ -45,6 +48,19 @@ double lm_head_params(const ModelSpec& m);
 double final_norm_params(const ModelSpec& m);
 /// Sum over layers + embedding + final norm + LM head.
 double total_params(const ModelSpec& m);
+/// Biases on the linear layers and LayerNorms: ModelSpec::bias, else true for gelu.
+bool has_bias(const ModelSpec& m);
+/// 2 (pre-attention and pre-MLP), or 1 in the parallel block.
+int norms_per_layer(const ModelSpec& m);
+/// One norm's parameters: LayerNorm (gelu) weight plus, with biases, bias; RMSNorm weight.
+double norm_params(const ModelSpec& m);
+/// Keys per query the FLOP convention counts for attention over `keys` keys: `keys`
+/// (the full s×s grid, Megatron's convention for causal attention), or under a
+/// sliding window w < keys the same convention's 2w − w²/keys (twice the w·s − w²/2
+/// pairs a causal window has, per query).
+double attention_counted_keys(const ModelSpec& m, double keys);
+/// The same for a window of `window` keys (0: none).
+double window_counted_keys(double keys, double window);
 
 /// Parameter tensors of layer `layer` as the frameworks hold them (one fused QKV
 /// matrix, as Megatron and its DeepSpeed port define the attention): GPT-style

@@ -259,7 +259,7 @@ void set_field(ComputeProfile& p, double v) {
 // dispatch is implementation_profile.cpp's, not the GPU's); FlashAttention 0.1–0.8 and
 // Triton attention 0.05–0.8 ([FA3]'s best, 0.75 of the H100's peak forward at long
 // sequences, is the top).
-const std::array<ProfileConstant, 18> kConstants{{
+const std::array<ProfileConstant, 19> kConstants{{
     {"sm_count", "SMs", "streaming multiprocessors: GEMM tiles that run at once (one wave)", 1, 1024, true,
      get_field<&ComputeProfile::sm_count>, set_field<&ComputeProfile::sm_count>},
     {"tile_m", "elements", "rows of C per GEMM thread-block tile (tile quantisation)", 16, 512, true,
@@ -286,6 +286,8 @@ const std::array<ProfileConstant, 18> kConstants{{
      false, get_field<&ComputeProfile::flash2_fwd_efficiency>, set_field<&ComputeProfile::flash2_fwd_efficiency>},
     {"flash2_bwd_efficiency", "fraction", "achieved/peak of the FlashAttention-2 backward (2.5 x forward FLOPs)", 0.05,
      0.8, false, get_field<&ComputeProfile::flash2_bwd_efficiency>, set_field<&ComputeProfile::flash2_bwd_efficiency>},
+    {"flash1_relative_speed", "fraction", "FlashAttention-1's rate / FlashAttention-2's (Dao 2023: about 1/2)", 0.34, 0.8,
+     false, get_field<&ComputeProfile::flash1_relative_speed>, set_field<&ComputeProfile::flash1_relative_speed>},
     {"attention_block", "tokens", "query/key block of the attention kernel (causal skip granularity)", 16, 256, true,
      get_field<&ComputeProfile::attention_block>, set_field<&ComputeProfile::attention_block>},
     {"hbm_fraction", "fraction", "achieved/datasheet HBM bandwidth of a streaming kernel", 0.75, 0.95, false,

@@ -56,6 +56,13 @@ struct ComputeProfile {
   /// false, e.g. pytorch-fsdp as LLM Foundry ran it). On Ampere the two are the same kernel.
   double flash2_fwd_efficiency = 0.6;
   double flash2_bwd_efficiency = 0.5;
+  /// FlashAttention-1 (the flash-attn 1.x package, attention: flash1) against
+  /// FlashAttention-2 on the same part, forward and backward alike: 0.5 from Dao 2023
+  /// (arXiv:2307.08691, abstract and §4.1: FlashAttention-2 is "around 2× faster", 50–73 %
+  /// of the A100's peak where FlashAttention-1 reaches 25–40 %); bounds 0.34–0.8, the
+  /// extremes of those two ranges' ratios. The same on every part, an assumption off
+  /// Ampere (both are mma.sync kernels).
+  double flash1_relative_speed = 0.5;
   /// Query/key block of the attention kernel: causal masking skips the blocks above
   /// the diagonal, n(n−1)/2 of n² blocks for n = ceil(s / block).
   int attention_block = 128;

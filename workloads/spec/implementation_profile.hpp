@@ -21,10 +21,11 @@ namespace ls::wl {
 /// Triton FlashAttention (`triton`: the same algorithm, its own efficiencies, see
 /// ComputeProfile::triton_*), or the unfused QKᵀ / softmax / ·V kernels of older
 /// Megatron-LM and DeepSpeed runs (`unfused`, the s×s scores through HBM).
-enum class AttentionKind { flash, triton, unfused };
-inline constexpr NameTable<AttentionKind, 3> kAttentionNames{{
+enum class AttentionKind { flash, triton, unfused, flash1 };
+inline constexpr NameTable<AttentionKind, 4> kAttentionNames{{
     {AttentionKind::flash, "flash", "FlashAttention-2/3 or cuDNN fused attention"},
     {AttentionKind::triton, "triton", "LLM Foundry's Triton flash attention"},
+    {AttentionKind::flash1, "flash1", "FlashAttention-1 (flash-attn 1.x, the 2022 runs): FlashAttention-2's kernel at half its rate"},
     {AttentionKind::unfused, "unfused", "QKᵀ, softmax and ·V as separate kernels, the s×s scores through HBM"}}};
 
 /// The framework's own per-kernel cost constants.

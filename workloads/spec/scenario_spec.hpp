@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,17 @@ struct ModelSpec {
   /// Dropout probability (attention, residual and embedding dropout alike); 0: no
   /// dropout kernels and no masks kept.
   double dropout = 0;
+  /// Biases on every linear layer (and a bias beside each LayerNorm's weight). Unset:
+  /// resolve() sets it from the activation, true for gelu (GPT style), false for swiglu.
+  std::optional<bool> bias;
+  /// GPT-J / PaLM block: attention and MLP read the output of one norm and their
+  /// outputs are summed into the residual, so a layer has one norm and, under TP, one
+  /// all-reduce per pass instead of two (Wang & Komatsuzaki 2021; Chowdhery et al.
+  /// 2022, §2 "Parallel Layers"). Dense models only.
+  bool parallel_block = false;
+  /// Sliding-window attention: each query attends to the last `sliding_window` keys
+  /// (itself included). 0: every earlier key (full causal attention). Without cp.
+  std::int64_t sliding_window = 0;
 };
 
 enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
