@@ -30,6 +30,13 @@ TEST_CASE("presets carry the datasheet figures") {
   REQUIRE(h200);
   CHECK(h200->memory_bytes == doctest::Approx(141e9));
   CHECK(h200->hbm_bandwidth_Bps == doctest::Approx(4.8e12));
+  // The export part: H100 compute and memory, NVLink 400 GB/s total (200 per direction).
+  const auto h800 = gpu_preset("h800");
+  REQUIRE(h800);
+  CHECK(h800->peak_flops == h100->peak_flops);
+  CHECK(h800->hbm_bandwidth_Bps == h100->hbm_bandwidth_Bps);
+  CHECK(h800->nvlink_bandwidth_Bps == doctest::Approx(200e9));
+  CHECK(h800->nic_bandwidth_Bps == doctest::Approx(50e9));
   const auto b200 = gpu_preset("b200");
   REQUIRE(b200);
   CHECK(b200->peak_flops == doctest::Approx(2250e12));
@@ -37,7 +44,7 @@ TEST_CASE("presets carry the datasheet figures") {
   CHECK(b200->nvlink_bandwidth_Bps == doctest::Approx(900e9));
   CHECK_FALSE(gpu_preset("v100"));
   CHECK(gpu_preset_names() ==
-        std::vector<std::string>{"a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "b300", "gb200", "gb300"});
+        std::vector<std::string>{"a100-40gb", "a100-80gb", "h100-sxm", "h200", "h800", "b200", "b300", "gb200", "gb300"});
   for (const auto& n : gpu_preset_names()) {
     const auto g = gpu_preset(n);
     CHECK(g->matmul_efficiency > 0.5);

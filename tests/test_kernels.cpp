@@ -280,8 +280,11 @@ TEST_CASE("unfused attention moves b·a·s² elements through HBM") {
 }
 
 TEST_CASE("FLOP conservation: GEMM + attention FLOPs of every pass equal model.cpp") {
-  for (const char* name : {"gpt3-175b", "llama3-8b", "llama3-70b", "mixtral-8x7b", "deepseek-v3"}) {
-    const ModelSpec m = *model_preset(name);
+  for (const char* name : {"gpt3-175b", "llama3-8b", "llama3-70b", "mixtral-8x7b", "deepseek-v3"})
+  for (int layer : {0, 60}) {  // deepseek-v3: a dense layer, then an MoE one (both MLA); the others: the same kind twice
+    ModelSpec m = *model_preset(name);
+    m.layers = std::max(m.layers, 61);
+    CAPTURE(layer);
     for (int t : {1, 8})
       for (int ep : {1, 4})
         for (AttentionKind att : {AttentionKind::flash, AttentionKind::unfused})
@@ -296,11 +299,11 @@ TEST_CASE("FLOP conservation: GEMM + attention FLOPs of every pass equal model.c
             o.attention = att;
             o.recompute = rc;
             o.dropout = 0.1;
-            const LayerCosts c = layer_costs(m, 0, 2, t, ep, false, rc, 2);
-            CHECK(flops_of(m, 0, o, LayerPass::forward) == doctest::Approx(c.forward.flops).epsilon(1e-12));
-            CHECK(flops_of(m, 0, o, LayerPass::backward_input) == doctest::Approx(c.backward_input.flops).epsilon(1e-12));
-            CHECK(flops_of(m, 0, o, LayerPass::backward_weight) == doctest::Approx(c.backward_weight.flops).epsilon(1e-12));
-            CHECK(flops_of(m, 0, o, LayerPass::recompute) == doctest::Approx(c.recompute.flops).epsilon(1e-12));
+            const LayerCosts c = layer_costs(m, layer, 2, t, ep, false, rc, 2);
+            CHECK(flops_of(m, layer, o, LayerPass::forward) == doctest::Approx(c.forward.flops).epsilon(1e-12));
+            CHECK(flops_of(m, layer, o, LayerPass::backward_input) == doctest::Approx(c.backward_input.flops).epsilon(1e-12));
+            CHECK(flops_of(m, layer, o, LayerPass::backward_weight) == doctest::Approx(c.backward_weight.flops).epsilon(1e-12));
+            CHECK(flops_of(m, layer, o, LayerPass::recompute) == doctest::Approx(c.recompute.flops).epsilon(1e-12));
           }
     KernelOptions o;
     o.microbatch_size = 2;

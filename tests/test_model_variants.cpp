@@ -13,6 +13,7 @@
 #include "workloads/cost/kernels.hpp"
 #include "workloads/cost/layer_kernels.hpp"
 #include "workloads/cost/pass_costs.hpp"
+#include "workloads/model/cp_attention.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/simulate.hpp"
 #include "workloads/spec/scenario_issue.hpp"
@@ -139,4 +140,64 @@ TEST_CASE("implementation.attention: flash1 runs FlashAttention-2's efficiencies
   ComputeProfile fa2 = base;
   fa2.flash_fwd_efficiency = base.flash2_fwd_efficiency;
   CHECK(fa1.seconds() == doctest::Approx(2 * flash_time(fa2, rs->gpu, 1e12, 0, false).seconds()).epsilon(1e-9));
+}
+
+TEST_CASE("deepseek-v3: multi-head latent attention's parameters and FLOPs, 3 dense layers, 671e9 parameters") {
+  const ModelSpec m = *model_preset("deepseek-v3");
+  REQUIRE(m.attention == AttentionArch::mla);
+  const double h = 7168, a = 128, dq = 1536, dkv = 512, dr = 64, dn = 128, dv = 128;
+  // DeepSeek-V2 §2.1: W_DQ, the query latent's norm, W_UQ (nope + rope per head); W_DKV
+  // with the shared rope key W_KR, the KV latent's norm, W_UK and W_UV; W_O.
+  const double attention = h * dq + dq + dq * a * (dn + dr) + h * (dkv + dr) + dkv + dkv * a * (dn + dv) + a * dv * h;
+  const double rms_norms = 2 * h;
+  CHECK(layer_params(m, 0) == attention + rms_norms + 3 * h * 18432);  // a dense layer
+  CHECK_FALSE(layer_is_moe(m, 2));
+  CHECK(layer_is_moe(m, 3));
+  CHECK(layer_params(m, 3) == attention + rms_norms + h * 256 /* router */ + (256 + 1) * 3 * h * 2048);
+  CHECK(total_params(m) == doctest::Approx(671e9).epsilon(0.001));  // the report's 671B
+
+  // Forward FLOPs of a dense layer's attention projections on tp ranks, per token: the
+  // down-projections whole on every rank (hardware), once across the group (model).
+  for (int t : {1, 8}) {
+    CAPTURE(t);
+    const double T = 4096;  // b = 1
+    const LayerCosts c = layer_costs(m, 0, 1, t, 1, false, Recompute::none, 2);
+    const double down = 2 * T * h * (dq + dkv + dr);
+    const double split = 2 * T * (dq * a * (dn + dr) + dkv * a * (dn + dv) + a * dv * h) / t;
+    const double core = 2 * T * T * a * ((dn + dr) + dv) / t;  // QKᵀ over 192 features, ·V over 128
+    const double mlp = 6 * T * h * 18432 / t;
+    CHECK(c.forward.flops == doctest::Approx(down + split + core + mlp).epsilon(1e-12));
+    CHECK(c.model_flops_fwd == doctest::Approx(down / t + split + core + mlp).epsilon(1e-12));
+  }
+
+  // Context parallelism exchanges every head's up-projected K (192 features) and V (128).
+  Scenario s = test::cluster_scenario(1, 4, 1, 1, 1);
+  s.model = m;
+  s.model.moe = {};
+  s.model.dense_layers = 0;
+  s.model.layers = 2;
+  s.layout.cp = 2;
+  s.layout.dp = 4;
+  const ResolvedScenario rs = resolve(s);
+  CHECK(cp_kv_chunk_bytes(*rs) == 4096.0 / 2 * a * ((dn + dr) + dv) * 2);
+}
+
+TEST_CASE("model.attention and model.mla errors name the key") {
+  Scenario s = test::cluster_scenario(1, 8, 1, 1, 1);
+  s.model.attention = AttentionArch::mla;
+  CHECK(key_of(s) == "model.mla.kv_lora_rank");
+  s.model.mla = MlaSpec{512, 0, 64, 0, 64};
+  CHECK(key_of(s) == "(resolved)");
+  Scenario gqa = test::cluster_scenario(1, 8, 1, 1, 1);
+  gqa.model.kv_heads = 4;
+  gqa.model.attention = AttentionArch::mha;
+  CHECK(key_of(gqa) == "model.attention");
+  gqa.model.attention.reset();
+  CHECK(resolve(gqa)->model.attention == AttentionArch::gqa);
+  Scenario stray = test::cluster_scenario(1, 8, 1, 1, 1);
+  stray.model.mla.kv_lora_rank = 512;
+  CHECK(key_of(stray) == "model.mla");
+  Scenario dense = test::cluster_scenario(1, 8, 1, 1, 1);
+  dense.model.dense_layers = 2;
+  CHECK(key_of(dense) == "model.dense_layers");
 }

@@ -104,6 +104,8 @@ void derive_links(Scenario& s, std::vector<ScenarioIssue>& issues) {
 void derive_model(ModelSpec& m) {
   if (m.kv_heads == 0) m.kv_heads = m.heads;
   if (!m.bias) m.bias = m.activation == Activation::gelu;  // GPT style has biases, Llama style none
+  if (!m.attention) m.attention = m.kv_heads < m.heads ? AttentionArch::gqa : AttentionArch::mha;
+  if (m.attention == AttentionArch::mla && m.mla.nope_head_dim == 0) m.mla.nope_head_dim = m.mla.v_head_dim;
   if (m.ffn_hidden == 0) m.ffn_hidden = DerivedDefaults::ffn_hidden_per_hidden * m.hidden;
   if (m.moe.experts > 0 && m.moe.expert_ffn_hidden == 0) m.moe.expert_ffn_hidden = m.ffn_hidden;
 }

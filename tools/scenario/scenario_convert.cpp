@@ -166,6 +166,9 @@ private:
         }
       } else if (e.key == "moe") {
         moe(v, p, s_.model);
+      } else if (e.key == "mla") {
+        if (r_.map(v, p, keys("model.mla")))
+          for (const auto& x : v.entries) read_bound(x.value, join_key(p, x.key));
       } else {
         read_bound(v, p);
       }

@@ -180,7 +180,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"memory", "map", {}, "", "what of the GPU's memory tensors can use (workloads/model/headroom.hpp)"},
 
       {"cluster.gpu", "preset name or map", {}, "`h100-sxm`",
-       "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `b200`, `b300`, `gb200`, `gb300`); a map is merged over its `preset`"},
+       "(presets: `a100-40gb`, `a100-80gb`, `h100-sxm`, `h200`, `h800`, `b200`, `b300`, `gb200`, `gb300`); a map is merged over its `preset`"},
       int_key("cluster.nodes", LS_FIELD(cluster.nodes), 1, kMaxDevices, 1, "(nodes × gpus_per_node within the same bound)"),
       int_key("cluster.gpus_per_node", LS_FIELD(cluster.gpus_per_node), 1, 1024, 8, ""),
       {"cluster.nvlink_domain", "int", {}, "`gpus_per_node`",
@@ -282,6 +282,39 @@ const std::vector<ScenarioKey>& scenario_keys() {
       bool_key("model.parallel_block", LS_FIELD(model.parallel_block), false,
                "GPT-J / PaLM block: attention and MLP side by side on one norm's output, one TP all-reduce per pass "
                "(dense models)"),
+      // Unset stays unset (resolve() derives it from kv_heads), so no choice_key.
+      [] {
+        std::vector<std::string_view> values, value_docs;
+        for (const auto& entry : wl::kAttentionArchNames) {
+          values.push_back(entry.name);
+          value_docs.push_back(entry.doc);
+        }
+        std::vector<std::string> allowed(values.begin(), values.end());
+        ScenarioKey row{"model.attention", "", std::move(values), "`gqa` when `kv_heads` < `heads`, else `mha`",
+                        "how a layer's attention projects keys and values"};
+        row.value_docs = std::move(value_docs);
+        return bound_row(std::move(row), "",
+                         [allowed](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
+                           if (auto c = r.choice(v, p, allowed))
+                             if (auto e = wl::from_name(wl::kAttentionArchNames, *c)) s.model.attention = *e;
+                         },
+                         [](const wl::Scenario& s) {
+                           return s.model.attention ? std::string(wl::name_of(wl::kAttentionArchNames, *s.model.attention)) : std::string();
+                         });
+      }(),
+      {"model.mla", "map", {}, "", "the latent attention's shape; only with `attention: mla` (DeepSeek-V2 §2.1)"},
+      int_key("model.mla.kv_lora_rank", LS_FIELD(model.mla.kv_lora_rank), 1, kMaxDim, std::nullopt,
+              "width of the compressed key/value latent (DeepSeek-V3: 512)", "*required* with `attention: mla`"),
+      int_key("model.mla.q_lora_rank", LS_FIELD(model.mla.q_lora_rank), 0, kMaxDim, 0,
+              "width of the compressed query latent; 0: the query is projected from the hidden state (DeepSeek-V3: 1536)"),
+      int_key("model.mla.rope_head_dim", LS_FIELD(model.mla.rope_head_dim), 1, kMaxDim, std::nullopt,
+              "rotary query/key features per head, the key's shared by every head (DeepSeek-V3: 64)", "*required* with `attention: mla`"),
+      int_key("model.mla.nope_head_dim", LS_FIELD(model.mla.nope_head_dim), 1, kMaxDim, std::nullopt,
+              "query/key features per head without rotary embedding (DeepSeek-V3: 128)", "`v_head_dim`"),
+      int_key("model.mla.v_head_dim", LS_FIELD(model.mla.v_head_dim), 1, kMaxDim, std::nullopt,
+              "value features per head (DeepSeek-V3: 128)", "*required* with `attention: mla`"),
+      int_key("model.dense_layers", LS_FIELD(model.dense_layers), 0, kMaxCount, 0,
+              "MoE models: the first N layers keep a dense MLP of `ffn_hidden` (DeepSeek-V3: 3)", "preset, else 0"),
       int_key("model.sliding_window", LS_FIELD(model.sliding_window), 0, kMaxDim, 0,
               "sliding-window attention: each query attends the last N keys (0: all earlier keys; FLOPs and "
               "FlashAttention's blocks over the window; without cp)"),

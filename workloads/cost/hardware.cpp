@@ -74,6 +74,12 @@ std::vector<GpuSpec> presets() {
       // NVIDIA H200 datasheet (SXM): same compute as H100 (989 TFLOP/s dense bf16,
       // 1,979 dense FP8); 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s total; 400 Gb/s NDR per GPU.
       with_fp8(make("h200", 989, 141, 4.8, 450, 400, 0.70, 2048, sim::us(4)), 1979, false),
+      // NVIDIA H800 SXM5 (the export H100): H100 SXM compute and memory (989 dense bf16,
+      // 1,979 dense FP8 TFLOP/s; 80 GB HBM3 at 3.35 TB/s) with NVLink cut to 400 GB/s
+      // total = 200 GB/s per direction. DeepSeek-AI 2024 ("DeepSeek-V3 Technical Report",
+      // §3.1, its H800 cluster) measures 160 GB/s over NVLink and 50 GB/s (400 Gb/s) per
+      // GPU over InfiniBand; the preset keeps the datasheet rate, as every preset here does.
+      with_fp8(make("h800", 989, 80, 3.35, 200, 400, 0.70, 2048, sim::us(4)), 1979, false),
       // NVIDIA DGX B200 / HGX B200 datasheet, per 8 GPUs: FP8 72 PFLOP/s and FP16/BF16
       // 36 PFLOP/s, both with sparsity -> 4,500 dense FP8 and 2,250 dense bf16 TFLOP/s per
       // GPU; 1,440 GB HBM3e per 8 GPUs = 180 GB per GPU (the 192 GB part is the

@@ -76,8 +76,8 @@ public:
     sq_ = s_ / o.cp;
     T_ = o.microbatch_size * sq_;
     Tn_ = o.sequence_parallel ? T_ / t_ : T_;
-    const int g = m.kv_heads > 0 ? m.kv_heads : m.heads;
-    kv_ = 2.0 * h_ * g / m.heads;
+    A_ = attention_shape(m);
+    kv_ = A_.k_width() + A_.v_width();
   }
 
   std::vector<Step> steps;
@@ -142,10 +142,12 @@ public:
     steps.push_back({mem("residual_add", 3 * x), {}, {}});
   }
 
-  /// Rotary embeddings on q and k (Llama): (h + kv/2)/t wide over T tokens; keeps nothing
-  /// (its backward is the inverse rotation).
+  /// Rotary embeddings on q and k (Llama: (h + kv/2)/t wide; MLA: the heads' rope query
+  /// features and the one shared rope key) over T tokens; keeps nothing (its backward
+  /// is the inverse rotation).
   void rope() {
-    const double x = T_ * (h_ + kv_ / 2) / t_ * ab_;
+    const double width = A_.mla ? A_.heads * A_.rope_head_dim / t_ + A_.rope_head_dim : (A_.q_width() + A_.k_width()) / t_;
+    const double x = T_ * width * ab_;
     if (o_.fused_elementwise) {
       steps.push_back({mem("rope", 2 * x), {mem("rope.bwd", 2 * x)}, {}});
       return;
@@ -157,16 +159,46 @@ public:
     steps.push_back({mem("rope.add", 3 * x), {mem("rope.add.bwd", 3 * x)}, {}});
   }
 
-  /// QKᵀ, softmax, dropout, ·V for b·a/t heads (4bs²h/t counted FLOPs forward).
+  /// Q, K and V from the norm's output. MHA/GQA: one fused QKV GEMM split over TP.
+  /// MLA: the query's down-projection (replicated on every TP rank), its latent's
+  /// RMSNorm and up-projection (split); the key/value down-projection to the latent and
+  /// the shared rope key (replicated), the latent's RMSNorm and its up-projection to
+  /// every head's nope key and value (split). The two down-projections read the same
+  /// input, kept once.
+  void attention_projections() {
+    if (!A_.mla) {
+      linear("qkv", "qkv.dgrad", "qkv.wgrad", {T_, (A_.q_width() + kv_) / t_, h_}, Tn_ * h_);
+      return;
+    }
+    const auto latent_norm = [&](std::string_view name, std::string_view bwd, double width) {
+      const double x = T_ * width * ab_;
+      steps.push_back({mem(name, 2 * x, x), {mem(bwd, 3 * x)}, {}});
+    };
+    const double nope = A_.qk_head_dim - A_.rope_head_dim;
+    if (A_.q_lora_rank > 0) {
+      linear("q_down", "q_down.dgrad", "q_down.wgrad", {T_, A_.q_lora_rank, h_}, Tn_ * h_);
+      latent_norm("q_latent_norm", "q_latent_norm.bwd", A_.q_lora_rank);
+      linear("q_up", "q_up.dgrad", "q_up.wgrad", {T_, A_.q_width() / t_, A_.q_lora_rank}, T_ * A_.q_lora_rank);
+    } else {
+      linear("q", "q.dgrad", "q.wgrad", {T_, A_.q_width() / t_, h_}, Tn_ * h_);
+    }
+    linear("kv_down", "kv_down.dgrad", "kv_down.wgrad", {T_, A_.kv_lora_rank + A_.rope_head_dim, h_}, 0);  // input kept above
+    latent_norm("kv_latent_norm", "kv_latent_norm.bwd", A_.kv_lora_rank);
+    linear("kv_up", "kv_up.dgrad", "kv_up.wgrad", {T_, A_.heads * (nope + A_.v_head_dim) / t_, A_.kv_lora_rank}, T_ * A_.kv_lora_rank);
+  }
+
+  /// QKᵀ, softmax, dropout, ·V for b·a/t heads (4bs²h/t counted FLOPs forward for MHA;
+  /// scores over qk_head_dim and the context over v_head_dim per head in general).
   void core_attention() {
-    const double bh = o_.microbatch_size * static_cast<double>(m_.heads) / t_;
-    const double d = h_ / m_.heads;
-    const double counted = 4 * o_.microbatch_size * sq_ * attention_counted_keys(m_, s_) * h_ / t_;
+    const double bh = o_.microbatch_size * A_.heads / t_;
+    const double dqk = A_.qk_head_dim, dv = A_.v_head_dim;
+    const double counted = 2 * o_.microbatch_size * sq_ * attention_counted_keys(m_, s_) * (A_.q_width() + A_.context_width()) / t_;
     // K and V of every key (all s under cp: the local chunk plus the exchanged ones).
     // Only the local chunk's K and V are kept for the backward (the ring passes the others
     // again; the all-gather kind gathers them again).
-    const double q = T_ * h_ / t_ * ab_, k_or_v = o_.microbatch_size * s_ * kv_ / 2 / t_ * ab_;
-    const double kv_local = T_ * kv_ / 2 / t_ * ab_;
+    const double q = T_ * A_.q_width() / t_ * ab_, o = T_ * A_.context_width() / t_ * ab_;
+    const double k = o_.microbatch_size * s_ * A_.k_width() / t_ * ab_, v = o_.microbatch_size * s_ * A_.v_width() / t_ * ab_;
+    const double kv_local = T_ * kv_ / t_ * ab_;
     if (o_.attention != AttentionKind::unfused) {
       const bool triton = o_.attention == AttentionKind::triton;
       Kernel fwd;
@@ -176,14 +208,14 @@ public:
       fwd.flops = counted;
       fwd.causal_seq_len = o_.causal ? s_ : 0;
       fwd.attention_window = static_cast<double>(m_.sliding_window);
-      fwd.bytes = q + 2 * k_or_v + q;     // read Q, K, V; write O
-      fwd.saved_bytes = q + 2 * kv_local;  // Q, K, V (O is the output projection's saved input)
+      fwd.bytes = q + k + v + o;       // read Q, K, V; write O
+      fwd.saved_bytes = q + kv_local;  // Q, K, V (O is the output projection's saved input)
       fwd.core_attention = true;
       Kernel bwd = fwd;
       bwd.name = "flash_attention.bwd";
       bwd.kind = triton ? KernelKind::triton_backward : KernelKind::flash_backward;
       bwd.flops = 2 * counted;  // executes 2.5 × forward (time_kernels): dQ, dK, dV, dP and QKᵀ again
-      bwd.bytes = (q + 2 * k_or_v + 2 * q) + (q + 2 * k_or_v);  // read Q K V O dO; write dQ dK dV
+      bwd.bytes = (q + k + v + 2 * o) + (q + k + v);  // read Q K V O dO; write dQ dK dV
       bwd.saved_bytes = 0;
       bwd.core_attention = false;
       steps.push_back({fwd, {bwd}, {}});
@@ -192,10 +224,10 @@ public:
     // Unfused: the b·a/t·s² scores go through HBM.
     const double S = bh * sq_ * s_, scores = S * ab_, mask = S;
     const auto att = KernelCategory::attention;
-    Step qk{gemm("attention.scores", {sq_, s_, d, bh}, att, q + kv_local), {}, {}};
+    Step qk{gemm("attention.scores", {sq_, s_, dqk, bh}, att, q + T_ * A_.k_width() / t_ * ab_), {}, {}};
     qk.fwd.core_attention = true;
-    qk.bwd_input = {gemm("attention.scores.dgrad_q", {sq_, d, s_, bh}, att),
-                    gemm("attention.scores.dgrad_k", {s_, d, sq_, bh}, att)};
+    qk.bwd_input = {gemm("attention.scores.dgrad_q", {sq_, dqk, s_, bh}, att),
+                    gemm("attention.scores.dgrad_k", {s_, dqk, sq_, bh}, att)};
     std::vector<Step> mid;
     if (o_.fused_elementwise) {
       mid.push_back({mem("scale_mask_softmax", 2 * scores, scores, att), {mem("scale_mask_softmax.bwd", 3 * scores, 0, att)}, {}});
@@ -207,10 +239,10 @@ public:
     if (o_.dropout > 0)  // keeps the mask and its output (the ·V GEMM's input)
       mid.push_back({with_draws(mem("attention_dropout", 2 * scores + mask, mask + scores, att), S),
                      {mem("attention_dropout.bwd", 2 * scores + mask, 0, att)}, {}});
-    Step av{gemm("attention.context", {sq_, d, s_, bh}, att, kv_local), {}, {}};
+    Step av{gemm("attention.context", {sq_, dv, s_, bh}, att, T_ * A_.v_width() / t_ * ab_), {}, {}};
     av.fwd.core_attention = true;
-    av.bwd_input = {gemm("attention.context.dgrad_probs", {sq_, s_, d, bh}, att),
-                    gemm("attention.context.dgrad_v", {s_, d, sq_, bh}, att)};
+    av.bwd_input = {gemm("attention.context.dgrad_probs", {sq_, s_, dv, bh}, att),
+                    gemm("attention.context.dgrad_v", {s_, dv, sq_, bh}, att)};
     steps.push_back(std::move(qk));
     for (auto& st : mid) {
       st.fwd.core_attention = true;
@@ -291,10 +323,11 @@ public:
 
   void layer(int index) {
     norm("norm1");
-    linear("qkv", "qkv.dgrad", "qkv.wgrad", {T_, (h_ + kv_) / t_, h_}, Tn_ * h_);
-    if (m_.activation == Activation::swiglu) rope();
+    attention_projections();
+    if (m_.activation == Activation::swiglu || A_.mla) rope();
     core_attention();
-    linear("attention.out", "attention.out.dgrad", "attention.out.wgrad", {T_, h_, h_ / t_}, T_ * h_ / t_);
+    linear("attention.out", "attention.out.dgrad", "attention.out.wgrad", {T_, h_, A_.context_width() / t_},
+           T_ * A_.context_width() / t_);
     // The parallel block's MLP reads norm1's output too; one add takes both branches
     // into the residual (after the MLP).
     if (!m_.parallel_block) {
@@ -383,7 +416,8 @@ public:
 private:
   const ModelSpec& m_;
   const KernelOptions& o_;
-  double s_ = 0, sq_ = 0, h_ = 0, t_ = 1, ab_ = 2, T_ = 0, Tn_ = 0, kv_ = 0;
+  double s_ = 0, sq_ = 0, h_ = 0, t_ = 1, ab_ = 2, T_ = 0, Tn_ = 0, kv_ = 0;  // kv_: K + V width, all heads
+  AttentionShape A_;
 };
 
 }  // namespace

@@ -90,7 +90,7 @@ FlopTables flop_tables(const Scenario& sc) {
   if (m.moe.experts <= 0) return t;
   // Difference of two layer_costs calls: the full MoE layer minus the same layer
   // with no routed expert visits (top_k = 0) leaves exactly the routed-expert work.
-  t.moe_layer = std::max(1, m.moe.every_n_layers) - 1;
+  t.moe_layer = m.dense_layers + std::max(1, m.moe.every_n_layers) - 1;  // the first MoE layer (layer_is_moe)
   const LayerCosts full = layer_costs(m, t.moe_layer, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
   ModelSpec m0 = m;
   m0.moe.top_k = 0;

@@ -1,6 +1,8 @@
 // workloads/model/cp_attention.cpp — see cp_attention.hpp.
 #include "workloads/model/cp_attention.hpp"
 
+#include "workloads/model/model.hpp"
+
 namespace ls::wl {
 
 double cp_kv_chunk_bytes(const Scenario& s) {
@@ -8,9 +10,10 @@ double cp_kv_chunk_bytes(const Scenario& s) {
   const auto& m = s.model;
   if (L.cp <= 1) return 0;
   const double tokens = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) / L.cp;
-  const double kv_heads = static_cast<double>(m.kv_heads > 0 ? m.kv_heads : m.heads) / L.tp;
-  const double head_dim = static_cast<double>(m.hidden) / m.heads;
-  return 2.0 * tokens * kv_heads * head_dim * s.precision.activations;
+  // K and V of this rank's heads (MLA: after the up-projection, as Megatron-Core's
+  // context parallelism exchanges them).
+  const AttentionShape A = attention_shape(m);
+  return tokens * (A.k_width() + A.v_width()) / L.tp * s.precision.activations;
 }
 
 std::vector<CpCollective> cp_exchange(const Scenario& s, bool backward) {

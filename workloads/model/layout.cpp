@@ -104,6 +104,38 @@ void check_context_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) 
                         m.sliding_window, L.cp),
             "use cp: 1, or drop sliding_window");
   }
+}
+
+/// Model keys that constrain each other: dense_layers needs MoE layers to keep dense,
+/// the parallel block is a dense block, the attention kind agrees with kv_heads and
+/// model.mla (after resolve() derived the attention kind).
+void check_model_variants(const Scenario& s, Errors& e) {
+  const ModelSpec& m = s.model;
+  const MlaSpec& x = m.mla;
+  const bool mla = m.attention == AttentionArch::mla;
+  if (m.attention == AttentionArch::mha && m.kv_heads != m.heads)
+    e.add("model.attention", fmt::format("mha gives every one of the {} heads its own K and V, but kv_heads is {}", m.heads, m.kv_heads),
+          "attention: gqa, or drop kv_heads");
+  if (mla) {
+    if (x.kv_lora_rank <= 0) e.add("model.mla.kv_lora_rank", "missing required key: attention mla compresses K and V to this latent", "DeepSeek-V3: 512");
+    if (x.rope_head_dim <= 0) e.add("model.mla.rope_head_dim", "missing required key: the rotary features per head", "DeepSeek-V3: 64");
+    if (x.v_head_dim <= 0) e.add("model.mla.v_head_dim", "missing required key: the value features per head", "DeepSeek-V3: 128");
+    if (m.kv_heads != m.heads)
+      e.add("model.kv_heads", fmt::format("mla up-projects K and V for every head: kv_heads must be heads ({}), not {}", m.heads, m.kv_heads),
+            "drop kv_heads");
+    for (const auto& target : s.training.lora.targets)
+      if (s.training.method == TrainingMethod::lora && (target == "qkv" || target == "proj"))
+        e.add("training.lora.targets", fmt::format("LoRA on '{}' of a latent-attention (mla) layer is not modelled", target),
+              "adapt fc1/fc2 only, or use attention: mha/gqa");
+  } else if (x.kv_lora_rank > 0 || x.q_lora_rank > 0 || x.rope_head_dim > 0 || x.nope_head_dim > 0 || x.v_head_dim > 0) {
+    e.add("model.mla", "the latent attention's shape is read only with attention: mla", "set attention: mla, or drop mla");
+  }
+
+  if (m.dense_layers > 0 && m.moe.experts <= 0)
+    e.add("model.dense_layers", "dense_layers keeps the first layers of an MoE model dense; this model has no moe", "drop dense_layers");
+  else if (m.dense_layers >= m.layers && m.layers > 0)
+    e.add("model.dense_layers", fmt::format("dense_layers ({}) leaves none of the {} layers MoE", m.dense_layers, m.layers),
+          "use fewer dense_layers, or drop moe");
   if (m.parallel_block && m.moe.experts > 0)
     e.add("model.parallel_block", "the parallel block is modelled for dense models only (GPT-J, PaLM)",
           "drop parallel_block, or moe");
@@ -256,6 +288,7 @@ std::vector<LayoutError> validate(const Scenario& s) {
   check_hardware(s, e);
   check_degrees(s, e);
   check_context_parallel(L, m, e);
+  check_model_variants(s, e);
   check_tensor_parallel(L, m, e);
   check_expert_parallel(L, m, e);
   check_batching(L, e);

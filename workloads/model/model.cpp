@@ -34,6 +34,20 @@ ModelSpec moe(ModelSpec m, int experts, int top_k, std::int64_t expert_ffn, int 
   return m;
 }
 
+/// DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", §4.2: 61 layers, hidden 7168, 128
+/// heads with multi-head latent attention (KV latent 512, query latent 1536, 128 nope and
+/// 64 rope features per query/key head, 128 per value head), the first 3 layers dense
+/// (FFN 18432), the other 58 with 256 routed experts of width 2048 and 1 shared, 8
+/// activated; vocab 129280, untied head; pre-training at 4096 tokens. 671e9 parameters
+/// (the report's total, the multi-token-prediction module's 14e9 aside).
+ModelSpec deepseek_v3() {
+  ModelSpec m = moe(make("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096, Activation::swiglu, false), 256, 8, 2048, 1, 1);
+  m.dense_layers = 3;
+  m.attention = AttentionArch::mla;
+  m.mla = MlaSpec{512, 1536, 64, 128, 128};
+  return m;
+}
+
 std::vector<ModelSpec> presets() {
   return {
       // Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1:
@@ -61,12 +75,7 @@ std::vector<ModelSpec> presets() {
           // 32 heads, 8 KV heads, hidden 14336 per expert, 8 experts, top-2, vocab
           // 32000; every layer is an MoE layer. 46.7e9 parameters (12.9e9 active).
           make("mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 4096, Activation::swiglu, false), 8, 2, 14336, 1, 0),
-      moe(
-          // DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", §4.2: 61 layers, hidden
-          // 7168, 128 heads, 256 routed experts of width 2048 plus 1 shared, top-8,
-          // vocab 129280. "-like": MLA is modelled as plain MHA (kv_heads = heads)
-          // and all 61 layers are MoE (the real model keeps the first 3 dense).
-          make("deepseek-v3", 61, 7168, 128, 128, 18432, 129280, 4096, Activation::swiglu, false), 256, 8, 2048, 1, 1),
+      deepseek_v3(),
   };
 }
 
@@ -89,8 +98,19 @@ double mlp_params(const ModelSpec& m, double f) {
 
 double attention_params(const ModelSpec& m) {
   const double h = static_cast<double>(m.hidden);
-  const double qkv = h * (h + kv_width(m)) + (has_bias(m) ? h + kv_width(m) : 0);
-  const double out = h * h + (has_bias(m) ? h : 0);
+  const AttentionShape A = attention_shape(m);
+  if (A.mla) {
+    // Query: down-projection, its RMSNorm, up-projection (or one projection without
+    // q_lora_rank); key/value: down-projection to the latent and the shared rope key,
+    // the latent's RMSNorm, up-projection to every head's nope key and value.
+    const double q = A.q_lora_rank > 0 ? h * A.q_lora_rank + A.q_lora_rank + A.q_lora_rank * A.q_width() : h * A.q_width();
+    const double nope = A.qk_head_dim - A.rope_head_dim;
+    const double kv = h * (A.kv_lora_rank + A.rope_head_dim) + A.kv_lora_rank + A.kv_lora_rank * A.heads * (nope + A.v_head_dim);
+    return q + kv + A.context_width() * h;
+  }
+  const double qkv_out = A.q_width() + A.k_width() + A.v_width();
+  const double qkv = h * qkv_out + (has_bias(m) ? qkv_out : 0);
+  const double out = A.context_width() * h + (has_bias(m) ? h : 0);
   return qkv + out;
 }
 
@@ -141,9 +161,9 @@ double layer_params(const ModelSpec& m) {
 }
 
 bool layer_is_moe(const ModelSpec& m, int layer) {
-  if (m.moe.experts <= 0) return false;
+  if (m.moe.experts <= 0 || layer < m.dense_layers) return false;
   const int n = m.moe.every_n_layers > 0 ? m.moe.every_n_layers : 1;
-  return layer % n == n - 1;
+  return (layer - m.dense_layers) % n == n - 1;
 }
 
 double layer_params(const ModelSpec& m, int layer) {
@@ -166,6 +186,26 @@ double lm_head_params(const ModelSpec& m) {
 }
 
 double final_norm_params(const ModelSpec& m) { return norm_params(m); }
+
+AttentionShape attention_shape(const ModelSpec& m) {
+  if (m.heads <= 0) throw std::invalid_argument(fmt::format("model '{}': heads must be > 0", m.name));
+  AttentionShape A;
+  A.heads = m.heads;
+  if (m.attention == AttentionArch::mla) {
+    A.mla = true;
+    A.kv_heads = m.heads;
+    A.rope_head_dim = static_cast<double>(m.mla.rope_head_dim);
+    const double nope = static_cast<double>(m.mla.nope_head_dim > 0 ? m.mla.nope_head_dim : m.mla.v_head_dim);
+    A.qk_head_dim = nope + A.rope_head_dim;
+    A.v_head_dim = static_cast<double>(m.mla.v_head_dim);
+    A.q_lora_rank = static_cast<double>(m.mla.q_lora_rank);
+    A.kv_lora_rank = static_cast<double>(m.mla.kv_lora_rank);
+    return A;
+  }
+  A.kv_heads = kv_heads_of(m);
+  A.qk_head_dim = A.v_head_dim = static_cast<double>(m.hidden) / m.heads;
+  return A;
+}
 
 bool has_bias(const ModelSpec& m) { return m.bias.value_or(m.activation == Activation::gelu); }
 
@@ -211,13 +251,22 @@ LayerCosts layer_costs(const ModelSpec& m, int layer, int microbatch_size, int t
   (void)sequence_parallel;  // SP moves norms/dropout to s/t tokens: negligible FLOPs, same GEMMs.
   const double b = microbatch_size, s = static_cast<double>(m.seq_len), h = static_cast<double>(m.hidden);
   const double t = tp, tokens = b * s, ab = activation_bytes;
-  const double kv = kv_width(m);
+  const AttentionShape A = attention_shape(m);
+  const double kv = A.k_width() + A.v_width();
   const bool moe = layer_is_moe(m, layer);
 
-  // FLOPs per device (docs/ARCHITECTURE.md, "Modelling conventions"): every GEMM is split tp ways (Megatron column/row parallel).
-  const double f_qkv = 2 * tokens * h * (h + kv) / t;
-  const double f_core = 4 * b * s * attention_counted_keys(m, s) * h / t;  // QKᵀ and scores·V
-  const double f_out = 2 * tokens * h * h / t;
+  // FLOPs per device (docs/ARCHITECTURE.md, "Modelling conventions"): every GEMM is split
+  // tp ways (Megatron column/row parallel) but MLA's down-projections, which every TP
+  // rank runs whole (counted once in model FLOPs, t times in hardware FLOPs).
+  double f_qkv = 2 * tokens * h * (A.q_width() + kv) / t, f_replicated = 0;
+  if (A.mla) {
+    const double nope = A.qk_head_dim - A.rope_head_dim;
+    f_replicated = 2 * tokens * h * (A.q_lora_rank + A.kv_lora_rank + A.rope_head_dim);
+    f_qkv = f_replicated + 2 * tokens * ((A.q_lora_rank > 0 ? A.q_lora_rank : h) * A.q_width() + A.kv_lora_rank * A.heads * (nope + A.v_head_dim)) / t;
+  }
+  // QKᵀ over qk_head_dim and scores·V over v_head_dim, per query head (4bs²h/t for MHA).
+  const double f_core = 2 * b * s * attention_counted_keys(m, s) * (A.q_width() + A.context_width()) / t;
+  const double f_out = 2 * tokens * A.context_width() * h / t;
   double f_mlp = 0, mlp_width_traffic = 0, weights = attention_params(m) + norms_params(m);
   if (!moe) {
     const double f = static_cast<double>(m.ffn_hidden);
@@ -247,7 +296,7 @@ LayerCosts layer_costs(const ModelSpec& m, int layer, int microbatch_size, int t
 
   LayerCosts c;
   c.forward = {fwd_flops, weight_bytes + act_traffic, tokens};
-  c.model_flops_fwd = fwd_flops;
+  c.model_flops_fwd = fwd_flops - f_replicated * (1 - 1 / t);
   // Backward: twice the GEMM work; dX GEMMs read weights, dW GEMMs write gradients;
   // both re-read the saved activations and the incoming gradient.
   c.backward_input = {f_linear + 2 * f_core, weight_bytes + act_traffic, tokens};

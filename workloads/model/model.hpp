@@ -9,9 +9,10 @@
 //    parameters), gate/up/down MLP; no biases unless model.bias says otherwise.
 //  * parallel_block: one norm per layer, attention and MLP side by side (GPT-J, PaLM).
 //  * sliding_window: attention FLOPs over the window (attention_counted_keys).
-//  * MoE (moe.experts > 0): layer i is an MoE layer when
-//    i % every_n_layers == every_n_layers − 1 (GShard / Switch: "every other layer"
-//    is layers 1, 3, 5, ...; every_n_layers = 1: all layers); its MLP is replaced by a router
+//  * MoE (moe.experts > 0): layer i is an MoE layer when i ≥ dense_layers and
+//    (i − dense_layers) % every_n_layers == every_n_layers − 1 (GShard / Switch: "every
+//    other layer" is layers 1, 3, 5, ...; every_n_layers = 1: all layers past the
+//    dense ones, DeepSeek-V3's layers 3..60); its MLP is replaced by a router
 //    (hidden · experts) plus `experts` routed and `shared_experts` shared MLPs of
 //    width expert_ffn_hidden (ffn_hidden when 0). FLOPs assume balanced routing:
 //    every token visits top_k routed experts and every shared expert.
@@ -48,6 +49,25 @@ double lm_head_params(const ModelSpec& m);
 double final_norm_params(const ModelSpec& m);
 /// Sum over layers + embedding + final norm + LM head.
 double total_params(const ModelSpec& m);
+/// One layer's attention widths per token, over all heads (model.attention):
+///  * mha / gqa: queries h wide; K and V g·h/a each (g = kv_heads); head dim h/a;
+///    one fused QKV projection and an output projection, both split over TP.
+///  * mla (DeepSeek-V2 §2.1): per head nope + rope query/key features and v_head_dim
+///    value features, K and V up-projected for every head (kv_heads = heads). The
+///    down-projections to the latents are replicated on every TP rank, as Megatron-Core's
+///    MLA builds them; the up-projections and the output projection are split.
+struct AttentionShape {
+  bool mla = false;
+  double heads = 0, kv_heads = 0;
+  double qk_head_dim = 0, v_head_dim = 0;
+  double q_lora_rank = 0, kv_lora_rank = 0, rope_head_dim = 0;  // mla only
+  double q_width() const { return heads * qk_head_dim; }
+  double k_width() const { return kv_heads * qk_head_dim; }
+  double v_width() const { return kv_heads * v_head_dim; }
+  double context_width() const { return heads * v_head_dim; }  // the output projection's input
+};
+AttentionShape attention_shape(const ModelSpec& m);
+
 /// Biases on the linear layers and LayerNorms: ModelSpec::bias, else true for gelu.
 bool has_bias(const ModelSpec& m);
 /// 2 (pre-attention and pre-MLP), or 1 in the parallel block.

@@ -114,6 +114,8 @@ ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double ge
 //  h100-sxm 77 runs, 4.1 %, 21.9 %, −2.9 % (3.9 / 3.7 / 3.7 % with the fitted 1.70): what
 //  FSDP costs beyond the hooks of implementation_profile.cpp shows as that signed bias.
 //  h200: no measured rows; the H100 fit carried over (same GH100 die and software).
+//  h800: no measured rows; the H100 fit carried over (the same GH100 SXM compute; the
+//  export part differs in its NVLink rate, a GPU preset figure, not a compute one).
 //  Blackwell bf16 GEMM fraction: [MAMF]'s B200 figure on every Blackwell part (no BF16
 //  Blackwell row to fit); SM counts: B200/GB200 148, B300/GB300 160 (NVIDIA technical blog
 //  "Inside NVIDIA Blackwell Ultra", 2025).
@@ -228,6 +230,7 @@ std::vector<ComputeProfile> presets() {
       make("a100-80gb", 108, 256, 128, 0.8130, 256, 0.62, 0.50, 0.5140, 0.2635, 0.88, 4, 0.5, 0.5, 0.62, 0.50),
       make("h100-sxm", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55, 0.55, 0.30, 0.24),
       make("h200", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55, 0.55, 0.30, 0.24),
+      make("h800", 132, 128, 256, 0.6662, 256, 0.60, 0.45, 0.2446, 0.1581, 0.90, 3, 0.55, 0.55, 0.30, 0.24),
       make("b200", 148, 128, 256, 0.776, 256, 0.376, 0.307, 0.5, 0.3, 0.85, 3, 0.604, 0.541, 0.30, 0.24),
       make("b300", 160, 128, 256, 0.776, 256, 0.376, 0.307, 0.5, 0.3, 0.85, 3, 0.604, 0.541, 0.30, 0.24),
       make("gb200", 148, 128, 256, 0.776, 256, 0.376, 0.307, 0.5, 0.3, 0.85, 3, 0.604, 0.541, 0.30, 0.24),

@@ -54,6 +54,26 @@ inline constexpr NameTable<Activation, 2> kActivationNames{{
     {Activation::gelu, "gelu", "an MLP of two matrices, `ffn_hidden` wide (GPT)"},
     {Activation::swiglu, "swiglu", "a gated MLP of three matrices (Llama)"}}};
 
+/// How a layer's attention projects its keys and values (model.hpp attention_shape).
+enum class AttentionArch { mha, gqa, mla };
+inline constexpr NameTable<AttentionArch, 3> kAttentionArchNames{{
+    {AttentionArch::mha, "mha", "multi-head attention: every head its own K and V (kv_heads = heads)"},
+    {AttentionArch::gqa, "gqa", "grouped-query attention: kv_heads K/V heads shared by the query heads"},
+    {AttentionArch::mla, "mla",
+     "multi-head latent attention (DeepSeek-V2/V3): K and V up-projected per head from a compressed latent, `model.mla`"}}};
+
+/// Multi-head latent attention's shape (DeepSeek-AI 2024, "DeepSeek-V2", §2.1): the
+/// hidden state is compressed to a kv_lora_rank latent (plus one rope_head_dim key
+/// shared by the heads) and, with q_lora_rank > 0, to a q_lora_rank query latent; per
+/// head, queries and keys have nope_head_dim + rope_head_dim features, values v_head_dim.
+struct MlaSpec {
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t q_lora_rank = 0;     // 0: the query is projected from the hidden state directly
+  std::int64_t rope_head_dim = 0;
+  std::int64_t nope_head_dim = 0;   // 0: unset, resolve() sets v_head_dim
+  std::int64_t v_head_dim = 0;
+};
+
 enum class RoutingKind { balanced, zipf, load };
 
 struct MoeSpec {
@@ -95,6 +115,12 @@ struct ModelSpec {
   /// Sliding-window attention: each query attends to the last `sliding_window` keys
   /// (itself included). 0: every earlier key (full causal attention). Without cp.
   std::int64_t sliding_window = 0;
+  /// MoE models: the first `dense_layers` layers keep a dense MLP of ffn_hidden
+  /// (DeepSeek-V3's first 3); the MoE layers follow moe.every_n_layers after them.
+  int dense_layers = 0;
+  /// Unset: resolve() sets gqa when kv_heads < heads, else mha.
+  std::optional<AttentionArch> attention;
+  MlaSpec mla;                       // attention: mla
 };
 
 enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
