@@ -201,3 +201,28 @@ TEST_CASE("model.attention and model.mla errors name the key") {
   dense.model.dense_layers = 2;
   CHECK(key_of(dense) == "model.dense_layers");
 }
+
+TEST_CASE("model.head_dim: heads × head_dim wider than hidden (Qwen3-30B-A3B) in parameters and FLOPs") {
+  ModelSpec m = test::small_model(2);
+  m.activation = Activation::swiglu;
+  m.hidden = 2048;
+  m.heads = 32;
+  m.kv_heads = 4;
+  m.head_dim = 128;  // 32 × 128 = 4096 query features from a 2048-wide stream
+  m.ffn_hidden = 6144;
+  m.seq_len = 4096;
+  const double h = 2048, q = 32 * 128, kv = 2 * 4 * 128;
+  CHECK(attention_params(m) == h * (q + kv) + q * h);
+  const double T = 4096;
+  const LayerCosts c = layer_costs(m, 0, 1, 1, 1, false, Recompute::none, 2);
+  CHECK(c.forward.flops == doctest::Approx(2 * T * h * (q + kv) + 2 * T * T * (q + q) + 2 * T * q * h + 6 * T * h * 6144).epsilon(1e-12));
+  // The kernels add up to the same FLOPs.
+  KernelOptions o;
+  CHECK(total_flops(layer_pass_kernels(m, 0, o, LayerPass::forward)) == doctest::Approx(c.forward.flops).epsilon(1e-12));
+
+  Scenario s = test::cluster_scenario(1, 8, 1, 1, 1);
+  s.model.attention = AttentionArch::mla;
+  s.model.mla = MlaSpec{512, 0, 64, 0, 64};
+  s.model.head_dim = 64;
+  CHECK(key_of(s) == "model.head_dim");
+}

@@ -15,16 +15,8 @@ namespace {
 
 bool lists(const std::vector<std::string>& v, std::string_view name) { return std::find(v.begin(), v.end(), name) != v.end(); }
 bool gpt_style(const ModelSpec& m) { return m.activation == Activation::gelu; }
-double kv_width(const ModelSpec& m) {
-  const int g = m.kv_heads > 0 ? m.kv_heads : m.heads;
-  return 2.0 * static_cast<double>(m.hidden) * g / m.heads;
-}
-
-/// QKV and output projection (with their biases), as model.cpp counts them.
-double attention_part(const ModelSpec& m) {
-  const double h = static_cast<double>(m.hidden), kv = kv_width(m);
-  return h * (h + kv) + h * h + (has_bias(m) ? h + kv + h : 0);
-}
+/// The attention's parameters, as model.cpp counts them.
+double attention_part(const ModelSpec& m) { return attention_params(m); }
 /// The pre-norms of a layer (model.cpp's norms_per_layer × norm_params).
 double norms_part(const ModelSpec& m) { return norms_per_layer(m) * norm_params(m); }
 /// A layer's parameters without its routed experts.
@@ -39,12 +31,13 @@ struct Adapter {
 };
 
 std::vector<Adapter> adapters(const ModelSpec& m, const LoraSpec& lora, int layer, int tp) {
-  const double h = static_cast<double>(m.hidden), t = tp, kv = kv_width(m);
+  const AttentionShape A = attention_shape(m);
+  const double h = static_cast<double>(m.hidden), t = tp, kv = A.k_width() + A.v_width();
   const double f = static_cast<double>(m.ffn_hidden), gate = gpt_style(m) ? 1 : 2;
   std::vector<Adapter> out;
   for (const auto& target : lora.targets) {
-    if (target == "qkv") out.push_back({"lora.qkv", h, (h + kv) / t});       // column-parallel: B split
-    else if (target == "proj") out.push_back({"lora.proj", h / t, h});        // row-parallel: A split
+    if (target == "qkv") out.push_back({"lora.qkv", h, (A.q_width() + kv) / t});      // column-parallel: B split
+    else if (target == "proj") out.push_back({"lora.proj", A.context_width() / t, h});  // row-parallel: A split
     else if (layer_is_moe(m, layer)) continue;                                // routed experts keep no adapters
     else if (target == "fc1") out.push_back({"lora.fc1", h, gate * f / t});
     else if (target == "fc2") out.push_back({"lora.fc2", f / t, h});

@@ -123,6 +123,8 @@ void check_model_variants(const Scenario& s, Errors& e) {
     if (m.kv_heads != m.heads)
       e.add("model.kv_heads", fmt::format("mla up-projects K and V for every head: kv_heads must be heads ({}), not {}", m.heads, m.kv_heads),
             "drop kv_heads");
+    if (m.head_dim > 0)
+      e.add("model.head_dim", "mla states its head widths in model.mla (nope_head_dim, rope_head_dim, v_head_dim)", "drop head_dim");
     for (const auto& target : s.training.lora.targets)
       if (s.training.method == TrainingMethod::lora && (target == "qkv" || target == "proj"))
         e.add("training.lora.targets", fmt::format("LoRA on '{}' of a latent-attention (mla) layer is not modelled", target),

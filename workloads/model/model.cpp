@@ -83,35 +83,12 @@ bool gpt_style(const ModelSpec& m) { return m.activation == Activation::gelu; }
 
 int kv_heads_of(const ModelSpec& m) { return m.kv_heads > 0 ? m.kv_heads : m.heads; }
 
-/// K+V projection width 2·h·g/a (GQA); h for the query.
-double kv_width(const ModelSpec& m) {
-  if (m.heads <= 0) throw std::invalid_argument(fmt::format("model '{}': heads must be > 0", m.name));
-  return 2.0 * static_cast<double>(m.hidden) * kv_heads_of(m) / m.heads;
-}
 
 /// One MLP of width f (params).
 double mlp_params(const ModelSpec& m, double f) {
   const double h = static_cast<double>(m.hidden);
   if (gpt_style(m)) return 2 * h * f + (has_bias(m) ? f + h : 0);  // up + down weights, biases
   return 3 * h * f + (has_bias(m) ? 2 * f + h : 0);                // gate, up, down
-}
-
-double attention_params(const ModelSpec& m) {
-  const double h = static_cast<double>(m.hidden);
-  const AttentionShape A = attention_shape(m);
-  if (A.mla) {
-    // Query: down-projection, its RMSNorm, up-projection (or one projection without
-    // q_lora_rank); key/value: down-projection to the latent and the shared rope key,
-    // the latent's RMSNorm, up-projection to every head's nope key and value.
-    const double q = A.q_lora_rank > 0 ? h * A.q_lora_rank + A.q_lora_rank + A.q_lora_rank * A.q_width() : h * A.q_width();
-    const double nope = A.qk_head_dim - A.rope_head_dim;
-    const double kv = h * (A.kv_lora_rank + A.rope_head_dim) + A.kv_lora_rank + A.kv_lora_rank * A.heads * (nope + A.v_head_dim);
-    return q + kv + A.context_width() * h;
-  }
-  const double qkv_out = A.q_width() + A.k_width() + A.v_width();
-  const double qkv = h * qkv_out + (has_bias(m) ? qkv_out : 0);
-  const double out = A.context_width() * h + (has_bias(m) ? h : 0);
-  return qkv + out;
 }
 
 int mlp_matrices(const ModelSpec& m) { return gpt_style(m) ? 2 : 3; }
@@ -143,6 +120,25 @@ void check_args(const ModelSpec& m, int b, int tp, int act_bytes) {
 }
 
 }  // namespace
+
+double attention_params(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  const AttentionShape A = attention_shape(m);
+  if (A.mla) {
+    // Query: down-projection, its RMSNorm, up-projection (or one projection without
+    // q_lora_rank); key/value: down-projection to the latent and the shared rope key,
+    // the latent's RMSNorm, up-projection to every head's nope key and value.
+    const double q = A.q_lora_rank > 0 ? h * A.q_lora_rank + A.q_lora_rank + A.q_lora_rank * A.q_width() : h * A.q_width();
+    const double nope = A.qk_head_dim - A.rope_head_dim;
+    const double kv = h * (A.kv_lora_rank + A.rope_head_dim) + A.kv_lora_rank + A.kv_lora_rank * A.heads * (nope + A.v_head_dim);
+    return q + kv + A.context_width() * h;
+  }
+  const double qkv_out = A.q_width() + A.k_width() + A.v_width();
+  const double qkv = h * qkv_out + (has_bias(m) ? qkv_out : 0);
+  const double out = A.context_width() * h + (has_bias(m) ? h : 0);
+  return qkv + out;
+}
+
 
 std::optional<ModelSpec> model_preset(std::string_view name) {
   for (auto& m : presets())
@@ -203,7 +199,7 @@ AttentionShape attention_shape(const ModelSpec& m) {
     return A;
   }
   A.kv_heads = kv_heads_of(m);
-  A.qk_head_dim = A.v_head_dim = static_cast<double>(m.hidden) / m.heads;
+  A.qk_head_dim = A.v_head_dim = m.head_dim > 0 ? static_cast<double>(m.head_dim) : static_cast<double>(m.hidden) / m.heads;
   return A;
 }
 

@@ -50,7 +50,8 @@ double final_norm_params(const ModelSpec& m);
 /// Sum over layers + embedding + final norm + LM head.
 double total_params(const ModelSpec& m);
 /// One layer's attention widths per token, over all heads (model.attention):
-///  * mha / gqa: queries h wide; K and V g·h/a each (g = kv_heads); head dim h/a;
+///  * mha / gqa: head dim d = head_dim (else h/a); queries a·d wide, K and V g·d each
+///    (g = kv_heads);
 ///    one fused QKV projection and an output projection, both split over TP.
 ///  * mla (DeepSeek-V2 §2.1): per head nope + rope query/key features and v_head_dim
 ///    value features, K and V up-projected for every head (kv_heads = heads). The
@@ -67,6 +68,9 @@ struct AttentionShape {
   double context_width() const { return heads * v_head_dim; }  // the output projection's input
 };
 AttentionShape attention_shape(const ModelSpec& m);
+/// Parameters of one layer's attention: projections (with biases when has_bias; MLA's
+/// carry none) and, for MLA, its latents' RMSNorms.
+double attention_params(const ModelSpec& m);
 
 /// Biases on the linear layers and LayerNorms: ModelSpec::bias, else true for gelu.
 bool has_bias(const ModelSpec& m);

@@ -95,6 +95,7 @@ struct ModelSpec {
   std::int64_t hidden = 0;
   int heads = 0;
   int kv_heads = 0;                 // GQA; == heads for MHA; 0: unset, resolve() sets heads
+  std::int64_t head_dim = 0;        // features per head (mha/gqa); 0: hidden / heads
   std::int64_t ffn_hidden = 0;      // 0: unset, resolve() sets 4·hidden
   std::int64_t vocab = 0;
   std::int64_t seq_len = 0;
