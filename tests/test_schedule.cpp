@@ -16,7 +16,7 @@ using namespace ls::wl;
 
 namespace {
 
-const Schedule kAll[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1};
+const Schedule kAll[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1, Schedule::zb_2p};
 
 // Loops copy p and m into plain locals: Clang 14 (the fuzz/sanitizer build) cannot
 // capture a structured binding in CAPTURE's lambda.
@@ -118,7 +118,7 @@ TEST_CASE("every schedule runs F and B of every (micro-batch, chunk) exactly onc
           CHECK(pos.count(key) == 0);
           pos[key] = static_cast<int>(i);
         }
-        const bool zb = sch == Schedule::zb_h1;
+        const bool zb = splits_backward(sch);
         CHECK(items.size() == static_cast<std::size_t>(m * v * (zb ? 3 : 2)));
         for (int mb = 0; mb < m; ++mb) {
           for (int c = 0; c < v; ++c) {
@@ -163,14 +163,15 @@ TEST_CASE("in-flight micro-batches follow the closed forms (1F1B never above p -
         CHECK(peak == max_inflight_microbatches(sch, p, s, m, v));
         if (sch == Schedule::one_f_one_b || sch == Schedule::zb_h1) CHECK(peak <= p - s);
         if (sch == Schedule::gpipe) CHECK(peak == m);
-        if (sch == Schedule::zb_h1) {
-          // Activations are held until W: never more than p (1F1B's stage-0 peak).
+        if (splits_backward(sch)) {
+          // Activations are held until W: never more than p (1F1B's stage-0 peak) under
+          // zb-h1, never more than its 2p budget under zb-2p.
           int held = 0, held_peak = 0;
           for (const auto& it : sched[static_cast<std::size_t>(s)]) {
             if (it.kind == ItemKind::forward) held_peak = std::max(held_peak, ++held);
             else if (it.kind == ItemKind::backward_weight) --held;
           }
-          CHECK(held_peak <= p);
+          CHECK(held_peak <= (sch == Schedule::zb_h1 ? p : 2 * p));
         }
       }
     }
@@ -223,7 +224,7 @@ TEST_CASE("no schedule deadlocks, and unit-time execution reproduces the analyti
         CAPTURE(m);
         CAPTURE(v);
         const auto sched = build_schedule(sch, p, m, v);
-        const Run r = sch == Schedule::zb_h1 ? execute(sched, v, 1, 0, 1, 1) : execute(sched, v, 1, 2, 0, 0);
+        const Run r = splits_backward(sch) ? execute(sched, v, 1, 0, 1, 1) : execute(sched, v, 1, 2, 0, 0);
         REQUIRE_FALSE(r.deadlock);
         const double want = analytic_bubble(sch, p, m, v);
         for (int s = 0; s < p; ++s) {
@@ -238,19 +239,41 @@ TEST_CASE("no schedule deadlocks, and unit-time execution reproduces the analyti
 
 TEST_CASE("fewer micro-batches than stages still runs, with the same closed forms") {
   // m < p: 1F1B's warm-up is capped at m; the window is still (m+p−1)(F+B).
-  for (Schedule sch : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1}) {
+  for (Schedule sch : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1, Schedule::zb_2p}) {
     for (const Grid& grid : {Grid{8, 4}, Grid{4, 1}, Grid{1, 4}}) {
       const int p = grid.p, m = grid.m;
       CAPTURE(static_cast<int>(sch));
       CAPTURE(p);
       CAPTURE(m);
       const auto sched = build_schedule(sch, p, m, 1);
-      const Run r = sch == Schedule::zb_h1 ? execute(sched, 1, 1, 0, 1, 1) : execute(sched, 1, 1, 2, 0, 0);
+      const Run r = splits_backward(sch) ? execute(sched, 1, 1, 0, 1, 1) : execute(sched, 1, 1, 2, 0, 0);
       REQUIRE_FALSE(r.deadlock);
       for (int s = 0; s < p; ++s)
         CHECK(1.0 - static_cast<double>(r.busy[static_cast<std::size_t>(s)]) / static_cast<double>(r.window) ==
               doctest::Approx(analytic_bubble(sch, p, m, 1)).epsilon(1e-12));
     }
+  }
+}
+
+TEST_CASE("zb-2p: never behind zb-h1, ahead of it when W is shorter than B, with up to 2p activations") {
+  // With F = B-input = W = 1 both zero-bubble schedules leave only the pipeline's fill
+  // and drain, (p − 1) of 3m + p − 1 units: the step here ends with the optimizer, so
+  // the fill cannot overlap the previous step (Qi et al.'s post-validation, which lets
+  // it, is not modelled). With W shorter than B (F = B-input = 2, W = 1), zb-h1's Ws
+  // no longer fill its bubbles and zb-2p's extra warm-up forwards do.
+  for (const Grid& grid : {Grid{4, 8}, Grid{4, 32}, Grid{8, 16}, Grid{8, 64}}) {
+    const int p = grid.p, m = grid.m;
+    CAPTURE(p);
+    CAPTURE(m);
+    CHECK(analytic_bubble(Schedule::zb_2p, p, m, 1) == doctest::Approx((p - 1.0) / (3.0 * m + p - 1)).epsilon(1e-12));
+    const Run h1 = execute(build_schedule(Schedule::zb_h1, p, m, 1), 1, 2, 0, 2, 1);
+    const Run two = execute(build_schedule(Schedule::zb_2p, p, m, 1), 1, 2, 0, 2, 1);
+    REQUIRE_FALSE(two.deadlock);
+    CHECK(two.window < h1.window);
+    int most = 0;
+    for (int s = 0; s < p; ++s) most = std::max(most, max_inflight_microbatches(Schedule::zb_2p, p, s, m, 1));
+    CHECK(most > p);  // it spends the extra activations zb-h1 does not
+    CHECK(most <= 2 * p);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tools/study/search.hpp"
 #include "tools/study/sweep.hpp"
@@ -72,7 +73,9 @@ wl::Recompute parse_recompute(const std::string& v) {
 
 wl::Schedule parse_schedule(const std::string& v) {
   if (const auto s = wl::schedule_from_name(v)) return *s;
-  throw std::invalid_argument(fmt::format("--vary/--fix schedule: '{}' is not gpipe, 1f1b, interleaved-1f1b or zb-h1", v));
+  std::vector<std::string_view> names;
+  for (const auto& entry : wl::kScheduleNames) names.push_back(entry.name);
+  throw std::invalid_argument(fmt::format("--vary/--fix schedule: '{}' is not one of {}", v, fmt::join(names, ", ")));
 }
 
 wl::StageLayersMode parse_stage_layers(const std::string& v) {

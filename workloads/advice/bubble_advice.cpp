@@ -50,7 +50,7 @@ std::string bubble_remedies(const Scenario& s, double target, const std::vector<
   std::vector<std::string> keep;
 
   // Interleaving: more virtual stages (Megatron's interleaved 1F1B).
-  if (L.pp > 1 && L.schedule != Schedule::gpipe && L.schedule != Schedule::zb_h1) {
+  if (L.pp > 1 && L.schedule != Schedule::gpipe && !splits_backward(L.schedule)) {
     std::optional<Pick> best;
     const int v0 = L.schedule == Schedule::interleaved_1f1b ? std::max(1, L.virtual_stages) : 1;
     for (int v = v0 + 1; v <= 16; ++v) {

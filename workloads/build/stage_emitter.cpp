@@ -115,7 +115,7 @@ std::uint32_t StageEmitter::recv_index(bool gradient, int microbatch, int chunk)
 
 void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParams& stage_params,
                         const MemoryTerms& static_memory) {
-  const bool zb = s_.layout.schedule == Schedule::zb_h1;
+  const bool zb = splits_backward(s_.layout.schedule);
   // Last backward-type item per chunk: DP/ZeRO gradient work hangs off it.
   std::vector<int> last_gradient_item(chunks_.size(), -1);
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {

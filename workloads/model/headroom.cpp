@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/model/schedule.hpp"
+
 namespace ls::wl {
 
 double default_reserved_memory() { return 2e9; }
@@ -75,8 +77,8 @@ std::vector<MemoryOptionError> validate_memory_options(const Scenario& s) {
       e.push_back({"layout.shard_group", "HSDP is not modelled with context parallelism (ZeRO shards over the dp·cp group)",
                    "omit shard_group, or set cp: 1"});
   }
-  if (L.offload.activations && L.schedule == Schedule::zb_h1)
-    e.push_back({"layout.offload.activations", "activation offload is not modelled with schedule zb-h1",
+  if (L.offload.activations && splits_backward(L.schedule))
+    e.push_back({"layout.offload.activations", fmt::format("activation offload is not modelled with schedule {}", schedule_name(L.schedule)),
                  "use 1f1b, interleaved-1f1b or gpipe"});
   if ((L.offload.activations || L.offload.optimizer) && !(s.cluster.inter.pcie_bandwidth_Bps > 0))
     e.push_back({"layout.offload", "offload needs a PCIe link between GPU and host",

@@ -102,10 +102,67 @@ std::vector<ScheduleItem> zb_h1_stage(int pp, int stage, int m) {
   return out;
 }
 
+/// The zb-2p replay (schedule.hpp): unit-time F, B and W, free communication, at most
+/// `budget` micro-batches holding activations per stage. Returns each stage's order and
+/// the makespan in units. O(T · p) for T ≤ 3m + 2p steps... plus the oldest-first scans,
+/// O(p · m) per step at worst.
+struct UnitReplay {
+  std::vector<std::vector<ScheduleItem>> order;
+  int makespan = 0;
+};
+
+UnitReplay zero_bubble_replay(int pp, int m, int budget) {
+  constexpr int kNotYet = -1;
+  // done[s][mb]: the step at whose end the item finished on stage s (kNotYet: not yet).
+  std::vector<std::vector<int>> f_done(static_cast<std::size_t>(pp), std::vector<int>(static_cast<std::size_t>(m), kNotYet));
+  auto b_done = f_done;
+  std::vector<int> next_f(static_cast<std::size_t>(pp), 0), next_b(static_cast<std::size_t>(pp), 0), held(static_cast<std::size_t>(pp), 0);
+  std::vector<std::deque<int>> pending_w(static_cast<std::size_t>(pp));
+  std::vector<int> left(static_cast<std::size_t>(pp), 3 * m);
+  UnitReplay r;
+  r.order.resize(static_cast<std::size_t>(pp));
+  int remaining = 3 * m * pp;
+  const auto arrived = [](int done, int t) { return done != kNotYet && done < t; };
+  for (int t = 0; remaining > 0; ++t) {
+    if (t > 6 * (m + pp) + 16) throw std::logic_error("zb-2p replay made no progress (a bug)");
+    for (int s = 0; s < pp; ++s) {
+      const auto st = static_cast<std::size_t>(s);
+      auto& order = r.order[st];
+      // Backwards run in micro-batch order on every stage (the gradients arrive so).
+      const int b = next_b[st];
+      const bool b_ready = b < m && arrived(f_done[st][static_cast<std::size_t>(b)], t) &&
+                           (s == pp - 1 || arrived(b_done[st + 1][static_cast<std::size_t>(b)], t));
+      const int f = next_f[st];
+      const bool f_ready = f < m && held[st] < budget && (s == 0 || arrived(f_done[st - 1][static_cast<std::size_t>(f)], t));
+      if (b_ready) {
+        order.push_back({ItemKind::backward_input, b, 0});
+        b_done[st][static_cast<std::size_t>(b)] = t;
+        pending_w[st].push_back(b);
+        ++next_b[st];
+      } else if (f_ready) {
+        order.push_back({ItemKind::forward, f, 0});
+        f_done[st][static_cast<std::size_t>(f)] = t;
+        ++held[st];
+        ++next_f[st];
+      } else if (!pending_w[st].empty()) {
+        order.push_back({ItemKind::backward_weight, pending_w[st].front(), 0});
+        pending_w[st].pop_front();
+        --held[st];
+      } else {
+        continue;  // idle
+      }
+      --remaining;
+      r.makespan = t + 1;
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp, int microbatches, int virtual_stages) {
   check(schedule, pp, microbatches, virtual_stages);
+  if (schedule == Schedule::zb_2p) return zero_bubble_replay(pp, microbatches, 2 * pp).order;
   std::vector<std::vector<ScheduleItem>> out;
   out.reserve(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s) {
@@ -114,6 +171,7 @@ std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp,
       case Schedule::one_f_one_b: out.push_back(one_f_one_b_stage(pp, s, microbatches)); break;
       case Schedule::interleaved_1f1b: out.push_back(interleaved_stage(pp, s, microbatches, virtual_stages)); break;
       case Schedule::zb_h1: out.push_back(zb_h1_stage(pp, s, microbatches)); break;
+      case Schedule::zb_2p: break;  // built above, all stages at once
     }
   }
   return out;
@@ -133,6 +191,10 @@ double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_
       const double extra = std::max(0.0, p - m);
       return (p - 1 + extra) / (3 * m + p - 1 + extra);
     }
+    case Schedule::zb_2p: {
+      const double T = zero_bubble_replay(pp, microbatches, 2 * pp).makespan;
+      return (T - 3 * m) / T;
+    }
   }
   return 0;
 }
@@ -143,6 +205,7 @@ std::string_view analytic_bubble_formula(Schedule schedule, int pp, int microbat
     case Schedule::one_f_one_b: return "(p-1)/(m+p-1)";
     case Schedule::interleaved_1f1b: return "(p-1)/(v*m+p-1)";
     case Schedule::zb_h1: return microbatches >= pp ? "(p-1)/(3m+p-1)" : "(2p-m-1)/(2m+2p-1)";
+    case Schedule::zb_2p: return "(T-3m)/T, T the unit-time replay's makespan";
   }
   return "";
 }
@@ -158,6 +221,16 @@ int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbat
       const int total = microbatches * virtual_stages;
       const int w = interleaved_warmup(pp, stage, microbatches, virtual_stages);
       return w >= total ? total : w + 1;
+    }
+    case Schedule::zb_2p: {
+      // As for zb-h1, the B-input releases them (the budget of the replay counts to W).
+      int held = 0, most = 0;
+      const UnitReplay replay = zero_bubble_replay(pp, microbatches, 2 * pp);
+      for (const ScheduleItem& it : replay.order[static_cast<std::size_t>(stage)]) {
+        held += it.kind == ItemKind::forward ? 1 : it.kind == ItemKind::backward_input ? -1 : 0;
+        most = std::max(most, held);
+      }
+      return most;
     }
   }
   return microbatches;

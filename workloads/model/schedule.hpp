@@ -54,6 +54,18 @@ struct ScheduleItem {
 ///    (F done, W not done) never exceed p on any stage — 1F1B's peak at stage 0,
 ///    Qi et al.'s memory budget for ZB-H1. With T_F = T_B = T_W and free
 ///    communication this reaches their bubble (p−1)·T exactly (test_schedule).
+///  * zb-2p (Qi et al. 2023, §3 and §4: the zero-bubble schedules under a memory limit
+///    of 2p micro-batches' activations, their ZB-2p): each backward split into B and W
+///    as in zb-h1, the order found as their heuristic finds it, by replaying the
+///    pipeline with T_F = T_B = T_W and free communication: at each step every stage
+///    runs the oldest backward B whose gradient has arrived, else the next forward F
+///    whose input has arrived while fewer than 2p micro-batches hold activations (F
+///    done, W not), else the oldest pending W. The extra warm-up forwards fill the
+///    bubble before the first B, the Ws the cool-down. With equal unit times only the
+///    pipeline's fill and drain stay idle, (p−1)/(3m+p−1) as zb-h1 (a step here ends
+///    with the optimizer, so they cannot overlap the next step: Qi et al.'s
+///    post-validation, which removes them too, is not modelled); with W shorter than
+///    B, or sends that take time, zb-2p keeps the bubble that zb-h1's Ws no longer fill.
 /// Throws std::invalid_argument on pp < 1, m < 1, v < 1, v > 1 for a schedule other
 /// than interleaved, or interleaved with m % pp != 0. O(pp · m · v).
 std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp, int microbatches, int virtual_stages);
@@ -67,6 +79,8 @@ std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp,
 ///    bubble time, for m >= p. With m < p there are too few Ws to fill the
 ///    cool-down and the window is 2(m+p)−1 units: (2p−m−1)/(2m+2p−1).
 ///    Exact for this schedule when F, B-input and W take equal time.
+///  * zb-2p: (T − 3m)/T for T the makespan of the unit-time replay that builds its
+///    order (build_schedule): exact when F, B-input and W take equal time.
 double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_stages);
 
 /// The formula analytic_bubble() evaluates for this schedule (and, for zb-h1, for m ≥ p
@@ -77,7 +91,8 @@ std::string_view analytic_bubble_formula(Schedule schedule, int pp, int microbat
 /// (forwards done minus backwards done; for zb-h1 the B-input releases them, as in
 /// Qi et al.'s memory accounting). Units: chunks of L/(p·v) layers' activations per
 /// micro-batch — for v = 1, whole micro-batches of the stage.
-///  * gpipe: m; 1f1b and zb-h1: min(m, p − stage);
+///  * gpipe: m; 1f1b and zb-h1: min(m, p − stage); zb-2p: counted on its order (its
+///    budget, at most 2p, counts on to the Ws);
 ///  * interleaved: min(m·v, 2(p−stage−1) + (v−1)·p + 1) (Megatron's warm-up + 1),
 ///    m·v when m == p.
 int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbatches, int virtual_stages);
@@ -87,16 +102,22 @@ const char* item_kind_name(ItemKind k);
 
 /// Every schedule with its scenario spelling: the one place a schedule's name is
 /// written (the loader, the key table, search's --vary and every report read it).
-inline constexpr NameTable<Schedule, 4> kScheduleNames{{
+inline constexpr NameTable<Schedule, 5> kScheduleNames{{
     {Schedule::gpipe, "gpipe", "every forward, then every backward (Huang et al. 2019): m micro-batches' activations held"},
     {Schedule::one_f_one_b, "1f1b", "one forward, one backward in the steady state (PipeDream-Flush): at most pp micro-batches held"},
     {Schedule::interleaved_1f1b, "interleaved-1f1b",
      "1f1b over `virtual_stages` chunks per device (Narayanan et al. 2021): the bubble shrinks by v, pp-to-pp traffic grows by v"},
     {Schedule::zb_h1, "zb-h1",
      "zero-bubble H1 (Qi et al. 2023): the backward split into input and weight gradients, the weight half filling the bubble"},
+    {Schedule::zb_2p, "zb-2p",
+     "zero-bubble under a 2p-micro-batch activation budget (Qi et al. 2023, ZB-2p): more warm-up forwards, weight gradients "
+     "fill the rest; only the pipeline's fill and drain stay idle, for up to twice 1f1b's activations"},
 }};
 
-/// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1".
+/// True when the schedule splits each backward into input (B) and weight (W) gradients.
+constexpr bool splits_backward(Schedule s) { return s == Schedule::zb_h1 || s == Schedule::zb_2p; }
+
+/// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-2p".
 const char* schedule_name(Schedule s);
 /// The schedule a scenario spelling names; nullopt for any other text.
 std::optional<Schedule> schedule_from_name(std::string_view name);
