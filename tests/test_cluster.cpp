@@ -10,6 +10,8 @@
 // All latencies are integers of picoseconds, so they are compared exactly.
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -374,6 +376,31 @@ TEST_CASE("structural routes of generated clusters equal the graph search on the
         }
       }
     CHECK(mismatches == 0);
+  }
+}
+
+TEST_CASE("a partly filled leaf keeps the full leaf's uplink ports: every leaf->spine link at NIC rate / oversubscription") {
+  // Rail-optimized, 24 nodes, 16 per leaf: rail leaves of group 0 have d = 16 NICs below
+  // them, those of group 1 d = 8. Derived spines round(16/1) = 16, each uplink at
+  // 16·25/16 = 25 GB/s, the NIC's rate, on every leaf: a flow from group 1 to group 0
+  // is never held below one NIC's rate by its leaf (group 1's uplinks now carry 2x its
+  // downlink capacity instead of 8·25/16 = 12.5 GB/s each). Fat-tree at 2:1: d = 128
+  // NICs under a full leaf, 128·25/2 GB/s over round(128/2) = 64 spines, 25 GB/s each,
+  // on group 1's leaf (64 NICs) too.
+  for (const auto& [fabric, over, per_link] : {std::tuple{"rail-optimized", 1.0, 25 * GBps}, std::tuple{"fat-tree", 2.0, 25 * GBps}}) {
+    CAPTURE(fabric);
+    auto s = multi_node(24, fabric, 16);
+    s.inter.oversubscription = over;
+    const Cluster c = Cluster::build(s);
+    int spine_links = 0;
+    for (LinkId l = 0; l < c.link_count(); ++l) {
+      const auto& info = c.link(l);
+      if (c.vertex_kind(info.from_vertex) == "switch" && c.vertex_name(info.to_vertex).rfind("spine", 0) == 0) {
+        ++spine_links;
+        CHECK(info.bandwidth_Bps == doctest::Approx(per_link));
+      }
+    }
+    CHECK(spine_links > 0);
   }
 }
 

@@ -126,9 +126,10 @@ void inter_shape(const ClusterSpec& spec, FabricShape& shape) {
   shape.groups = (N + npl - 1) / npl;
   shape.leaf_count = rail ? shape.groups * shape.nics : shape.groups;
   if (shape.leaf_count > 1) {
-    // Spines. A leaf with d NICs below it has downlink capacity d·B and uplink
+    // Spines. A full leaf with d NICs below it has downlink capacity d·B and uplink
     // capacity d·B/oversubscription, split evenly over its links to the spines (one
-    // link per spine, so that ECMP has `spines` equal-cost choices). When `spines`
+    // link per spine, so that ECMP has `spines` equal-cost choices; a partly filled
+    // leaf has the same ports, see add_spines). When `spines`
     // is 0 we derive the number of uplink ports a full leaf needs at NIC speed,
     // max(1, round(d_max/oversubscription)), capped at 64 (a typical spine-facing
     // radix). The fullest leaf is one of the first group: min(npl, N) nodes, one
@@ -290,8 +291,15 @@ void Cluster::Impl::add_spines(const ClusterSpec& spec, const FabricShape& shape
   layout.spines = spines;
   layout.leaf_to_spine.reserve(static_cast<std::size_t>(leaf_count) * spines);
   layout.spine_to_leaf.reserve(static_cast<std::size_t>(leaf_count) * spines);
+  // Every uplink runs at the rate the fullest leaf's design gives it: d_max·B /
+  // oversubscription over the spines (switch ports and cables are alike across the
+  // fabric). A leaf with fewer NICs below it — the last, partly filled group — keeps
+  // those ports and is the less oversubscribed for it; splitting its own smaller
+  // capacity over the same number of spines would give each of its flows to another
+  // leaf a fraction of a NIC's rate, which no built fabric does.
+  const int d_max = leaf_count > 0 ? *std::max_element(leaf_nics.begin(), leaf_nics.end()) : 0;
+  const double uplink_Bps = d_max * in.bandwidth_Bps / in.oversubscription / spines;
   for (int i = 0; i < leaf_count; ++i) {
-    const double uplink_Bps = leaf_nics[i] * in.bandwidth_Bps / in.oversubscription / spines;
     for (int j = 0; j < spines; ++j) {
       const auto [up, down] = add_duplex(leaf_vertex[i], spine_vertex[j], *shape.inter_kind, uplink_Bps, short_hop, short_hop);
       layout.leaf_to_spine.push_back(up);

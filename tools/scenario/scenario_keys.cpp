@@ -234,7 +234,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       time_key("cluster.inter_node.latency", LS_FIELD(cluster.inter.latency), "3 us", ""),
       int_key("cluster.inter_node.nics_per_node", LS_FIELD(cluster.inter.nics_per_node), 0, 1024, 0, "0 = one NIC per GPU (rails); at most gpus_per_node"),
       string_choice_key("cluster.inter_node.fabric", LS_FIELD(cluster.inter.fabric), {"rail-optimized", "fat-tree"}, "rail-optimized", ""),
-      number_key("cluster.inter_node.oversubscription", LS_FIELD(cluster.inter.oversubscription), 0, 1024, true, "1", "(leaf downlink : uplink capacity)"),
+      number_key("cluster.inter_node.oversubscription", LS_FIELD(cluster.inter.oversubscription), 0, 1024, true, "1", "(a full leaf's downlink : uplink capacity; a partly filled leaf has the same uplink ports, so it is less oversubscribed)"),
       int_key("cluster.inter_node.nodes_per_leaf", LS_FIELD(cluster.inter.nodes_per_leaf), 1, kMaxDevices, 16, ""),
       int_key("cluster.inter_node.spines", LS_FIELD(cluster.inter.spines), 0, static_cast<std::int64_t>(topo::Cluster::kMaxEcmpPaths), 0, "0 = derived from the uplinks needed; the bound is the equal-cost paths a GPU pair is routed over; the fabric "
        "may have at most 4,194,304 links"),
