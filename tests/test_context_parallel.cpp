@@ -21,6 +21,9 @@
 #include "workloads/model/cp_attention.hpp"
 #include "workloads/cost/hardware.hpp"
 #include "workloads/cost/pass_costs.hpp"
+#include "workloads/build/program_builder.hpp"
+#include "workloads/layout_report.hpp"
+#include "workloads/model/headroom.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/simulate.hpp"
 #include "workloads/spec/vocabulary.hpp"
@@ -155,5 +158,38 @@ TEST_CASE("cp layout rules: seq divisible by 2·cp, devices = dp·tp·cp·pp, dp
   s.layout.placement = {"dp", "cp", "tp", "pp"};
   CHECK_NOTHROW(resolve(s));
   s.layout.placement = {"dp", "cp", "pp"};
+  CHECK_THROWS_AS(resolve(s), InvalidScenario);
+}
+
+TEST_CASE("shard_over [dp]: ZeRO-3 shards over the dp ranks of one cp index, each cp rank a replica") {
+  // dp 4 × cp 2 on 8 GPUs, ZeRO-3. Over [dp, cp] the state of a device is 1/8 of the
+  // model's; over [dp] 1/4 (twice), gathered from the 4 dp ranks, and each reduced shard
+  // is all-reduced across the 2 cp replicas: every cp rank holds the same shard.
+  Scenario s = one_layer(8, 450e9);
+  s.layout.cp = 2;
+  s.layout.dp = 4;
+  s.layout.zero = 3;
+  const LayoutReport both = layout_report(resolve(s));
+  s.layout.shard_over_cp = false;
+  const ResolvedScenario rs = resolve(s);
+  const LayoutReport dp_only = layout_report(rs);
+  REQUIRE(both.memory_per_stage.size() == 1);
+  CHECK(dp_only.memory_per_stage[0].weights == doctest::Approx(2 * both.memory_per_stage[0].weights).epsilon(1e-12));
+  CHECK(dp_only.memory_per_stage[0].optimizer == doctest::Approx(2 * both.memory_per_stage[0].optimizer).epsilon(1e-12));
+  CHECK(zero_shard_ranks(rs->layout) == 4);
+  CHECK(replica_degree(rs->layout) == 2);
+  // The groups: shard groups of the 4 dp ranks, replica groups of the 2 cp ranks.
+  const BuiltProgram bp = build_program(*rs);
+  for (const auto& g : bp.program.groups) {
+    if (axis_of(g) == Axis::dp) CHECK(g.ranks.size() == 4);
+    if (axis_of(g) == Axis::dpr) CHECK(g.ranks.size() == 2);
+  }
+  const auto& r0 = bp.program.ranks[0];
+  const auto& shard = bp.program.groups[static_cast<std::size_t>(r0.group[static_cast<int>(Axis::dp)])].ranks;
+  for (const auto m : shard) CHECK(bp.program.ranks[static_cast<std::size_t>(m)].stage == r0.stage);
+  // An HSDP shard group with cp is accepted once ZeRO shards over dp alone.
+  s.layout.shard_group = 2;
+  CHECK_NOTHROW(resolve(s));
+  s.layout.shard_over_cp = true;
   CHECK_THROWS_AS(resolve(s), InvalidScenario);
 }

@@ -264,6 +264,7 @@ private:
         else if (e.key == "stage_layers") stage_layers(v, p);
         else if (e.key == "placement") placement(v, p);
         else if (e.key == "shard_group") assign(l.shard_group, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "shard_over") shard_over(v, p);
         else if (e.key == "offload") {
           if (r_.map(v, p, keys("layout.offload")))
             for (const auto& o : v.entries) read_bound(o.value, join_key(p, o.key));
@@ -312,6 +313,25 @@ private:
     }
     l.stage_layers_mode = wl::StageLayersMode::explicit_list;
     l.stage_layers = std::move(counts);
+  }
+
+  void shard_over(const YNode& v, const std::string& p) {
+    if (!r_.seq(v, p, "the axes ZeRO shards over: [dp, cp] or [dp]")) return;
+    std::vector<std::string> axes;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      auto a = r_.choice(v.items[i], join_index(p, i), values("layout.shard_over"));
+      if (!a) return;
+      axes.push_back(*a);
+    }
+    std::vector<std::string> sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    const bool with_cp = sorted == std::vector<std::string>{"cp", "dp"};
+    if (!with_cp && axes != std::vector<std::string>{"dp"}) {
+      d_.error(v.loc, p, fmt::format("[{}] is not [dp, cp] or [dp]", fmt::join(axes, ", ")),
+               "ZeRO always shards over dp; cp may join it, once");
+      return;
+    }
+    s_.layout.shard_over_cp = with_cp;
   }
 
   void placement(const YNode& v, const std::string& p) {

@@ -368,6 +368,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"layout.shard_group", "int", {}, "dp",
        "HSDP (PyTorch HYBRID_SHARD): ZeRO shards within groups of this many dp ranks and replicates across them; "
        "must divide dp, needs zero ≥ 1"},
+      {"layout.shard_over", "list", {"dp", "cp"}, "`[dp, cp]`",
+       "the axes ZeRO shards over: `[dp, cp]` (Megatron-Core's data-parallel-with-context-parallel group, torchtitan's FSDP mesh) "
+       "or `[dp]` (each cp rank keeps a replica of the dp shards; their gradients all-reduce across cp)"},
       {"layout.offload", "map", {}, "", "state moved to host memory over the GPU's PCIe link (workloads/build/offload.hpp)"},
       bool_key("layout.offload.activations", LS_FIELD(layout.offload.activations), false, "stored activations copied to the host during the forward, prefetched back in the backward"),
       bool_key("layout.offload.optimizer", LS_FIELD(layout.offload.optimizer), false, "master weights and moments live on the host; the step runs on the CPU (gradients down, weights up)"),

@@ -43,13 +43,19 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     // when the placement puts dp right after tp, as PyTorch's device mesh does) and the
     // replica group joins the ranks with the same index in every shard group. Without
     // HSDP (g = dp) the dp group spans every (dp, cp) coordinate; resolve() refuses HSDP
-    // with cp > 1.
+    // with cp > 1 unless ZeRO shards over dp alone.
     const int g = shard_degree(L), replicas = d / g;
-    if (replicas == 1) {
+    if (replicas == 1 && L.shard_over_cp) {
       if (d * c > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
-    } else {
+    } else if (L.shard_over_cp) {
       if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp * replicas + co.dp / g);
       ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g);
+    } else {
+      // ZeRO over dp alone (layout.shard_over: [dp]): the shard group is g dp ranks of
+      // one cp index; the replica group joins the ranks with the same place in their
+      // shard group across the other shard groups and every cp index.
+      if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, (co.pp * c + co.cp) * replicas + co.dp / g);
+      if (replicas * c > 1) ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g);
     }
     // Expert parallelism is carved out of dp (Megatron): ep consecutive dp indices
     // share the experts; ranks with the same dp index modulo ep hold the same

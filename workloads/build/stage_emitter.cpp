@@ -90,12 +90,12 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       chunks_(chunks),
       stage_(stage),
       last_model_chunk_(s_.layout.pp * static_cast<int>(chunks.size()) - 1),
-      zero3_(s_.layout.zero >= 3 && shard_degree(s_.layout) * s_.layout.cp > 1),
+      zero3_(s_.layout.zero >= 3 && zero_shard_ranks(s_.layout) > 1),
       // ZeRO-1/2 (distributed optimizer): each rank updated its shard; the new weights are
       // all-gathered bucket by bucket at the start of the next step, overlapped with the
       // forward (Megatron's overlap_param_gather). In one simulated step: a gather per
       // layer on the prefetch stream, and the layer's first forward waits for it.
-      zero12_gather_(shard_degree(s_.layout) * s_.layout.cp > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
+      zero12_gather_(zero_shard_ranks(s_.layout) > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
       expert_dp_(s_.model.moe.experts > 0 && s_.layout.dp / s_.layout.ep > 1),
       offload_activations_(s_.layout.offload.activations),
       profile_(kernel_profile(s_)),
@@ -443,7 +443,7 @@ std::int64_t StageEmitter::zero3_gather(const Site& at, int layer, bool backward
     // copied out rank by rank, one kernel per rank of the group, its bytes read and written
     // once through HBM. The layer needs the copies, so they run on its stream, after the
     // gathers.
-    const double ranks = static_cast<double>(shard_degree(s_.layout) * s_.layout.cp);
+    const double ranks = static_cast<double>(zero_shard_ranks(s_.layout));
     PassCost copies;
     copies.time = sim::Time::from_seconds(calls * ranks * profile_.launch_overhead_s) + memory_time(profile_, s_.gpu, 2 * bytes);
     copies.breakdown.launch = copies.time;  // no kernel of the layer: booked as overhead
@@ -492,11 +492,13 @@ void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, in
   // collective: an empty all-reduce still costs its latency.
   if (bucket_bytes_ <= 0) return;
   const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1));
-  // HSDP: the reduced shard (bucket / shard group) is all-reduced across the replicas.
+  if (zero_shard_ranks(L) > 1)
+    add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1));
+  // HSDP, or ZeRO over dp alone with cp: the reduced shard (bucket / shard group) is
+  // all-reduced across the replicas.
   if (replica_degree(L) > 1)
     add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
-                                bucket_bytes_ / shard_degree(L), 1));
+                                bucket_bytes_ / zero_shard_ranks(L), 1));
   bucket_bytes_ = 0;
 }
 

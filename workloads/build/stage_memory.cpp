@@ -74,7 +74,7 @@ StageParams stage_params(const Scenario& s, const DeviceParams& params, const st
 }
 
 double optimizer_params(const Scenario& s, const StageParams& sp) {
-  const int d = shard_degree(s.layout) * s.layout.cp;  // ZeRO shards over dp·cp, or the HSDP shard group
+  const int d = zero_shard_ranks(s.layout);  // ZeRO shards over dp·cp, dp alone, or the HSDP shard group
   const int edp_size = std::max(1, d / s.layout.ep);
   return s.layout.zero >= 1 ? sp.trained_dense / d + sp.trained_experts / edp_size : sp.trained_dense + sp.trained_experts;
 }
@@ -84,8 +84,8 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   const auto& L = s.layout;
   const auto& pr = s.precision;
   const int d = L.dp * L.cp;  // ZeRO shards over the dp·cp gradient group (Megatron-Core)
-  // ... or over the HSDP shard group (headroom.hpp shard_degree; cp is 1 then).
-  const int shard = shard_degree(L) * L.cp;
+  // ... or over dp alone, or the HSDP shard group (headroom.hpp zero_shard_ranks).
+  const int shard = zero_shard_ranks(L);
   // Frozen parameters keep their weights only (training_method.hpp).
   StateBytes sb = training_state_bytes(sp.trained_dense, sp.dense - sp.trained_dense, pr, L.zero, shard);
   // A full gradient buffer accumulated over the micro-batches (FSDP no_sync): ZeRO-1's gradients.

@@ -41,7 +41,11 @@ bool memory_fits(const Scenario& s, double peak_bytes) { return memory_verdict(s
 
 int shard_degree(const LayoutSpec& L) { return L.shard_group > 0 ? L.shard_group : std::max(1, L.dp); }
 
-int replica_degree(const LayoutSpec& L) { return std::max(1, std::max(1, L.dp) / shard_degree(L)); }
+int zero_shard_ranks(const LayoutSpec& L) { return shard_degree(L) * (L.shard_over_cp ? std::max(1, L.cp) : 1); }
+
+int replica_degree(const LayoutSpec& L) {
+  return std::max(1, std::max(1, L.dp) / shard_degree(L)) * (L.shard_over_cp ? 1 : std::max(1, L.cp));
+}
 
 std::vector<MemoryOptionError> validate_memory_options(const Scenario& s) {
   std::vector<MemoryOptionError> e;
@@ -73,9 +77,9 @@ std::vector<MemoryOptionError> validate_memory_options(const Scenario& s) {
     if (s.model.moe.experts > 0 && L.shard_group < L.dp)
       e.push_back({"layout.shard_group", "HSDP is not modelled for MoE models (expert state shards over the expert-data-parallel group)",
                    "omit shard_group for MoE models"});
-    if (L.cp > 1 && L.shard_group < L.dp)
-      e.push_back({"layout.shard_group", "HSDP is not modelled with context parallelism (ZeRO shards over the dp·cp group)",
-                   "omit shard_group, or set cp: 1"});
+    if (L.cp > 1 && L.shard_group < L.dp && L.shard_over_cp)
+      e.push_back({"layout.shard_group", "HSDP with ZeRO sharding over the dp·cp group is not modelled",
+                   "omit shard_group, set cp: 1, or shard over dp alone: shard_over: [dp]"});
   }
   if (L.offload.activations && splits_backward(L.schedule))
     e.push_back({"layout.offload.activations", fmt::format("activation offload is not modelled with schedule {}", schedule_name(L.schedule)),

@@ -56,9 +56,13 @@ bool memory_fits(const Scenario& s, double peak_bytes);
 /// warning: a few more percent of fragmentation or a longer sequence tips it over.
 inline constexpr double kMemoryTightFraction = 0.95;
 
-/// ZeRO's sharding degree: layout.shard_group when set (HSDP), else dp.
+/// ZeRO's sharding degree over dp: layout.shard_group when set (HSDP), else dp.
 int shard_degree(const LayoutSpec& L);
-/// Replicas of each shard (dp / shard_degree): 1 without HSDP.
+/// Ranks one ZeRO shard group spans: shard_degree · cp when it shards over cp too
+/// (layout.shard_over [dp, cp], the default), shard_degree otherwise.
+int zero_shard_ranks(const LayoutSpec& L);
+/// Replicas of each shard: dp / shard_degree, times cp when ZeRO does not shard over cp
+/// (layout.shard_over: [dp]); 1 without HSDP or a cp replica.
 int replica_degree(const LayoutSpec& L);
 
 /// Rules of reserved_memory, memory.fragmentation, shard_group, accumulate_unsharded and

@@ -172,6 +172,10 @@ struct LayoutSpec {
   /// HSDP: ZeRO shards over groups of this many dp ranks and replicates across the
   /// dp / shard_group groups (PyTorch HYBRID_SHARD). 0: unset, resolve() sets dp.
   int shard_group = 0;
+  /// The axes ZeRO shards over: dp and cp (Megatron-Core's data-parallel-with-context-
+  /// parallel group, torchtitan's FSDP mesh), or dp alone, each cp rank then holding
+  /// a replica of the dp shards (gradients all-reduced across the cp replicas).
+  bool shard_over_cp = true;
   /// What moves to host memory over the GPU's PCIe link (offload.hpp).
   struct Offload { bool activations = false; bool optimizer = false; } offload;
 };
