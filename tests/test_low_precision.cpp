@@ -78,7 +78,7 @@ TEST_CASE("FP8 keeps every pass's FLOPs; only linear GEMMs become FP8; quantize 
   KernelOptions bf;
   bf.compute = ComputePrecision::bf16;
   const double T = 4096, h = 4096, kv = 2.0 * 4096 * 8 / 32, f = 14336;
-  for (ComputePrecision c : {ComputePrecision::fp8, ComputePrecision::mxfp8}) {
+  for (ComputePrecision c : {ComputePrecision::fp8, ComputePrecision::mxfp8, ComputePrecision::fp8_blockwise}) {
     KernelOptions o = bf;
     o.compute = c;
     const double q = quantize_bytes_per_element(c);
@@ -101,6 +101,8 @@ TEST_CASE("FP8 keeps every pass's FLOPs; only linear GEMMs become FP8; quantize 
   }
   CHECK(quantize_bytes_per_element(ComputePrecision::fp8) == 6.0);
   CHECK(quantize_bytes_per_element(ComputePrecision::mxfp8) == doctest::Approx(4.0625));
+  // DeepSeek-V3's 1×128 tiles: a 4-byte fp32 scale per 128 elements on each 1-byte copy.
+  CHECK(quantize_bytes_per_element(ComputePrecision::fp8_blockwise) == 2.0 + 2 * (1.0 + 4.0 / 128.0));
   CHECK(quantize_bytes_per_element(ComputePrecision::bf16) == 0.0);
 }
 
@@ -113,10 +115,10 @@ TEST_CASE("FP8 linears keep their inputs quantized: activation bytes in closed f
   KernelOptions bf;
   const double T = 4096, h = 4096, f = 14336;
   const double bf16_bytes = layer_activation_bytes(m, 0, bf);
-  for (ComputePrecision c : {ComputePrecision::fp8, ComputePrecision::mxfp8}) {
+  for (ComputePrecision c : {ComputePrecision::fp8, ComputePrecision::mxfp8, ComputePrecision::fp8_blockwise}) {
     KernelOptions o = bf;
     o.compute = c;
-    const double per_element = c == ComputePrecision::fp8 ? 1.0 : 1.0 + 1.0 / 32.0;
+    const double per_element = c == ComputePrecision::fp8 ? 1.0 : c == ComputePrecision::mxfp8 ? 1.0 + 1.0 / 32.0 : 1.0 + 4.0 / 128.0;
     CHECK(fp8_saved_bytes_per_element(c) == per_element);
     CHECK(layer_activation_bytes(m, 0, o) == doctest::Approx(bf16_bytes - T * (3 * h + f) * (2.0 - per_element)));
     // Full recompute keeps the layer input only, in bf16 whatever the GEMMs run in.
@@ -177,6 +179,9 @@ TEST_CASE("fp8 on a GPU without FP8, mxfp8 on Hopper: an error at precision.comp
   CHECK(key_of(small_scenario("h100-sxm", ComputePrecision::mxfp8)) == "precision.compute");
   CHECK(key_of(small_scenario("h100-sxm", ComputePrecision::fp8)) == "(resolved)");
   CHECK(key_of(small_scenario("b200", ComputePrecision::mxfp8)) == "(resolved)");
+  // Block scaling in software (DeepGEMM) needs FP8 tensor cores only: Hopper runs it.
+  CHECK(key_of(small_scenario("h800", ComputePrecision::fp8_blockwise)) == "(resolved)");
+  CHECK(key_of(small_scenario("a100-80gb", ComputePrecision::fp8_blockwise)) == "precision.compute");
 }
 
 TEST_CASE("kernel_profile: mxfp8 GEMMs at the block-scaled fraction; flash-attn 2.x at the FlashAttention-2 one") {

@@ -381,8 +381,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"precision.optimizer", "", {"adam-fp32", "adam-bf16", "adamw-fp32", "adamw-bf16", "sgd", "sgd-momentum"}, "`adam-fp32`",
        "(8, 4, 8, 4, 0, 4 B per parameter)"},
       {"precision.activations", "", {"fp8", "bf16", "fp16", "fp32"}, "`bf16` (2 B)", ""},
-      {"precision.compute", "", {"bf16", "fp16", "fp8", "mxfp8"}, "`bf16`",
-       "the linear layers' GEMMs: `fp8` per-tensor scaling at the GPU's FP8 peak, `mxfp8` block scaling (B200 and later); "
+      {"precision.compute", "", {"bf16", "fp16", "fp8", "mxfp8", "fp8-blockwise"}, "`bf16`",
+       "the linear layers' GEMMs: `fp8` per-tensor scaling at the GPU's FP8 peak, `mxfp8` block scaling (B200 and later), "
+       "`fp8-blockwise` DeepSeek-V3's 1×128 / 128×128 fp32 scales (Hopper and later); "
        "attention, LM head and router stay bf16; quantize kernels added (workloads/cost/low_precision.hpp)"},
 
       {"perturbations.devices", "list of maps", {}, "none", ""},

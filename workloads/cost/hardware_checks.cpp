@@ -14,7 +14,7 @@ std::vector<ScenarioIssue> hardware_issues(const Scenario& s) {
   if (fp8_gemms(c) && !(s.gpu.fp8_peak_flops > 0))
     out.push_back({"precision.compute",
                    fmt::format("{} needs FP8 tensor cores; GPU '{}' has none (no FP8 peak)", compute_precision_name(c), gpu),
-                   "use bf16 on this GPU, an FP8 part (h100-sxm, h200, b200, b300, gb200, gb300), or give "
+                   "use bf16 on this GPU, an FP8 part (h100-sxm, h200, h800, b200, b300, gb200, gb300), or give "
                    "cluster.gpu.fp8_tflops",
                    "", true});
   else if (c == ComputePrecision::mxfp8 && !s.gpu.mx_formats)

@@ -7,11 +7,12 @@
 namespace ls::wl {
 
 namespace {
-constexpr std::array<std::pair<ComputePrecision, std::string_view>, 4> kNames{{
+constexpr std::array<std::pair<ComputePrecision, std::string_view>, 5> kNames{{
     {ComputePrecision::bf16, "bf16"},
     {ComputePrecision::fp16, "fp16"},
     {ComputePrecision::fp8, "fp8"},
     {ComputePrecision::mxfp8, "mxfp8"},
+    {ComputePrecision::fp8_blockwise, "fp8-blockwise"},
 }};
 }  // namespace
 
@@ -19,6 +20,7 @@ double quantize_bytes_per_element(ComputePrecision c) {
   switch (c) {
     case ComputePrecision::fp8: return 2.0 + 2.0 + 2 * 1.0;              // amax, cast + transpose
     case ComputePrecision::mxfp8: return 2.0 + 2 * (1.0 + 1.0 / 32.0);  // one quantize, two copies + scales
+    case ComputePrecision::fp8_blockwise: return 2.0 + 2 * (1.0 + 4.0 / 128.0);  // the same, fp32 scale per 128
     case ComputePrecision::bf16:
     case ComputePrecision::fp16: return 0;
   }
@@ -29,6 +31,7 @@ double fp8_saved_bytes_per_element(ComputePrecision c) {
   switch (c) {
     case ComputePrecision::fp8: return 1.0;                // one 1-byte copy, one scale per tensor
     case ComputePrecision::mxfp8: return 1.0 + 1.0 / 32.0;  // the column-wise copy and its E8M0 scales
+    case ComputePrecision::fp8_blockwise: return 1.0 + 4.0 / 128.0;  // the column-wise copy and its fp32 scales
     case ComputePrecision::bf16:
     case ComputePrecision::fp16: return 0;
   }

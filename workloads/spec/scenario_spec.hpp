@@ -184,7 +184,7 @@ struct LayoutSpec {
 /// at the dense bf16 peak; fp8 with one scale per tensor (E4M3 forward, E5M2 gradients,
 /// delayed or current scaling); mxfp8 with one 8-bit scale per 32-element block
 /// (Blackwell). Attention, the LM head and the router stay in bf16 (kernels.hpp).
-enum class ComputePrecision { bf16, fp16, fp8, mxfp8 };
+enum class ComputePrecision { bf16, fp16, fp8, mxfp8, fp8_blockwise };
 
 /// Bytes per parameter for each state term. 18 B/param: {2, 4, 4, 8}; 16 B/param: {2, 2, 4, 8}.
 struct PrecisionSpec {
