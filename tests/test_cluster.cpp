@@ -387,7 +387,10 @@ TEST_CASE("a partly filled leaf keeps the full leaf's uplink ports: every leaf->
   // downlink capacity instead of 8·25/16 = 12.5 GB/s each). Fat-tree at 2:1: d = 128
   // NICs under a full leaf, 128·25/2 GB/s over round(128/2) = 64 spines, 25 GB/s each,
   // on group 1's leaf (64 NICs) too.
-  for (const auto& [fabric, over, per_link] : {std::tuple{"rail-optimized", 1.0, 25 * GBps}, std::tuple{"fat-tree", 2.0, 25 * GBps}}) {
+  for (const auto& row : {std::tuple{"rail-optimized", 1.0, 25 * GBps}, std::tuple{"fat-tree", 2.0, 25 * GBps}}) {
+    // Plain locals: Clang 14 (the sanitizer build) cannot capture a structured binding.
+    const std::string fabric = std::get<0>(row);
+    const double over = std::get<1>(row), per_link = std::get<2>(row);
     CAPTURE(fabric);
     auto s = multi_node(24, fabric, 16);
     s.inter.oversubscription = over;
