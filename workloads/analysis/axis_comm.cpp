@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <limits>
 #include <map>
+#include <unordered_map>
 #include <tuple>
 #include <vector>
 
@@ -37,31 +38,38 @@ AxisComms axis_comm_budgets(const Scenario& s, const sim::Program& prog, const t
   }
 
   // The slowest link a plan's flows cross (0: none), noted as the axis's slowest when
-  // it is; each op's bytes are timed at its own plan's slowest link.
+  // it is; each op's bytes are timed at its own plan's slowest link. Plans repeat (every
+  // layer's all-reduces, every bucket's reduce-scatter): their slowest link is found once.
+  struct Slowest {
+    double Bps = 0;
+    std::size_t link = 0;
+  };
+  std::unordered_map<const sim::CommPlan*, Slowest> slowest_of;
   const auto add_plan = [&](RankSums& sums, int ax, const sim::CommPlan& plan, double bytes) {
     const auto a = static_cast<std::size_t>(ax);
-    double slowest = 0;
-    std::size_t slowest_link = 0;
-    for (const auto& phase : plan.phases)
-      for (const auto& flow : phase.flows) {
-        if (!(flow.bytes > 0)) continue;
-        for (std::uint32_t k = 0; k < flow.path_len; ++k) {
-          const std::size_t l = plan.links[flow.path_begin + k];
-          if (slowest == 0 || capacity[l] < slowest) {
-            slowest = capacity[l];
-            slowest_link = l;
+    auto [it, fresh] = slowest_of.try_emplace(&plan);
+    if (fresh) {
+      for (const auto& phase : plan.phases)
+        for (const auto& flow : phase.flows) {
+          if (!(flow.bytes > 0)) continue;
+          for (std::uint32_t k = 0; k < flow.path_len; ++k) {
+            const std::size_t l = plan.links[flow.path_begin + k];
+            if (it->second.Bps == 0 || capacity[l] < it->second.Bps) it->second = {capacity[l], l};
           }
         }
-      }
+    }
+    const Slowest slowest = it->second;
     sums.bytes[a] += bytes;
     sums.member[a] = true;
-    if (!(slowest > 0)) return;
-    sums.link_s[a] += bytes / slowest;
-    if (sums.slowest[a] == 0 || slowest < sums.slowest[a]) {
-      sums.slowest[a] = slowest;
-      sums.slowest_link[a] = slowest_link;
+    if (!(slowest.Bps > 0)) return;
+    sums.link_s[a] += bytes / slowest.Bps;
+    if (sums.slowest[a] == 0 || slowest.Bps < sums.slowest[a]) {
+      sums.slowest[a] = slowest.Bps;
+      sums.slowest_link[a] = slowest.link;
     }
   };
+  // A group's plan per (group, op, bytes): looked up without rebuilding the member list.
+  std::map<std::tuple<std::int32_t, int, double>, const sim::CommPlan*> group_plans;
 
   // The stage's first rank stands for the stage: ranks of a stage run one template.
   std::vector<int> representative(prog.stages.size(), -1);
@@ -95,10 +103,13 @@ AxisComms axis_comm_budgets(const Scenario& s, const sim::Program& prog, const t
         }
         const std::int32_t g = info.group[op.group_slot];
         if (g < 0) continue;  // degree 1: no traffic
-        devs.clear();
-        for (const std::int32_t m : prog.groups[static_cast<std::size_t>(g)].ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(m)].device);
-        const sim::CommPlan& plan = planner.collective(devs, op.coll, op.bytes);
-        add_plan(sums, ax, plan, plan.bytes_per_member * op.repeat);
+        auto [it, fresh] = group_plans.try_emplace({g, static_cast<int>(op.coll), op.bytes}, nullptr);
+        if (fresh) {
+          devs.clear();
+          for (const std::int32_t m : prog.groups[static_cast<std::size_t>(g)].ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(m)].device);
+          it->second = &planner.collective(devs, op.coll, op.bytes);
+        }
+        add_plan(sums, ax, *it->second, it->second->bytes_per_member * op.repeat);
       }
     per_stage.push_back(sums);
   }
