@@ -99,6 +99,11 @@ def test_check_returns_the_plan():
     assert plan["model_flops_per_step"] == summary["model_flops_per_step"]
     assert plan["bubble_fraction_analytic"] == summary["pipeline"]["bubble_fraction_analytic"]
     assert len(plan["stage_layers"]) == summary["pipeline"]["stages"]
+    # Bytes per FLOP per axis come from the program: the run reports the same ratios.
+    for axis in ("tp", "dp"):
+        assert plan["comm"][axis]["bytes_per_flop"] == summary["comm"][axis]["bytes_per_flop"]
+        assert plan["comm"][axis]["comm_to_compute"] == summary["comm"][axis]["comm_to_compute"]
+        assert "exposed_s" not in plan["comm"][axis]
     check_text = subprocess.run([BIN, "check", path], check=True, capture_output=True, text=True).stdout
     assert layoutsim.check(path, text=True) == check_text
 
