@@ -15,16 +15,8 @@ using ls::test::small_model;
 namespace {
 
 Scenario dense(int nodes, int dp, int tp, int pp, int m) {
-  Scenario s;
-  s.name = "dense";
-  ls::test::a100_era_cluster(s, nodes, 8);
+  Scenario s = ls::test::cluster_scenario(nodes, dp, tp, pp, m);
   s.cluster.ideal_network = true;  // totals do not depend on the network
-  s.gpu = *gpu_preset("a100-80gb");
-  s.model = small_model(16);
-  s.layout.dp = dp;
-  s.layout.tp = tp;
-  s.layout.pp = pp;
-  s.layout.microbatches = m;
   return s;
 }
 

@@ -77,14 +77,8 @@ std::vector<std::string> link_names_of(const topo::Cluster& cluster) {
 
 /// The cluster's links at their bandwidths, perturbations.links applied.
 sim::FlowNetwork make_network(const Scenario& sc, const topo::Cluster& cluster, const std::vector<std::string>& link_names) {
-  sim::FlowNetwork n(cluster.link_bandwidths());
+  sim::FlowNetwork n(link_capacities(sc, cluster));
   n.set_link_names(link_names);  // a drain time past the range names its link
-  for (const auto& lf : sc.perturbations.links) {
-    if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
-    const auto ids = cluster.find_links(lf.link);
-    if (ids.empty()) throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like 'node0.gpu0->node0.nvswitch', or 'a<->b' for both directions)", lf.link));
-    for (const auto id : ids) n.set_bandwidth(id, cluster.link(id).bandwidth_Bps * lf.bandwidth_factor);
-  }
   return n;
 }
 

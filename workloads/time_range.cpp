@@ -243,11 +243,7 @@ StepBound step_lower_bound(const Scenario& s) {
     std::vector<double> factor(static_cast<std::size_t>(cluster.gpu_count()), 1.0);
     for (const auto& ds : s.perturbations.devices)
       if (const int g = cluster.gpu_index(ds.device); g >= 0) factor[static_cast<std::size_t>(g)] *= ds.compute_slowdown;
-    std::vector<double> capacity = cluster.link_bandwidths();
-    for (const auto& lf : s.perturbations.links) {
-      if (lf.bandwidth_factor == 0) continue;  // down: out of routing (effective_cluster)
-      for (const auto id : cluster.find_links(lf.link)) capacity[id] = cluster.link(id).bandwidth_Bps * lf.bandwidth_factor;
-    }
+    const std::vector<double> capacity = link_capacities(s, cluster);
 
     std::vector<StageWork> stages;
     stages.reserve(prog.stages.size());

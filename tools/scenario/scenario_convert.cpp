@@ -4,6 +4,7 @@
 #include "tools/scenario/scenario_convert.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <limits>
 #include <map>
 
@@ -315,14 +316,23 @@ private:
     l.stage_layers = std::move(counts);
   }
 
-  void shard_over(const YNode& v, const std::string& p) {
-    if (!r_.seq(v, p, "the axes ZeRO shards over: [dp, cp] or [dp]")) return;
-    std::vector<std::string> axes;
+  /// A list whose every item is one of the key's allowed words (its row's values);
+  /// nullopt after a located error.
+  std::optional<std::vector<std::string>> choice_list(const YNode& v, const std::string& p, std::string_view what) {
+    if (!r_.seq(v, p, what)) return std::nullopt;
+    std::vector<std::string> out;
     for (std::size_t i = 0; i < v.items.size(); ++i) {
-      auto a = r_.choice(v.items[i], join_index(p, i), values("layout.shard_over"));
-      if (!a) return;
-      axes.push_back(*a);
+      auto a = r_.choice(v.items[i], join_index(p, i), values(p));
+      if (!a) return std::nullopt;
+      out.push_back(*a);
     }
+    return out;
+  }
+
+  void shard_over(const YNode& v, const std::string& p) {
+    const auto read = choice_list(v, p, "the axes ZeRO shards over: [dp, cp] or [dp]");
+    if (!read) return;
+    const std::vector<std::string>& axes = *read;
     std::vector<std::string> sorted = axes;
     std::sort(sorted.begin(), sorted.end());
     const bool with_cp = sorted == std::vector<std::string>{"cp", "dp"};
@@ -335,13 +345,9 @@ private:
   }
 
   void placement(const YNode& v, const std::string& p) {
-    if (!r_.seq(v, p, "mesh axes (a permutation of tp, dp, pp, with cp optional)")) return;
-    std::vector<std::string> axes;
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
-      auto a = r_.choice(v.items[i], join_index(p, i), values("layout.placement"));
-      if (!a) return;
-      axes.push_back(*a);
-    }
+    auto read = choice_list(v, p, "mesh axes (a permutation of tp, dp, pp, with cp optional)");
+    if (!read) return;
+    std::vector<std::string> axes = std::move(*read);
     if (!wl::valid_placement(axes)) {
       d_.error(v.loc, p, fmt::format("[{}] is not a permutation of tp, dp, pp (cp optional)", fmt::join(axes, ", ")),
                "each axis exactly once, fastest-varying first, e.g. [tp, cp, dp, pp]");

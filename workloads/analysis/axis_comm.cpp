@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "topology/planner.hpp"
+#include "workloads/build/program_totals.hpp"
 #include "workloads/cost/hardware.hpp"
 
 namespace ls::wl {
@@ -31,11 +32,7 @@ struct RankSums {
 
 AxisComms axis_comm_budgets(const Scenario& s, const sim::Program& prog, const topo::Cluster& cluster) {
   topo::Planner planner(cluster, s.cluster.ideal_network, collective_costs_of(s.gpu));
-  std::vector<double> capacity = cluster.link_bandwidths();
-  for (const auto& lf : s.perturbations.links) {
-    if (lf.bandwidth_factor == 0) continue;  // down: out of routing (effective_cluster)
-    for (const auto id : cluster.find_links(lf.link)) capacity[id] = cluster.link(id).bandwidth_Bps * lf.bandwidth_factor;
-  }
+  const std::vector<double> capacity = link_capacities(s, cluster);
 
   // The slowest link a plan's flows cross (0: none), noted as the axis's slowest when
   // it is; each op's bytes are timed at its own plan's slowest link. Plans repeat (every

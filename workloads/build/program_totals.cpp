@@ -2,9 +2,13 @@
 #include "workloads/build/program_totals.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstddef>
 #include <cstdint>
 
+#include <fmt/format.h>
+
+#include "topology/cluster.hpp"
 #include "workloads/spec/vocabulary.hpp"
 
 namespace ls::wl {
@@ -38,6 +42,20 @@ ProgramTotals program_totals(const sim::Program& prog) {
     out.hardware_flops += f.hardware + f.expert_hardware * r.work_scale;
   }
   return out;
+}
+
+std::vector<double> link_capacities(const Scenario& sc, const topo::Cluster& cluster) {
+  std::vector<double> capacity = cluster.link_bandwidths();
+  for (const auto& lf : sc.perturbations.links) {
+    if (lf.bandwidth_factor == 0) continue;  // down, named and checked by Cluster::build (effective_cluster)
+    const auto ids = cluster.find_links(lf.link);
+    if (ids.empty())
+      throw std::invalid_argument(fmt::format("perturbations.links: no link named '{}' in the cluster (links are named like "
+                                              "'node0.gpu0->node0.nvswitch', or 'a<->b' for both directions)",
+                                              lf.link));
+    for (const auto id : ids) capacity[id] = cluster.link(id).bandwidth_Bps * lf.bandwidth_factor;
+  }
+  return capacity;
 }
 
 topo::ClusterSpec effective_cluster(const Scenario& sc) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/program.hpp"
+#include "topology/cluster.hpp"
 #include "topology/cluster_spec.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
@@ -27,5 +28,12 @@ ProgramTotals program_totals(const sim::Program& prog);
 /// traffic, see topology/cluster.hpp "Down links") rather than given zero capacity,
 /// under which its flows would never finish. Other factors keep scaling capacity.
 topo::ClusterSpec effective_cluster(const Scenario& s);
+
+/// Every link's capacity as the engine's network holds it: its bandwidth times its
+/// perturbations.links bandwidth_factor (a down link, out of routing, keeps its nominal
+/// figure). Indexed by LinkId of `cluster` (built from effective_cluster(s)). Throws
+/// std::invalid_argument for a perturbed link the cluster does not have (resolve()
+/// reports those first).
+std::vector<double> link_capacities(const Scenario& s, const topo::Cluster& cluster);
 
 }  // namespace ls::wl
