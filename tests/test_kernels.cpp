@@ -224,7 +224,7 @@ TEST_CASE("activation memory reproduces Korthikanti's closed forms (unfused, dro
           doctest::Approx(sbh * (34 + 5 * a * s / h) / t).epsilon(1e-14));
     // And memory.cpp's table agrees in every recompute mode.
     for (bool sp : {false, true})
-      for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+      for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::every_second_matmul, Recompute::full}) {
         KernelOptions o = korthikanti(2, t, sp);
         o.recompute = rc;
         CHECK(layer_activation_bytes(m, 0, o) ==
@@ -288,7 +288,7 @@ TEST_CASE("FLOP conservation: GEMM + attention FLOPs of every pass equal model.c
     for (int t : {1, 8})
       for (int ep : {1, 4})
         for (AttentionKind att : {AttentionKind::flash, AttentionKind::unfused})
-          for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+          for (Recompute rc : {Recompute::none, Recompute::selective, Recompute::every_second_matmul, Recompute::full}) {
             CAPTURE(name);
             CAPTURE(t);
             CAPTURE(ep);

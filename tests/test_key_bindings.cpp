@@ -61,7 +61,7 @@ TEST_CASE("the key table binds the scalar keys of cluster, the GPU, the model, l
   std::vector<std::string> paths;
   for (const auto* k : bound_keys()) paths.emplace_back(k->path);
   CHECK(paths.size() >= 70);
-  for (const char* p : {"cluster.nodes", "cluster.inter_node.latency", "layout.tp", "layout.schedule", "layout.recompute", "simulation.steps", "implementation.attention",
+  for (const char* p : {"cluster.nodes", "cluster.inter_node.latency", "layout.tp", "layout.schedule", "layout.cp_kind", "simulation.steps", "implementation.attention",
                         "model.layers", "model.activation", "model.moe.top_k", "cluster.gpu.memory", "cluster.gpu.kernel_overhead",
                         "memory.fragmentation"})
     CHECK(std::find(paths.begin(), paths.end(), p) != paths.end());

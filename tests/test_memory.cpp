@@ -67,6 +67,10 @@ TEST_CASE("Korthikanti activation formulas for a small shape") {
   // Full: 2·sbh (÷ t with SP).
   CHECK(activation_bytes_per_layer(m, 2, 4, false, Recompute::full) == doctest::Approx(2 * sbh));
   CHECK(activation_bytes_per_layer(m, 2, 4, true, Recompute::full) == doctest::Approx(0.5 * sbh));
+  // Every second matmul: the input 2sbh (÷ t with SP) + q, v, attention output and the
+  // 4h-wide up projection per TP rank, 14sbh/t: 2 + 3.5 and 0.5 + 3.5.
+  CHECK(activation_bytes_per_layer(m, 2, 4, false, Recompute::every_second_matmul) == doctest::Approx(5.5 * sbh));
+  CHECK(activation_bytes_per_layer(m, 2, 4, true, Recompute::every_second_matmul) == doctest::Approx(4 * sbh));
   // b multiplies everything.
   CHECK(activation_bytes_per_layer(m, 1, 4, true, Recompute::none) == doctest::Approx(14.25 * sbh));
   CHECK_THROWS_AS(activation_bytes_per_layer(m, 0, 4, true, Recompute::none), std::invalid_argument);

@@ -73,6 +73,24 @@ TEST_CASE("layer FLOPs follow the docs/ARCHITECTURE.md formulas, split over tp")
   CHECK(sel.model_flops_fwd == full.model_flops_fwd);  // model FLOPs exclude recompute
 }
 
+TEST_CASE("every-second-matmul recompute reruns the even-numbered matmuls of the block") {
+  // Llama (torchtitan's order wq, wk, wv, wo, w1, w3, w2): wk, wo and w3 rerun:
+  // 2·T·h·(kv width) + 2·T·h·h + 2·T·h·f per micro-batch of T tokens, split t ways.
+  const ModelSpec llama = preset("llama3-8b");
+  const double T = 2.0 * 8192, h = 4096, f = 14336, kv_width = 8 * 128;
+  for (int t : {1, 4}) {
+    CAPTURE(t);
+    const LayerCosts c = layer_costs(llama, 2, t, t > 1, Recompute::every_second_matmul, 2);
+    CHECK(c.recompute.flops == doctest::Approx(2 * T * h * (kv_width + h + f) / t).epsilon(1e-12));
+    CHECK(c.model_flops_fwd == layer_costs(llama, 2, t, t > 1, Recompute::none, 2).model_flops_fwd);
+  }
+  // GPT (q, k, v, out, up, down; no gate): k, out and the 4h-wide down projection: 12·T·h².
+  const ModelSpec gpt = preset("gpt3-175b");
+  const double Tg = 2.0 * 2048, hg = 12288;
+  CHECK(layer_costs(gpt, 2, 8, true, Recompute::every_second_matmul, 2).recompute.flops ==
+        doctest::Approx(12 * Tg * hg * hg / 8).epsilon(1e-12));
+}
+
 TEST_CASE("GQA and SwiGLU change QKV and MLP FLOPs") {
   const ModelSpec m = preset("llama3-70b");
   const double s = 8192, h = 8192, f = 28672, g = 8, a = 64;

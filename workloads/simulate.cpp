@@ -53,6 +53,7 @@ Result::Setup setup_of(const Scenario& sc) {
   s.implementation = sc.implementation.preset;
   s.schedule = std::string(name_of(kScheduleNames, l.schedule));
   s.recompute = std::string(name_of(kRecomputeNames, l.recompute));
+  s.recompute_layers = recompute_layers_text(l.recompute_layers);
   s.compute_precision = std::string(compute_precision_name(sc.precision.compute));
   s.tp = l.tp;
   s.pp = l.pp;

@@ -291,7 +291,7 @@ ordered_json scenario_resolved_json(const wl::Result& r) {
           {"implementation", s.implementation},
           {"layout",
            {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep}, {"zero", s.zero},
-            {"sequence_parallel", s.sequence_parallel}, {"recompute", s.recompute},
+            {"sequence_parallel", s.sequence_parallel}, {"recompute", s.recompute}, {"recompute_layers", s.recompute_layers},
             {"schedule", s.schedule}, {"virtual_stages", s.virtual_stages}}},
           {"seq_len", s.seq_len},
           {"microbatch_size", s.microbatch_size},

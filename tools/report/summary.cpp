@@ -85,6 +85,7 @@ std::string setup_line(const wl::Result::Setup& s, int devices) {
   if (s.zero > 0) layout += fmt::format(" zero {}", s.zero);
   if (s.sequence_parallel) layout += " sp";
   if (s.recompute != "none") layout += fmt::format(" recompute {}", s.recompute);
+  if (s.recompute != "none" && s.recompute_layers != "all") layout += fmt::format(" (layers {})", s.recompute_layers);
   return fmt::format("  {} · {} × {} · {} · {}: {} micro-batch{} of {} × {} tokens, global batch {} · {} · {}\n", s.model, devices, s.gpu,
                      layout, s.schedule, s.microbatches, s.microbatches == 1 ? "" : "es", s.microbatch_size, s.seq_len,
                      s.global_batch, s.compute_precision, s.implementation);
@@ -245,9 +246,11 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   if (s.model.sliding_window > 0) variants += fmt::format(", sliding window {}", s.model.sliding_window);
   out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters{}\n", "model", s.model.name, s.model.layers, s.model.hidden,
                      human_count(p.params_total), variants);
-  out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{} zero={} sp={} recompute={}\n", "layout", L.dp, L.tp, L.pp, L.ep,
+  const std::string recompute_layers = wl::recompute_layers_text(L.recompute_layers);
+  out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{} zero={} sp={} recompute={}{}\n", "layout", L.dp, L.tp, L.pp, L.ep,
                      L.cp > 1 ? fmt::format(" cp={} ({})", L.cp, wl::name_of(wl::kCpKindNames, L.cp_kind)) : std::string(),
-                     L.zero, L.sequence_parallel ? "on" : "off", wl::name_of(wl::kRecomputeNames, L.recompute));
+                     L.zero, L.sequence_parallel ? "on" : "off", wl::name_of(wl::kRecomputeNames, L.recompute),
+                     L.recompute != wl::Recompute::none && recompute_layers != "all" ? " (layers " + recompute_layers + ")" : std::string());
   out += fmt::format("  {:<20} {}, {} micro-batches of {} sequence{}{}\n", "schedule", wl::schedule_name(L.schedule), L.microbatches,
                      L.microbatch_size, L.microbatch_size == 1 ? "" : "s",
                      L.virtual_stages > 1 ? fmt::format(", {} virtual stages", L.virtual_stages) : std::string());

@@ -255,6 +255,10 @@ private:
       for (const auto& e : n.entries) {
         const std::string p = join_key(path, e.key);
         const YNode& v = e.value;
+        if (e.key == "recompute") {
+          recompute(v, p);
+          continue;
+        }
         if (read_bound(v, p)) continue;
         if (e.key == "dp") {
           if (v.kind == YNode::Kind::scalar && v.scalar == "auto") l.dp = 0;  // unset: wl::resolve derives it
@@ -287,6 +291,64 @@ private:
     }
     // microbatches = global_batch / (microbatch_size·dp) once dp is known: wl::resolve.
     if (gb) assign(l.global_batch, r_.integer(gb->value, "layout.global_batch", 1, kMaxCount * 1024));
+  }
+
+  /// layout.recompute: a word (the ops) or {ops: WORD, layers: all | every-K | [INT, ...]}.
+  void recompute(const YNode& v, const std::string& p) {
+    auto& l = s_.layout;
+    const auto ops = [&](const YNode& w, const std::string& path) {
+      if (auto c = r_.choice(w, path, values(path)))
+        if (auto rc = wl::from_name(wl::kRecomputeNames, *c)) l.recompute = *rc;
+    };
+    if (v.kind == YNode::Kind::scalar) {
+      ops(v, p);
+      return;
+    }
+    if (!r_.map(v, p, keys("layout.recompute"))) return;
+    for (const auto& e : v.entries) {
+      const std::string path = join_key(p, e.key);
+      if (e.key == "ops") ops(e.value, path);
+      else if (e.key == "layers") recompute_layers(e.value, path);
+    }
+  }
+
+  void recompute_layers(const YNode& v, const std::string& p) {
+    auto& r = s_.layout.recompute_layers;
+    const std::string_view hint = "all, every-K (K >= 1) or a list of 0-based layer indices, e.g. every-2 or [0, 1, 2]";
+    if (v.kind == YNode::Kind::scalar) {
+      r.list.clear();
+      if (v.scalar == "all") {
+        r.every = 1;
+        return;
+      }
+      const std::string_view text = v.scalar;
+      int k = 0;
+      const bool every = text.starts_with("every-") && text.size() > 6 &&
+                         std::all_of(text.begin() + 6, text.end(), [](char c) { return c >= '0' && c <= '9'; }) && text.size() <= 13;
+      if (every) k = std::stoi(std::string(text.substr(6)));
+      if (!every || k < 1) {
+        d_.error(v.loc, p, fmt::format("expected all, every-K or a list of layers, got '{}'", v.scalar), std::string(hint));
+        return;
+      }
+      r.every = k;
+      return;
+    }
+    if (v.kind != YNode::Kind::seq) {
+      d_.error(v.loc, p, fmt::format("expected all, every-K or a list of layers, got {}", kind_name(v)), std::string(hint));
+      return;
+    }
+    std::vector<int> layers;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      auto c = r_.count(v.items[i], join_index(p, i), 0);
+      if (!c) return;
+      layers.push_back(*c);
+    }
+    if (layers.empty()) {
+      d_.error(v.loc, p, "the list is empty", "leave layers out (all), or recompute: none");
+      return;
+    }
+    r.every = 1;
+    r.list = std::move(layers);
   }
 
   void stage_layers(const YNode& v, const std::string& p) {

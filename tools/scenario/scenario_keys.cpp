@@ -158,6 +158,24 @@ ScenarioKey stage_layers_row() {
   return row;
 }
 
+/// layout.recompute: one of kRecomputeNames (short for `{ops: WORD}`) or a map, read by hand.
+ScenarioKey recompute_row() {
+  ScenarioKey row{"layout.recompute", "", {}, "`none`",
+                  "what each layer recomputes in the backward: a word, short for `{ops: WORD}`, or a map of `ops` and `layers`"};
+  for (const auto& entry : wl::kRecomputeNames) {
+    row.values.push_back(entry.name);
+    row.value_docs.push_back(entry.doc);
+  }
+  return row;
+}
+
+ScenarioKey recompute_ops_row() {
+  ScenarioKey row = recompute_row();
+  row.path = "layout.recompute.ops";
+  row.doc = "what a recomputing layer reruns (the same words)";
+  return row;
+}
+
 }  // namespace
 
 // The field of a bound row, as a generic accessor (see the row makers above).
@@ -350,7 +368,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
       choice_key("layout.cp_kind", LS_FIELD(layout.cp_kind), wl::kCpKindNames, wl::CpKind::ring, "how context-parallel ranks share keys and values"),
       int_key("layout.zero", LS_FIELD(layout.zero), 0, 3, 0, ""),
       bool_key("layout.sequence_parallel", LS_FIELD(layout.sequence_parallel), false, ""),
-      choice_key("layout.recompute", LS_FIELD(layout.recompute), wl::kRecomputeNames, wl::Recompute::none, ""),
+      recompute_row(),
+      recompute_ops_row(),
+      {"layout.recompute.layers", "`all`, `every-K` or list", {}, "`all`",
+       "the layers that recompute; the others keep every activation: `every-K` the model's K-th, 2K-th, ... layer "
+       "(1-based, torchtitan's layer-level selective checkpointing), or a list of 0-based layer indices"},
       int_key("layout.microbatch_size", LS_FIELD(layout.microbatch_size), 1, kMaxCount, 1, "sequences per micro-batch"),
       {"layout.microbatches", "int", {}, "1", "per step per pipeline; devices × microbatches × (layers per stage + 1) ≤ 16,777,216 (bounded memory and time)"},
       {"layout.global_batch", "int", {}, "",

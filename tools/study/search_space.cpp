@@ -308,6 +308,7 @@ wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_ba
   L.tp = l.tp, L.pp = l.pp, L.dp = l.dp, L.ep = l.ep, L.cp = l.cp, L.zero = l.zero;
   L.sequence_parallel = l.sequence_parallel;
   L.recompute = l.recompute;
+  L.recompute_layers = {};  // the search's recompute applies to every layer
   L.microbatch_size = l.microbatch_size;
   L.global_batch = global_batch;
   L.microbatches = std::max(1, l.microbatches);

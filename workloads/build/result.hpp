@@ -191,6 +191,7 @@ struct Result {
   /// so that a summary read on its own says which run it is.
   struct Setup {
     std::string model, gpu, implementation, schedule, recompute, compute_precision;
+    std::string recompute_layers = "all";  // layout.recompute.layers: all, every-K or [i, j, ...]
     int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0, virtual_stages = 1;
     bool sequence_parallel = false;
     std::int64_t seq_len = 0;

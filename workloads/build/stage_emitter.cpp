@@ -8,6 +8,7 @@
 
 #include "workloads/model/cp_attention.hpp"
 #include "workloads/model/headroom.hpp"
+#include "workloads/model/layout.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/build/offload.hpp"
 #include "workloads/cost/kernels.hpp"
@@ -207,12 +208,14 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end)) pending_copy_ = offload_copy_[static_cast<std::size_t>(l)];
     if (reload_next) pending_mem_ += static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
     // Full recompute re-runs the layer's forward and holds its complete activations
-    // until the backward ends: a separate op. Selective recompute of a dense layer
-    // (the attention core) runs back to back with the backward and no communication
-    // in between, so it is folded into the backward op — one event instead of two,
-    // same time and FLOPs. An MoE layer's dense part is recomputed as its own op.
+    // until the backward ends: a separate op, as is the per-op recompute, which
+    // gathers the TP inputs again. Selective recompute of a dense layer (the
+    // attention core) runs back to back with the backward and no communication in
+    // between, so it is folded into the backward op — one event instead of two, same
+    // time and FLOPs. An MoE layer's dense part is recomputed as its own op.
     const bool moe = layer_is_moe(s_.model, l);
-    const bool separate_recompute = moe ? L.recompute != Recompute::none : L.recompute == Recompute::full;
+    const Recompute rc = recompute_of_layer(L, l);
+    const bool separate_recompute = moe ? rc != Recompute::none : rc == Recompute::full || rc == Recompute::every_second_matmul;
     const std::int64_t held = separate_recompute ? emit_layer(l, Pass::recompute, at, gather) : 0;
     emit_layer(l, pass, at, gather, held);
     if (reload_next)
@@ -247,6 +250,7 @@ void StageEmitter::emit_backward_weight(const Site& at, bool last_gradient) {
 
 std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int64_t& gather, std::int64_t recomputed_bytes) {
   const auto& L = s_.layout;
+  const Recompute rc = recompute_of_layer(L, l);
   const bool moe = layer_is_moe(s_.model, l);
   const LayerKind kind = moe ? LayerKind::moe : LayerKind::dense;
   const auto act = static_cast<std::int64_t>(layer_activation(s_, bytes_, l));
@@ -270,11 +274,15 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
     case Pass::recompute: {
       // An MoE layer's recompute replays no TP or EP communication (as if the
       // dispatched tokens were kept): a simplification of the model.
+      // The per-op recompute reruns the TP all-gathers ahead of the matmuls it reruns
+      // (sequence parallel; without SP the all-reduce of the attention's output, which
+      // feeds the rerun norm): about one all-reduce's bytes, counted as one (the
+      // parallel block's single all-gather is counted as that one too).
       const double full = moe ? bytes_.activation_full_moe_layer : bytes_.activation_full_layer;
-      const std::int64_t held = L.recompute == Recompute::full ? static_cast<std::int64_t>(full) : 0;
+      const std::int64_t held = rc == Recompute::full ? static_cast<std::int64_t>(full) : 0;
       compute(costs_.layer(kind, pass), held);
-      if (!moe && !overlap_tp) tp_all_reduce(pass, at, l, l + 1, dense_tp_all_reduces());
-      else if (L.recompute == Recompute::full) expert_op_for(pass, at, l);
+      if (!moe && !overlap_tp) tp_all_reduce(pass, at, l, l + 1, rc == Recompute::full ? dense_tp_all_reduces() : 1);
+      else if (moe && rc != Recompute::selective) expert_op_for(pass, at, l);
       return held;
     }
     case Pass::backward:
@@ -290,7 +298,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
         tp_all_reduce(pass, at, l, l + 1, 1);
       } else {
         PassCost cost = costs_.layer(kind, pass);
-        if (L.recompute == Recompute::selective) cost = cost + costs_.layer(kind, Pass::recompute);
+        if (rc == Recompute::selective) cost = cost + costs_.layer(kind, Pass::recompute);
         compute(cost, freed);
         if (!overlap_tp) tp_all_reduce(pass, at, l, l + 1, dense_tp_all_reduces());
       }
@@ -530,12 +538,15 @@ void StageEmitter::layer_compute(Pass pass, const Site& at, int l, const PassCos
   std::vector<Beside> beside;
   std::vector<Op> before, after;
   PassCost rest = cost;
-  if (L.cp > 1 && pass != Pass::backward_weight) {
+  const Recompute rc = recompute_of_layer(L, l);
+  // The per-op recompute keeps the attention's output: no K/V exchange again.
+  const bool reruns_attention = pass != Pass::recompute || rc != Recompute::every_second_matmul;
+  if (L.cp > 1 && pass != Pass::backward_weight && reruns_attention) {
     const bool backward = pass == Pass::backward || pass == Pass::backward_input;
     for (CpCollective c : cp_exchange(s_, backward)) {
       // Selective recompute reruns the attention core inside the backward: its ring
       // passes K/V once more.
-      if (backward && L.recompute == Recompute::selective && L.cp_kind == CpKind::ring) c.repeat += 1;
+      if (backward && rc == Recompute::selective && L.cp_kind == CpKind::ring) c.repeat += 1;
       Op op = collective_op(Axis::cp, c.coll, work, at.microbatch, at.chunk, l, l + 1, c.bytes, c.repeat);
       if (L.cp_kind == CpKind::all_gather) {
         (c.after ? after : before).push_back(op);

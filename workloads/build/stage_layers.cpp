@@ -12,10 +12,11 @@ namespace ls::wl {
 std::vector<int> balanced_stage_layers(const Scenario& s) {
   const int p = s.layout.pp;
   const KernelPassCosts costs(s);
-  // Embedding and LM head in layer-equivalents of one micro-batch's F+B(+recompute).
-  const double layer = (costs.layer(LayerKind::dense, Pass::forward).time + costs.layer(LayerKind::dense, Pass::backward).time +
-                        costs.layer(LayerKind::dense, Pass::recompute).time)
-                           .seconds();
+  // Embedding and LM head in layer-equivalents of one micro-batch's F+B(+recompute);
+  // under layout.recompute.layers every layer carries the recomputed share's mean.
+  const double layer = (costs.layer(LayerKind::dense, Pass::forward).time + costs.layer(LayerKind::dense, Pass::backward).time)
+                           .seconds() +
+                       recomputed_layer_share(s.layout, s.model.layers) * costs.layer(LayerKind::dense, Pass::recompute).time.seconds();
   std::vector<double> extra(static_cast<std::size_t>(p), 0.0);
   if (layer > 0) {
     extra.front() += (costs.embedding(Pass::forward).time + costs.embedding(Pass::backward).time).seconds() / layer;

@@ -12,6 +12,7 @@
 // mask skips the same share of blocks as without cp.
 #include "workloads/cost/layer_kernels.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -27,6 +28,10 @@ struct Step {
   Kernel fwd;
   std::vector<Kernel> bwd_input;   // in execution order
   std::vector<Kernel> bwd_weight;  // in execution order
+  /// A linear layer: the matmuls a PyTorch-native block calls for it, in order, as
+  /// shares of the GEMM's output columns (the fused QKV GEMM is q, k, v; a SwiGLU up
+  /// projection is gate, up). Empty: not a matmul. Counted by every-second-matmul.
+  std::vector<double> mm_parts = {};
 };
 
 Kernel mem(std::string_view name, double bytes, double saved = 0,
@@ -90,12 +95,13 @@ public:
   /// three GEMMs in FP8, X quantized before the forward and dY before the dgrad (the
   /// wgrad reuses both quantized copies), and the input kept in its quantized form.
   void linear(std::string_view name, std::string_view dgrad, std::string_view wgrad, GemmShape fwd,
-              double saved_elements, KernelCategory category = KernelCategory::gemm, bool te_linear = true) {
+              double saved_elements, KernelCategory category = KernelCategory::gemm, bool te_linear = true,
+              std::vector<double> mm_parts = {1.0}) {
     const bool fp8 = fp8_gemms(o_.compute) && te_linear && category == KernelCategory::gemm;
     const double q = quantize_bytes_per_element(o_.compute);
     const double saved_bytes = saved_elements * (fp8 ? fp8_saved_bytes_per_element(o_.compute) : ab_);
     if (fp8) steps.push_back({mem("fp8.quantize_input", fwd.batch * fwd.m * fwd.k * q), {}, {}});
-    Step st{gemm(name, fwd, category, saved_bytes), {}, {}};
+    Step st{gemm(name, fwd, category, saved_bytes), {}, {}, std::move(mm_parts)};
     if (fp8) st.bwd_input.push_back(mem("fp8.quantize_grad", fwd.batch * fwd.m * fwd.n * q));
     st.bwd_input.push_back(gemm(dgrad, {fwd.m, fwd.k, fwd.n, fwd.batch}, category));
     st.bwd_weight.push_back(gemm(wgrad, {fwd.k, fwd.n, fwd.m, fwd.batch}, category));
@@ -167,7 +173,9 @@ public:
   /// input, kept once.
   void attention_projections() {
     if (!A_.mla) {
-      linear("qkv", "qkv.dgrad", "qkv.wgrad", {T_, (A_.q_width() + kv_) / t_, h_}, Tn_ * h_);
+      const double qkv = A_.q_width() + kv_;
+      linear("qkv", "qkv.dgrad", "qkv.wgrad", {T_, qkv / t_, h_}, Tn_ * h_, KernelCategory::gemm, true,
+             {A_.q_width() / qkv, A_.k_width() / qkv, A_.v_width() / qkv});
       return;
     }
     const auto latent_norm = [&](std::string_view name, std::string_view bwd, double width) {
@@ -276,10 +284,15 @@ public:
     }
   }
 
+  /// The up projection's matmuls: SwiGLU's gate and up (torchtitan's w1, w3), or GeLU's one.
+  std::vector<double> up_parts() const {
+    return m_.activation == Activation::gelu ? std::vector<double>{1.0} : std::vector<double>{0.5, 0.5};
+  }
+
   /// Dense MLP of width f (split tp ways) over T tokens.
   void dense_mlp(double f) {
     const double width = f / t_, gate = m_.activation == Activation::gelu ? 1 : 2;
-    linear("mlp.up", "mlp.up.dgrad", "mlp.up.wgrad", {T_, gate * width, h_}, Tn_ * h_);
+    linear("mlp.up", "mlp.up.dgrad", "mlp.up.wgrad", {T_, gate * width, h_}, Tn_ * h_, KernelCategory::gemm, true, up_parts());
     activation(T_, width);
     linear("mlp.down", "mlp.down.dgrad", "mlp.down.wgrad", {T_, h_, width}, T_ * width);
   }
@@ -300,12 +313,14 @@ public:
     steps.push_back({mem("router.softmax_topk", T_ * E * 4 * 2, T_ * E * 4), {mem("router.softmax_topk.bwd", T_ * E * 4 * 3)}, {}});
     steps.push_back({mem("moe.permute", 2 * pairs * h_ * ab_), {mem("moe.permute.bwd", (pairs + T_) * h_ * ab_)}, {}});
     const std::size_t first_expert_step = steps.size();
-    linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * width, h_, local}, pairs * h_);
+    linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * width, h_, local}, pairs * h_,
+           KernelCategory::gemm, true, up_parts());
     activation(pairs, width);
     linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, width, local}, pairs * width);
     for (std::size_t i = first_expert_step; i < steps.size(); ++i) mark_routed_expert(steps[i]);
     if (shared > 0) {
-      linear("shared_expert.up", "shared_expert.up.dgrad", "shared_expert.up.wgrad", {T_, gate * width, h_, shared}, 0);
+      linear("shared_expert.up", "shared_expert.up.dgrad", "shared_expert.up.wgrad", {T_, gate * width, h_, shared}, 0,
+             KernelCategory::gemm, true, up_parts());
       activation(T_ * shared, width);
       linear("shared_expert.down", "shared_expert.down.dgrad", "shared_expert.down.wgrad", {T_, h_, width, shared},
              T_ * shared * width);
@@ -397,6 +412,7 @@ public:
           out.insert(out.end(), it->bwd_weight.begin(), it->bwd_weight.end());
         break;
       case LayerPass::recompute:
+        if (rc == Recompute::every_second_matmul) return every_second_matmul_rerun();
         if (rc == Recompute::none) break;
         for (const auto& st : steps)
           if (rc == Recompute::full || st.fwd.core_attention) out.push_back(st.fwd);
@@ -405,8 +421,44 @@ public:
     return out;
   }
 
+  /// Per-op recompute (torchtitan's `op` policy): the forward's ops rerun except the
+  /// attention core and the odd-numbered matmuls, whose outputs were kept; a fused GEMM
+  /// reruns the columns of its even-numbered parts.
+  std::vector<Kernel> every_second_matmul_rerun() const {
+    std::vector<Kernel> out;
+    int count = 0;
+    for (const auto& st : steps) {
+      if (st.fwd.core_attention) continue;
+      if (st.mm_parts.empty()) {
+        out.push_back(st.fwd);
+        continue;
+      }
+      for (double share : st.mm_parts) {
+        if (++count % 2 != 0) continue;
+        Kernel k = st.fwd;
+        k.shape.n *= share;
+        k.flops = k.shape.flops();
+        k.executed_flops = k.flops;
+        k.saved_bytes = 0;
+        out.push_back(k);
+      }
+    }
+    return out;
+  }
+
   double saved_bytes(Recompute rc) const {
     if (rc == Recompute::full) return Tn_ * h_ * ab_;  // the checkpointed layer input
+    if (rc == Recompute::every_second_matmul) {
+      // The layer input, the attention's output and the odd-numbered matmuls' outputs.
+      double sum = Tn_ * h_ * ab_;
+      if (std::any_of(steps.begin(), steps.end(), [](const Step& st) { return st.fwd.core_attention; }))
+        sum += T_ * A_.context_width() / t_ * ab_;
+      int count = 0;
+      for (const auto& st : steps)
+        for (double share : st.mm_parts)
+          if (++count % 2 != 0) sum += st.fwd.shape.batch * st.fwd.shape.m * st.fwd.shape.n * share * ab_;
+      return sum;
+    }
     double sum = 0;
     for (const auto& st : steps)
       if (!(rc == Recompute::selective && st.fwd.saved_inside_core_attention)) sum += st.fwd.saved_bytes;

@@ -6,6 +6,7 @@
 
 #include "workloads/cost/hardware.hpp"
 #include "workloads/cost/training_method.hpp"
+#include "workloads/model/layout.hpp"
 
 namespace ls::wl {
 
@@ -354,7 +355,10 @@ PassBytes pass_bytes(const Scenario& sc) {
 }
 
 double layer_activation(const Scenario& s, const PassBytes& bytes, int layer) {
-  return layer_is_moe(s.model, layer) ? bytes.activation_per_moe_layer : bytes.activation_per_layer;
+  // activation_full_* are what a layer keeps without recompute.
+  const bool recomputed = recompute_of_layer(s.layout, layer) != Recompute::none;
+  if (layer_is_moe(s.model, layer)) return recomputed ? bytes.activation_per_moe_layer : bytes.activation_full_moe_layer;
+  return recomputed ? bytes.activation_per_layer : bytes.activation_full_layer;
 }
 
 }  // namespace ls::wl

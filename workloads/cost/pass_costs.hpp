@@ -121,7 +121,8 @@ struct PassBytes {
 /// Activation bytes from the kernel model (layer_kernels.hpp layer_activation_bytes and
 /// friends), following attention kind, fusion, dropout, SP and recompute. O(kernels of two layers).
 PassBytes pass_bytes(const Scenario& s);
-/// Activation bytes layer `layer` keeps per micro-batch (dense or MoE entry of `bytes`).
+/// Activation bytes layer `layer` keeps per micro-batch (dense or MoE entry of `bytes`;
+/// the entry without recompute when layout.recompute.layers leaves the layer out).
 double layer_activation(const Scenario& s, const PassBytes& bytes, int layer);
 
 }  // namespace ls::wl

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ls::wl {
 
@@ -249,6 +250,27 @@ void check_stage_layers(const LayoutSpec& L, const ModelSpec& m, int v, Errors& 
   }
 }
 
+/// layout.recompute.layers: every-K within the model, list entries distinct layers of it.
+void check_recompute_layers(const LayoutSpec& L, const ModelSpec& m, Errors& e) {
+  const RecomputeLayers& r = L.recompute_layers;
+  if (L.recompute == Recompute::none && (!r.list.empty() || r.every != 1))
+    e.add("layout.recompute.layers", "selects layers to recompute, but layout.recompute.ops is none",
+          "give the ops too: recompute: {ops: full, layers: " + recompute_layers_text(r) + "}");
+  if (r.list.empty() && (r.every < 1 || (m.layers >= 1 && r.every > m.layers)))
+    e.add("layout.recompute.layers", fmt::format("every-{} selects no layer of the model's {}", r.every, m.layers),
+          "every-K with 1 <= K <= model.layers");
+  std::vector<int> seen;
+  for (std::size_t i = 0; i < r.list.size(); ++i) {
+    const int l = r.list[i];
+    if (l < 0 || l >= m.layers)
+      e.add("layout.recompute.layers", fmt::format("layers[{}] = {} is not a layer of the model (0 to {})", i, l, m.layers - 1),
+            "0-based layer indices in model order");
+    else if (std::find(seen.begin(), seen.end(), l) != seen.end())
+      e.add("layout.recompute.layers", fmt::format("layers[{}] = {} is listed twice", i, l), "list each layer once");
+    seen.push_back(l);
+  }
+}
+
 /// Placement: a permutation of the mesh axes (cp optional: right after tp).
 void check_placement(const LayoutSpec& L, Errors& e) {
   if (!valid_placement(L.placement)) {
@@ -273,6 +295,25 @@ void check_precision_and_steps(const Scenario& s, Errors& e) {
 
 }  // namespace
 
+Recompute recompute_of_layer(const LayoutSpec& L, int layer) {
+  const RecomputeLayers& r = L.recompute_layers;
+  const bool selected = r.list.empty() ? (layer + 1) % std::max(1, r.every) == 0
+                                       : std::find(r.list.begin(), r.list.end(), layer) != r.list.end();
+  return selected ? L.recompute : Recompute::none;
+}
+
+double recomputed_layer_share(const LayoutSpec& L, int layers) {
+  if (layers <= 0) return 0;
+  int n = 0;
+  for (int l = 0; l < layers; ++l) n += recompute_of_layer(L, l) != Recompute::none ? 1 : 0;
+  return static_cast<double>(n) / layers;
+}
+
+std::string recompute_layers_text(const RecomputeLayers& r) {
+  if (!r.list.empty()) return fmt::format("[{}]", fmt::join(r.list, ", "));
+  return r.every <= 1 ? "all" : fmt::format("every-{}", r.every);
+}
+
 int device_count(const topo::ClusterSpec& c) {
   if (c.graph) {
     return static_cast<int>(std::count_if(c.graph->vertices.begin(), c.graph->vertices.end(),
@@ -296,6 +337,7 @@ std::vector<LayoutError> validate(const Scenario& s) {
   check_batching(L, e);
   const int v = check_schedule(L, e);
   check_stage_layers(L, m, v, e);
+  check_recompute_layers(L, s.model, e);
   check_placement(L, e);
   check_precision_and_steps(s, e);
   for (auto& x : validate_memory_options(s)) e.add(std::move(x.key_path), std::move(x.message), std::move(x.hint));

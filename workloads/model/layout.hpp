@@ -27,6 +27,14 @@ struct LayoutError {
 /// nothing downstream of a ResolvedScenario needs to call it again.
 std::vector<LayoutError> validate(const Scenario& s);
 
+/// What layer `layer` (0-based, model order) recomputes: layout.recompute where
+/// layout.recompute.layers selects the layer, else none. O(1) for `every`, O(list) else.
+Recompute recompute_of_layer(const LayoutSpec& L, int layer);
+/// The share of the model's `layers` that layout.recompute.layers selects, in [0, 1].
+double recomputed_layer_share(const LayoutSpec& L, int layers);
+/// layout.recompute.layers as written: `all`, `every-K` or the list `[0, 3, 5]`.
+std::string recompute_layers_text(const RecomputeLayers& r);
+
 /// Number of GPUs the cluster spec describes (nodes·gpus_per_node, or the graph's
 /// vertices of kind "gpu").
 int device_count(const topo::ClusterSpec& c);

@@ -34,6 +34,10 @@ double activation_bytes_per_layer(const ModelSpec& m, int microbatch_size, int t
   switch (rc) {
     case Recompute::full: return sp ? 2 * sbh / t : 2 * sbh;
     case Recompute::selective: return sp ? 34 * sbh / t : sbh * (10 + 24 / t);
+    // The layer input (2sbh, sequence-sharded under SP) and, per TP rank, the outputs
+    // of the odd-numbered matmuls q, v (2sbh/t each) and the MLP's up projection
+    // (8sbh/t), and the attention's output (2sbh/t): 2sbh + 14sbh/t.
+    case Recompute::every_second_matmul: return (sp ? 2 * sbh / t : 2 * sbh) + 14 * sbh / t;
     case Recompute::none: break;
   }
   return sp ? sbh * (34 + 5 * a * s / h) / t : sbh * (10 + 24 / t + 5 * a * s / (h * t));

@@ -31,6 +31,8 @@ StateBytes state_bytes(double params_on_device, const PrecisionSpec& prec, int z
 ///   selective without SP : sbh(10 + 24/t)
 ///   full                 : 2sbh (the layer input), / t with SP (the checkpointed
 ///                          input is sequence-sharded, as Megatron-LM stores it)
+///   every-second-matmul  : 2sbh (/ t with SP) + 14sbh/t: the input, q, v, the
+///                          attention output and the MLP's up projection (4h wide)
 /// all × b. The formulas are the paper's GPT block (f = 4h, MHA); they are used
 /// unchanged for other shapes. With t = 1 the with/without-SP rows coincide. O(1).
 double activation_bytes_per_layer(const ModelSpec& m, int microbatch_size, int tp, bool sequence_parallel, Recompute rc);

@@ -2,6 +2,7 @@
 #include "workloads/model/model.hpp"
 
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -306,6 +307,46 @@ LayerCosts layer_costs(const ModelSpec& m, int layer, int microbatch_size, int t
       // Re-read q, k, v and write the context (the scores stay on chip).
       c.recompute = {f_core, tokens * ((h + kv) / t + h / t) * ab, tokens};
       break;
+    case Recompute::every_second_matmul: {
+      // The layer's matmuls in the order a PyTorch-native block calls them (q, k and v
+      // apart, SwiGLU's gate before its up projection, an MoE's router, routed and
+      // shared experts as one grouped matmul per projection); the even-numbered ones
+      // rerun, with every op that is no matmul and not the attention core (HBM traffic
+      // about the forward's activation traffic).
+      std::vector<double> mm;
+      if (A.mla) {
+        const double nope = A.qk_head_dim - A.rope_head_dim;
+        if (A.q_lora_rank > 0) {
+          mm.push_back(2 * tokens * h * A.q_lora_rank);
+          mm.push_back(2 * tokens * A.q_lora_rank * A.q_width() / t);
+        } else {
+          mm.push_back(2 * tokens * h * A.q_width() / t);
+        }
+        mm.push_back(2 * tokens * h * (A.kv_lora_rank + A.rope_head_dim));
+        mm.push_back(2 * tokens * A.kv_lora_rank * A.heads * (nope + A.v_head_dim) / t);
+      } else {
+        for (double width : {A.q_width(), A.k_width(), A.v_width()}) mm.push_back(2 * tokens * h * width / t);
+      }
+      mm.push_back(f_out);
+      // One expert MLP of width `f` over `rows` tokens, `copies` of it, split tp ways.
+      const auto mlp = [&](double rows, double f, double copies) {
+        const double projection = 2 * rows * h * f * copies / t;
+        if (!gpt_style(m)) mm.push_back(projection);  // gate
+        mm.push_back(projection);                     // up
+        mm.push_back(projection);                     // down
+      };
+      if (!moe) {
+        mlp(tokens, static_cast<double>(m.ffn_hidden), 1);
+      } else {
+        mm.push_back(2 * tokens * h * m.moe.experts);  // router
+        mlp(tokens, expert_width(m), m.moe.top_k);
+        if (m.moe.shared_experts > 0) mlp(tokens, expert_width(m), m.moe.shared_experts);
+      }
+      double rerun = 0;
+      for (std::size_t i = 1; i < mm.size(); i += 2) rerun += mm[i];
+      c.recompute = {rerun, act_traffic, tokens};
+      break;
+    }
   }
   return c;
 }

@@ -125,17 +125,21 @@ struct ModelSpec {
 };
 
 enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1, zb_2p };
-enum class Recompute { none, selective, full };
+enum class Recompute { none, selective, every_second_matmul, full };
 enum class StageLayersMode { auto_even, balanced, explicit_list };
 /// How context-parallel ranks share keys and values (cp_attention.hpp): `ring` passes
 /// K/V chunks peer to peer, overlapped with the attention blocks (Megatron-Core);
 /// `all_gather` gathers them before the attention (Llama 3).
 enum class CpKind { ring, all_gather };
 
-inline constexpr NameTable<Recompute, 3> kRecomputeNames{{
+inline constexpr NameTable<Recompute, 4> kRecomputeNames{{
     {Recompute::none, "none", "every activation the backward needs is kept"},
     {Recompute::selective, "selective",
-     "the attention's scores, softmax and dropout recomputed in the backward (Korthikanti et al. 2022)"},
+     "the attention core (scores, softmax, dropout) recomputed in the backward (Korthikanti et al. 2022)"},
+    {Recompute::every_second_matmul, "every-second-matmul",
+     "per-op: the layer keeps its input, the attention's output and the output of every odd-numbered matmul (q, v, "
+     "out... in the order a PyTorch block calls them), and reruns the even-numbered matmuls and every other op "
+     "(torchtitan's `op` selective checkpointing)"},
     {Recompute::full, "full", "each layer keeps only its input and runs its forward again in the backward"}}};
 inline constexpr NameTable<CpKind, 2> kCpKindNames{{
     {CpKind::ring, "ring", "K/V chunks passed peer to peer, overlapped with the attention (Megatron-Core)"},
@@ -143,6 +147,12 @@ inline constexpr NameTable<CpKind, 2> kCpKindNames{{
 /// The scalar spellings of layout.stage_layers (a list is the third mode).
 inline constexpr NameTable<StageLayersMode, 2> kStageLayersNames{{
     {StageLayersMode::auto_even, "auto", "an even split"}, {StageLayersMode::balanced, "balanced", "split by compute time"}}};
+
+struct RecomputeLayers {
+  int every = 1;           // 1: every layer
+  std::vector<int> list;   // non-empty: exactly these layers (0-based), `every` unused
+  bool operator==(const RecomputeLayers&) const = default;
+};
 
 struct LayoutSpec {
   int dp = 0;                             // 0: unset, resolve() sets devices / (tp·cp·pp) (1 if that does not divide)
@@ -152,6 +162,10 @@ struct LayoutSpec {
   int zero = 0;                           // 0..3
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
+  /// The layers `recompute` applies to (layout.recompute.layers); the others keep every
+  /// activation. every = k: the model's k-th, 2k-th, ... layer (1-based, torchtitan's
+  /// layer-level selective checkpointing); a non-empty list: those 0-based layers.
+  RecomputeLayers recompute_layers;
   int microbatch_size = 1;                // sequences per micro-batch (b)
   int microbatches = 1;                   // per step per pipeline (m)
   /// 0: unset. Else sequences per step, and resolve() sets microbatches =
