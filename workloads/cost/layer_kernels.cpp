@@ -421,9 +421,12 @@ public:
     return out;
   }
 
-  /// Per-op recompute (torchtitan's `op` policy): the forward's ops rerun except the
-  /// attention core and the odd-numbered matmuls, whose outputs were kept; a fused GEMM
-  /// reruns the columns of its even-numbered parts.
+  /// Per-op recompute (torchtitan's `op` policy, torchtitan/parallelisms/
+  /// parallelize_llama.py, 2024: a fresh count per checkpointed block; aten.mm, SDPA and
+  /// the TP reduce-scatter are saved "except every second mm", every other op is
+  /// recomputed): the forward's ops rerun except the attention core and the
+  /// odd-numbered matmuls, whose outputs were kept; a fused GEMM reruns the columns of
+  /// its even-numbered parts.
   std::vector<Kernel> every_second_matmul_rerun() const {
     std::vector<Kernel> out;
     int count = 0;
