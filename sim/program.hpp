@@ -43,7 +43,7 @@ enum class OpKind : std::uint8_t { compute, collective, send, recv };
 /// Index into RankInfo::group. Statistics (exposed time, bytes sent) are kept per
 /// slot. Slot kNoGroup is reserved for ops that wait on no group (compute).
 using GroupSlot = std::uint8_t;
-inline constexpr int kGroupSlots = 8;
+inline constexpr int kGroupSlots = 9;
 inline constexpr GroupSlot kNoGroup = 0;
 inline constexpr int kOpLabels = 4;   // Op::labels
 
@@ -95,7 +95,7 @@ struct RankInfo {
   std::int32_t device = 0;     // GPU index in the cluster (rank == device index here)
   std::int32_t stage = 0;
   std::int32_t dp = 0, tp = 0, ep = 0;  // coordinates (the builder's; the engine never reads them)
-  std::array<std::int32_t, kGroupSlots> group{-1, -1, -1, -1, -1, -1, -1, -1};  // by GroupSlot
+  std::array<std::int32_t, kGroupSlots> group{-1, -1, -1, -1, -1, -1, -1, -1, -1};  // by GroupSlot
   double work_scale = 1.0;     // multiplies ops with scaled_by_rank (workloads: expert load)
 };
 

@@ -48,7 +48,7 @@ const std::vector<std::string> kScenarioFiles = {
     "bubble-sweep.yaml",
     "tp16-across-nodes.yaml",
     "tp8-in-node.yaml",
-    "mistral-7b-sliding-window.yaml", "recompute-variants.yaml",
+    "mistral-7b-sliding-window.yaml", "recompute-variants.yaml", "moe-parallel-folding.yaml",
     "unbalanced-stages.yaml",
     "straggler.yaml",
     "throttling.yaml",

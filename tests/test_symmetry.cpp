@@ -195,6 +195,12 @@ TEST_CASE("symmetric fast path: context parallelism (replicas hold several cp ra
 TEST_CASE("symmetric fast path: MoE with balanced and skewed routing") {
   agree(kMoe, {});
   agree(kMoe, {"layout.tp=1", "layout.ep=4"});
+  // MoE parallel folding: experts split less than the attention (expert_tp 1 under tp 2),
+  // ep groups across tp and dp, and MoE with context parallelism (ep from dp × cp).
+  CHECK(agree(kMoe, {"layout.expert_tp=1", "layout.ep=4"}) == "used");
+  CHECK(agree(kMoe, {"layout.expert_tp=1", "layout.ep=2"}) == "used");
+  CHECK(agree(kMoe, {"layout.tp=1", "layout.cp=2", "layout.ep=4"}) == "used");
+  agree(kMoe, {"layout.tp=1", "layout.cp=2", "layout.ep=8", "layout.pp=1"});
   // The expert load goes by expert-parallel index, alike in every replica: one class.
   const Outcome skew = run(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}, "auto");
   CHECK(agree(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}) == "used");

@@ -60,6 +60,7 @@ Result::Setup setup_of(const Scenario& sc) {
   s.dp = l.dp;
   s.cp = l.cp;
   s.ep = l.ep;
+  s.expert_tp = expert_tp_of(l);
   s.zero = l.zero;
   s.virtual_stages = l.virtual_stages;
   s.sequence_parallel = l.sequence_parallel;

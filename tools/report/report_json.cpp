@@ -290,7 +290,7 @@ ordered_json scenario_resolved_json(const wl::Result& r) {
           {"gpu", s.gpu},
           {"implementation", s.implementation},
           {"layout",
-           {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep}, {"zero", s.zero},
+           {{"tp", s.tp}, {"pp", s.pp}, {"dp", s.dp}, {"cp", s.cp}, {"ep", s.ep}, {"expert_tp", s.expert_tp}, {"zero", s.zero},
             {"sequence_parallel", s.sequence_parallel}, {"recompute", s.recompute}, {"recompute_layers", s.recompute_layers},
             {"schedule", s.schedule}, {"virtual_stages", s.virtual_stages}}},
           {"seq_len", s.seq_len},

@@ -82,6 +82,7 @@ std::string setup_line(const wl::Result::Setup& s, int devices) {
   layout += fmt::format(" dp{}", s.dp);
   if (s.cp > 1) layout += fmt::format(" cp{}", s.cp);
   if (s.ep > 1) layout += fmt::format(" ep{}", s.ep);
+  if (s.expert_tp != s.tp) layout += fmt::format(" etp{}", s.expert_tp);
   if (s.zero > 0) layout += fmt::format(" zero {}", s.zero);
   if (s.sequence_parallel) layout += " sp";
   if (s.recompute != "none") layout += fmt::format(" recompute {}", s.recompute);
@@ -247,7 +248,8 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters{}\n", "model", s.model.name, s.model.layers, s.model.hidden,
                      human_count(p.params_total), variants);
   const std::string recompute_layers = wl::recompute_layers_text(L.recompute_layers);
-  out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{} zero={} sp={} recompute={}{}\n", "layout", L.dp, L.tp, L.pp, L.ep,
+  out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{}{} zero={} sp={} recompute={}{}\n", "layout", L.dp, L.tp, L.pp, L.ep,
+                     wl::expert_tp_of(L) != L.tp ? fmt::format(" expert_tp={} (expert-dp={})", wl::expert_tp_of(L), wl::expert_dp_of(L)) : std::string(),
                      L.cp > 1 ? fmt::format(" cp={} ({})", L.cp, wl::name_of(wl::kCpKindNames, L.cp_kind)) : std::string(),
                      L.zero, L.sequence_parallel ? "on" : "off", wl::name_of(wl::kRecomputeNames, L.recompute),
                      L.recompute != wl::Recompute::none && recompute_layers != "all" ? " (layers " + recompute_layers + ")" : std::string());

@@ -269,6 +269,7 @@ private:
         else if (e.key == "stage_layers") stage_layers(v, p);
         else if (e.key == "placement") placement(v, p);
         else if (e.key == "shard_group") assign(l.shard_group, r_.count(v, p, 1, kMaxDevices));
+        else if (e.key == "expert_tp") assign(l.expert_tp, r_.count(v, p, 1, kMaxDevices));
         else if (e.key == "shard_over") shard_over(v, p);
         else if (e.key == "offload") {
           if (r_.map(v, p, keys("layout.offload")))

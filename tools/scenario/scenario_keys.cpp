@@ -363,7 +363,12 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"layout.dp", "int or `auto`", {}, "`auto`: devices / (tp·cp·pp) when that divides, else 1", ""},
       int_key("layout.tp", LS_FIELD(layout.tp), 1, kMaxDevices, 1, ""),
       int_key("layout.pp", LS_FIELD(layout.pp), 1, kMaxDevices, 1, ""),
-      int_key("layout.ep", LS_FIELD(layout.ep), 1, kMaxDevices, 1, ""),
+      int_key("layout.ep", LS_FIELD(layout.ep), 1, kMaxDevices, 1,
+              "expert parallelism: each expert-parallel group holds experts / ep experts per rank; expert_tp·ep must divide "
+              "tp·cp·dp (the expert layers fold a stage's ranks, Megatron-Core's MoE parallel folding)"),
+      {"layout.expert_tp", "int", {}, "`tp`",
+       "the expert layers' tensor parallelism (Megatron-Core `expert_tensor_parallel_size`): each routed expert's MLP split "
+       "expert_tp ways; a stage's ranks, tp fastest, then cp, then dp, are regrouped as expert_tp (fastest) × ep × expert-dp"},
       int_key("layout.cp", LS_FIELD(layout.cp), 1, kMaxDevices, 1, "context parallelism: each sequence split in 2·cp chunks over cp ranks (seq_len divisible by 2·cp; dense models)"),
       choice_key("layout.cp_kind", LS_FIELD(layout.cp_kind), wl::kCpKindNames, wl::CpKind::ring, "how context-parallel ranks share keys and values"),
       int_key("layout.zero", LS_FIELD(layout.zero), 0, 3, 0, ""),

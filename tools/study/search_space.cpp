@@ -309,6 +309,7 @@ wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_ba
   L.sequence_parallel = l.sequence_parallel;
   L.recompute = l.recompute;
   L.recompute_layers = {};  // the search's recompute applies to every layer
+  L.expert_tp = 0;          // experts split as the attention (no folding searched)
   L.microbatch_size = l.microbatch_size;
   L.global_batch = global_batch;
   L.microbatches = std::max(1, l.microbatches);

@@ -141,15 +141,20 @@ void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<War
   const ComputeProfile profile = kernel_profile(s);
   const auto& moe = s.model.moe;
   if (moe.experts > 0 && moe.top_k > 0) {
-    // An expert sees only its share of the ep group's tokens: ep·b·s·top_k/E rows.
-    const double xrows = static_cast<double>(s.layout.ep) * s.layout.microbatch_size * static_cast<double>(s.model.seq_len) *
+    // An expert sees only its share of the ep group's tokens: ep·b·s·top_k/E rows, of
+    // s/cp tokens per sequence, gathered over expert_tp of the tp ranks' shards.
+    const auto& L = s.layout;
+    const double fold = static_cast<double>(expert_tp_of(L)) / L.tp / L.cp;
+    const double xrows = static_cast<double>(L.ep) * L.microbatch_size * static_cast<double>(s.model.seq_len) * fold *
                          moe.top_k / moe.experts;
-    const double ffn = static_cast<double>(moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : s.model.ffn_hidden);
+    // mlp_gemm_efficiency splits the width tp ways; an expert's is split expert_tp ways.
+    const double ffn = static_cast<double>(moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : s.model.ffn_hidden) * L.tp / expert_tp_of(L);
+    const std::string folded = fold == 1 ? "" : fmt::format(" x expert_tp {} / (tp {} x cp {})", expert_tp_of(L), L.tp, L.cp);
     if (const auto g = thin_gemm(s, profile, xrows, ffn))
       out.push_back({"small-microbatch",
-                     fmt::format("expert matmuls have {:.0f} rows (ep {} x microbatch_size {} x seq_len {} x top_k {} / {} experts), below the "
+                     fmt::format("expert matmuls have {:.0f} rows (ep {} x microbatch_size {} x seq_len {}{} x top_k {} / {} experts), below the "
                                  "{:.0f}-row floor of this GPU: an expert MLP GEMM reaches {:.1f}% of peak instead of {:.1f}%; raise ep or microbatch_size",
-                                 xrows, s.layout.ep, s.layout.microbatch_size, s.model.seq_len, moe.top_k, moe.experts,
+                                 xrows, L.ep, L.microbatch_size, s.model.seq_len, folded, moe.top_k, moe.experts,
                                  s.gpu.saturation_rows, g->efficiency * 100, g->at_floor * 100)});
   }
   const double rows = bp.matmul_rows;

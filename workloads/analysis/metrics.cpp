@@ -92,8 +92,9 @@ void fold_comm(Result& res, const Scenario& sc, const sim::Program& prog, const 
   const auto& L = sc.layout;
   const int D = static_cast<int>(stats.size());
   for (int ax = 1; ax < kAxisCount; ++ax) {
-    if (ax == static_cast<int>(Axis::edp) || ax == static_cast<int>(Axis::dpr)) continue;
+    if (reported_axis(static_cast<Axis>(ax)) != static_cast<Axis>(ax)) continue;  // folded into dp or tp below
     const bool is_dp = ax == static_cast<int>(Axis::dp);
+    const bool is_tp = ax == static_cast<int>(Axis::tp);
     double bytes = 0, exposed = 0;
     int n = 0;
     for (int r = 0; r < D; ++r) {
@@ -101,6 +102,7 @@ void fold_comm(Result& res, const Scenario& sc, const sim::Program& prog, const 
       const auto& st = stats[static_cast<std::size_t>(r)];
       bool member = ax == static_cast<int>(Axis::pp) ? L.pp > 1 : ri.group[static_cast<std::size_t>(ax)] >= 0;
       if (is_dp) member = member || ri.group[static_cast<int>(Axis::edp)] >= 0 || ri.group[static_cast<int>(Axis::dpr)] >= 0;
+      if (is_tp) member = member || ri.group[static_cast<int>(Axis::etp)] >= 0;
       if (!member) continue;
       ++n;
       bytes += st.bytes_sent[ax];
@@ -110,6 +112,10 @@ void fold_comm(Result& res, const Scenario& sc, const sim::Program& prog, const 
           bytes += st.bytes_sent[static_cast<int>(extra)];
           exposed += st.exposed[static_cast<int>(extra)].seconds();
         }
+      }
+      if (is_tp) {
+        bytes += st.bytes_sent[static_cast<int>(Axis::etp)];
+        exposed += st.exposed[static_cast<int>(Axis::etp)].seconds();
       }
     }
     if (n > 0) {

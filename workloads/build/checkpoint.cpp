@@ -10,6 +10,7 @@
 #include "workloads/build/stage_layers.hpp"
 #include "workloads/build/stage_memory.hpp"
 #include "workloads/cost/training_method.hpp"
+#include "workloads/model/layout.hpp"
 
 namespace ls::wl {
 
@@ -34,13 +35,13 @@ CheckpointReport checkpoint_report(const Scenario& s, double step_time_s) {
   const DeviceParams params(s);
   const StageLayers layers = stage_layers(s);
   const double per_param = pr.weights + std::max(0, pr.master) + pr.optimizer;
-  const int dp = std::max(1, L.dp), edp = std::max(1, dp / std::max(1, L.ep));
+  const int dp = std::max(1, L.dp), edp = expert_dp_of(L);
   double trained_device_sum = 0;  // Σ over stages of one tp rank's trained parameters × tp
   for (int st = 0; st < L.pp; ++st) {
     const StageParams sp = stage_params(s, params, layers.chunks[static_cast<std::size_t>(st)], st);
     const double rank_params = sp.trained_dense / dp + sp.trained_experts / edp;
     r.shard_bytes_per_stage.push_back(rank_params * per_param);
-    trained_device_sum += (sp.trained_dense + sp.trained_experts * L.ep) * L.tp;
+    trained_device_sum += sp.trained_dense * L.tp + sp.trained_experts * L.ep * expert_tp_of(L);
   }
   // Whole-model count: a LoRA factor replicated over tp (A of a column-parallel target)
   // is held by every tp rank but saved once, so the per-rank shards are scaled to it.

@@ -57,13 +57,19 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
       if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, (co.pp * c + co.cp) * replicas + co.dp / g);
       if (replicas * c > 1) ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g);
     }
-    // Expert parallelism is carved out of dp (Megatron): ep consecutive dp indices
-    // share the experts; ranks with the same dp index modulo ep hold the same
-    // experts and reduce their gradients together (expert-data-parallel group).
-    if (L.ep > 1) ri.group[static_cast<int>(Axis::ep)] = group_of(Axis::ep, co.tp, co.pp * (d / L.ep) + co.dp / L.ep);
-    if (sc.model.moe.experts > 0 && d / L.ep > 1)
-      ri.group[static_cast<int>(Axis::edp)] = group_of(Axis::edp, co.tp, co.pp * L.ep + co.dp % L.ep);
-    ri.ep = co.dp % L.ep;
+    // The expert layers fold the stage's tp·cp·dp ranks into expert_tp × ep ×
+    // expert-dp (expert_coord): an ep group shares the experts, an expert-dp group
+    // holds the same ones and reduces their gradients, an expert-tp group (when it is
+    // not the tp group) splits each expert's MLP. With expert_tp = tp and cp = 1, ep
+    // consecutive dp indices form an ep group (Megatron's ep carved out of dp).
+    const ExpertCoord ec = expert_coord(L, co);
+    const int etp = expert_tp_of(L), edp = expert_dp_of(L);
+    if (L.ep > 1) ri.group[static_cast<int>(Axis::ep)] = group_of(Axis::ep, ec.etp, co.pp * edp + ec.edp);
+    if (sc.model.moe.experts > 0 && edp > 1)
+      ri.group[static_cast<int>(Axis::edp)] = group_of(Axis::edp, ec.etp, co.pp * L.ep + ec.ep);
+    if (sc.model.moe.experts > 0 && etp > 1 && etp != t)
+      ri.group[static_cast<int>(Axis::etp)] = group_of(Axis::etp, ec.ep, co.pp * edp + ec.edp);
+    ri.ep = ec.ep;
     if (routing) ri.work_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
     for (int st = 0; st < p; ++st)
       prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] =

@@ -192,6 +192,7 @@ struct Result {
   struct Setup {
     std::string model, gpu, implementation, schedule, recompute, compute_precision;
     std::string recompute_layers = "all";  // layout.recompute.layers: all, every-K or [i, j, ...]
+    int expert_tp = 1;                     // layout.expert_tp as resolved (tp when unset)
     int tp = 1, pp = 1, dp = 1, cp = 1, ep = 1, zero = 0, virtual_stages = 1;
     bool sequence_parallel = false;
     std::int64_t seq_len = 0;

@@ -97,7 +97,7 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       // forward (Megatron's overlap_param_gather). In one simulated step: a gather per
       // layer on the prefetch stream, and the layer's first forward waits for it.
       zero12_gather_(zero_shard_ranks(s_.layout) > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
-      expert_dp_(s_.model.moe.experts > 0 && s_.layout.dp / s_.layout.ep > 1),
+      expert_dp_(s_.model.moe.experts > 0 && expert_dp_of(s_.layout) > 1),
       offload_activations_(s_.layout.offload.activations),
       profile_(kernel_profile(s_)),
       recv_(static_cast<std::size_t>(2 * s_.layout.microbatches) * chunks.size(), 0),
@@ -266,7 +266,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
       if (moe) {
         tp_all_reduce(pass, at, l, l + 1, 1);
         expert_round_trip(pass, at, l);
-        tp_all_reduce(pass, at, l, l + 1, 1);
+        expert_tp_all_reduce(pass, at, l);
       } else if (!overlap_tp) {
         tp_all_reduce(pass, at, l, l + 1, dense_tp_all_reduces());
       }
@@ -292,7 +292,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
       const std::int64_t freed = -recomputed_bytes - (pass == Pass::backward_input ? 0 : act);
       if (moe) {
         // Mirror of the forward: gradients go to the expert owners and back.
-        tp_all_reduce(pass, at, l, l + 1, 1);
+        expert_tp_all_reduce(pass, at, l);
         expert_round_trip(pass, at, l);
         compute(costs_.layer(kind, pass), freed);
         tp_all_reduce(pass, at, l, l + 1, 1);
@@ -371,6 +371,19 @@ void StageEmitter::tp_all_reduce(Pass pass, const Site& at, int layer_begin, int
   if (s_.layout.tp <= 1) return;
   builder_.add(stream::compute, collective_op(Axis::tp, CollOp::all_reduce, work_of(pass), at.microbatch, at.chunk, layer_begin,
                                               layer_end, bytes_.tp_all_reduce, repeat));
+}
+
+void StageEmitter::expert_tp_all_reduce(Pass pass, const Site& at, int layer) {
+  // The experts' TP collective: on the tp group when expert_tp = tp (the
+  // attention's bytes), on the expert-tp group otherwise, none at expert_tp = 1.
+  const int etp = expert_tp_of(s_.layout);
+  if (etp == s_.layout.tp) {
+    tp_all_reduce(pass, at, layer, layer + 1, 1);
+    return;
+  }
+  if (etp <= 1) return;
+  builder_.add(stream::compute, collective_op(Axis::etp, CollOp::all_reduce, work_of(pass), at.microbatch, at.chunk, layer,
+                                              layer + 1, bytes_.expert_tp_all_reduce, 1));
 }
 
 void StageEmitter::expert_round_trip(Pass pass, const Site& at, int layer) {

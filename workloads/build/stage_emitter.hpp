@@ -96,6 +96,9 @@ private:
   /// TP all-reduces of a dense layer's pass: 2, or 1 in the parallel block.
   int dense_tp_all_reduces() const;
   void tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat);
+  /// The expert layers' TP collective after the combine (forward) or before the
+  /// dispatch (backward): layout.expert_tp's group and bytes.
+  void expert_tp_all_reduce(Pass pass, const Site& at, int layer);
   void expert_round_trip(Pass pass, const Site& at, int layer);
   void expert_op_for(Pass pass, const Site& at, int layer);
   void ep_all_to_all(Pass pass, const Site& at, int layer, int variant);

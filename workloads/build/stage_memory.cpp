@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "workloads/model/layout.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/model/memory.hpp"
 #include "workloads/model/model.hpp"
@@ -26,7 +27,7 @@ DeviceParams::DeviceParams(const Scenario& s) : s_(&s) {
 
 double DeviceParams::experts(int l) const {
   const auto& m = s_->model;
-  return layer_is_moe(m, l) ? static_cast<double>(m.moe.experts) / s_->layout.ep * expert_params(m) / s_->layout.tp : 0.0;
+  return layer_is_moe(m, l) ? static_cast<double>(m.moe.experts) / s_->layout.ep * expert_params(m) / expert_tp_of(s_->layout) : 0.0;
 }
 
 double DeviceParams::dense(int l) const {
@@ -75,7 +76,8 @@ StageParams stage_params(const Scenario& s, const DeviceParams& params, const st
 
 double optimizer_params(const Scenario& s, const StageParams& sp) {
   const int d = zero_shard_ranks(s.layout);  // ZeRO shards over dp·cp, dp alone, or the HSDP shard group
-  const int edp_size = std::max(1, d / s.layout.ep);
+  // The experts shard over the same ranks regrouped (layout.hpp expert_coord): d·tp / (expert_tp·ep).
+  const int edp_size = std::max(1, d * s.layout.tp / (expert_tp_of(s.layout) * std::max(1, s.layout.ep)));
   return s.layout.zero >= 1 ? sp.trained_dense / d + sp.trained_experts / edp_size : sp.trained_dense + sp.trained_experts;
 }
 
@@ -92,7 +94,7 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   if (L.accumulate_unsharded && L.zero >= 2) sb.gradients = sp.trained_dense * pr.gradients;
   if (sp.experts > 0) {
     const StateBytes se =
-        training_state_bytes(sp.trained_experts, sp.experts - sp.trained_experts, pr, L.zero, std::max(1, d / L.ep));
+        training_state_bytes(sp.trained_experts, sp.experts - sp.trained_experts, pr, L.zero, expert_dp_of(L));
     sb.weights += se.weights;
     sb.gradients += L.accumulate_unsharded && L.zero >= 2 ? sp.trained_experts * pr.gradients : se.gradients;
     sb.master += se.master;

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "workloads/model/layout.hpp"
+
 namespace ls::wl {
 
 namespace {
@@ -82,7 +84,9 @@ std::string premise_broken(const Scenario& sc) {
   for (const auto& d : pt.devices)
     if (d.drift_per_step > 0) return "a device whose slowdown drifts between steps";
   if (pt.jitter.compute_cv > 0 || pt.jitter.comm_cv > 0) return "jitter";
-  if (sc.layout.dp / std::max(1, sc.layout.ep) <= 1) return "one dp replica";
+  const int block = sc.model.moe.experts > 0 ? expert_dp_block(sc.layout) : 1;
+  if (block == 0) return "expert groups straddle data-parallel replicas unevenly";
+  if (sc.layout.dp / block <= 1) return "one dp replica";
   return "";
 }
 
@@ -139,10 +143,11 @@ private:
     return d;
   }
 
-  /// Replicas are blocks of E = ep consecutive dp indices (an expert-parallel group
-  /// lies inside one); a rank's position is (stage, tp, dp mod E, cp): rank_at[pos·R + k].
+  /// Replicas are blocks of E consecutive dp indices (an expert-parallel group lies
+  /// inside one: layout.hpp expert_dp_block); a rank's position is (stage, tp, dp mod E,
+  /// cp): rank_at[pos·R + k].
   std::string map_replicas() {
-    E_ = std::max(1, sc_.layout.ep);
+    E_ = sc_.model.moe.experts > 0 ? std::max(1, expert_dp_block(sc_.layout)) : 1;
     R_ = sc_.layout.dp / E_;
     // Ranks that share (stage, tp, dp) differ in their context-parallel index, which
     // RankInfo does not hold: the j-th of them in rank order is cp index j (the mesh

@@ -299,24 +299,28 @@ public:
 
   /// MoE MLP: router, permutation to experts, grouped expert GEMMs (experts/ep local
   /// experts, each with T·top_k·ep/experts tokens under balanced routing), shared experts,
-  /// and the weighted un-permutation.
+  /// and the weighted un-permutation. With an expert tensor parallelism e other than t
+  /// (MoE parallel folding) a routed expert's MLP is e ways wide and its rows are the
+  /// tokens of e TP ranks' sequence shards: T/t·e per rank before the top-k copies.
   void moe_mlp() {
     const auto& moe = m_.moe;
     const double E = moe.experts, k = moe.top_k, shared = moe.shared_experts;
     const double fe = static_cast<double>(moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : m_.ffn_hidden);
-    const double width = fe / t_, gate = m_.activation == Activation::gelu ? 1 : 2;
-    const double local = E / o_.ep, rows = T_ * k * o_.ep / E;  // per local expert
-    const double pairs = T_ * k;                                // token-expert pairs on this device
+    const double etp = o_.expert_tp > 0 ? o_.expert_tp : t_;
+    const double width = fe / t_, expert_width = fe / etp, gate = m_.activation == Activation::gelu ? 1 : 2;
+    const double Te = T_ / t_ * etp;                             // the tokens an expert-TP group handles
+    const double local = E / o_.ep, rows = Te * k * o_.ep / E;  // per local expert
+    const double pairs = Te * k;                                // token-expert pairs on this device
     // The router reads the norm output (kept once, here, for the router and the permutation).
     linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_, KernelCategory::gemm,
            /*te_linear=*/false);
     steps.push_back({mem("router.softmax_topk", T_ * E * 4 * 2, T_ * E * 4), {mem("router.softmax_topk.bwd", T_ * E * 4 * 3)}, {}});
     steps.push_back({mem("moe.permute", 2 * pairs * h_ * ab_), {mem("moe.permute.bwd", (pairs + T_) * h_ * ab_)}, {}});
     const std::size_t first_expert_step = steps.size();
-    linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * width, h_, local}, pairs * h_,
+    linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * expert_width, h_, local}, pairs * h_,
            KernelCategory::gemm, true, up_parts());
-    activation(pairs, width);
-    linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, width, local}, pairs * width);
+    activation(pairs, expert_width);
+    linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, expert_width, local}, pairs * expert_width);
     for (std::size_t i = first_expert_step; i < steps.size(); ++i) mark_routed_expert(steps[i]);
     if (shared > 0) {
       linear("shared_expert.up", "shared_expert.up.dgrad", "shared_expert.up.wgrad", {T_, gate * width, h_, shared}, 0,

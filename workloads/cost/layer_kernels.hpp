@@ -32,6 +32,7 @@ struct KernelOptions {
   int microbatch_size = 1;   // b, sequences
   int tp = 1;
   int ep = 1;                // expert-parallel group (MoE layers)
+  int expert_tp = 0;         // the routed experts' tensor parallelism (0: tp); layout.hpp expert_tp_of
   /// Context parallelism: this device holds s/cp tokens of each sequence (2 of its 2·cp
   /// chunks, so the causal work is balanced) and attends them to all s keys.
   int cp = 1;

@@ -92,13 +92,17 @@ FlopTables flop_tables(const Scenario& sc) {
   // Difference of two layer_costs calls: the full MoE layer minus the same layer
   // with no routed expert visits (top_k = 0) leaves exactly the routed-expert work.
   t.moe_layer = m.dense_layers + std::max(1, m.moe.every_n_layers) - 1;  // the first MoE layer (layer_is_moe)
-  const LayerCosts full = layer_costs(m, t.moe_layer, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
+  LayerCosts full = layer_costs(m, t.moe_layer, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
   ModelSpec m0 = m;
   m0.moe.top_k = 0;
   t.moe_dense = layer_costs(m0, t.moe_layer, L.microbatch_size, L.tp, L.ep, L.sequence_parallel, L.recompute, ab);
-  // Rows of one expert's matmul: the ep group's tokens × top_k spread over E experts.
-  const double rows =
-      static_cast<double>(L.ep) * L.microbatch_size * static_cast<double>(m.seq_len) * m.moe.top_k / m.moe.experts;
+  per_cp_rank(full, L.cp);
+  per_cp_rank(t.moe_dense, L.cp);
+  // Rows of one expert's matmul: the tokens of the ep group's expert-TP groups (each
+  // rank's s/cp tokens of b sequences, sequence-split over tp and gathered over
+  // expert_tp) × top_k, spread over E experts.
+  const double rows = static_cast<double>(L.ep) * L.microbatch_size * static_cast<double>(m.seq_len) / L.cp / L.tp *
+                      expert_tp_of(L) * m.moe.top_k / m.moe.experts;
   auto diff = [&](const Cost& a, const Cost& b) { return Cost{a.flops - b.flops, a.bytes - b.bytes, rows}; };
   t.experts.forward = diff(full.forward, t.moe_dense.forward);
   t.experts.backward = diff(full.backward, t.moe_dense.backward);
@@ -170,6 +174,7 @@ KernelOptions kernel_options(const Scenario& sc) {
   o.microbatch_size = L.microbatch_size;
   o.tp = L.tp;
   o.ep = L.ep;
+  o.expert_tp = expert_tp_of(L);
   o.cp = L.cp;
   o.sequence_parallel = L.sequence_parallel && L.tp > 1;
   o.attention = sc.implementation.attention;
@@ -347,10 +352,14 @@ PassBytes pass_bytes(const Scenario& sc) {
   // With sequence parallelism the boundary activation is already split over the TP
   // group, so each TP rank sends 1/t of it (Megatron's scatter/gather optimisation).
   pb.pp_boundary = L.sequence_parallel && L.tp > 1 ? bsh * ab / L.tp : bsh * ab;
-  // Each TP rank dispatches a disjoint 1/t of the micro-batch's tokens.
-  if (m.moe.experts > 0)
-    pb.ep_all_to_all = static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) *
-                       static_cast<double>(m.hidden) * m.moe.top_k * ab / L.tp;
+  // Each TP rank dispatches a disjoint 1/t of its s/cp tokens per sequence. The expert
+  // layers' TP collective (layout.expert_tp other than tp) gathers the tokens of an
+  // expert-TP group: 1/t of them per rank, expert_tp ranks — b·s/cp·h bytes at
+  // expert_tp = tp, as the attention's.
+  if (m.moe.experts > 0) {
+    pb.ep_all_to_all = bsh * m.moe.top_k * ab / L.tp;
+    pb.expert_tp_all_reduce = bsh * ab / L.tp * expert_tp_of(L);
+  }
   return pb;
 }
 

@@ -115,7 +115,8 @@ struct PassBytes {
   double embedding = 0;                  // embedding: what its backward needs (dropout mask)
   double logits = 0;                     // LM head: final-norm and head inputs, fp32 softmax of the loss
   double tp_all_reduce = 0;              // one TP all-reduce buffer: b·s·h·activation_bytes
-  double ep_all_to_all = 0;              // one MoE dispatch/combine buffer: b·s·k·h·activation_bytes / t
+  double ep_all_to_all = 0;              // one MoE dispatch/combine buffer: b·(s/cp)·k·h·activation_bytes / t
+  double expert_tp_all_reduce = 0;       // the expert layers' TP collective: b·(s/cp)·h·activation_bytes / t · expert_tp
   double pp_boundary = 0;                // one pipeline boundary tensor per TP rank
 };
 /// Activation bytes from the kernel model (layer_kernels.hpp layer_activation_bytes and

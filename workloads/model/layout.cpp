@@ -96,9 +96,6 @@ void check_context_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) 
       e.add("layout.cp", fmt::format("seq_len ({}) must be divisible by 2·cp = {}: each sequence is split in 2·cp chunks, two per rank "
                                      "(causal load balance)", m.seq_len, 2 * L.cp),
             fmt::format("use a cp that divides seq_len / 2 = {}", m.seq_len / 2));
-    if (m.moe.experts > 0)
-      e.add("layout.cp", fmt::format("cp = {} with an MoE model is not modelled (expert groups are carved out of dp only)", L.cp),
-            "use cp: 1 for MoE models");
     if (m.sliding_window > 0)
       e.add("model.sliding_window",
             fmt::format("a sliding window ({} keys) with cp = {} is not modelled (which K/V chunks a rank needs depends on the window)",
@@ -154,22 +151,38 @@ void check_tensor_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) {
             "tensor parallelism splits KV heads; use tp <= kv_heads");
     if (m.ffn_hidden >= 1 && m.ffn_hidden % L.tp != 0)
       e.add("layout.tp", fmt::format("tp ({}) must divide ffn_hidden ({})", L.tp, m.ffn_hidden), "tensor parallelism splits the MLP");
-    if (m.moe.experts > 0 && m.moe.expert_ffn_hidden > 0 && m.moe.expert_ffn_hidden % L.tp != 0)
+    // Routed experts split by expert_tp (checked below); shared experts by tp.
+    const bool tp_splits_experts = expert_tp_of(L) == L.tp || m.moe.shared_experts > 0;
+    if (m.moe.experts > 0 && tp_splits_experts && m.moe.expert_ffn_hidden > 0 && m.moe.expert_ffn_hidden % L.tp != 0)
       e.add("layout.tp", fmt::format("tp ({}) must divide expert_ffn_hidden ({})", L.tp, m.moe.expert_ffn_hidden),
             "tensor parallelism splits each expert's MLP");
   }
 }
 
-/// Expert parallelism: expert groups are carved out of the data-parallel axis.
+/// Expert parallelism (folded, expert_tp_of): expert_tp · ep ranks of a stage's
+/// tp·cp·dp hold one copy of the experts.
 void check_expert_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) {
   if (L.ep > 1) {
     if (m.moe.experts <= 0)
       e.add("layout.ep", fmt::format("ep = {} needs an MoE model (model.moe.experts > 0)", L.ep), "set ep: 1 for a dense model");
     else if (m.moe.experts % L.ep != 0)
       e.add("layout.ep", fmt::format("ep ({}) must divide experts ({})", L.ep, m.moe.experts), "each EP rank holds experts / ep experts");
-    if (L.dp >= 1 && L.dp % L.ep != 0)
-      e.add("layout.ep", fmt::format("ep ({}) must divide dp ({})", L.ep, L.dp), "expert-parallel groups are sub-groups of the data-parallel group");
   }
+  if (L.expert_tp != 0 && L.expert_tp != L.tp) {
+    if (m.moe.experts <= 0)
+      e.add("layout.expert_tp", fmt::format("expert_tp = {} needs an MoE model (model.moe.experts > 0)", L.expert_tp),
+            "leave expert_tp out for a dense model");
+    const double width = m.moe.expert_ffn_hidden > 0 ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+    if (m.moe.experts > 0 && width >= 1 && static_cast<long long>(width) % L.expert_tp != 0)
+      e.add("layout.expert_tp", fmt::format("expert_tp ({}) must divide the experts' ffn width ({})", L.expert_tp, width),
+            "expert tensor parallelism splits each expert's MLP");
+  }
+  const long long ranks = static_cast<long long>(L.tp) * L.cp * std::max(1, L.dp), folded = static_cast<long long>(expert_tp_of(L)) * L.ep;
+  if (L.dp >= 1 && m.moe.experts > 0 && folded > 0 && ranks % folded != 0)
+    e.add(L.ep > 1 ? "layout.ep" : "layout.expert_tp",
+          fmt::format("expert_tp·ep = {}·{} = {} must divide tp·cp·dp = {}·{}·{} = {}: the expert layers fold a stage's ranks "
+                      "into expert_tp × ep × expert-dp", expert_tp_of(L), L.ep, folded, L.tp, L.cp, L.dp, ranks),
+          "pick ep (and expert_tp) whose product divides tp·cp·dp");
 }
 
 /// Micro-batching, ZeRO.
@@ -294,6 +307,25 @@ void check_precision_and_steps(const Scenario& s, Errors& e) {
 }
 
 }  // namespace
+
+int expert_tp_of(const LayoutSpec& L) { return L.expert_tp > 0 ? L.expert_tp : L.tp; }
+
+int expert_dp_of(const LayoutSpec& L) {
+  const long long folded = static_cast<long long>(expert_tp_of(L)) * std::max(1, L.ep);
+  return static_cast<int>(std::max(1LL, static_cast<long long>(L.tp) * L.cp * std::max(1, L.dp) / folded));
+}
+
+ExpertCoord expert_coord(const LayoutSpec& L, const Coord& c) {
+  const int etp = expert_tp_of(L), ep = std::max(1, L.ep);
+  const long long u = c.tp + static_cast<long long>(L.tp) * (c.cp + static_cast<long long>(L.cp) * c.dp);
+  return {static_cast<int>(u % etp), static_cast<int>(u / etp % ep), static_cast<int>(u / (static_cast<long long>(etp) * ep))};
+}
+
+int expert_dp_block(const LayoutSpec& L) {
+  const long long folded = static_cast<long long>(expert_tp_of(L)) * std::max(1, L.ep), replica = static_cast<long long>(L.tp) * L.cp;
+  if (folded <= replica) return replica % folded == 0 ? 1 : 0;
+  return folded % replica == 0 ? static_cast<int>(folded / replica) : 0;
+}
 
 Recompute recompute_of_layer(const LayoutSpec& L, int layer) {
   const RecomputeLayers& r = L.recompute_layers;

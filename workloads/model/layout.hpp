@@ -67,6 +67,21 @@ private:
   int stride_dp_, stride_tp_, stride_pp_, stride_cp_ = 1;
 };
 
+/// MoE parallel folding (Megatron-Core; Liu et al. 2025, arXiv 2504.14960): a pipeline
+/// stage's tp·cp·dp ranks, numbered as Megatron numbers them (tp fastest, then cp, then
+/// dp), are split again for the expert layers into expert_tp (fastest), ep, then
+/// expert-dp. With expert_tp = tp and cp = 1 this is ep carved out of dp.
+int expert_tp_of(const LayoutSpec& L);
+/// tp·cp·dp / (expert_tp·ep): the ranks that hold the same experts.
+int expert_dp_of(const LayoutSpec& L);
+struct ExpertCoord { int etp = 0, ep = 0, edp = 0; };
+/// A rank's place in the expert mesh, from its attention-mesh coordinate. O(1).
+ExpertCoord expert_coord(const LayoutSpec& L, const Coord& c);
+/// Consecutive dp indices one expert-parallel group spans (1 when an ep group lies
+/// inside one dp index), or 0 when the groups straddle dp indices unevenly. O(1).
+int expert_dp_block(const LayoutSpec& L);
+
+
 /// `layers` split over `parts` pieces as evenly as possible; when it does not divide,
 /// the first layers % parts pieces get one more (the last stage carries the LM head,
 /// the heaviest extra). Throws std::invalid_argument when parts < 1 or layers < parts.

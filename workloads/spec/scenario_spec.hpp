@@ -157,6 +157,8 @@ struct RecomputeLayers {
 struct LayoutSpec {
   int dp = 0;                             // 0: unset, resolve() sets devices / (tp·cp·pp) (1 if that does not divide)
   int tp = 1, pp = 1, ep = 1;
+  /// The expert layers' tensor parallelism (layout.expert_tp); 0: unset, the same as tp.
+  int expert_tp = 0;
   int cp = 1;                             // context parallelism: each sequence split over cp ranks
   CpKind cp_kind = CpKind::ring;
   int zero = 0;                           // 0..3

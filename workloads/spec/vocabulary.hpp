@@ -18,15 +18,17 @@ namespace ls::wl {
 /// cp: the context-parallel group (ranks holding chunks of the same sequences).
 /// dpr: HSDP's replica group (ranks holding the same ZeRO shard, one per shard group),
 /// reported under dp; with HSDP the dp slot is the shard group.
-enum class Axis : sim::GroupSlot { none = sim::kNoGroup, tp, pp, dp, ep, edp, cp, dpr };
-inline constexpr int kAxisCount = 8;
+/// etp: the expert layers' tensor-parallel group when layout.expert_tp differs from tp
+/// (MoE parallel folding); its traffic is reported under tp.
+enum class Axis : sim::GroupSlot { none = sim::kNoGroup, tp, pp, dp, ep, edp, cp, dpr, etp };
+inline constexpr int kAxisCount = 9;
 static_assert(kAxisCount <= sim::kGroupSlots, "every axis needs a group slot");
 
 constexpr sim::GroupSlot slot(Axis a) { return static_cast<sim::GroupSlot>(a); }
 constexpr Axis axis_of(const sim::Op& op) { return static_cast<Axis>(op.group_slot); }
 constexpr Axis axis_of(const sim::Group& g) { return static_cast<Axis>(g.slot); }
 /// The axis a report files traffic under: expert-dp counts as dp.
-constexpr Axis reported_axis(Axis a) { return a == Axis::edp || a == Axis::dpr ? Axis::dp : a; }
+constexpr Axis reported_axis(Axis a) { return a == Axis::edp || a == Axis::dpr ? Axis::dp : a == Axis::etp ? Axis::tp : a; }
 
 /// What an op is for (sim::Op::tag): naming, accounting (bubble, critical path) and
 /// the trace. `other` is 0, the tag of an op nobody labelled.
@@ -67,6 +69,7 @@ constexpr const char* axis_name(Axis a) {
     case Axis::edp: return "expert-dp";
     case Axis::cp: return "cp";
     case Axis::dpr: return "dp-replica";
+    case Axis::etp: return "expert-tp";
     case Axis::none: break;
   }
   return "none";
