@@ -16,14 +16,15 @@ using namespace ls::wl;
 
 namespace {
 
-const Schedule kAll[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1, Schedule::zb_2p};
+const Schedule kAll[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1, Schedule::zb_2p,
+                         Schedule::zb_v};
 
 // Loops copy p and m into plain locals: Clang 14 (the fuzz/sanitizer build) cannot
 // capture a structured binding in CAPTURE's lambda.
 struct Grid { int p, m; };
 const Grid kGrid[] = {{2, 8}, {4, 8}, {4, 32}, {8, 8}, {8, 64}};
 
-int v_for(Schedule s) { return s == Schedule::interleaved_1f1b ? 2 : 1; }
+int v_for(Schedule s) { return s == Schedule::interleaved_1f1b || s == Schedule::zb_v ? 2 : 1; }
 
 bool is_backward(ItemKind k) { return k == ItemKind::backward || k == ItemKind::backward_input; }
 
@@ -37,7 +38,8 @@ struct Run {
 /// As-soon-as-possible execution: a stage runs its items in order; an item starts
 /// when the stage is free and its cross-stage dependency (schedule.hpp) has finished.
 /// Durations: F = tf, B = tb (whole backward) or B-input = tbi, W = tw.
-Run execute(const std::vector<std::vector<ScheduleItem>>& sched, int v, long long tf, long long tb, long long tbi, long long tw) {
+Run execute(const std::vector<std::vector<ScheduleItem>>& sched, int v, long long tf, long long tb, long long tbi, long long tw,
+            bool v_shape = false) {
   const int p = static_cast<int>(sched.size());
   // finish[(stage, kind class, mb, chunk)]; kind class 0 = F, 1 = B/Bi, 2 = W
   std::map<std::tuple<int, int, int, int>, long long> finish;
@@ -58,7 +60,20 @@ Run execute(const std::vector<std::vector<ScheduleItem>>& sched, int v, long lon
       std::tuple<int, int, int, int> dep{-1, 0, 0, 0};
       long long dur = 0;
       int cls = 0;
-      if (it.kind == ItemKind::forward) {
+      if (v_shape && it.kind != ItemKind::backward_weight) {
+        // zb-v's V (schedule.hpp): chunk 0 runs down the stages, chunk 1 back up.
+        const int c = it.chunk;
+        if (it.kind == ItemKind::forward) {
+          dur = tf;
+          if (c == 0 && s > 0) dep = {s - 1, 0, it.microbatch, 0};
+          else if (c == 1) dep = s == p - 1 ? std::tuple{s, 0, it.microbatch, 0} : std::tuple{s + 1, 0, it.microbatch, 1};
+        } else {
+          cls = 1;
+          dur = tbi;
+          if (c == 1) dep = s == 0 ? std::tuple{s, 0, it.microbatch, 1} : std::tuple{s - 1, 1, it.microbatch, 1};
+          else dep = s == p - 1 ? std::tuple{s, 1, it.microbatch, 1} : std::tuple{s + 1, 1, it.microbatch, 0};
+        }
+      } else if (it.kind == ItemKind::forward) {
         dur = tf;
         if (s > 0) dep = {s - 1, 0, it.microbatch, it.chunk};
         else if (it.chunk > 0) dep = {p - 1, 0, it.microbatch, it.chunk - 1};
@@ -218,13 +233,13 @@ TEST_CASE("no schedule deadlocks, and unit-time execution reproduces the analyti
   for (Schedule sch : kAll) {
     for (const Grid& grid : kGrid) {
       const int p = grid.p, m = grid.m;
-      for (int v : sch == Schedule::interleaved_1f1b ? std::vector<int>{2, 4} : std::vector<int>{1}) {
+      for (int v : sch == Schedule::interleaved_1f1b ? std::vector<int>{2, 4} : std::vector<int>{v_for(sch)}) {
         CAPTURE(static_cast<int>(sch));
         CAPTURE(p);
         CAPTURE(m);
         CAPTURE(v);
         const auto sched = build_schedule(sch, p, m, v);
-        const Run r = splits_backward(sch) ? execute(sched, v, 1, 0, 1, 1) : execute(sched, v, 1, 2, 0, 0);
+        const Run r = splits_backward(sch) ? execute(sched, v, 1, 0, 1, 1, sch == Schedule::zb_v) : execute(sched, v, 1, 2, 0, 0);
         REQUIRE_FALSE(r.deadlock);
         const double want = analytic_bubble(sch, p, m, v);
         for (int s = 0; s < p; ++s) {
@@ -275,6 +290,35 @@ TEST_CASE("zb-2p: never behind zb-h1, ahead of it when W is shorter than B, with
     CHECK(most > p);  // it spends the extra activations zb-h1 does not
     CHECK(most <= 2 * p);
   }
+}
+
+TEST_CASE("zb-v: below zb-h1's bubble at zb-h1's activation memory, the V's turns on the same stages") {
+  // Per chunk F = B-input = W = 1 (a stage's whole F, B, W = 2 each): zb-h1 idles (p − 1)
+  // whole-stage units, i.e. 2(p − 1) chunk units of a 6m + 2(p − 1) window; the V turns
+  // the forward at stage p − 1 and takes the loss on stage 0, so its fill and drain
+  // idle less. Activations (chunk units) never exceed 1F1B's 2p on any stage.
+  for (const Grid& grid : {Grid{4, 8}, Grid{4, 32}, Grid{8, 16}, Grid{8, 64}}) {
+    const int p = grid.p, m = grid.m;
+    CAPTURE(p);
+    CAPTURE(m);
+    const auto sched = build_schedule(Schedule::zb_v, p, m, 2);
+    const Run r = execute(sched, 2, 1, 0, 1, 1, true);
+    REQUIRE_FALSE(r.deadlock);
+    CHECK(analytic_bubble(Schedule::zb_v, p, m, 2) < analytic_bubble(Schedule::zb_h1, p, m, 1));
+    for (int s = 0; s < p; ++s) {
+      int held = 0, peak = 0;
+      for (const auto& it : sched[static_cast<std::size_t>(s)]) {
+        if (it.kind == ItemKind::forward) peak = std::max(peak, ++held);
+        else if (it.kind == ItemKind::backward_weight) --held;
+      }
+      CHECK(peak <= 2 * p);
+    }
+  }
+  CHECK(model_chunk_of(Schedule::zb_v, 4, 0, 1) == 7);  // stage 0 holds the first and the last chunk
+  CHECK(model_chunk_of(Schedule::zb_v, 4, 3, 1) == 4);
+  CHECK(place_model_chunk(Schedule::zb_v, 4, 4) == std::pair{3, 1});
+  CHECK(place_model_chunk(Schedule::interleaved_1f1b, 4, 5) == std::pair{1, 1});
+  CHECK_THROWS_AS(build_schedule(Schedule::zb_v, 4, 8, 1), std::invalid_argument);
 }
 
 TEST_CASE("analytic bubble closed forms") {

@@ -112,6 +112,8 @@ void derive_model(ModelSpec& m) {
 
 void derive_layout(Scenario& s, std::vector<ScenarioIssue>& issues) {
   auto& l = s.layout;
+  // zb-v always runs two chunks per stage (its V): virtual_stages left at 1 means 2.
+  if (l.schedule == Schedule::zb_v && l.virtual_stages == 1) l.virtual_stages = 2;
   // dp is whatever the other degrees leave of the cluster.
   if (l.dp == 0) {
     const std::int64_t rest = std::int64_t{l.tp} * l.pp * l.cp;

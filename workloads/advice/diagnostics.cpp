@@ -133,8 +133,20 @@ std::string bubble_excess_cause(const Scenario& s, const Result& r) {
   if (mx != r.per_stage.end() && mn->compute_s > 0 && mx->compute_s / mn->compute_s > 1.02)
     return fmt::format("unequal stages: stage {} computes {:.4g} s per step, stage {} {:.4g} s", mx->stage, mx->compute_s, mn->stage,
                        mn->compute_s);
-  return fmt::format("pipeline transfers: the compute stream waited {:.4g} s per step on them (comm.pp)",
-                     r.comm[static_cast<int>(Axis::pp)].exposed_s);
+  // The zero-bubble orders are built for equal F, B-input and W times (Qi et al.'s
+  // T_F = T_B = T_W); the step's own pass times say how far this run is from that.
+  const double pp_wait = r.comm[static_cast<int>(Axis::pp)].exposed_s;
+  if (splits_backward(s.layout.schedule) && mx != r.per_stage.end() && pp_wait < 0.01 * mx->compute_s) {
+    const KernelPassCosts costs(s);
+    const double f = costs.layer(LayerKind::dense, Pass::forward).time.seconds();
+    const double b = costs.layer(LayerKind::dense, Pass::backward_input).time.seconds();
+    const double w = costs.layer(LayerKind::dense, Pass::backward_weight).time.seconds();
+    if (f > 0)
+      return fmt::format("the {} order, built for equal forward, input-gradient and weight-gradient times, on this run's "
+                         "F : B : W = 1 : {:.2f} : {:.2f} per layer (the waits are the stage's own, comm.pp {:.4g} s)",
+                         schedule_name(s.layout.schedule), b / f, w / f, pp_wait);
+  }
+  return fmt::format("pipeline transfers: the compute stream waited {:.4g} s per step on them (comm.pp)", pp_wait);
 }
 
 void small_microbatch(const Scenario& s, const BuiltProgram& bp, std::vector<Warning>& out) {

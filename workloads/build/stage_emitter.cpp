@@ -152,9 +152,11 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
 
 void StageEmitter::emit_forward(const Site& at) {
   const auto& L = s_.layout;
-  const int p = L.pp, mc = at.chunk * p + stage_;
+  const int p = L.pp, mc = model_chunk_of(L.schedule, p, stage_, at.chunk);
   const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
-  if (mc > 0) {
+  // zb-v's turn (model chunks p−1 and p on stage p−1) passes nothing between stages.
+  const auto on_other_stage = [&](int other) { return place_model_chunk(L.schedule, p, other).first != stage_; };
+  if (mc > 0 && on_other_stage(mc - 1)) {
     recv_[recv_slot(false, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
@@ -179,20 +181,21 @@ void StageEmitter::emit_forward(const Site& at) {
   if (mc == last_model_chunk_ && !L.embedding_free)
     builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
                                              costs_.head(Pass::forward), static_cast<std::int64_t>(bytes_.logits)));
-  if (mc < last_model_chunk_) {
-    const int peer = (mc + 1) % p;
+  if (mc < last_model_chunk_ && on_other_stage(mc + 1)) {
+    const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc + 1);
     const auto idx = builder_.add(stream::pp_send,
                                   pipeline_op(OpKind::send, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
                                   {builder_.last(stream::compute)});
-    sends_.push_back(PendingSend{idx, peer, false, at.microbatch, (mc + 1) / p});
+    sends_.push_back(PendingSend{idx, peer, false, at.microbatch, peer_chunk});
   }
 }
 
 void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) {
   const auto& L = s_.layout;
-  const int p = L.pp, mc = at.chunk * p + stage_;
+  const int p = L.pp, mc = model_chunk_of(L.schedule, p, stage_, at.chunk);
   const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
-  if (mc < last_model_chunk_) {
+  const auto on_other_stage = [&](int other) { return place_model_chunk(L.schedule, p, other).first != stage_; };
+  if (mc < last_model_chunk_ && on_other_stage(mc + 1)) {
     recv_[recv_slot(true, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
@@ -227,13 +230,13 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward),
                                              -static_cast<std::int64_t>(bytes_.embedding)));
   if (last_gradient) reduce_chunk_gradients(at.chunk);
-  if (mc > 0) {
-    const int peer = (mc - 1) % p;
+  if (mc > 0 && on_other_stage(mc - 1)) {
+    const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc - 1);
     // The gradient leaves after the chunk's first layer (input gradient).
     const auto idx = builder_.add(stream::pp_send,
                                   pipeline_op(OpKind::send, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
                                   {builder_.last(stream::compute)});
-    sends_.push_back(PendingSend{idx, peer, true, at.microbatch, (mc - 1) / p});
+    sends_.push_back(PendingSend{idx, peer, true, at.microbatch, peer_chunk});
   }
 }
 
@@ -626,7 +629,7 @@ void StageEmitter::reduce_layer_gradients(int chunk, int layer) {
 
 void StageEmitter::reduce_chunk_gradients(int chunk) {
   // The embedding and LM head gradients join the chunk's last bucket.
-  const int mc = chunk * s_.layout.pp + stage_;
+  const int mc = model_chunk_of(s_.layout.schedule, s_.layout.pp, stage_, chunk);
   const auto cl = chunks_[static_cast<std::size_t>(chunk)];
   const double extra = (mc == 0 ? params_.trained_embedding() : 0.0) + (mc == last_model_chunk_ ? params_.trained_head() : 0.0);
   reduce_gradients(extra / s_.layout.tp * s_.precision.gradients, chunk, cl.begin, cl.end, true);

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "workloads/model/layout.hpp"
+#include "workloads/model/schedule.hpp"
 #include "workloads/cost/pass_costs.hpp"
 
 namespace ls::wl {
@@ -44,16 +45,19 @@ StageLayers stage_layers(const Scenario& s) {
   if (static_cast<int>(out.per_stage.size()) == p * v && v > 1) {
     per_mc = out.per_stage;
     out.per_stage.assign(static_cast<std::size_t>(p), 0);
-    for (int mc = 0; mc < p * v; ++mc) out.per_stage[static_cast<std::size_t>(mc % p)] += per_mc[static_cast<std::size_t>(mc)];
+    for (int mc = 0; mc < p * v; ++mc)
+      out.per_stage[static_cast<std::size_t>(place_model_chunk(s.layout.schedule, p, mc).first)] += per_mc[static_cast<std::size_t>(mc)];
   } else {
     for (int st = 0; st < p; ++st) {
       const int n = out.per_stage[static_cast<std::size_t>(st)];
-      for (int ch = 0; ch < v; ++ch) per_mc[static_cast<std::size_t>(ch * p + st)] = n / v + (ch < n % v ? 1 : 0);
+      for (int ch = 0; ch < v; ++ch)
+        per_mc[static_cast<std::size_t>(model_chunk_of(s.layout.schedule, p, st, ch))] = n / v + (ch < n % v ? 1 : 0);
     }
   }
   int begin = 0;
   for (int mc = 0; mc < p * v; ++mc) {
-    auto& cl = out.chunks[static_cast<std::size_t>(mc % p)][static_cast<std::size_t>(mc / p)];
+    const auto [stage, chunk] = place_model_chunk(s.layout.schedule, p, mc);
+    auto& cl = out.chunks[static_cast<std::size_t>(stage)][static_cast<std::size_t>(chunk)];
     cl.begin = begin;
     cl.end = begin + per_mc[static_cast<std::size_t>(mc)];
     begin = cl.end;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "workloads/model/layout.hpp"
+#include "workloads/model/schedule.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/model/memory.hpp"
 #include "workloads/model/model.hpp"
@@ -59,7 +60,7 @@ StageParams stage_params(const Scenario& s, const DeviceParams& params, const st
   const int t = s.layout.tp;
   for (int ch = 0; ch < static_cast<int>(chunks.size()); ++ch) {
     const auto cl = chunks[static_cast<std::size_t>(ch)];
-    const int mc = ch * s.layout.pp + stage;
+    const int mc = model_chunk_of(s.layout.schedule, s.layout.pp, stage, ch);
     for (int l = cl.begin; l < cl.end; ++l) {
       sp.dense += params.dense(l);
       sp.experts += params.experts(l);
@@ -132,7 +133,7 @@ double activation_bytes_per_microbatch(const Scenario& s, const PassBytes& bytes
   for (int ch = 0; ch < static_cast<int>(chunks.size()); ++ch) {
     const auto cl = chunks[static_cast<std::size_t>(ch)];
     for (int l = cl.begin; l < cl.end; ++l) act += layer_activation(s, bytes, l);
-    const int mc = ch * s.layout.pp + stage;
+    const int mc = model_chunk_of(s.layout.schedule, s.layout.pp, stage, ch);
     if (mc == 0) act += bytes.embedding;
     if (mc == last_model_chunk(s)) act += bytes.logits;
   }

@@ -216,9 +216,14 @@ int check_schedule(const LayoutSpec& L, Errors& e) {
               const int lo = std::max(pp, L.microbatches / pp * pp), hi = (L.microbatches / pp + 1) * pp;
               return lo == hi ? fmt::format("use {} micro-batches", lo) : fmt::format("use {} or {} micro-batches", lo, hi);
             }());
+  } else if (L.schedule == Schedule::zb_v) {
+    if (L.virtual_stages != 2)
+      e.add("layout.virtual_stages", fmt::format("zb-v runs two chunks per stage in a V: virtual_stages must be 2, got {}", L.virtual_stages),
+            "leave virtual_stages out (zb-v sets 2)");
+    return 2;
   } else if (L.virtual_stages != 1) {
     e.add("layout.virtual_stages",
-          fmt::format("virtual_stages = {} is only meaningful with schedule: interleaved-1f1b (schedule is {})", L.virtual_stages,
+          fmt::format("virtual_stages = {} is only meaningful with schedule: interleaved-1f1b or zb-v (schedule is {})", L.virtual_stages,
                       schedule_name(L.schedule)),
           "set virtual_stages: 1 or schedule: interleaved-1f1b");
   }
@@ -244,11 +249,19 @@ void check_stage_layers(const LayoutSpec& L, const ModelSpec& m, int v, Errors& 
         break;
       case StageLayersMode::explicit_list: {
         const auto& sl = L.stage_layers;
-        if (static_cast<int>(sl.size()) != chunks) {
+        // With chunks per stage (v > 1): one entry per model chunk, or one per stage
+        // (each stage's layers split evenly over its chunks).
+        if (static_cast<int>(sl.size()) != chunks && (v == 1 || static_cast<int>(sl.size()) != L.pp)) {
           e.add("layout.stage_layers",
-                v > 1 ? fmt::format("stage_layers has {} entries, interleaved needs pp·virtual_stages = {} (model-chunk order)", sl.size(), chunks)
+                v > 1 ? fmt::format("stage_layers has {} entries, {} chunks per stage need pp = {} (per stage) or pp·virtual_stages = {} "
+                                    "(model-chunk order)", sl.size(), v, L.pp, chunks)
                       : fmt::format("stage_layers has {} entries, pp is {}", sl.size(), L.pp),
-                "one entry per pipeline stage (per model chunk when interleaved)");
+                "one entry per pipeline stage, or per model chunk with virtual stages");
+        } else if (static_cast<int>(sl.size()) == L.pp && v > 1) {
+          for (std::size_t i = 0; i < sl.size(); ++i)
+            if (sl[i] < v)
+              e.add("layout.stage_layers", fmt::format("stage_layers[{}] = {}: a stage of {} chunks needs at least {} layers", i, sl[i], v, v),
+                    "give each chunk a layer");
         }
         for (std::size_t i = 0; i < sl.size(); ++i)
           if (sl[i] < 1)

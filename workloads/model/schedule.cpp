@@ -2,6 +2,7 @@
 #include "workloads/model/schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <stdexcept>
 
@@ -17,8 +18,10 @@ void check(Schedule sch, int pp, int m, int v) {
   if (sch == Schedule::interleaved_1f1b) {
     if (m % pp != 0)
       throw std::invalid_argument(fmt::format("interleaved-1f1b: microbatches ({}) must be a multiple of pp ({})", m, pp));
+  } else if (sch == Schedule::zb_v) {
+    if (v != 2) throw std::invalid_argument(fmt::format("zb-v runs two chunks per stage: virtual_stages must be 2, got {}", v));
   } else if (v != 1) {
-    throw std::invalid_argument(fmt::format("virtual_stages = {} needs the interleaved-1f1b schedule", v));
+    throw std::invalid_argument(fmt::format("virtual_stages = {} needs the interleaved-1f1b or zb-v schedule", v));
   }
 }
 
@@ -158,11 +161,98 @@ UnitReplay zero_bubble_replay(int pp, int m, int budget) {
   return r;
 }
 
+/// The zb-v replay (schedule.hpp): unit-time F, B and W per chunk, free communication,
+/// V-placed chunks, at most `budget` micro-batches in flight per stage (chunk 0's
+/// forward done, its W not). O(T · p) steps of O(1) choices plus the W queues.
+UnitReplay zero_bubble_v_replay(int pp, int m, int budget) {
+  constexpr int kNotYet = -1;
+  const auto P = static_cast<std::size_t>(pp), M = static_cast<std::size_t>(m);
+  // done[chunk][stage][mb]: the step at whose end the item finished (kNotYet: not yet).
+  using Grid = std::vector<std::vector<int>>;
+  std::array<Grid, 2> f_done{Grid(P, std::vector<int>(M, kNotYet)), Grid(P, std::vector<int>(M, kNotYet))};
+  std::array<Grid, 2> b_done = f_done;
+  std::array<std::vector<int>, 2> next_f{std::vector<int>(P, 0), std::vector<int>(P, 0)};
+  std::array<std::vector<int>, 2> next_b = next_f;
+  std::vector<int> in_flight(P, 0);
+  std::vector<std::deque<std::pair<int, int>>> pending_w(P);  // (mb, chunk), in B order
+  UnitReplay r;
+  r.order.resize(P);
+  int remaining = 6 * m * pp;
+  const auto arrived = [](int done, int t) { return done != kNotYet && done < t; };
+  for (int t = 0; remaining > 0; ++t) {
+    if (t > 12 * (m + pp) + 16) throw std::logic_error("zb-v replay made no progress (a bug)");
+    for (int s = 0; s < pp; ++s) {
+      const auto st = static_cast<std::size_t>(s);
+      auto& order = r.order[st];
+      // What each chunk's next backward and forward wait for (the V's edges).
+      const auto b_ready = [&](int c) {
+        const int b = next_b[static_cast<std::size_t>(c)][st];
+        if (b >= m || !arrived(f_done[static_cast<std::size_t>(c)][st][static_cast<std::size_t>(b)], t)) return false;
+        const auto mb = static_cast<std::size_t>(b);
+        if (c == 1) return s == 0 ? true : arrived(b_done[1][st - 1][mb], t);
+        return s == pp - 1 ? arrived(b_done[1][st][mb], t) : arrived(b_done[0][st + 1][mb], t);
+      };
+      const auto f_ready = [&](int c) {
+        const int f = next_f[static_cast<std::size_t>(c)][st];
+        if (f >= m) return false;
+        const auto mb = static_cast<std::size_t>(f);
+        if (c == 1) return s == pp - 1 ? arrived(f_done[0][st][mb], t) : arrived(f_done[1][st + 1][mb], t);
+        return in_flight[st] < budget && (s == 0 || arrived(f_done[0][st - 1][mb], t));
+      };
+      int kind = -1, chunk = 0;  // 0: B, 1: F, 2: W
+      const bool b1 = b_ready(1), b0 = b_ready(0);
+      if (b1 || b0) {
+        kind = 0;
+        chunk = b1 && (!b0 || next_b[1][st] <= next_b[0][st]) ? 1 : 0;
+      } else if (f_ready(1)) {
+        kind = 1, chunk = 1;
+      } else if (f_ready(0)) {
+        kind = 1, chunk = 0;
+      } else if (!pending_w[st].empty()) {
+        kind = 2;
+      } else {
+        continue;  // idle
+      }
+      const auto c = static_cast<std::size_t>(chunk);
+      if (kind == 0) {
+        const int mb = next_b[c][st]++;
+        order.push_back({ItemKind::backward_input, mb, chunk});
+        b_done[c][st][static_cast<std::size_t>(mb)] = t;
+        pending_w[st].emplace_back(mb, chunk);
+      } else if (kind == 1) {
+        const int mb = next_f[c][st]++;
+        order.push_back({ItemKind::forward, mb, chunk});
+        f_done[c][st][static_cast<std::size_t>(mb)] = t;
+        if (chunk == 0) ++in_flight[st];
+      } else {
+        const auto [mb, wc] = pending_w[st].front();
+        pending_w[st].pop_front();
+        order.push_back({ItemKind::backward_weight, mb, wc});
+        if (wc == 0) --in_flight[st];
+      }
+      --remaining;
+      r.makespan = t + 1;
+    }
+  }
+  return r;
+}
+
 }  // namespace
+
+int model_chunk_of(Schedule schedule, int pp, int stage, int chunk) {
+  if (schedule == Schedule::zb_v) return chunk == 0 ? stage : 2 * pp - 1 - stage;
+  return chunk * pp + stage;
+}
+
+std::pair<int, int> place_model_chunk(Schedule schedule, int pp, int mc) {
+  if (schedule == Schedule::zb_v) return mc < pp ? std::pair{mc, 0} : std::pair{2 * pp - 1 - mc, 1};
+  return {mc % pp, mc / pp};
+}
 
 std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp, int microbatches, int virtual_stages) {
   check(schedule, pp, microbatches, virtual_stages);
   if (schedule == Schedule::zb_2p) return zero_bubble_replay(pp, microbatches, 2 * pp).order;
+  if (schedule == Schedule::zb_v) return zero_bubble_v_replay(pp, microbatches, pp).order;
   std::vector<std::vector<ScheduleItem>> out;
   out.reserve(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s) {
@@ -171,7 +261,8 @@ std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp,
       case Schedule::one_f_one_b: out.push_back(one_f_one_b_stage(pp, s, microbatches)); break;
       case Schedule::interleaved_1f1b: out.push_back(interleaved_stage(pp, s, microbatches, virtual_stages)); break;
       case Schedule::zb_h1: out.push_back(zb_h1_stage(pp, s, microbatches)); break;
-      case Schedule::zb_2p: break;  // built above, all stages at once
+      case Schedule::zb_2p:
+      case Schedule::zb_v: break;  // built above, all stages at once
     }
   }
   return out;
@@ -195,6 +286,10 @@ double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_
       const double T = zero_bubble_replay(pp, microbatches, 2 * pp).makespan;
       return (T - 3 * m) / T;
     }
+    case Schedule::zb_v: {
+      const double T = zero_bubble_v_replay(pp, microbatches, pp).makespan;
+      return (T - 6 * m) / T;
+    }
   }
   return 0;
 }
@@ -206,6 +301,7 @@ std::string_view analytic_bubble_formula(Schedule schedule, int pp, int microbat
     case Schedule::interleaved_1f1b: return "(p-1)/(v*m+p-1)";
     case Schedule::zb_h1: return microbatches >= pp ? "(p-1)/(3m+p-1)" : "(2p-m-1)/(2m+2p-1)";
     case Schedule::zb_2p: return "(T-3m)/T, T the unit-time replay's makespan";
+    case Schedule::zb_v: return "(T-6m)/T, T the unit-time replay's makespan in chunk passes";
   }
   return "";
 }
@@ -222,10 +318,12 @@ int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbat
       const int w = interleaved_warmup(pp, stage, microbatches, virtual_stages);
       return w >= total ? total : w + 1;
     }
-    case Schedule::zb_2p: {
+    case Schedule::zb_2p:
+    case Schedule::zb_v: {
       // As for zb-h1, the B-input releases them (the budget of the replay counts to W).
       int held = 0, most = 0;
-      const UnitReplay replay = zero_bubble_replay(pp, microbatches, 2 * pp);
+      const UnitReplay replay = schedule == Schedule::zb_v ? zero_bubble_v_replay(pp, microbatches, pp)
+                                                           : zero_bubble_replay(pp, microbatches, 2 * pp);
       for (const ScheduleItem& it : replay.order[static_cast<std::size_t>(stage)]) {
         held += it.kind == ItemKind::forward ? 1 : it.kind == ItemKind::backward_input ? -1 : 0;
         most = std::max(most, held);

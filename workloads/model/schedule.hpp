@@ -7,6 +7,10 @@
 //   F(mb, c) on stage s needs F(mb, c) on s−1 (s > 0) or F(mb, c−1) on p−1 (s = 0, c > 0);
 //   B(mb, c) on stage s needs B(mb, c) on s+1 (s < p−1) or B(mb, c+1) on stage 0
 //   (s = p−1, c < v−1); W(mb, c) needs only B(mb, c) of its own stage.
+// zb-v places its two chunks per stage in a V (place_model_chunk): chunk 0 runs down the
+// stages, chunk 1 back up, so F(mb, 1) on stage s needs F(mb, 1) on s+1, or F(mb, 0) on
+// the same stage p−1; B(mb, 1) on s needs B(mb, 1) on s−1 (stage 0: its own F, the loss);
+// B(mb, 0) on s needs B(mb, 0) on s+1, or B(mb, 1) on the same stage p−1.
 // tests/test_schedule.cpp executes every schedule against these rules.
 #pragma once
 
@@ -28,7 +32,7 @@ enum class ItemKind { forward, backward, backward_input, backward_weight };
 struct ScheduleItem {
   ItemKind kind = ItemKind::forward;
   int microbatch = 0;
-  int chunk = 0;  // virtual stage index on this rank (0..v−1); model chunk = chunk·pp + stage
+  int chunk = 0;  // virtual stage index on this rank (0..v−1); model chunk: model_chunk_of
   bool operator==(const ScheduleItem&) const = default;
 };
 
@@ -66,8 +70,19 @@ struct ScheduleItem {
 ///    with the optimizer, so they cannot overlap the next step: Qi et al.'s
 ///    post-validation, which removes them too, is not modelled); with W shorter than
 ///    B, or sends that take time, zb-2p keeps the bubble that zb-h1's Ws no longer fill.
+///  * zb-v (Qi et al. 2023, §6, ZB-V; "Pipeline Parallelism with Controllable Memory",
+///    Qi et al. 2024): two chunks per stage placed in a V (stage s holds model chunks s
+///    and 2p−1−s), each backward split into B and W, the order found by the same
+///    unit-time replay as zb-2p under 1F1B's activation budget (2p chunks, p
+///    micro-batches of the whole stage): at each step a stage runs the ready B whose
+///    micro-batch is oldest (chunk 1 before chunk 0: its gradient comes first), else
+///    the next ready F (chunk 1 first, which finishes a micro-batch) while the budget
+///    allows, else the oldest pending W. The V keeps the first forward's turn and the
+///    loss on the same stages, so the pipeline fills and drains in about half 1F1B's
+///    time at 1F1B's memory.
 /// Throws std::invalid_argument on pp < 1, m < 1, v < 1, v > 1 for a schedule other
-/// than interleaved, or interleaved with m % pp != 0. O(pp · m · v).
+/// than interleaved or zb-v, zb-v with v != 2, or interleaved with m % pp != 0.
+/// O(pp · m · v).
 std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp, int microbatches, int virtual_stages);
 
 /// Pipeline bubble fraction with equal stages and free communication (share of the
@@ -81,6 +96,7 @@ std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp,
 ///    Exact for this schedule when F, B-input and W take equal time.
 ///  * zb-2p: (T − 3m)/T for T the makespan of the unit-time replay that builds its
 ///    order (build_schedule): exact when F, B-input and W take equal time.
+///  * zb-v: (T − 6m)/T, its replay's makespan T in chunk units (two chunks per stage).
 double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_stages);
 
 /// The formula analytic_bubble() evaluates for this schedule (and, for zb-h1, for m ≥ p
@@ -97,12 +113,19 @@ std::string_view analytic_bubble_formula(Schedule schedule, int pp, int microbat
 ///    m·v when m == p.
 int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbatches, int virtual_stages);
 
+/// The model chunk (0..pp·v−1, in layer order) that chunk `chunk` of stage `stage` runs:
+/// chunk·pp + stage (interleaved round robin), or for zb-v's V stage (chunk 0) and
+/// 2·pp − 1 − stage (chunk 1). O(1).
+int model_chunk_of(Schedule schedule, int pp, int stage, int chunk);
+/// The inverse: {stage, chunk} of model chunk `mc`. O(1).
+std::pair<int, int> place_model_chunk(Schedule schedule, int pp, int mc);
+
 /// "F", "B", "Bi", "W": short names for traces and messages.
 const char* item_kind_name(ItemKind k);
 
 /// Every schedule with its scenario spelling: the one place a schedule's name is
 /// written (the loader, the key table, search's --vary and every report read it).
-inline constexpr NameTable<Schedule, 5> kScheduleNames{{
+inline constexpr NameTable<Schedule, 6> kScheduleNames{{
     {Schedule::gpipe, "gpipe", "every forward, then every backward (Huang et al. 2019): m micro-batches' activations held"},
     {Schedule::one_f_one_b, "1f1b", "one forward, one backward in the steady state (PipeDream-Flush): at most pp micro-batches held"},
     {Schedule::interleaved_1f1b, "interleaved-1f1b",
@@ -112,12 +135,15 @@ inline constexpr NameTable<Schedule, 5> kScheduleNames{{
     {Schedule::zb_2p, "zb-2p",
      "zero-bubble under a 2p-micro-batch activation budget (Qi et al. 2023, ZB-2p): more warm-up forwards, weight gradients "
      "fill the rest; only the pipeline's fill and drain stay idle, for up to twice 1f1b's activations"},
+    {Schedule::zb_v, "zb-v",
+     "zero-bubble V (Qi et al. 2023, ZB-V): two chunks per stage in a V (stage s holds chunks s and 2p-1-s), the "
+     "backward split as zb-h1: about zb-2p's bubble at 1f1b's activation memory (virtual_stages 2)"},
 }};
 
 /// True when the schedule splits each backward into input (B) and weight (W) gradients.
-constexpr bool splits_backward(Schedule s) { return s == Schedule::zb_h1 || s == Schedule::zb_2p; }
+constexpr bool splits_backward(Schedule s) { return s == Schedule::zb_h1 || s == Schedule::zb_2p || s == Schedule::zb_v; }
 
-/// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-2p".
+/// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-2p", "zb-v".
 const char* schedule_name(Schedule s);
 /// The schedule a scenario spelling names; nullopt for any other text.
 std::optional<Schedule> schedule_from_name(std::string_view name);
