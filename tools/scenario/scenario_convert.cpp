@@ -334,22 +334,31 @@ private:
       r.every = k;
       return;
     }
+    auto layers = count_list(v, p, "all, every-K or a list of layers", hint, "leave layers out (all), or recompute: none");
+    if (!layers) return;
+    r.every = 1;
+    r.list = std::move(*layers);
+  }
+
+  /// A non-empty list of counts (>= 0), the key's other spellings being scalars;
+  /// nullopt after a located error naming `expected` (and `hint`), or `empty_hint`.
+  std::optional<std::vector<int>> count_list(const YNode& v, const std::string& p, std::string_view expected,
+                                             std::string_view hint, std::string_view empty_hint) {
     if (v.kind != YNode::Kind::seq) {
-      d_.error(v.loc, p, fmt::format("expected all, every-K or a list of layers, got {}", kind_name(v)), std::string(hint));
-      return;
+      d_.error(v.loc, p, fmt::format("expected {}, got {}", expected, kind_name(v)), std::string(hint));
+      return std::nullopt;
     }
-    std::vector<int> layers;
+    std::vector<int> out;
     for (std::size_t i = 0; i < v.items.size(); ++i) {
       auto c = r_.count(v.items[i], join_index(p, i), 0);
-      if (!c) return;
-      layers.push_back(*c);
+      if (!c) return std::nullopt;
+      out.push_back(*c);
     }
-    if (layers.empty()) {
-      d_.error(v.loc, p, "the list is empty", "leave layers out (all), or recompute: none");
-      return;
+    if (out.empty()) {
+      d_.error(v.loc, p, "the list is empty", std::string(empty_hint));
+      return std::nullopt;
     }
-    r.every = 1;
-    r.list = std::move(layers);
+    return out;
   }
 
   void stage_layers(const YNode& v, const std::string& p) {
@@ -361,22 +370,10 @@ private:
       }
       return;
     }
-    if (v.kind != YNode::Kind::seq) {
-      d_.error(v.loc, p, fmt::format("expected auto, balanced or a list of layer counts, got {}", kind_name(v)));
-      return;
-    }
-    std::vector<int> counts;
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
-      auto c = r_.count(v.items[i], join_index(p, i), 0);
-      if (!c) return;
-      counts.push_back(*c);
-    }
-    if (counts.empty()) {
-      d_.error(v.loc, p, "the list is empty", "give one layer count per pipeline stage");
-      return;
-    }
+    auto counts = count_list(v, p, "auto, balanced or a list of layer counts", "", "give one layer count per pipeline stage");
+    if (!counts) return;
     l.stage_layers_mode = wl::StageLayersMode::explicit_list;
-    l.stage_layers = std::move(counts);
+    l.stage_layers = std::move(*counts);
   }
 
   /// A list whose every item is one of the key's allowed words (its row's values);
