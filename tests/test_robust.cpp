@@ -224,10 +224,10 @@ TEST_CASE("a step past the time range is located at the key most responsible, wi
   CHECK(lat.rc == 1);
   CHECK(lat.err.find("--set:1:28: error: cluster.intra_node.latency: 999 ms makes the step last at least") != std::string::npos);
   CHECK(lat.err.find("with the default 1 us") != std::string::npos);
-  // model.layers=1048576 is refused earlier, by the work bound, at its key.
+  // model.layers=1048576 is refused earlier, by the key's own bound, at its value.
   const auto layers = run_layoutsim("run -q " + def + " --set model.layers=1048576");
   CHECK(layers.rc == 1);
-  CHECK(layers.err.find("--set:1:7: error: model.layers:") != std::string::npos);
+  CHECK(layers.err.find("--set:1:14: error: model.layers: 1048576 is too large (at most 65536)") != std::string::npos);
 }
 
 namespace {

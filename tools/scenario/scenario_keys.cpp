@@ -277,7 +277,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
 
       {"model.preset", "preset name", {}, "", "(`gpt3-175b`, `llama3-8b`, `llama3-70b`, `llama3-405b`, `seed-70b`, ...)"},
       string_key("model.name", LS_FIELD(model.name), "", "the preset's name, else `custom`"),
-      int_key("model.layers", LS_FIELD(model.layers), 1, kMaxCount, std::nullopt, "", "preset; *required* without one"),
+      int_key("model.layers", LS_FIELD(model.layers), 1, kMaxLayers, std::nullopt,
+              "at most 65,536 (some 500 times the deepest published model; the program of a million layers takes seconds to "
+              "build)", "preset; *required* without one"),
       int_key("model.hidden", LS_FIELD(model.hidden), 1, kMaxDim, std::nullopt, "", "preset; *required* without one"),
       int_key("model.heads", LS_FIELD(model.heads), 1, kMaxCount, std::nullopt, "", "preset; *required* without one"),
       int_key("model.kv_heads", LS_FIELD(model.kv_heads), 1, kMaxCount, std::nullopt, "(GQA)",

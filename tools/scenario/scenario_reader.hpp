@@ -28,6 +28,7 @@ namespace ls::tools {
 // Limits: every input is bounded so nothing downstream can overflow or hang.
 constexpr std::int64_t kMaxDevices = 131072;          // beyond the largest clusters built
 constexpr std::int64_t kMaxCount = 1 << 20;           // layers, heads, degrees, micro-batches
+constexpr std::int64_t kMaxLayers = 1 << 16;          // model.layers: a program per layer is built in well under a second
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 40;  // hidden, ffn, vocab, seq_len
 constexpr std::int64_t kMaxSteps = 10000;
 
