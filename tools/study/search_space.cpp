@@ -125,6 +125,7 @@ std::string compact_layout(const SearchLayout& l) {
   if (l.sequence_parallel) s += " sp";
   if (l.recompute == wl::Recompute::selective) s += " sel";
   if (l.recompute == wl::Recompute::full) s += " full";
+  if (l.recompute == wl::Recompute::every_second_matmul) s += " op";  // torchtitan's name for it
   s += fmt::format(" mbs{} {}", l.microbatch_size, schedule_short(l.schedule));
   if (l.placement != std::vector<std::string>{"tp", "dp", "pp"}) s += " [" + join_placement(l.placement, ",") + "]";
   return s;

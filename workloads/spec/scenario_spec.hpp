@@ -137,9 +137,9 @@ inline constexpr NameTable<Recompute, 4> kRecomputeNames{{
     {Recompute::selective, "selective",
      "the attention core (scores, softmax, dropout) recomputed in the backward (Korthikanti et al. 2022)"},
     {Recompute::every_second_matmul, "every-second-matmul",
-     "per-op: the layer keeps its input, the attention's output and the output of every odd-numbered matmul (q, v, "
-     "out... in the order a PyTorch block calls them), and reruns the even-numbered matmuls and every other op "
-     "(torchtitan's `op` selective checkpointing)"},
+     "per-op: the layer keeps its input, the attention's output and the output of every odd-numbered matmul in the "
+     "order a PyTorch block calls them (q, v, the gate and down projections of a Llama block), and reruns the "
+     "even-numbered ones (k, out, up) and every other op (torchtitan's `op` selective checkpointing)"},
     {Recompute::full, "full", "each layer keeps only its input and runs its forward again in the backward"}}};
 inline constexpr NameTable<CpKind, 2> kCpKindNames{{
     {CpKind::ring, "ring", "K/V chunks passed peer to peer, overlapped with the attention (Megatron-Core)"},
