@@ -104,6 +104,10 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       gathered_this_step_(static_cast<std::size_t>(s_.model.layers), 0),
       offload_copy_(static_cast<std::size_t>(s_.model.layers), 0) {}
 
+bool StageEmitter::on_other_stage(int model_chunk) const {
+  return place_model_chunk(s_.layout.schedule, s_.layout.pp, model_chunk).first != stage_;
+}
+
 std::size_t StageEmitter::recv_slot(bool gradient, int microbatch, int chunk) const {
   const std::size_t dir = gradient ? 1 : 0;
   return (dir * static_cast<std::size_t>(s_.layout.microbatches) + static_cast<std::size_t>(microbatch)) * chunks_.size() +
@@ -154,8 +158,6 @@ void StageEmitter::emit_forward(const Site& at) {
   const auto& L = s_.layout;
   const int p = L.pp, mc = model_chunk_of(L.schedule, p, stage_, at.chunk);
   const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
-  // zb-v's turn (model chunks p−1 and p on stage p−1) passes nothing between stages.
-  const auto on_other_stage = [&](int other) { return place_model_chunk(L.schedule, p, other).first != stage_; };
   if (mc > 0 && on_other_stage(mc - 1)) {
     recv_[recv_slot(false, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
@@ -194,7 +196,6 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
   const auto& L = s_.layout;
   const int p = L.pp, mc = model_chunk_of(L.schedule, p, stage_, at.chunk);
   const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
-  const auto on_other_stage = [&](int other) { return place_model_chunk(L.schedule, p, other).first != stage_; };
   if (mc < last_model_chunk_ && on_other_stage(mc + 1)) {
     recv_[recv_slot(true, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));

@@ -79,12 +79,15 @@ std::uint64_t shape_hash(const sim::CommPlan& p, const std::vector<double>& bw) 
   return h;
 }
 
+/// dp indices per replica: an expert-parallel group's span (0: uneven; 1 for dense models).
+int replica_block(const Scenario& sc) { return sc.model.moe.experts > 0 ? expert_dp_block(sc.layout) : 1; }
+
 std::string premise_broken(const Scenario& sc) {
   const auto& pt = sc.perturbations;
   for (const auto& d : pt.devices)
     if (d.drift_per_step > 0) return "a device whose slowdown drifts between steps";
   if (pt.jitter.compute_cv > 0 || pt.jitter.comm_cv > 0) return "jitter";
-  const int block = sc.model.moe.experts > 0 ? expert_dp_block(sc.layout) : 1;
+  const int block = replica_block(sc);
   if (block == 0) return "expert groups straddle data-parallel replicas unevenly";
   if (sc.layout.dp / block <= 1) return "one dp replica";
   return "";
@@ -147,7 +150,7 @@ private:
   /// inside one: layout.hpp expert_dp_block); a rank's position is (stage, tp, dp mod E,
   /// cp): rank_at[pos·R + k].
   std::string map_replicas() {
-    E_ = sc_.model.moe.experts > 0 ? std::max(1, expert_dp_block(sc_.layout)) : 1;
+    E_ = std::max(1, replica_block(sc_));
     R_ = sc_.layout.dp / E_;
     // Ranks that share (stage, tp, dp) differ in their context-parallel index, which
     // RankInfo does not hold: the j-th of them in rank order is cp index j (the mesh
