@@ -39,6 +39,18 @@ struct CommPlan {
   double bytes_per_member = 0;
 };
 
+/// Node-limited MoE dispatch (DeepSeek-V3, arXiv 2412.19437 §2.1.2 and §3.2.2): each
+/// token goes to experts on a bounded number of nodes; it crosses the inter-node
+/// fabric once per selected node, to the GPU with its own local index there, which
+/// forwards it over NVLink to the GPUs that hold its experts.
+struct NodeLimitedDispatch {
+  int top_k = 0;  // experts per token (0: dispatch is not node-limited)
+  /// node_share[n]: probability that a token selects a given node when the group's
+  /// experts span n nodes (workloads/model/moe.hpp, node_selection_share).
+  std::vector<double> node_share;
+  bool active() const { return top_k > 0; }
+};
+
 /// Implemented by topology/ (routes on the cluster graph) — the engine only sees
 /// plans. Returned references stay valid for the planner's lifetime (cached).
 class CommPlanner {
@@ -49,6 +61,10 @@ public:
   virtual const CommPlan& transfer(std::int32_t src_device, std::int32_t dst_device, double bytes) = 0;
   /// Pairwise all-to-all with bytes_matrix[i·n + j] bytes from member i to member j.
   virtual const CommPlan& all_to_all_matrix(std::span<const std::int32_t> devices, std::span<const double> bytes_matrix) = 0;
+  /// A node-limited dispatch (or its combine, the same bytes reversed) moving
+  /// `pair_bytes` per member: the (token, expert) pairs it sends, top_k per token.
+  virtual const CommPlan& node_limited_all_to_all(std::span<const std::int32_t> devices, double pair_bytes,
+                                                  const NodeLimitedDispatch& dispatch) = 0;
 };
 
 }  // namespace ls::sim

@@ -3,6 +3,7 @@
 // op-trace storage) is in engine_setup.cpp, the symmetric fast path's parts in
 // engine_symmetry.cpp, the deadlock message in engine_deadlock.cpp.
 #include "sim/engine.hpp"
+#include "sim/group_plan.hpp"
 
 #include "sim/hash.hpp"
 
@@ -355,19 +356,7 @@ const CommPlan* Engine::group_plan(std::int32_t g, const Op& op, std::uint32_t& 
   std::vector<std::int32_t> devs;
   for (std::int32_t m : program_.groups[static_cast<std::size_t>(g)].ranks)
     devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
-  const CommPlan* plan = nullptr;
-  const std::size_t n = devs.size();
-  const auto& weight = program_.all_to_all_weight;
-  if (op.coll == CollOp::all_to_all && weight.size() == n) {
-    // Weighted all-to-all: member i sends S·w[j] to j (variant 0) or S·w[i] (variant 1).
-    std::vector<double> m(n * n, 0.0);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        if (i != j) m[i * n + j] = op.bytes * weight[op.variant == 0 ? j : i];
-    plan = &planner_.all_to_all_matrix(devs, m);
-  } else {
-    plan = &planner_.collective(devs, op.coll, op.bytes);
-  }
+  const CommPlan* plan = &group_collective_plan(planner_, program_, devs, op.coll, op.bytes, op.variant);
   tie(plan, tied_copies);
   cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan, tied_copies});
   return plan;

@@ -113,6 +113,8 @@ struct Program {
   /// Weighted all-to-all: weight of each member index of a group of this size (empty:
   /// uniform). With variant 0 member i sends S·w[j] to j, with variant 1 S·w[i].
   std::vector<double> all_to_all_weight;
+  /// MoE dispatch limited to a few nodes per token (then all_to_all_weight is uniform).
+  NodeLimitedDispatch node_dispatch;
 
   /// The ops `rank` runs in a step, over all its streams.
   std::size_t rank_op_count(std::size_t rank) const {

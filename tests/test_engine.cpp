@@ -28,6 +28,9 @@ public:
     for (double b : m) total += b;
     return plan(total);
   }
+  const CommPlan& node_limited_all_to_all(std::span<const std::int32_t>, double bytes, const NodeLimitedDispatch&) override {
+    return plan(bytes);
+  }
 
 private:
   const CommPlan& plan(double bytes) {

@@ -377,6 +377,9 @@ public:
   const CommPlan& collective(std::span<const std::int32_t>, CollOp, double bytes) override { return plan(bytes); }
   const CommPlan& transfer(std::int32_t, std::int32_t, double bytes) override { return plan(bytes); }
   const CommPlan& all_to_all_matrix(std::span<const std::int32_t>, std::span<const double>) override { return plan(0); }
+  const CommPlan& node_limited_all_to_all(std::span<const std::int32_t>, double, const NodeLimitedDispatch&) override {
+    return plan(0);
+  }
   const CommPlan& plan(double bytes) {
     if (p_.phases.empty()) {
       p_.links = {0};

@@ -511,4 +511,38 @@ const sim::CommPlan& Planner::all_to_all(std::span<const std::int32_t> devices, 
   return store(std::move(key), b.take(n ? total / static_cast<double>(n) : 0));
 }
 
+const sim::CommPlan& Planner::node_limited_all_to_all(std::span<const std::int32_t> devices, double pair_bytes,
+                                                     const sim::NodeLimitedDispatch& dispatch) {
+  check_bytes(pair_bytes);
+  check_devices(cluster_, devices);
+  const std::size_t n = devices.size();
+  const auto per_node = node_groups(cluster_, devices);
+  std::vector<double> m(n * n, 0.0);
+  if (per_node.empty() || !dispatch.active() || per_node.size() >= dispatch.node_share.size()) {
+    // One node, or unequal members per node: every pair directly, S/n each.
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) m[i * n + j] = pair_bytes / static_cast<double>(n);
+    return all_to_all(devices, m);
+  }
+  const std::size_t nodes = per_node.size(), k = per_node.front().size();
+  const double q = dispatch.node_share[nodes];
+  if (!(q >= 0 && q <= 1))
+    throw std::invalid_argument(fmt::format("planner: node-limited dispatch share {} is not a probability", q));
+  // Member index of (node, local index): where each device sits in `devices`.
+  std::vector<std::size_t> node_of(n), local_of(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t a = 0; a < nodes; ++a)
+      for (std::size_t l = 0; l < k; ++l)
+        if (per_node[a][l] == devices[i]) node_of[i] = a, local_of[i] = l;
+  const double token_bytes = pair_bytes / dispatch.top_k;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      if (node_of[i] == node_of[j]) m[i * n + j] = pair_bytes / static_cast<double>(k);
+      else if (local_of[i] == local_of[j]) m[i * n + j] = token_bytes * q;
+    }
+  return all_to_all(devices, m);
+}
+
 }  // namespace ls::topo

@@ -87,6 +87,18 @@ public:
     return all_to_all(devices, bytes_matrix);
   }
 
+  /// Node-limited MoE dispatch (see sim::NodeLimitedDispatch): over N nodes of k
+  /// members each, member i sends S/k·q(N) to the member with its local index on
+  /// every other node (q: the share of tokens that select a node, one copy per node)
+  /// and S/k to every other member of its own node (its own tokens' pairs for that
+  /// member plus the pairs it relays from the N−1 other nodes: N·S/(N·k)). The
+  /// pattern is symmetric, so the combine moves the same bytes back. One phase: the
+  /// relay forwards while it receives (DeepEP's kernels overlap the two). A group
+  /// within one node, or with unequal members per node, sends every pair directly
+  /// (the uniform all-to-all). Cached by content.
+  const sim::CommPlan& node_limited_all_to_all(std::span<const std::int32_t> devices, double pair_bytes,
+                                               const sim::NodeLimitedDispatch& dispatch) override;
+
   /// True when collective(devices, all_reduce, ·) uses the hierarchical algorithm
   /// (wire-only model only).
   bool uses_hierarchical_all_reduce(std::span<const std::int32_t> devices) const;

@@ -247,6 +247,13 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   if (s.model.sliding_window > 0) variants += fmt::format(", sliding window {}", s.model.sliding_window);
   out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters{}\n", "model", s.model.name, s.model.layers, s.model.hidden,
                      human_count(p.params_total), variants);
+  if (const auto& moe = s.model.moe; moe.experts > 0)
+    out += fmt::format("  {:<20} {} experts, top {}{}{}\n", "moe", moe.experts, moe.top_k,
+                       moe.shared_experts > 0 ? fmt::format(" + {} shared", moe.shared_experts) : std::string(),
+                       moe.max_nodes_per_token > 0
+                           ? fmt::format(", at most {} node{} per token (one copy per node, relayed over NVLink)",
+                                         moe.max_nodes_per_token, moe.max_nodes_per_token == 1 ? "" : "s")
+                           : std::string());
   const std::string recompute_layers = wl::recompute_layers_text(L.recompute_layers);
   out += fmt::format("  {:<20} dp={} tp={} pp={} ep={}{}{} zero={} sp={} recompute={}{}\n", "layout", L.dp, L.tp, L.pp, L.ep,
                      wl::expert_tp_of(L) != L.tp ? fmt::format(" expert_tp={} (expert-dp={})", wl::expert_tp_of(L), wl::expert_dp_of(L)) : std::string(),

@@ -354,6 +354,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
       int_key("model.moe.shared_experts", LS_FIELD(model.moe.shared_experts), 0, kMaxCount, 0, "", "preset, else 0"),
       number_key("model.moe.capacity_factor", LS_FIELD(model.moe.capacity_factor), 0, 1e6, false, "0",
                  "0 = no token dropping", "preset, else 0"),
+      int_key("model.moe.max_nodes_per_token", LS_FIELD(model.moe.max_nodes_per_token), 0, kMaxCount, 0,
+              "node-limited routing (DeepSeek-V3: 4): a token's experts lie on at most N of the nodes its expert-parallel "
+              "group spans; the dispatch sends it once per selected node and relays it over NVLink there "
+              "(0: no limit, one copy per (token, expert) pair); balanced routing only"),
       {"model.moe.routing", "", {"balanced"}, "`balanced`", "or a map: `{skew: zipf, alpha, seed}` or `{load: [...]}`"},
 
       {"model.moe.routing.skew", "", {"zipf"}, "", "*required* without `load`"},

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/group_plan.hpp"
 #include "topology/planner.hpp"
 #include "workloads/build/program_totals.hpp"
 #include "workloads/cost/hardware.hpp"
@@ -65,8 +66,8 @@ AxisComms axis_comm_budgets(const Scenario& s, const sim::Program& prog, const t
       sums.slowest_link[a] = slowest.link;
     }
   };
-  // A group's plan per (group, op, bytes): looked up without rebuilding the member list.
-  std::map<std::tuple<std::int32_t, int, double>, const sim::CommPlan*> group_plans;
+  // A group's plan per (group, op, variant, bytes): looked up without rebuilding the member list.
+  std::map<std::tuple<std::int32_t, int, int, double>, const sim::CommPlan*> group_plans;
 
   // The stage's first rank stands for the stage: ranks of a stage run one template.
   std::vector<int> representative(prog.stages.size(), -1);
@@ -100,11 +101,11 @@ AxisComms axis_comm_budgets(const Scenario& s, const sim::Program& prog, const t
         }
         const std::int32_t g = info.group[op.group_slot];
         if (g < 0) continue;  // degree 1: no traffic
-        auto [it, fresh] = group_plans.try_emplace({g, static_cast<int>(op.coll), op.bytes}, nullptr);
+        auto [it, fresh] = group_plans.try_emplace({g, static_cast<int>(op.coll), op.variant, op.bytes}, nullptr);
         if (fresh) {
           devs.clear();
           for (const std::int32_t m : prog.groups[static_cast<std::size_t>(g)].ranks) devs.push_back(prog.ranks[static_cast<std::size_t>(m)].device);
-          it->second = &planner.collective(devs, op.coll, op.bytes);
+          it->second = &sim::group_collective_plan(planner, prog, devs, op.coll, op.bytes, op.variant);
         }
         add_plan(sums, ax, *it->second, it->second->bytes_per_member * op.repeat);
       }

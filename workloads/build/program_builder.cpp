@@ -33,6 +33,15 @@ BuiltProgram build_program(const Scenario& sc) {
     routing = route_tokens(m.moe, L.ep);
     out.routing = *routing;
     if (L.ep > 1) prog.all_to_all_weight = routing->device_share;
+    if (L.ep > 1 && m.moe.max_nodes_per_token > 0) {
+      // Indexed by the number of nodes an ep group spans (equal members on each).
+      prog.node_dispatch.top_k = m.moe.top_k;
+      prog.node_dispatch.node_share.assign(static_cast<std::size_t>(L.ep) + 1, 0.0);
+      for (int nodes = 1; nodes <= L.ep; ++nodes)
+        if (L.ep % nodes == 0)
+          prog.node_dispatch.node_share[static_cast<std::size_t>(nodes)] =
+              node_selection_share(m.moe.experts, m.moe.top_k, m.moe.max_nodes_per_token, nodes);
+    }
   }
   assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
 

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/group_plan.hpp"
 #include "workloads/model/layout.hpp"
 
 namespace ls::wl {
@@ -221,18 +222,9 @@ private:
     if (g < 0 || !seen.emplace(g, static_cast<int>(op.coll) * 256 + op.variant, op.bytes).second) return true;
     const auto& members = prog_.groups[static_cast<std::size_t>(g)].ranks;
     const bool cross = std::any_of(members.begin(), members.end(), [&](std::int32_t m) { return replica_of_rank(m) != 0; });
-    // As the engine asks for it (sim::Engine::group_plan): a weighted
-    // all-to-all is a matrix plan (the weights go by member index, alike in every replica).
-    const auto& weight = prog_.all_to_all_weight;
-    const bool matrix = op.coll == sim::CollOp::all_to_all && weight.size() == members.size();
+    // As the engine asks for it: member by member, the same plan (sim/group_plan.hpp).
     auto plan_for = [&](const std::vector<std::int32_t>& ranks) -> const sim::CommPlan& {
-      if (!matrix) return planner_.collective(devices(ranks), op.coll, op.bytes);
-      const std::size_t n = ranks.size();
-      std::vector<double> m(n * n, 0.0);
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t j = 0; j < n; ++j)
-          if (i != j) m[i * n + j] = op.bytes * weight[op.variant == 0 ? j : i];
-      return planner_.all_to_all_matrix(devices(ranks), m);
+      return sim::group_collective_plan(planner_, prog_, devices(ranks), op.coll, op.bytes, op.variant);
     };
     const sim::CommPlan& p0 = plan_for(members);
     if (cross) {

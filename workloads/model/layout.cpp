@@ -50,6 +50,9 @@ void check_model(const ModelSpec& m, Errors& e) {
       e.add("model.moe.top_k", fmt::format("top_k ({}) must be between 1 and experts ({})", m.moe.top_k, m.moe.experts), "top_k is usually 1 or 2");
     if (m.moe.every_n_layers < 1)
       e.add("model.moe.every_n_layers", fmt::format("every_n_layers must be >= 1, got {}", m.moe.every_n_layers), "1 makes every layer MoE");
+    if (m.moe.max_nodes_per_token > 0 && m.moe.routing != RoutingKind::balanced)
+      e.add("model.moe.max_nodes_per_token", "node-limited routing is modelled with balanced routing only",
+            "drop model.moe.routing, or max_nodes_per_token");
     if (m.moe.routing == RoutingKind::load && m.moe.load.size() != static_cast<std::size_t>(m.moe.experts))
       e.add("model.moe.routing.load", fmt::format("load has {} entries, the model has {} experts", m.moe.load.size(), m.moe.experts),
             "give one relative load per expert");
@@ -167,6 +170,13 @@ void check_expert_parallel(const LayoutSpec& L, const ModelSpec& m, Errors& e) {
       e.add("layout.ep", fmt::format("ep = {} needs an MoE model (model.moe.experts > 0)", L.ep), "set ep: 1 for a dense model");
     else if (m.moe.experts % L.ep != 0)
       e.add("layout.ep", fmt::format("ep ({}) must divide experts ({})", L.ep, m.moe.experts), "each EP rank holds experts / ep experts");
+    else if (m.moe.max_nodes_per_token > 0 && m.moe.top_k >= 1 &&
+             static_cast<long long>(m.moe.max_nodes_per_token) * (m.moe.experts / L.ep) < m.moe.top_k)
+      // With one ep rank per node a node holds experts/ep experts: M of them must hold top_k.
+      e.add("model.moe.max_nodes_per_token",
+            fmt::format("max_nodes_per_token ({}) × experts / ep ({}) is under top_k ({}): a token cannot find its experts "
+                        "on so few nodes", m.moe.max_nodes_per_token, m.moe.experts / L.ep, m.moe.top_k),
+            "raise max_nodes_per_token, or lower ep");
   }
   if (L.expert_tp != 0 && L.expert_tp != L.tp) {
     if (m.moe.experts <= 0)

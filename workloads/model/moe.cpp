@@ -61,4 +61,17 @@ Routing route_tokens(const MoeSpec& moe, int ep) {
   return r;
 }
 
+double node_selection_share(int experts, int top_k, int max_nodes, int nodes) {
+  if (nodes < 1 || experts % nodes != 0 || top_k < 1 || top_k > experts)
+    throw std::invalid_argument(fmt::format("node_selection_share: {} experts, top {} over {} nodes", experts, top_k, nodes));
+  const int M = max_nodes > 0 ? std::min(max_nodes, nodes) : nodes;
+  const int e = experts / nodes;
+  if (top_k > M * e)
+    throw std::invalid_argument(fmt::format("node_selection_share: top {} of the {} experts on {} nodes", top_k, M * e, M));
+  // C((M−1)e, k) / C(Me, k) = Π_{i<k} ((M−1)e − i) / (Me − i): no chosen expert on the node.
+  double none = 1;
+  for (int i = 0; i < top_k; ++i) none *= std::max(0.0, static_cast<double>((M - 1) * e - i)) / (M * e - i);
+  return static_cast<double>(M) / nodes * (1 - none);
+}
+
 }  // namespace ls::wl

@@ -87,6 +87,11 @@ struct MoeSpec {
   double zipf_alpha = 1.0;
   std::uint64_t routing_seed = 1;
   std::vector<double> load;         // per-expert relative load (routing: load)
+  /// Node-limited routing (DeepSeek-V3): each token's experts lie on at most this
+  /// many of the nodes its expert-parallel group spans, and the dispatch sends a
+  /// token once per selected node, relayed inside the node over NVLink. 0: no limit,
+  /// every (token, expert) pair sent directly (Megatron-Core's all-to-all dispatcher).
+  int max_nodes_per_token = 0;
 };
 
 struct ModelSpec {
