@@ -245,6 +245,7 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   if (wl::has_bias(s.model) != (s.model.activation == wl::Activation::gelu)) variants += wl::has_bias(s.model) ? ", biases" : ", no biases";
   if (s.model.parallel_block) variants += ", parallel block";
   if (s.model.sliding_window > 0) variants += fmt::format(", sliding window {}", s.model.sliding_window);
+  if (s.model.mtp_depth > 0) variants += fmt::format(", {} MTP module{} on the last stage", s.model.mtp_depth, s.model.mtp_depth == 1 ? "" : "s");
   out += fmt::format("  {:<20} {}: {} layers, hidden {}, {} parameters{}\n", "model", s.model.name, s.model.layers, s.model.hidden,
                      human_count(p.params_total), variants);
   if (const auto& moe = s.model.moe; moe.experts > 0)

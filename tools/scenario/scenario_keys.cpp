@@ -338,6 +338,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
               "value features per head (DeepSeek-V3: 128)", "*required* with `attention: mla`"),
       int_key("model.dense_layers", LS_FIELD(model.dense_layers), 0, kMaxCount, 0,
               "MoE models: the first N layers keep a dense MLP of `ffn_hidden` (DeepSeek-V3: 3)", "preset, else 0"),
+      int_key("model.mtp_depth", LS_FIELD(model.mtp_depth), 0, 16, 0,
+              "multi-token prediction modules after the main model, on the last stage (DeepSeek-V3: 1): each an RMSNorm "
+              "of the hidden state and of the next token's embedding, a 2h → h projection, one transformer block and "
+              "the shared output head with its own loss"),
       int_key("model.sliding_window", LS_FIELD(model.sliding_window), 0, kMaxDim, 0,
               "sliding-window attention: each query attends the last N keys (0: all earlier keys; FLOPs and "
               "FlashAttention's blocks over the window; without cp)"),

@@ -101,8 +101,8 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       offload_activations_(s_.layout.offload.activations),
       profile_(kernel_profile(s_)),
       recv_(static_cast<std::size_t>(2 * s_.layout.microbatches) * chunks.size(), 0),
-      gathered_this_step_(static_cast<std::size_t>(s_.model.layers), 0),
-      offload_copy_(static_cast<std::size_t>(s_.model.layers), 0) {}
+      gathered_this_step_(static_cast<std::size_t>(block_count(s_.model)), 0),
+      offload_copy_(static_cast<std::size_t>(block_count(s_.model)), 0) {}
 
 bool StageEmitter::on_other_stage(int model_chunk) const {
   return place_model_chunk(s_.layout.schedule, s_.layout.pp, model_chunk).first != stage_;
@@ -167,22 +167,18 @@ void StageEmitter::emit_forward(const Site& at) {
                                              static_cast<std::int64_t>(bytes_.embedding)));
     tp_all_reduce(Pass::forward, at, -1, 0, 1);  // vocab-parallel embedding all-reduce
   }
-  for (int l = cl.begin; l < cl.end; ++l) {
-    std::int64_t gather = zero3_gather(at, l, false);
-    if (gather == kNoGather) gather = first_use_gather(at.chunk, l);
-    // Activation offload: layer l's forward waits for the copy of layer l−2, which frees it.
-    if (offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end)) {
-      pending_copy_ = offload_copy_[static_cast<std::size_t>(l - 2)];
-      pending_mem_ -= static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
-    }
-    emit_layer(l, Pass::forward, at, gather);
-    if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end))
-      offload_copy_[static_cast<std::size_t>(l)] =
-          builder_.add(stream::prefetch, copy_op(at, l, layer_activation(s_, bytes_, l)), {builder_.last(stream::compute)});
-  }
+  // The model's layers, the head, then each MTP module's entry, block and head (the
+  // module's logits are booked with its block's activations).
+  const int layers = s_.model.layers;
+  for (int l = cl.begin; l < std::min(cl.end, layers); ++l) forward_block(at, cl, l);
   if (mc == last_model_chunk_ && !L.embedding_free)
-    builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
+    builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, layers, layers + 1,
                                              costs_.head(Pass::forward), static_cast<std::int64_t>(bytes_.logits)));
+  for (int l = std::max(cl.begin, layers); l < cl.end; ++l) {
+    mtp_entry(Pass::forward, at, l);
+    forward_block(at, cl, l);
+    builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, layers, layers + 1, costs_.head(Pass::forward), 0));
+  }
   if (mc < last_model_chunk_ && on_other_stage(mc + 1)) {
     const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc + 1);
     const auto idx = builder_.add(stream::pp_send,
@@ -190,6 +186,20 @@ void StageEmitter::emit_forward(const Site& at) {
                                   {builder_.last(stream::compute)});
     sends_.push_back(PendingSend{idx, peer, false, at.microbatch, peer_chunk});
   }
+}
+
+void StageEmitter::forward_block(const Site& at, ChunkLayers cl, int l) {
+  std::int64_t gather = zero3_gather(at, l, false);
+  if (gather == kNoGather) gather = first_use_gather(at.chunk, l);
+  // Activation offload: layer l's forward waits for the copy of layer l−2, which frees it.
+  if (offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end)) {
+    pending_copy_ = offload_copy_[static_cast<std::size_t>(l - 2)];
+    pending_mem_ -= static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
+  }
+  emit_layer(l, Pass::forward, at, gather);
+  if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end))
+    offload_copy_[static_cast<std::size_t>(l)] =
+        builder_.add(stream::prefetch, copy_op(at, l, layer_activation(s_, bytes_, l)), {builder_.last(stream::compute)});
 }
 
 void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) {
@@ -200,31 +210,23 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     recv_[recv_slot(true, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
-  if (mc == last_model_chunk_ && !L.embedding_free) {
-    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, s_.model.layers, s_.model.layers + 1,
-                                             costs_.head(Pass::backward), -static_cast<std::int64_t>(bytes_.logits)));
-    tp_all_reduce(Pass::backward, at, s_.model.layers, s_.model.layers + 1, 1);
+  // Mirror of the forward: each MTP module's head, block and entry (last first), the
+  // model's head, then its layers.
+  const int layers = s_.model.layers;
+  for (int l = cl.end - 1; l >= std::max(cl.begin, layers); --l) {
+    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, layers, layers + 1, costs_.head(Pass::backward), 0));
+    tp_all_reduce(Pass::backward, at, layers, layers + 1, 1);
+    backward_block(at, cl, l, pass);
+    mtp_entry(Pass::backward, at, l);
+    if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
-  for (int l = cl.end - 1; l >= cl.begin; --l) {
-    std::int64_t gather = zero3_gather(at, l, true);
-    // Activation offload: wait for layer l's reload; allocate layer l−2's, which starts after this backward.
-    const bool reload_next = offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end);
-    if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end)) pending_copy_ = offload_copy_[static_cast<std::size_t>(l)];
-    if (reload_next) pending_mem_ += static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
-    // Full recompute re-runs the layer's forward and holds its complete activations
-    // until the backward ends: a separate op, as is the per-op recompute, which
-    // gathers the TP inputs again. Selective recompute of a dense layer (the
-    // attention core) runs back to back with the backward and no communication in
-    // between, so it is folded into the backward op — one event instead of two, same
-    // time and FLOPs. An MoE layer's dense part is recomputed as its own op.
-    const bool moe = layer_is_moe(s_.model, l);
-    const Recompute rc = recompute_of_layer(L, l);
-    const bool separate_recompute = moe ? rc != Recompute::none : rc == Recompute::full || rc == Recompute::every_second_matmul;
-    const std::int64_t held = separate_recompute ? emit_layer(l, Pass::recompute, at, gather) : 0;
-    emit_layer(l, pass, at, gather, held);
-    if (reload_next)
-      offload_copy_[static_cast<std::size_t>(l - 2)] = builder_.add(
-          stream::prefetch, copy_op(at, l - 2, layer_activation(s_, bytes_, l - 2)), {builder_.last(stream::compute)});
+  if (mc == last_model_chunk_ && !L.embedding_free) {
+    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, layers, layers + 1,
+                                             costs_.head(Pass::backward), -static_cast<std::int64_t>(bytes_.logits)));
+    tp_all_reduce(Pass::backward, at, layers, layers + 1, 1);
+  }
+  for (int l = std::min(cl.end, layers) - 1; l >= cl.begin; --l) {
+    backward_block(at, cl, l, pass);
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
   if (mc == 0 && !L.embedding_free)
@@ -239,6 +241,29 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
                                   {builder_.last(stream::compute)});
     sends_.push_back(PendingSend{idx, peer, true, at.microbatch, peer_chunk});
   }
+}
+
+void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pass) {
+  const auto& L = s_.layout;
+  std::int64_t gather = zero3_gather(at, l, true);
+  // Activation offload: wait for layer l's reload; allocate layer l−2's, which starts after this backward.
+  const bool reload_next = offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end);
+  if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end)) pending_copy_ = offload_copy_[static_cast<std::size_t>(l)];
+  if (reload_next) pending_mem_ += static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
+  // Full recompute re-runs the layer's forward and holds its complete activations
+  // until the backward ends: a separate op, as is the per-op recompute, which
+  // gathers the TP inputs again. Selective recompute of a dense layer (the
+  // attention core) runs back to back with the backward and no communication in
+  // between, so it is folded into the backward op — one event instead of two, same
+  // time and FLOPs. An MoE layer's dense part is recomputed as its own op.
+  const bool moe = layer_is_moe(s_.model, l);
+  const Recompute rc = recompute_of_layer(L, l);
+  const bool separate_recompute = moe ? rc != Recompute::none : rc == Recompute::full || rc == Recompute::every_second_matmul;
+  const std::int64_t held = separate_recompute ? emit_layer(l, Pass::recompute, at, gather) : 0;
+  emit_layer(l, pass, at, gather, held);
+  if (reload_next)
+    offload_copy_[static_cast<std::size_t>(l - 2)] = builder_.add(
+        stream::prefetch, copy_op(at, l - 2, layer_activation(s_, bytes_, l - 2)), {builder_.last(stream::compute)});
 }
 
 void StageEmitter::emit_backward_weight(const Site& at, bool last_gradient) {
@@ -334,6 +359,12 @@ void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   // Memory-bound, after every gradient is reduced.
   if (any_gradient_sync_) builder_.add(stream::compute, opt, {builder_.last(stream::dp)});
   else builder_.add(stream::compute, opt);
+}
+
+void StageEmitter::mtp_entry(Pass pass, const Site& at, int block) {
+  // The entry's activations are booked with its block (layer_activation).
+  builder_.add(stream::compute, compute_op(work_of(pass), at.microbatch, at.chunk, block, block + 1, costs_.mtp_entry(pass), 0));
+  if (pass == Pass::forward) tp_all_reduce(pass, at, block, block + 1, 1);  // its vocab-parallel embedding lookup
 }
 
 Op StageEmitter::copy_op(const Site& at, int layer, double bytes) const {

@@ -105,6 +105,13 @@ private:
   void expert_round_trip(Pass pass, const Site& at, int layer);
   void expert_op_for(Pass pass, const Site& at, int layer);
   void ep_all_to_all(Pass pass, const Site& at, int layer, int variant);
+  /// An MTP module's entry (norms, projection, the shifted tokens' embedding) before
+  /// its block in the forward, after it in the backward.
+  void mtp_entry(Pass pass, const Site& at, int block);
+  /// One block's forward (its gathers, offload copies, the layer), and its backward
+  /// (the gathers, offload reloads, recompute and the backward pass).
+  void forward_block(const Site& at, ChunkLayers cl, int l);
+  void backward_block(const Site& at, ChunkLayers cl, int l, Pass pass);
   /// All-gathers that ZeRO-3 issues for layer `layer`'s `bytes` (gather_granularity).
   int gather_calls(int layer, double bytes) const;
   std::int64_t zero3_gather(const Site& at, int layer, bool backward);

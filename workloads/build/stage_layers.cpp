@@ -7,6 +7,7 @@
 #include "workloads/model/layout.hpp"
 #include "workloads/model/schedule.hpp"
 #include "workloads/cost/pass_costs.hpp"
+#include "workloads/model/model.hpp"
 
 namespace ls::wl {
 
@@ -22,6 +23,12 @@ std::vector<int> balanced_stage_layers(const Scenario& s) {
   if (layer > 0) {
     extra.front() += (costs.embedding(Pass::forward).time + costs.embedding(Pass::backward).time).seconds() / layer;
     extra.back() += (costs.head(Pass::forward).time + costs.head(Pass::backward).time).seconds() / layer;
+    // Each MTP module: a block, its entry and the head again, on the last stage.
+    const auto& m = s.model;
+    const double block = m.layers > 0 ? 1.0 : 0.0;
+    extra.back() += m.mtp_depth * (block + (costs.head(Pass::forward).time + costs.head(Pass::backward).time +
+                                            costs.mtp_entry(Pass::forward).time + costs.mtp_entry(Pass::backward).time)
+                                                   .seconds() / layer);
   }
   return balanced_stage_layers(s.model.layers, p, extra);
 }
@@ -61,6 +68,12 @@ StageLayers stage_layers(const Scenario& s) {
     cl.begin = begin;
     cl.end = begin + per_mc[static_cast<std::size_t>(mc)];
     begin = cl.end;
+  }
+  // The MTP modules' blocks follow the model's last layer in the last model chunk.
+  if (const int d = s.model.mtp_depth; d > 0) {
+    const auto [stage, chunk] = place_model_chunk(s.layout.schedule, p, p * v - 1);
+    out.chunks[static_cast<std::size_t>(stage)][static_cast<std::size_t>(chunk)].end += d;
+    out.per_stage[static_cast<std::size_t>(stage)] += d;
   }
   return out;
 }

@@ -33,8 +33,10 @@ double DeviceParams::experts(int l) const {
 
 double DeviceParams::dense(int l) const {
   const auto& m = s_->model;
-  return (layer_is_moe(m, l) ? (layer_params(m, l) - m.moe.experts * expert_params(m)) / s_->layout.tp
-                             : layer_params(m) / s_->layout.tp) +
+  // An MTP module's block carries its entry (projection and norms), split over tp.
+  const double entry = is_mtp_block(m, l) ? mtp_entry_params(m) : 0.0;
+  return (layer_is_moe(m, l) ? (layer_params(m, l) - m.moe.experts * expert_params(m) + entry) / s_->layout.tp
+                             : (layer_params(m) + entry) / s_->layout.tp) +
          lora_params_on_device(*s_, l);
 }
 

@@ -380,6 +380,15 @@ public:
     }
   }
 
+  void mtp_entry() {
+    embedding();
+    norm("mtp.norm_hidden");
+    norm("mtp.norm_embedding");
+    const double x = Tn_ * h_ * ab_;
+    steps.push_back({mem("mtp.concat", 4 * x), {mem("mtp.concat.bwd", 4 * x)}, {}});
+    linear("mtp.proj", "mtp.proj.dgrad", "mtp.proj.wgrad", {T_, h_ / t_, 2 * h_}, Tn_ * 2 * h_);
+  }
+
   void lm_head() {
     norm("final_norm");
     const double V = static_cast<double>(m_.vocab) / t_;
@@ -514,6 +523,18 @@ double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
 double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
   Builder b(m, o);
   b.lm_head();
+  return b.saved_bytes(Recompute::none);
+}
+
+std::vector<Kernel> mtp_entry_pass_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass) {
+  Builder b(m, o);
+  b.mtp_entry();
+  return b.pass(pass, Recompute::none);
+}
+
+double mtp_entry_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
+  Builder b(m, o);
+  b.mtp_entry();
   return b.saved_bytes(Recompute::none);
 }
 

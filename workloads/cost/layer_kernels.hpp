@@ -69,6 +69,12 @@ std::vector<Kernel> lm_head_pass_kernels(const ModelSpec& m, const KernelOptions
 /// head input, the fp32 softmax of the loss: T·V/t·4) keep for the backward. O(1).
 double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o);
 double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o);
+/// An MTP module's entry (model.mtp_depth): the embedding lookup of the shifted
+/// tokens, an RMSNorm of the previous hidden state and one of that embedding, their
+/// concatenation and the 2h → h projection (split over tp, as the block's linears).
+/// Its activation bytes keep the two norms' inputs and the projection's input. O(1).
+std::vector<Kernel> mtp_entry_pass_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass);
+double mtp_entry_activation_bytes(const ModelSpec& m, const KernelOptions& o);
 
 /// Timed breakdown of one pass over layers [first_layer, first_layer + layer_count), plus
 /// the embedding and / or the LM head when asked (first / last pipeline stage): what one

@@ -70,7 +70,7 @@ void per_cp_rank(LayerCosts& c, int cp) {
 
 /// model.hpp's FLOPs of one micro-batch, split as the PassCosts interface asks.
 struct FlopTables {
-  LayerCosts dense, moe_dense, experts, embedding, head;
+  LayerCosts dense, moe_dense, experts, embedding, head, mtp_entry;
   int moe_layer = 0;  // the MoE layer they describe (-1: dense model)
 };
 
@@ -84,10 +84,12 @@ FlopTables flop_tables(const Scenario& sc) {
   if (!L.embedding_free) {
     t.embedding = embedding_costs(m, L.microbatch_size, L.tp, ab);
     t.head = lm_head_costs(m, L.microbatch_size, L.tp, ab);
+    if (m.mtp_depth > 0) t.mtp_entry = mtp_entry_costs(m, L.microbatch_size, L.tp, ab);
   }
   per_cp_rank(t.dense, L.cp);
   per_cp_rank(t.embedding, L.cp);
   per_cp_rank(t.head, L.cp);
+  per_cp_rank(t.mtp_entry, L.cp);
   if (m.moe.experts <= 0) return t;
   // Difference of two layer_costs calls: the full MoE layer minus the same layer
   // with no routed expert visits (top_k = 0) leaves exactly the routed-expert work.
@@ -242,6 +244,10 @@ KernelPassCosts::KernelPassCosts(const Scenario& sc) : s_(&sc), profile_(kernel_
       delta = 0;
       price(head_[i], kernels_of([&](LayerPass lp) { return method(m.layers - 1, KernelPart::head, lp, lm_head_pass_kernels(m, o, lp)); }, p), profile_, g, ab, o.dispatch_overhead_s);
       add_method_flops(head_[i], delta, p);
+      if (m.mtp_depth > 0) {  // pretraining only (layout.cpp): no training-method kernels
+        mtp_entry_[i] = flops_of(flops.mtp_entry, p);
+        price(mtp_entry_[i], kernels_of([&](LayerPass lp) { return mtp_entry_pass_kernels(m, o, lp); }, p), profile_, g, ab, o.dispatch_overhead_s);
+      }
     }
     if (moe_layer < 0) continue;
     // One MoE layer's kernels, split into the routed experts and the rest.
@@ -272,6 +278,7 @@ PassCost KernelPassCosts::layer(LayerKind kind, Pass pass) const {
 PassCost KernelPassCosts::experts(Pass pass) const { return experts_[index(pass)]; }
 PassCost KernelPassCosts::embedding(Pass pass) const { return embedding_[index(pass)]; }
 PassCost KernelPassCosts::head(Pass pass) const { return head_[index(pass)]; }
+PassCost KernelPassCosts::mtp_entry(Pass pass) const { return mtp_entry_[index(pass)]; }
 
 PassCost KernelPassCosts::optimizer(double params) const {
   // Adam's ~10 element-wise FLOP per parameter are not counted as hardware FLOPs
@@ -297,6 +304,7 @@ RooflinePassCosts::RooflinePassCosts(const Scenario& sc) : gpu_(&sc.gpu), precis
     dense_[index(p)] = priced(g, t.dense, p);
     embedding_[index(p)] = priced(g, t.embedding, p);
     head_[index(p)] = priced(g, t.head, p);
+    mtp_entry_[index(p)] = priced(g, t.mtp_entry, p);
     if (t.moe_layer >= 0) {
       moe_dense_[index(p)] = priced(g, t.moe_dense, p);
       experts_[index(p)] = priced(g, t.experts, p);
@@ -321,6 +329,7 @@ PassCost RooflinePassCosts::layer(LayerKind kind, Pass pass) const {
 PassCost RooflinePassCosts::experts(Pass pass) const { return experts_[index(pass)]; }
 PassCost RooflinePassCosts::embedding(Pass pass) const { return embedding_[index(pass)]; }
 PassCost RooflinePassCosts::head(Pass pass) const { return head_[index(pass)]; }
+PassCost RooflinePassCosts::mtp_entry(Pass pass) const { return mtp_entry_[index(pass)]; }
 
 PassBytes pass_bytes(const Scenario& sc) {
   const auto& m = sc.model;
@@ -344,6 +353,7 @@ PassBytes pass_bytes(const Scenario& sc) {
   if (!L.embedding_free) {
     pb.embedding = embedding_activation_bytes(m, o);
     pb.logits = lm_head_activation_bytes(m, o);
+    if (m.mtp_depth > 0) pb.mtp_entry = mtp_entry_activation_bytes(m, o);
   }
   // Tokens of the micro-batch on this device: s/cp per sequence under context parallelism.
   const double bsh =
@@ -366,8 +376,9 @@ PassBytes pass_bytes(const Scenario& sc) {
 double layer_activation(const Scenario& s, const PassBytes& bytes, int layer) {
   // activation_full_* are what a layer keeps without recompute.
   const bool recomputed = recompute_of_layer(s.layout, layer) != Recompute::none;
-  if (layer_is_moe(s.model, layer)) return recomputed ? bytes.activation_per_moe_layer : bytes.activation_full_moe_layer;
-  return recomputed ? bytes.activation_per_layer : bytes.activation_full_layer;
+  const double mtp = is_mtp_block(s.model, layer) ? bytes.mtp_entry + bytes.logits : 0.0;
+  if (layer_is_moe(s.model, layer)) return mtp + (recomputed ? bytes.activation_per_moe_layer : bytes.activation_full_moe_layer);
+  return mtp + (recomputed ? bytes.activation_per_layer : bytes.activation_full_layer);
 }
 
 }  // namespace ls::wl

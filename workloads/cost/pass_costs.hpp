@@ -49,6 +49,8 @@ public:
   virtual PassCost embedding(Pass pass) const = 0;
   /// LM head and loss (forward/backward only).
   virtual PassCost head(Pass pass) const = 0;
+  /// An MTP module's entry (forward/backward only; zero without model.mtp_depth).
+  virtual PassCost mtp_entry(Pass pass) const = 0;
   /// The optimizer step (gradient clipping + Adam) on `params` local parameters.
   virtual PassCost optimizer(double params) const = 0;
 };
@@ -78,13 +80,14 @@ public:
   PassCost experts(Pass pass) const override;
   PassCost embedding(Pass pass) const override;
   PassCost head(Pass pass) const override;
+  PassCost mtp_entry(Pass pass) const override;
   PassCost optimizer(double params) const override;
   const ComputeProfile& profile() const { return profile_; }
 
 private:
   const Scenario* s_;
   ComputeProfile profile_;
-  PassCost dense_[5], moe_dense_[5], experts_[5], embedding_[5], head_[5];
+  PassCost dense_[5], moe_dense_[5], experts_[5], embedding_[5], head_[5], mtp_entry_[5];
 };
 
 /// Every pass priced by the roofline (hardware.hpp compute_time) on model.hpp's
@@ -96,6 +99,7 @@ public:
   PassCost experts(Pass pass) const override;
   PassCost embedding(Pass pass) const override;
   PassCost head(Pass pass) const override;
+  PassCost mtp_entry(Pass pass) const override;
   PassCost optimizer(double params) const override;
 
 private:
@@ -103,7 +107,7 @@ private:
   PrecisionSpec precision_;
   static PassCost priced(const GpuSpec& gpu, const LayerCosts& costs, Pass pass);
 
-  PassCost dense_[5], moe_dense_[5], experts_[5], embedding_[5], head_[5];
+  PassCost dense_[5], moe_dense_[5], experts_[5], embedding_[5], head_[5], mtp_entry_[5];
 };
 
 /// Bytes the stage emitter moves and keeps per micro-batch, on one device.
@@ -114,6 +118,7 @@ struct PassBytes {
   double activation_full_moe_layer = 0;
   double embedding = 0;                  // embedding: what its backward needs (dropout mask)
   double logits = 0;                     // LM head: final-norm and head inputs, fp32 softmax of the loss
+  double mtp_entry = 0;                  // an MTP module's entry: its norms' and projection's inputs
   double tp_all_reduce = 0;              // one TP all-reduce buffer: b·s·h·activation_bytes
   double ep_all_to_all = 0;              // one MoE dispatch/combine buffer: b·(s/cp)·k·h·activation_bytes / t
   double expert_tp_all_reduce = 0;       // the expert layers' TP collective: b·(s/cp)·h·activation_bytes / t · expert_tp
@@ -123,7 +128,8 @@ struct PassBytes {
 /// friends), following attention kind, fusion, dropout, SP and recompute. O(kernels of two layers).
 PassBytes pass_bytes(const Scenario& s);
 /// Activation bytes layer `layer` keeps per micro-batch (dense or MoE entry of `bytes`;
-/// the entry without recompute when layout.recompute.layers leaves the layer out).
+/// the entry without recompute when layout.recompute.layers leaves the layer out). An
+/// MTP module's block also keeps its entry's and its own head's (mtp_entry, logits).
 double layer_activation(const Scenario& s, const PassBytes& bytes, int layer);
 
 }  // namespace ls::wl

@@ -163,8 +163,10 @@ ParameterSplit parameter_split(const Scenario& s) {
   const auto& m = s.model;
   ParameterSplit out;
   double base = 0, trained = 0;
-  for (int l = 0; l < m.layers; ++l) {
-    const double dense = dense_part(m, l), experts = layer_params(m, l) - dense;
+  for (int l = 0; l < block_count(m); ++l) {
+    // An MTP module (pretraining only) is trained whole: its block and its entry.
+    const double dense = dense_part(m, l) + (is_mtp_block(m, l) ? mtp_entry_params(m) : 0.0),
+                 experts = layer_params(m, l) - dense_part(m, l);
     base += dense + experts;
     trained += dense * trained_fraction_dense(s, l) + experts * trained_fraction_experts(s);
     if (s.training.method == TrainingMethod::lora)

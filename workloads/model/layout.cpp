@@ -134,6 +134,12 @@ void check_model_variants(const Scenario& s, Errors& e) {
     e.add("model.mla", "the latent attention's shape is read only with attention: mla", "set attention: mla, or drop mla");
   }
 
+  if (m.mtp_depth > 0 && s.layout.embedding_free)
+    e.add("model.mtp_depth", "multi-token prediction runs the output head once per module; this layout has no embedding or head",
+          "drop mtp_depth, or embedding_free");
+  if (m.mtp_depth > 0 && s.training.method != TrainingMethod::pretrain)
+    e.add("model.mtp_depth", "multi-token prediction is a pretraining objective; fine-tuning with it is not modelled",
+          "drop mtp_depth for fine-tuning");
   if (m.dense_layers > 0 && m.moe.experts <= 0)
     e.add("model.dense_layers", "dense_layers keeps the first layers of an MoE model dense; this model has no moe", "drop dense_layers");
   else if (m.dense_layers >= m.layers && m.layers > 0)

@@ -226,9 +226,18 @@ double window_counted_keys(double keys, double window) {
   return 2 * w - w * w / keys;
 }
 
+int block_count(const ModelSpec& m) { return m.layers + m.mtp_depth; }
+
+bool is_mtp_block(const ModelSpec& m, int block) { return block >= m.layers; }
+
+double mtp_entry_params(const ModelSpec& m) {
+  const double h = static_cast<double>(m.hidden);
+  return 2 * h * h + 2 * norm_params(m);
+}
+
 double total_params(const ModelSpec& m) {
   double sum = 0;
-  for (int i = 0; i < m.layers; ++i) sum += layer_params(m, i);
+  for (int i = 0; i < block_count(m); ++i) sum += layer_params(m, i) + (is_mtp_block(m, i) ? mtp_entry_params(m) : 0);
   return sum + embedding_params(m) + final_norm_params(m) + lm_head_params(m);
 }
 
@@ -386,6 +395,25 @@ LayerCosts lm_head_costs(const ModelSpec& m, int microbatch_size, int tp, int ac
   return c;
 }
 
+LayerCosts mtp_entry_costs(const ModelSpec& m, int microbatch_size, int tp, int activation_bytes) {
+  check_args(m, microbatch_size, tp, activation_bytes);
+  const double tokens = static_cast<double>(microbatch_size) * static_cast<double>(m.seq_len);
+  const double h = static_cast<double>(m.hidden), t = tp, ab = activation_bytes;
+  const double proj = 2 * tokens * 2 * h * h / t;
+  // The lookup (as embedding_costs), two norms r/w 2h each, the concatenation r/w 4h,
+  // the projection's weights and its 2h-in / h-out activations.
+  const double weight_bytes = 2 * h * h / t * ab;
+  const double fwd_bytes = (tokens * h / t + tokens * h) * ab + tokens * 8 * h * ab + weight_bytes + tokens * 3 * h / t * ab;
+  LayerCosts c;
+  c.forward = {proj, fwd_bytes, tokens};
+  c.model_flops_fwd = proj;
+  const double half_bytes = weight_bytes + tokens * 3 * h / t * ab;
+  c.backward_input = {proj, half_bytes + tokens * 8 * h * ab, tokens};
+  c.backward_weight = {proj, half_bytes + (tokens * h + 2 * tokens * h / t) * ab, tokens};
+  c.backward = {2 * proj, c.backward_input.bytes + c.backward_weight.bytes, tokens};
+  return c;
+}
+
 double megatron_step_flops(const ModelSpec& m, double global_batch) {
   const double s = static_cast<double>(m.seq_len), h = static_cast<double>(m.hidden);
   const double L = m.layers, V = static_cast<double>(m.vocab);
@@ -394,15 +422,16 @@ double megatron_step_flops(const ModelSpec& m, double global_batch) {
 
 double model_step_flops(const ModelSpec& m, double global_batch) {
   double fwd = 0;  // one sequence, whole model (tp = 1)
-  for (int i = 0; i < m.layers; ++i) fwd += layer_costs(m, i, 1, 1, 1, false, Recompute::none, 2).model_flops_fwd;
-  fwd += lm_head_costs(m, 1, 1, 2).model_flops_fwd;
+  for (int i = 0; i < block_count(m); ++i) fwd += layer_costs(m, i, 1, 1, 1, false, Recompute::none, 2).model_flops_fwd;
+  fwd += (1 + m.mtp_depth) * lm_head_costs(m, 1, 1, 2).model_flops_fwd + m.mtp_depth * mtp_entry_costs(m, 1, 1, 2).model_flops_fwd;
   return 3 * fwd * global_batch;
 }
 
 int layer_parameter_modules(const ModelSpec& m, int layer) {
   const int attention = 2;  // fused QKV, output projection
   const int norms = norms_per_layer(m);
-  return attention + norms + (layer_is_moe(m, layer) ? moe_mlp_modules(m) : mlp_matrices(m));
+  const int mtp_entry = is_mtp_block(m, layer) ? 3 : 0;  // projection, two norms
+  return attention + norms + mtp_entry + (layer_is_moe(m, layer) ? moe_mlp_modules(m) : mlp_matrices(m));
 }
 
 int layer_parameter_tensors(const ModelSpec& m, int layer) {
@@ -411,7 +440,8 @@ int layer_parameter_tensors(const ModelSpec& m, int layer) {
   const int per_linear = has_bias(m) ? 2 : 1;
   const int per_norm = gpt_style(m) && has_bias(m) ? 2 : 1;
   const int mlp = layer_is_moe(m, layer) ? 1 + (moe_mlp_modules(m) - 1) * per_linear : mlp_matrices(m) * per_linear;
-  return 2 * per_linear + norms_per_layer(m) * per_norm + mlp;
+  const int mtp_entry = is_mtp_block(m, layer) ? per_linear + 2 * per_norm : 0;  // projection, two norms
+  return 2 * per_linear + norms_per_layer(m) * per_norm + mlp + mtp_entry;
 }
 
 }  // namespace ls::wl

@@ -47,8 +47,17 @@ double expert_params(const ModelSpec& m);
 double lm_head_params(const ModelSpec& m);
 /// Final norm before the LM head: 2·hidden (LayerNorm) or hidden (RMSNorm).
 double final_norm_params(const ModelSpec& m);
-/// Sum over layers + embedding + final norm + LM head.
+/// Sum over layers + embedding + final norm + LM head, and the multi-token-prediction
+/// modules (block + entry each) when model.mtp_depth > 0.
 double total_params(const ModelSpec& m);
+/// Transformer blocks a step runs: the model's layers, then one per MTP module
+/// (block index layers + d), all on the last pipeline stage's last chunk.
+int block_count(const ModelSpec& m);
+/// True for the block of an MTP module (index ≥ model.layers).
+bool is_mtp_block(const ModelSpec& m, int block);
+/// An MTP module's own parameters besides its block: the 2h × h projection and the
+/// norms of the hidden state and of the embedding (2·norm_params).
+double mtp_entry_params(const ModelSpec& m);
 /// One layer's attention widths per token, over all heads (model.attention):
 ///  * mha / gqa: head dim d = head_dim (else h/a); queries a·d wide, K and V g·d each
 ///    (g = kv_heads);
@@ -146,6 +155,10 @@ LayerCosts embedding_costs(const ModelSpec& m, int microbatch_size, int tp, int 
 /// element-wise: bytes only, no FLOPs, so MFU == HFU without recompute); backward
 /// 2 × forward split evenly (dX = dZ·W and dW = dZᵀ·X are the same size).
 LayerCosts lm_head_costs(const ModelSpec& m, int microbatch_size, int tp, int activation_bytes);
+/// An MTP module's entry, per device: the embedding lookup of the shifted tokens, two
+/// norms and the projection [h_prev; emb] (2h) → h, 2·b·s·2h·h/tp FLOPs forward;
+/// backward 2 × forward split evenly. Rows b·s.
+LayerCosts mtp_entry_costs(const ModelSpec& m, int microbatch_size, int tp, int activation_bytes);
 
 /// Megatron-LM model FLOPs of one step for GPT-style models:
 /// 72·B·s·L·h²·(1 + s/(6h) + V/(12·L·h)), B = global batch in sequences.
@@ -153,8 +166,9 @@ double megatron_step_flops(const ModelSpec& m, double global_batch);
 
 /// Model FLOPs of one step for any model (GQA, SwiGLU, MoE):
 /// 3 × (Σ_layers forward model FLOPs + logits 2·s·h·V) × B, B = global batch in
-/// sequences (forward + 2× backward, no recompute). Equals megatron_step_flops for
-/// GPT shapes (f = 4h, g = a, dense). O(layers).
+/// sequences (forward + 2× backward, no recompute); each MTP module adds its block,
+/// its entry projection and the logits again. Equals megatron_step_flops for GPT
+/// shapes (f = 4h, g = a, dense, no MTP). O(layers).
 double model_step_flops(const ModelSpec& m, double global_batch);
 
 }  // namespace ls::wl

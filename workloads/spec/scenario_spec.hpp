@@ -124,6 +124,13 @@ struct ModelSpec {
   /// MoE models: the first `dense_layers` layers keep a dense MLP of ffn_hidden
   /// (DeepSeek-V3's first 3); the MoE layers follow moe.every_n_layers after them.
   int dense_layers = 0;
+  /// Multi-token prediction (DeepSeek-V3 §2.2): D modules after the main model on the
+  /// last pipeline stage, module d predicting the token d+1 ahead. Each joins the
+  /// previous hidden state and the embedding of the next input token (an RMSNorm of
+  /// each, concatenated, projected 2h → h), runs one transformer block (block index
+  /// layers + d, dense or MoE by the model's layer rule) and the shared output head
+  /// with its own loss. The embedding and head weights are the main model's. 0: none.
+  int mtp_depth = 0;
   /// Unset: resolve() sets gqa when kv_heads < heads, else mha.
   std::optional<AttentionArch> attention;
   MlaSpec mla;                       // attention: mla
