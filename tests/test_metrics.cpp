@@ -76,9 +76,9 @@ TEST_CASE("vocabulary: axes are group slots, kinds of work are tags, one name ta
 }
 
 TEST_CASE("link groups: identical links fold into one row, ranked by bottleneck time, every class's busiest kept") {
-  // Two nodes' GPU→NVSwitch links behave the same (one group of 4 with a shared-node
-  // number left as '*'); one NIC→leaf cable is a bottleneck longer than any of them; an
-  // idle leaf→spine link forms a class of its own with no traffic.
+  // Two nodes' GPU→NVSwitch links behave the same (one group of 4, its numbers written
+  // as the sets of the members' values); one NIC→leaf cable is a bottleneck longer than
+  // any of them; an idle leaf→spine link forms a class of its own with no traffic.
   std::vector<LinkStat> links;
   for (int n = 0; n < 2; ++n)
     for (int g = 0; g < 2; ++g)
@@ -89,7 +89,7 @@ TEST_CASE("link groups: identical links fold into one row, ranked by bottleneck 
   const auto ranked = group_links(links, 1.0);
   REQUIRE(ranked.size() == 4);
   CHECK(ranked[0].pattern == "node1.nic0->leaf0");  // 0.4 s as a bottleneck: first
-  CHECK(ranked[1].pattern == "node*.gpu*->node*.nvswitch");
+  CHECK(ranked[1].pattern == "node{0,1}.gpu{0,1}->node{0,1}.nvswitch");
   CHECK(ranked[1].count == 4);
   CHECK(ranked[1].link_class == "nvlink node*.gpu*->node*.nvswitch");
   CHECK(ranked[1].bottleneck_fraction == doctest::Approx(0.2));
@@ -97,6 +97,41 @@ TEST_CASE("link groups: identical links fold into one row, ranked by bottleneck 
   const auto shown = reported_link_groups(ranked, 1);
   REQUIRE(shown.size() == 2);
   CHECK(shown[0].busiest_of_class);
-  CHECK(shown[1].pattern == "node*.gpu*->node*.nvswitch");
+  CHECK(shown[1].pattern == "node{0,1}.gpu{0,1}->node{0,1}.nvswitch");
   CHECK(name_shape("node12.gpu3->node12.nvswitch") == "node*.gpu*->node*.nvswitch");
+  // The bottleneck: the NIC cable's class, 0.4 of the step; NVLink is 0.2 behind, not tied.
+  const LinkBottleneck b = link_bottleneck(ranked);
+  CHECK(b.present);
+  CHECK(b.link_class == "infiniband node*.nic*->leaf*");
+  CHECK(b.fraction == doctest::Approx(0.4));
+  CHECK(b.tied.empty());
+}
+
+TEST_CASE("link groups: figures within 1 % merge, value sets as ranges, no two groups printed alike") {
+  std::vector<LinkStat> links;
+  // Leaf→NIC cables 0..3 and 8..11 carry 1 GB (one 0.5 % heavier: still one group);
+  // cables 4..7 carry 2 GB.
+  for (int i = 0; i < 12; ++i) {
+    const double bytes = (i >= 4 && i < 8) ? 2e9 : (i == 9 ? 1.005e9 : 1e9);
+    links.push_back({fmt::format("leaf{}->node{}.nic0", i / 4, i), "infiniband", bytes, bytes / 1e10, 0.1, 0.1, 0.1 * bytes / 1e9});
+  }
+  const auto ranked = group_links(links, 1.0);
+  REQUIRE(ranked.size() == 2);
+  CHECK(ranked[0].pattern == "leaf1->node{4..7}.nic0");
+  CHECK(ranked[1].pattern == "leaf{0,2}->node{0..3,8..11}.nic0");
+  CHECK(ranked[1].count == 8);
+  // Crossed cables against straight ones: the value sets coincide, so each names a member.
+  std::vector<LinkStat> crossed{{"leaf0->node0.nic0", "infiniband", 1e9, 0.1, 0.1, 0.1, 0.1},
+                                {"leaf1->node1.nic0", "infiniband", 1e9, 0.1, 0.1, 0.1, 0.1},
+                                {"leaf0->node1.nic0", "infiniband", 3e9, 0.3, 0.3, 0.3, 0.3},
+                                {"leaf1->node0.nic0", "infiniband", 3e9, 0.3, 0.3, 0.3, 0.3}};
+  const auto pair = group_links(crossed, 1.0);
+  REQUIRE(pair.size() == 2);
+  CHECK(pair[0].pattern != pair[1].pattern);
+  CHECK(pair[0].pattern == "leaf{0,1}->node{0,1}.nic0 (with leaf0->node1.nic0)");
+  // Two classes within a point of each other are both named as the bottleneck.
+  crossed.push_back({"node0.gpu0->node0.nvswitch", "nvlink", 1e9, 0.295, 0.295, 1.0, 0.295});
+  const LinkBottleneck b = link_bottleneck(group_links(crossed, 1.0));
+  REQUIRE(b.tied.size() == 1);
+  CHECK(b.tied[0].link_class == "nvlink node*.gpu*->node*.nvswitch");
 }

@@ -128,6 +128,14 @@ ordered_json links_json(const wl::Result& r) {
   }
   links["groups"] = std::move(groups);
   links["group_count"] = r.link_group_count;
+  if (const auto& b = r.link_bottleneck; b.present) {
+    ordered_json tied = ordered_json::array();
+    for (const auto& g : b.tied)
+      tied.push_back(ordered_json{{"class", g.link_class}, {"pattern", g.pattern}, {"bottleneck_s", num(g.bottleneck_s)},
+                                  {"fraction", num(g.bottleneck_fraction)}});
+    links["bottleneck"] = ordered_json{{"class", b.link_class}, {"kind", b.kind}, {"pattern", b.pattern},
+                                       {"bottleneck_s", num(b.bottleneck_s)}, {"fraction", num(b.fraction)}, {"tied", std::move(tied)}};
+  }
   return links;
 }
 

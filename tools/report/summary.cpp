@@ -161,6 +161,16 @@ std::string format_summary(const wl::Result& r) {
 
   if (!r.links_by_kind.empty()) {
     out += "\nLinks by kind\n";
+    // First, the link class that limited flows longest (saturated: some flow's max-min
+    // bottleneck), and any other class within a point of it.
+    if (const auto& b = r.link_bottleneck; b.present) {
+      out += fmt::format("  bottleneck: {} {} saturated {} of the {} step ({})", b.kind, b.pattern, human_seconds(b.bottleneck_s),
+                         human_seconds(r.step_time_s), percent(b.fraction));
+      for (const auto& g : b.tied) out += fmt::format("; also {} {} ({})", g.kind, g.pattern, percent(g.bottleneck_fraction));
+      out += "\n";
+    } else {
+      out += "  bottleneck: none (no link was saturated in the step)\n";
+    }
     out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>9}  {:>9}\n", "kind", "count", "bytes", "mean util", "max util");
     for (const auto& k : r.links_by_kind) {
       out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>9}  {:>9}\n", k.kind, k.count, human_bytes(k.bytes), percent(k.mean_utilization),

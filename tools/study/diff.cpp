@@ -170,44 +170,32 @@ DiffReport diff_summaries(const json& a, const json& b, const std::string& name_
         add("links", it.key() + " mean utilization", base + ".mean_utilization", "%");
         add("links", it.key() + " max utilization", base + ".max_utilization", "%");
       }
-  std::vector<std::string> lists;
-  for (const json* doc : {&a, &b})
-    if (const json* l = at_path(*doc, "links"); l && l->is_object())
-      for (auto it = l->begin(); it != l->end(); ++it)
-        if (it->is_array() && std::find(lists.begin(), lists.end(), it.key()) == lists.end()) lists.push_back(it.key());
-  constexpr std::size_t kEntriesPerList = 5;
-  for (const auto& list : lists) {
-    std::vector<std::string> ids;
-    std::map<std::string, std::pair<const json*, const json*>> entries;
-    for (int side = 0; side < 2; ++side) {
-      const json* l = at_path(side == 0 ? a : b, "links." + list);
-      if (!l || !l->is_array()) continue;
-      for (std::size_t i = 0; i < l->size(); ++i) {
-        const std::string id = entry_id((*l)[i], i);
-        auto& slot = entries[id];
-        (side == 0 ? slot.first : slot.second) = &(*l)[i];
-        if (i < kEntriesPerList && std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-      }
+  // Links by class: the busiest group of each class either side reports. Names do not
+  // carry over between layouts (the busiest link of one is node0.gpu0's, of the other a
+  // leaf's), classes do ("infiniband leaf*->node*.nic*").
+  add("links", "bottleneck class", "links.bottleneck.class", "text");
+  add("links", "bottleneck share of the step", "links.bottleneck.fraction", "%");
+  std::vector<std::string> classes;
+  std::map<std::string, std::pair<const json*, const json*>> busiest_of;
+  for (int side = 0; side < 2; ++side) {
+    const json* groups = at_path(side == 0 ? a : b, "links.groups");
+    if (!groups || !groups->is_array()) continue;
+    for (const auto& g : *groups) {
+      if (!g.is_object() || !g.value("busiest_of_class", false) || !g.contains("class") || !g["class"].is_string()) continue;
+      const std::string cls = g["class"].get<std::string>();
+      if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
+      (side == 0 ? busiest_of[cls].first : busiest_of[cls].second) = &g;
     }
-    for (const auto& id : ids) {
-      const auto [ea, eb] = entries[id];
-      std::vector<std::string> fields;
-      for (const json* e : {ea, eb})
-        if (e && e->is_object())
-          for (auto it = e->begin(); it != e->end(); ++it)
-            if (it->is_number() && (it.key().find("utilization") != std::string::npos || it.key().find("bottleneck") != std::string::npos ||
-                                    it.key().find("busy") != std::string::npos) &&
-                std::find(fields.begin(), fields.end(), it.key()) == fields.end())
-              fields.push_back(it.key());
-      if (fields.empty()) fields.push_back("bytes");
-      for (const auto& f : fields) {
-        DiffRow row{"links", fmt::format("{} {} {}", list, id, f), fmt::format("links.{}[{}].{}", list, id, f), unit_of(f)};
-        if (ea && ea->contains(f) && (*ea)[f].is_number()) row.has_a = true, row.a = (*ea)[f].get<double>();
-        if (eb && eb->contains(f) && (*eb)[f].is_number()) row.has_b = true, row.b = (*eb)[f].get<double>();
-        if (!row.has_a && !row.has_b) continue;
-        covered.insert(row.path);
-        r.rows.push_back(std::move(row));
-      }
+  }
+  std::sort(classes.begin(), classes.end());
+  for (const auto& cls : classes) {
+    const auto [ga, gb] = busiest_of[cls];
+    for (const char* f : {"bottleneck_fraction", "utilization", "busy_utilization", "bytes"}) {
+      DiffRow row{"links", fmt::format("{} {}", cls, f == std::string("bytes") ? "bytes/link" : f),
+                  fmt::format("links.groups[class={}].{}", cls, f), unit_of(f)};
+      if (ga && ga->contains(f) && (*ga)[f].is_number()) row.has_a = true, row.a = (*ga)[f].get<double>();
+      if (gb && gb->contains(f) && (*gb)[f].is_number()) row.has_b = true, row.b = (*gb)[f].get<double>();
+      if (row.has_a || row.has_b) r.rows.push_back(std::move(row));
     }
   }
 
@@ -217,7 +205,11 @@ DiffReport diff_summaries(const json& a, const json& b, const std::string& name_
   flatten(b, "", fb);
   std::map<std::string, double> mb(fb.begin(), fb.end());
   std::set<std::string> in_a;
-  auto skip = [&](const std::string& p) { return covered.count(p) || p.rfind("engine.", 0) == 0 || p == "critical_path.device"; };
+  // Link entries by name or pattern are compared by class above.
+  auto skip = [&](const std::string& p) {
+    return covered.count(p) || p.rfind("engine.", 0) == 0 || p == "critical_path.device" || p.rfind("links.busiest[", 0) == 0 ||
+           p.rfind("links.groups[", 0) == 0 || p.rfind("links.bottleneck.", 0) == 0;
+  };
   for (const auto& [p, va] : fa) {
     in_a.insert(p);
     if (skip(p)) continue;

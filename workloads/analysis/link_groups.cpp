@@ -37,7 +37,31 @@ void append_shape(std::string_view name, std::string& out) {
   }
 }
 
-bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+/// Links whose figures agree within 1 % are reported as one group: a report reader
+/// cannot act on a smaller difference, and ECMP spreads leave many near-equal links.
+constexpr double kGroupTolerance = 0.01;
+
+bool close(double a, double b) { return std::fabs(a - b) <= kGroupTolerance * std::max(std::fabs(a), std::fabs(b)); }
+
+/// "5" for one value, else "{0..3,8,10..11}": the sorted values as runs of consecutive
+/// integers. `values` are digit runs (no sign); leading zeros are kept for one value.
+std::string value_set(std::vector<std::string_view> values) {
+  std::vector<unsigned long long> v;
+  for (auto d : values) v.push_back(std::stoull(std::string(d)));
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  if (v.size() == 1) return std::string(values.front());
+  std::string out = "{";
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (i > 0) out += ',';
+    out += std::to_string(v[i]);
+    if (j > i) out += (j == i + 1 ? "," : "..") + std::to_string(v[j]);
+    i = j + 1;
+  }
+  return out + "}";
+}
 
 }  // namespace
 
@@ -91,33 +115,52 @@ std::vector<LinkGroup> group_links(const std::vector<LinkStat>& links, double ru
     ++groups.back().count;
     members.back().push_back(l);
   }
-  // Pattern: the shape, keeping each number all members share.
-  std::vector<std::string_view> first, runs;
+  // Pattern: the shape with each number as the set of values its members have there
+  // ("leaf{0..3}->node{0..15}.nic0"), so that groups of one class read apart.
+  std::vector<std::string_view> runs;
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     auto& g = groups[gi];
-    digit_runs(members[gi].front()->name, first);
-    std::vector<bool> same(first.size(), true);
+    std::vector<std::vector<std::string_view>> at;  // [digit run] → each member's value
     for (const auto* m : members[gi]) {
       digit_runs(m->name, runs);
-      for (std::size_t k = 0; k < first.size() && k < runs.size(); ++k) same[k] = same[k] && runs[k] == first[k];
+      if (at.size() < runs.size()) at.resize(runs.size());
+      for (std::size_t k = 0; k < runs.size(); ++k) at[k].push_back(runs[k]);
     }
     const std::string shape = name_shape(g.example);
     std::size_t k = 0;
     for (char c : shape) {
-      if (c == '*') {
-        if (k < first.size() && same[k]) g.pattern += first[k];
-        else g.pattern += '*';
-        ++k;
-      } else {
-        g.pattern.push_back(c);
-      }
+      if (c == '*') g.pattern += k < at.size() ? value_set(at[k]) : std::string("*"), ++k;
+      else g.pattern.push_back(c);
     }
   }
+  // Value sets can still coincide (leaf0->node1 with leaf1->node0 against the two
+  // straight cables): such groups also name one member.
+  std::map<std::string, int> uses;
+  for (const auto& g : groups) ++uses[g.pattern];
+  for (auto& g : groups)
+    if (uses[g.pattern] > 1 && g.count > 1) g.pattern += " (with " + g.example + ")";
   std::sort(groups.begin(), groups.end(), [](const LinkGroup& a, const LinkGroup& b) {
     return std::make_tuple(-a.bottleneck_s, -a.utilization, -a.bytes, a.pattern, a.example) <
            std::make_tuple(-b.bottleneck_s, -b.utilization, -b.bytes, b.pattern, b.example);
   });
   return groups;
+}
+
+LinkBottleneck link_bottleneck(const std::vector<LinkGroup>& ranked) {
+  LinkBottleneck b;
+  if (ranked.empty() || !(ranked.front().bottleneck_s > 0)) return b;
+  const LinkGroup& top = ranked.front();
+  b.present = true;
+  b.link_class = top.link_class;
+  b.kind = top.kind;
+  b.pattern = top.pattern;
+  b.bottleneck_s = top.bottleneck_s;
+  b.fraction = top.bottleneck_fraction;
+  std::set<std::string> seen{top.link_class};
+  for (const auto& g : ranked)
+    if (seen.insert(g.link_class).second && g.bottleneck_s > 0 && top.bottleneck_fraction - g.bottleneck_fraction <= 0.01)
+      b.tied.push_back(g);
+  return b;
 }
 
 std::vector<LinkGroup> reported_link_groups(const std::vector<LinkGroup>& ranked, std::size_t top) {

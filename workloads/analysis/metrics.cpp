@@ -187,6 +187,7 @@ void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwor
   const auto ranked = group_links(links, span_s);
   res.link_group_count = static_cast<int>(ranked.size());
   res.link_groups = reported_link_groups(ranked, 10);
+  res.link_bottleneck = link_bottleneck(ranked);
 }
 
 void fold_compute_breakdown(Result& res, const BuiltProgram& bp) { res.compute_breakdown = bp.compute_breakdown; }

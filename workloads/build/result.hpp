@@ -76,6 +76,15 @@ struct LinkGroup {
   bool busiest_of_class = false;   // the busiest group of its class (always listed)
 };
 
+/// The link class that was a flow's bottleneck longest in the step (link_groups.hpp).
+struct LinkBottleneck {
+  bool present = false;             // some link was saturated
+  std::string link_class, kind, pattern;  // the class, and its busiest group's pattern
+  double bottleneck_s = 0;          // time that group's links were saturated
+  double fraction = 0;              // bottleneck_s / the step
+  std::vector<LinkGroup> tied;      // the busiest group of each other class within 1 point
+};
+
 struct MemoryTerms {
   int stage = 0;
   double weights = 0, gradients = 0, master = 0, optimizer = 0;
@@ -243,6 +252,7 @@ struct Result {
   /// Ranked by bottleneck time (then utilisation): the first ten groups plus the
   /// busiest group of every link class (workloads/analysis/link_groups.hpp).
   std::vector<LinkGroup> link_groups;
+  LinkBottleneck link_bottleneck;
   int link_group_count = 0;             // groups in all, before the ranking cut
 
   double memory_capacity_bytes = 0;
