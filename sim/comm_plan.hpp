@@ -24,7 +24,10 @@ enum class CollOp : std::uint8_t { all_reduce, reduce_scatter, all_gather, all_t
 struct PlanFlow {
   std::uint32_t path_begin = 0;  // into CommPlan::links
   std::uint32_t path_len = 0;
-  double bytes = 0;
+  double bytes = 0;              // on the wire: the payload ÷ `efficiency`
+  /// The collective algorithm's efficiency on the flow's bottleneck link
+  /// (topology/collective_costs.hpp): payload = bytes × efficiency.
+  double efficiency = 1;
 };
 
 struct CommPhase {

@@ -401,7 +401,7 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     const double bytes = f.bytes * c.scale * c.multiplier;
     if (bytes <= 0 || f.path_len == 0) continue;
     const LinkId* path = c.plan->links.data() + f.path_begin;
-    const FlowId id = net_.start(now, std::span<const LinkId>(path, f.path_len), bytes, /*may_run_alone=*/!c.ghosts);
+    const FlowId id = net_.start(now, std::span<const LinkId>(path, f.path_len), bytes, /*may_run_alone=*/!c.ghosts, f.efficiency);
     const TiedFlow tied = c.tied_copies > 1 ? TiedFlow{path, f.path_len / c.tied_copies, c.tied_copies} : TiedFlow{};
     if (net_.lone(id)) {
       // A tied flow alone on its links has its rate now: check_tied's test, here.

@@ -48,7 +48,7 @@ void Engine::start_ghosts(std::uint32_t cid, Time now) {
       const double bytes = f.bytes * c.scale * c.multiplier;
       if (bytes <= 0 || f.path_len == 0) continue;
       const FlowId id = net_.start(now, std::span<const LinkId>(gp->links.data() + f.path_begin, f.path_len), bytes,
-                                   /*may_run_alone=*/false);  // drain spans are checked per resolve
+                                   /*may_run_alone=*/false, f.efficiency);  // drain spans are checked per resolve
       if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
       if (id >= flow_place_.size()) flow_place_.resize(static_cast<std::size_t>(id) + 1);
       flow_comm_[id] = cid;

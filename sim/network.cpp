@@ -153,10 +153,12 @@ void FlowNetwork::mark_dirty(LinkId link) {
   }
 }
 
-FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes, bool may_run_alone) {
+FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes, bool may_run_alone, double payload_fraction) {
   if (path.empty()) throw std::invalid_argument("FlowNetwork::start: empty path");
   if (!(bytes >= 0) || !std::isfinite(bytes))
     throw std::invalid_argument(fmt::format("FlowNetwork::start: bytes = {} must be finite and >= 0", bytes));
+  if (!(payload_fraction > 0 && payload_fraction <= 1))
+    throw std::invalid_argument(fmt::format("FlowNetwork::start: payload fraction {} must be in (0, 1]", payload_fraction));
   for (LinkId l : path) check_link(l, "start");
 
   FlowId id;
@@ -172,6 +174,7 @@ FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes, 
   f.active = true;
   f.fixed = false;
   f.bytes_total = bytes;
+  f.payload_total = bytes * payload_fraction;
   f.remaining = bytes;
   f.rate = 0;
   f.updated = now;
@@ -246,6 +249,7 @@ void FlowNetwork::finish(Time now, FlowId id) {
     for (const Hop& h : f.path) {
       LinkStats& st = stats_[h.link];
       st.bytes += f.bytes_total * h.mult;
+      st.payload += f.payload_total * h.mult;
       st.busy_ps += span;
       if (fills(h.link, h.mult * f.rate)) st.saturated_ps += span;
       hot_[h.link].lone_owner = kNoFlow;
@@ -272,6 +276,7 @@ void FlowNetwork::finish(Time now, FlowId id) {
         st.busy_ps += now.ps() - st.busy_since;
       }
       st.bytes += f.bytes_total * h.mult;
+      st.payload += f.payload_total * h.mult;
       mark_dirty(h.link);
     }
   }
@@ -564,9 +569,15 @@ Time FlowNetwork::link_busy(LinkId link, Time now) const {
   return Time::from_ps(ps);
 }
 
-void FlowNetwork::credit_link(LinkId link, double bytes, Time busy, Time bottleneck) {
+double FlowNetwork::link_payload_bytes(LinkId link) const {
+  check_link(link, "link_payload_bytes");
+  return stats_[link].payload;
+}
+
+void FlowNetwork::credit_link(LinkId link, double bytes, Time busy, Time bottleneck, double payload_bytes) {
   check_link(link, "credit_link");
   stats_[link].bytes += bytes;
+  stats_[link].payload += payload_bytes;
   stats_[link].busy_ps += busy.ps();
   stats_[link].saturated_ps += bottleneck.ps();
 }

@@ -60,8 +60,10 @@ public:
   /// and finish_time() are final at once, until another flow starts on one of its
   /// links; no resolve() is needed for it. Pass false where the caller inspects the
   /// flow after resolves (the symmetric fast path's tied flows).
-  /// Throws std::invalid_argument / std::out_of_range on a bad path or size.
-  FlowId start(Time now, std::span<const LinkId> path, double bytes, bool may_run_alone = true);
+  /// `payload_fraction` (in (0, 1]) of the bytes is payload, the rest protocol overhead
+  /// (link_payload_bytes). Throws std::invalid_argument / std::out_of_range on a bad
+  /// path, size or fraction.
+  FlowId start(Time now, std::span<const LinkId> path, double bytes, bool may_run_alone = true, double payload_fraction = 1);
   /// True while the flow runs lone: finishing it changes no other flow's rate, so
   /// the caller need not resolve() after finish().
   bool lone(FlowId flow) const { return flows_[flow].lone; }
@@ -90,13 +92,15 @@ public:
   std::size_t active_flows() const;
 
   // Per-link statistics, cumulative since construction.
-  /// Bytes carried (credited when a flow finishes).
+  /// Bytes carried on the wire (credited when a flow finishes).
   double link_bytes(LinkId link) const;
+  /// The payload share of link_bytes (each flow's bytes × its payload_fraction).
+  double link_payload_bytes(LinkId link) const;
   /// Time during which at least one flow was active on the link, up to `now`.
   Time link_busy(LinkId link, Time now) const;
   /// Adds bytes, busy and saturated time to a link's statistics as if flows had
   /// crossed it (the symmetric fast path: the traffic of replicas it did not simulate).
-  void credit_link(LinkId link, double bytes, Time busy, Time bottleneck);
+  void credit_link(LinkId link, double bytes, Time busy, Time bottleneck, double payload_bytes);
   /// Time during which the link was saturated (its flows' rates add up to its
   /// capacity), up to `now`. Under max-min fairness a saturated link is the
   /// bottleneck of its fastest flow (Bertsekas & Gallager §6.5.2), so this is the
@@ -162,6 +166,7 @@ private:
     double rate_sum = 0;        // aggregate rate (with multiplicity), kept incrementally
     double reported = 0;        // last rate_sum given to the observer
     double bytes = 0;           // cumulative bytes carried
+    double payload = 0;         // the payload share of `bytes`
     std::int64_t busy_ps = 0;   // cumulative busy time, closed intervals
     std::int64_t busy_since = 0;
     std::int64_t saturated_ps = 0;     // cumulative saturated time, closed intervals
@@ -173,6 +178,7 @@ private:
   struct Flow {
     std::vector<Hop> path;      // distinct links with multiplicity
     double bytes_total = 0;
+    double payload_total = 0;   // bytes_total × payload_fraction
     double remaining = 0;       // as of `updated`
     double rate = 0;            // bytes/s
     double ub = 0;              // min over the path of capacity / mult

@@ -570,3 +570,24 @@ TEST_CASE("random networks satisfy the max-min characterisation, incrementally")
     }
   }
 }
+
+TEST_CASE("payload bytes: each flow's bytes times its payload fraction, on every link of its path, lone or shared") {
+  // A (1e6 wire bytes at 80 % payload) over L0+L1, alone at first; B (1e6 at 100 %) joins
+  // on L0. L0 books 2e6 wire and 0.8e6 + 1e6 payload bytes, L1 1e6 and 0.8e6; a link on
+  // a path twice books both twice. A fraction outside (0, 1] is refused.
+  FlowNetwork net({1 * GBps, 4 * GBps});
+  const LinkId pa[] = {0, 1}, pb[] = {0}, twice[] = {1, 1};
+  const FlowId a = net.start(Time::zero(), pa, 1e6, true, 0.8);
+  const FlowId b = net.start(ms_t(0.5), pb, 1e6);
+  drive(net, ms_t(0.5), {a, b});
+  CHECK(net.link_bytes(0) == 2e6);
+  CHECK(net.link_payload_bytes(0) == doctest::Approx(1.8e6).epsilon(1e-15));
+  CHECK(net.link_payload_bytes(1) == doctest::Approx(0.8e6).epsilon(1e-15));
+  const FlowId c = net.start(ms_t(5), twice, 1e6, true, 0.5);
+  drive(net, ms_t(5), {c});
+  CHECK(net.link_payload_bytes(1) == doctest::Approx(0.8e6 + 2 * 0.5e6).epsilon(1e-15));
+  CHECK_THROWS_AS(net.start(ms_t(9), pb, 1e6, true, 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(net.start(ms_t(9), pb, 1e6, true, 1.5), std::invalid_argument);
+  net.credit_link(0, 10, Time::zero(), Time::zero(), 7);
+  CHECK(net.link_payload_bytes(0) == doctest::Approx(1.8e6 + 7).epsilon(1e-15));
+}

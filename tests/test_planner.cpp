@@ -594,3 +594,23 @@ TEST_CASE("NCCL model: an FSDP-scale reduce-scatter over 512 GPUs is latency-bou
   // link here; where ECMP made them, the collective would be slower, as on a real fabric).
   CHECK(seconds(simulate(c, rs).back()) == doctest::Approx(F + steps + bandwidth).epsilon(1e-6));
 }
+
+TEST_CASE("NCCL plans: each flow's wire bytes times its efficiency is its payload") {
+  // All-to-all of S per member over 16 GPUs on two nodes: member i sends S/16 to each of
+  // the 15 others, so the payloads add up to 15·S whatever each flow's efficiency is; a
+  // flow's efficiency is that of its bottleneck link's kind.
+  const Cluster c = Cluster::build(two_nodes());
+  const CollectiveCostModel costs = ls::topo::default_collective_costs();
+  Planner p(c, false, costs);
+  const double S = 16e6;
+  const CommPlan& plan = p.collective(iota(16), CollOp::all_to_all, S);
+  double payload = 0, wire = 0;
+  for (const auto& f : plan.phases.at(0).flows) {
+    CHECK(f.efficiency > 0);
+    CHECK(f.efficiency <= 1);
+    payload += f.bytes * f.efficiency;
+    wire += f.bytes;
+  }
+  CHECK(payload == doctest::Approx(15 * S).epsilon(1e-12));
+  CHECK(wire > payload);  // some link kinds run below line rate
+}

@@ -93,7 +93,8 @@ public:
     }
     f.path_len = static_cast<std::uint32_t>(plan_.links.size()) - f.path_begin;
     const auto path = std::span(plan_.links).subspan(f.path_begin, f.path_len);
-    f.bytes = bytes / path_efficiency(path);
+    f.efficiency = path_efficiency(path);
+    f.bytes = bytes / f.efficiency;
     phase_.flows.push_back(f);
     alpha_ = std::max(alpha_, hop_alpha(path, latency));
   }
@@ -140,7 +141,8 @@ public:
     }
     alpha_ = std::max(alpha_, lat.max);
     f.path_len = static_cast<std::uint32_t>(plan_.links.size()) - f.path_begin;
-    f.bytes = bytes / path_efficiency(std::span(plan_.links).subspan(f.path_begin, f.path_len));
+    f.efficiency = path_efficiency(std::span(plan_.links).subspan(f.path_begin, f.path_len));
+    f.bytes = bytes / f.efficiency;
     if (f.path_len > 0) phase_.flows.push_back(f);
     return lat;
   }

@@ -293,7 +293,8 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   StepsRun run = run_steps(eng, rec, prog, cfg, opts, trace_auto, traced, res.steps, drifts_of(sc, cluster));
   const Time total = run.total;
   // Links only a replica that did not run used carry what their runner's twins carried.
-  for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total));
+  for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total),
+                                                                  net.link_payload_bytes(from));
   res.symmetry = sym.status;
   res.ranks_simulated = eng.ranks_simulated();
   res.replica_classes = sym.classes;

@@ -94,6 +94,7 @@ ordered_json links_json(const wl::Result& r) {
   for (const auto& k : r.links_by_kind) {
     by_kind[k.kind] = ordered_json{{"count", k.count},
                                    {"bytes", num(k.bytes)},
+                                   {"payload_bytes", num(k.payload_bytes)},
                                    {"mean_utilization", num(k.mean_utilization)},
                                    {"max_utilization", num(k.max_utilization)}};
   }
@@ -103,6 +104,7 @@ ordered_json links_json(const wl::Result& r) {
     busiest.push_back(ordered_json{{"name", l.name},
                                    {"kind", l.kind},
                                    {"bytes", num(l.bytes)},
+                                   {"payload_bytes", num(l.payload_bytes)},
                                    {"utilization", num(l.utilization)},
                                    {"busy_fraction", num(l.busy_fraction)},
                                    {"busy_utilization", num(l.busy_utilization)},
@@ -119,6 +121,7 @@ ordered_json links_json(const wl::Result& r) {
                                   {"count", g.count},
                                   {"example", g.example},
                                   {"bytes", num(g.bytes)},
+                                  {"payload_bytes", num(g.payload_bytes)},
                                   {"utilization", num(g.utilization)},
                                   {"busy_fraction", num(g.busy_fraction)},
                                   {"busy_utilization", num(g.busy_utilization)},

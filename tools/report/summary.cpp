@@ -171,10 +171,10 @@ std::string format_summary(const wl::Result& r) {
     } else {
       out += "  bottleneck: none (no link was saturated in the step)\n";
     }
-    out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>9}  {:>9}\n", "kind", "count", "bytes", "mean util", "max util");
+    out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>10}  {:>9}  {:>9}\n", "kind", "count", "payload", "wire", "mean util", "max util");
     for (const auto& k : r.links_by_kind) {
-      out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>9}  {:>9}\n", k.kind, k.count, human_bytes(k.bytes), percent(k.mean_utilization),
-                         percent(k.max_utilization));
+      out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>10}  {:>9}  {:>9}\n", k.kind, k.count, human_bytes(k.payload_bytes),
+                         human_bytes(k.bytes), percent(k.mean_utilization), percent(k.max_utilization));
     }
   }
   if (!r.link_groups.empty()) {
@@ -184,12 +184,13 @@ std::string format_summary(const wl::Result& r) {
                        r.link_group_count);
     std::size_t w = 4;
     for (const auto& g : r.link_groups) w = std::max(w, g.pattern.size() + 8);
-    out += fmt::format("  {:<{}}  {:<10}  {:>10}  {:>8}  {:>8}  {:>10}  {:>8}\n", "links", w, "kind", "bytes/link", "util",
-                       "busy", "util busy", "bneck");
+    out += fmt::format("  {:<{}}  {:<10}  {:>12}  {:>10}  {:>8}  {:>8}  {:>10}  {:>8}\n", "links", w, "kind", "payload/link",
+                       "wire/link", "util", "busy", "util busy", "bneck");
     for (const auto& g : r.link_groups) {
-      out += fmt::format("  {:<{}}  {:<10}  {:>10}  {:>8}  {:>8}  {:>10}  {:>8}{}\n", fmt::format("{} x{}", g.pattern, g.count), w,
-                         g.kind, human_bytes(g.bytes), percent(g.utilization), percent(g.busy_fraction),
-                         percent(g.busy_utilization), percent(g.bottleneck_fraction), g.busiest_of_class ? " +" : "");
+      out += fmt::format("  {:<{}}  {:<10}  {:>12}  {:>10}  {:>8}  {:>8}  {:>10}  {:>8}{}\n", fmt::format("{} x{}", g.pattern, g.count),
+                         w, g.kind, human_bytes(g.payload_bytes), human_bytes(g.bytes), percent(g.utilization),
+                         percent(g.busy_fraction), percent(g.busy_utilization), percent(g.bottleneck_fraction),
+                         g.busiest_of_class ? " +" : "");
     }
   }
 

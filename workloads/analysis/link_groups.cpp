@@ -104,6 +104,7 @@ std::vector<LinkGroup> group_links(const std::vector<LinkStat>& links, double ru
       g.kind = l->kind;
       g.example = l->name;
       g.bytes = l->bytes;
+      g.payload_bytes = l->payload_bytes;
       g.utilization = l->utilization;
       g.busy_fraction = l->busy_fraction;
       g.busy_utilization = l->busy_utilization;

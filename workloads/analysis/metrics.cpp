@@ -158,9 +158,11 @@ void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwor
     st.busy_fraction = span_s > 0 ? busy / span_s : 0.0;
     st.busy_utilization = busy > 0 && bw > 0 ? bytes / (bw * busy) : 0.0;
     st.bottleneck_s = net.link_bottleneck(id, total).seconds();
+    st.payload_bytes = net.link_payload_bytes(id);
     auto& k = by_kind[static_cast<std::size_t>(li.type)];
     ++k.count;
     k.bytes += bytes;
+    k.payload_bytes += st.payload_bytes;
     k.mean_utilization += st.utilization;
     k.max_utilization = std::max(k.max_utilization, st.utilization);
     links.push_back(std::move(st));

@@ -46,9 +46,10 @@ struct AxisComm {
 struct LinkKindStats {
   std::string kind;
   int count = 0;
-  double bytes = 0;
+  double bytes = 0;                // on the wire (payload ÷ the algorithms' efficiency)
   double mean_utilization = 0;
   double max_utilization = 0;
+  double payload_bytes = 0;        // the payload share of `bytes`
 };
 
 struct LinkStat {
@@ -59,6 +60,7 @@ struct LinkStat {
   double busy_fraction = 0;      // share of the run with at least one flow on the link
   double busy_utilization = 0;   // bytes / (bandwidth × busy time): utilisation while busy
   double bottleneck_s = 0;       // time saturated, i.e. the bottleneck of some flow (sim/network.hpp)
+  double payload_bytes = 0;      // the payload share of `bytes` (on the wire)
 };
 
 /// Links that behaved identically (same kind, same name shape, same statistics):
@@ -69,7 +71,8 @@ struct LinkGroup {
   std::string kind;
   std::string example;           // one member's name
   int count = 0;
-  double bytes = 0;              // per member
+  double bytes = 0;              // per member, on the wire
+  double payload_bytes = 0;      // per member, its payload share
   double utilization = 0, busy_fraction = 0, busy_utilization = 0;
   double bottleneck_s = 0;
   double bottleneck_fraction = 0;  // bottleneck_s / run time
