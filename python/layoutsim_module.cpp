@@ -43,6 +43,19 @@ std::string run(const std::string& kind, std::string yaml, std::string name, con
   return ls::api::summary_json_text(ls::api::simulate(source.resolve(overrides)));
 }
 
+std::string trace(const std::string& kind, std::string yaml, std::string name, const Overrides& overrides,
+                  const std::vector<std::string>& devices, const std::string& file) {
+  const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
+  py::gil_scoped_release unlocked;
+  ls::api::SimOptions options;
+  options.trace = true;
+  options.trace_devices = devices;
+  const ls::api::Result result = ls::api::simulate(source.resolve(overrides), options);
+  if (file.empty()) return ls::api::trace_json_text(result);
+  ls::api::write_trace(result, file);
+  return file;
+}
+
 std::pair<std::string, std::string> check(const std::string& kind, std::string yaml, std::string name,
                                           const Overrides& overrides) {
   const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
@@ -128,6 +141,10 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("run", &run, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"),
         "Simulates a scenario; returns the JSON summary text of `layoutsim run --json`.");
+  m.def("trace", &trace, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"), py::arg("devices"),
+        py::arg("file"),
+        "Simulates a scenario with a trace; returns the Chrome trace's JSON text, or writes it to `file` (gzip for .gz) "
+        "and returns the path.");
   m.def("check", &check, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"),
         "Plans a scenario; returns (plan JSON text, `layoutsim check` text).");
   m.def("sweep", &sweep, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("keys"), py::arg("values"),

@@ -25,7 +25,7 @@ from ._core import InternalError, ScenarioError, __version__
 from . import _core
 
 __all__ = ["__version__", "ScenarioError", "ScenarioFileNotFoundError", "InternalError", "run", "check", "sweep",
-           "search", "validate", "calibrate", "diff", "to_dataframe", "default_scenario_yaml"]
+           "search", "validate", "calibrate", "diff", "trace", "to_dataframe", "default_scenario_yaml"]
 
 
 class ScenarioFileNotFoundError(ScenarioError, FileNotFoundError):
@@ -111,6 +111,38 @@ def run(scenario=None, overrides=None, *, path=None, text=None):
         memory (per stage, fits, verdict), warnings, engine, and the rest.
     """
     return json.loads(_call(_core.run, _pick(scenario, path, text), _overrides(overrides)))
+
+
+def trace(scenario=None, overrides=None, file=None, devices=None, *, path=None, text=None):
+    """Simulates one step and returns its Chrome trace (`layoutsim run --trace FILE`).
+
+    Parameters
+    ----------
+    scenario, overrides, path, text
+        As for run().
+    file : str or os.PathLike, optional
+        Write the trace there (atomically; gzip when the name ends in .gz) and return the
+        path instead of the trace.
+    devices : str or list of str, optional
+        Which GPUs the trace draws, as `--trace-devices`: "auto" (the default: 8 of
+        replica 0, one per stage, every perturbed device and every device on the
+        critical path), "all", or GPU names such as "node0.gpu3".
+
+    Returns
+    -------
+    dict or str
+        The trace (Trace Event Format): {"traceEvents": [...], "displayTimeUnit": ...,
+        "metadata": {...}}, one process per node, one thread per GPU stream, spans for
+        compute, collectives, pipeline sends and receives; or `file` when given. Open it
+        at https://ui.perfetto.dev (README "Opening a trace in Perfetto").
+    """
+    if devices is None:
+        devices = []
+    elif isinstance(devices, str):
+        devices = [devices]
+    out = _call(_core.trace, _pick(scenario, path, text), _overrides(overrides), [str(d) for d in devices],
+                os.fspath(file) if file is not None else "")
+    return out if file is not None else json.loads(out)
 
 
 def check(scenario=None, overrides=None, text=False, *, path=None, yaml=None):

@@ -188,3 +188,24 @@ def test_json_bytes_equal_the_commands():
     path = str(SCENARIOS / "straggler.yaml")
     out = subprocess.run([BIN, "run", path, "--json", "-"], check=True, capture_output=True, text=True).stdout
     assert layoutsim._core.run("file", "", path, []) == out
+
+
+def test_trace_equals_the_commands(tmp_path):
+    # The same bytes as `layoutsim run --trace FILE`, as a dict or written to a file
+    # (gzip when the name ends in .gz); --trace-devices as `devices`.
+    path = str(SCENARIOS / "straggler.yaml")
+    cli_file = tmp_path / "cli.json"
+    subprocess.run([BIN, "run", path, "--trace", str(cli_file), "-q"], check=True, capture_output=True)
+    cli = json.loads(cli_file.read_text())
+    assert layoutsim.trace(path) == cli
+    gz = tmp_path / "py.json.gz"
+    assert layoutsim.trace(path=path, file=gz) == str(gz)
+    import gzip
+    assert json.loads(gzip.decompress(gz.read_bytes())) == cli
+    one = layoutsim.trace(path, devices="node0.gpu0")
+    assert one["metadata"]["traced_devices"] == 1
+    assert one["metadata"]["generator"] == "layoutsim " + layoutsim.__version__
+    names = {e["args"]["name"].split()[0] for e in one["traceEvents"] if e.get("name") == "thread_name"}
+    assert names == {"node0.gpu0", "critical"}
+    with pytest.raises(layoutsim.ScenarioError):
+        layoutsim.trace(path, devices=["node99.gpu0"])

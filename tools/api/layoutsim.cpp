@@ -16,6 +16,7 @@
 #include "tools/report/output_check.hpp"
 #include "tools/report/report_json.hpp"
 #include "tools/report/summary.hpp"
+#include "tools/report/trace.hpp"
 
 namespace ls::api {
 
@@ -106,6 +107,10 @@ Result simulate(const ResolvedScenario& scenario, const SimOptions& options) {
 nlohmann::ordered_json summary_json(const Result& result) { return tools::to_json(result); }
 
 std::string summary_json_text(const Result& result) { return tools::to_json_string(result); }
+
+std::string trace_json_text(const Result& result) { return tools::chrome_trace_json(result); }
+
+void write_trace(const Result& result, const std::string& path) { tools::write_chrome_trace(result, path); }
 
 SweepRun sweep(const ScenarioSource& source, const std::vector<SweepAxis>& axes, int jobs, const Overrides& fixed) {
   SweepRun run;

@@ -115,6 +115,13 @@ nlohmann::ordered_json summary_json(const Result& result);
 /// The exact bytes `layoutsim run --json FILE` writes (trailing newline included).
 std::string summary_json_text(const Result& result);
 
+/// The Chrome trace `layoutsim run --trace FILE` writes, as text (simulate with
+/// SimOptions::trace; without it the trace has no spans).
+std::string trace_json_text(const Result& result);
+/// Writes that trace to `path` as `run --trace` does: atomically, gzip when the name
+/// ends in .gz. Throws std::runtime_error when the file cannot be written.
+void write_trace(const Result& result, const std::string& path);
+
 // ------------------------------------------------------------------ sweep
 
 /// The outcomes of a sweep, one per point of the product of the axes, in input order.

@@ -11,6 +11,7 @@ PACKAGES=(
   libbenchmark-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler
   python3 pybind11-dev python3-dev python3-pytest python3-yaml  # python3-yaml: validation/convert.py and the search_sanity test
+  python3-pip python3-setuptools python3-wheel  # the python_wheel test: `pip install ./python` offline
   python3-jsonschema python3-pandas  # the output_schemas test: JSON against docs/schema/, CSV read back by pandas
   libopenmpi-dev openmpi-bin  # optional: `mpirun -np N layoutsim search` (built when CMake finds MPI)
 )
