@@ -79,8 +79,10 @@ std::string search(const std::string& kind, std::string yaml, std::string name, 
                    int simulate_top, int jobs) {
   const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
   py::gil_scoped_release unlocked;
-  const ls::api::ResolvedScenario base = source.resolve(overrides);
+  const ls::tools::SearchBase start = source.resolve_search_base(ls::api::override_sets(overrides));
+  const ls::api::ResolvedScenario& base = start.scenario;
   ls::api::SearchOptions options = ls::api::search_options(base, vary, fix, objective);
+  options.global_batch = start.global_batch;
   options.simulate_top = simulate_top;
   options.jobs = jobs;
   return ls::api::search_json(ls::api::search(base, options)).dump();

@@ -51,6 +51,15 @@ ScenarioSource ScenarioSource::text(std::string yaml, std::string name) {
 
 ResolvedScenario ScenarioSource::resolve(const Overrides& overrides) const { return resolve_sets(override_sets(overrides)); }
 
+tools::SearchBase ScenarioSource::resolve_search_base(const std::vector<std::string>& sets) const {
+  switch (kind_) {
+    case Kind::builtin: return tools::load_default_search_base(sets);
+    case Kind::file: return tools::load_search_base_file(name_, sets);
+    case Kind::text: break;
+  }
+  return tools::load_search_base_string(yaml_, name_, sets);
+}
+
 ResolvedScenario ScenarioSource::resolve_sets(const std::vector<std::string>& sets) const {
   switch (kind_) {
     case Kind::builtin: return tools::load_default_scenario(sets);

@@ -75,6 +75,9 @@ public:
   ResolvedScenario resolve(const Overrides& overrides = {}) const;
   /// The same with overrides as the command line spells them ("KEY=VALUE", `--set`).
   ResolvedScenario resolve_sets(const std::vector<std::string>& sets) const;
+  /// The base of a search (tools/scenario/scenario.hpp SearchBase): a layout that fails
+  /// only the layout rules is replaced by a neutral one, the global batch kept.
+  tools::SearchBase resolve_search_base(const std::vector<std::string>& sets = {}) const;
 
   /// The file path, the text's name, or "<default>".
   const std::string& name() const { return name_; }

@@ -26,8 +26,11 @@ struct SearchArgs {
 
 int run(const SearchArgs& a) {
   check_outputs({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}}, {{"scenario", &a.scenario}});
-  const api::ResolvedScenario base = api::ScenarioSource::file(a.scenario).resolve();
+  const tools::SearchBase start = api::ScenarioSource::file(a.scenario).resolve_search_base();
+  if (!start.layout_note.empty() && !a.quiet) fmt::print(stderr, "search: note: {}\n", start.layout_note);
+  const api::ResolvedScenario& base = start.scenario;
   api::SearchOptions o = api::search_options(base, a.vary, a.fix, a.objective, a.scenario);
+  o.global_batch = start.global_batch;
   o.simulate_top = a.simulate_top;
   o.jobs = a.jobs;
   tools::Progress progress({.label = "search: simulating", .unit = "candidates", .enabled = tools::progress_wanted(a.quiet)});

@@ -42,6 +42,22 @@ wl::ResolvedScenario load_scenario_file(const std::string& path, const std::vect
 wl::ResolvedScenario load_scenario_string(std::string_view yaml, const std::string& source_name,
                                           const std::vector<std::string>& sets = {});
 
+/// The base of a layout search: the scenario resolved as load_scenario_string does, but
+/// when its own layout fails only the layout rules (layout.* errors; the search replaces
+/// the layout anyway) it is resolved again with a neutral layout (every GPU
+/// data-parallel, one micro-batch of one sequence, the user's other layout keys kept),
+/// and `layout_note` says so. `global_batch`: the scenario's sequences per step
+/// (layout.global_batch, else micro-batches × micro-batch size × dp). Errors outside
+/// the layout, or a neutral layout that fails too, throw ScenarioError as the loader does.
+struct SearchBase {
+  wl::ResolvedScenario scenario;
+  std::int64_t global_batch = 0;
+  std::string layout_note;  // empty when the scenario's own layout resolved
+};
+SearchBase load_search_base_string(std::string_view yaml, const std::string& source_name, const std::vector<std::string>& sets = {});
+SearchBase load_search_base_file(const std::string& path, const std::vector<std::string>& sets = {});
+SearchBase load_default_search_base(const std::vector<std::string>& sets = {});
+
 /// The built-in default scenario's YAML (tools/scenario/default_scenario.yaml, embedded at build time).
 std::string_view default_scenario_yaml();
 

@@ -266,7 +266,7 @@ SearchReport report_header(const wl::Scenario& base, const SearchOptions& opts) 
   SearchReport rep;
   rep.scenario = base.source;
   rep.devices = wl::device_count(base.cluster);
-  rep.global_batch = base_global_batch(base);
+  rep.global_batch = opts.global_batch > 0 ? opts.global_batch : base_global_batch(base);
   rep.seq_len = base.model.seq_len;
   rep.memory_capacity_bytes = base.gpu.memory_bytes;
   rep.memory_usable_bytes = wl::usable_memory_bytes(base);

@@ -62,7 +62,7 @@ const char* stage_layers_name(wl::StageLayersMode m);
 /// takes its first value only.
 struct SearchAxes {
   std::vector<int> tp, pp, dp, ep, zero, microbatch_size, virtual_stages;  // dp empty: any (derived)
-  std::vector<int> cp{1};  // default: 1, or 1, 2, 4, 8 for sequences of 16k tokens and more
+  std::vector<int> cp{1};  // default: 1; also 2 from 4k tokens, and 4 and 8 from 16k (search_space.cpp)
   std::vector<bool> sequence_parallel;
   std::vector<wl::Recompute> recompute;
   std::vector<wl::Schedule> schedule;
@@ -143,6 +143,8 @@ public:
 
 struct SearchOptions {
   SearchAxes axes;
+  /// Sequences per step; 0: the base scenario's (base_global_batch).
+  std::int64_t global_batch = 0;
   SearchObjective objective = SearchObjective::step_time;
   int simulate_top = 64;
   int jobs = 0;  // ≤ 0: hardware threads

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -139,18 +141,31 @@ std::string format_search(const SearchReport& r, int top) {
   s += fmt::format("layoutsim search {}: {} GPUs, global batch {} × {} tokens, objective {}{}\n\n", r.scenario, r.devices,
                    r.global_batch, r.seq_len, objective_name(r.objective),
                    r.shard_count > 1 ? fmt::format(", shard {}/{}", r.shard_index, r.shard_count) : "");
-  const std::size_t rows = std::min(r.ranked.size(), static_cast<std::size_t>(std::max(0, top)));
+  // The table lists the best of each set of degrees (tp, pp, dp, cp, ep): the other
+  // placements, recomputes, schedules and interleavings of those degrees follow as one
+  // line of variants, so that the top rows are different layouts, not one layout ten ways.
+  using Degrees = std::tuple<int, int, int, int, int>;
+  auto degrees = [](const SearchLayout& l) { return Degrees{l.tp, l.pp, l.dp, l.cp, l.ep}; };
+  std::map<Degrees, std::vector<std::size_t>> variants;  // ranked indices, best first
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+    auto& v = variants[degrees(r.ranked[i].layout)];
+    if (v.empty() && shown.size() < static_cast<std::size_t>(std::max(0, top))) shown.push_back(i);
+    v.push_back(i);
+  }
+  const std::size_t rows = shown.size();
   // The layout column fits its longest entry (compact strings hold multi-byte '·').
   auto width_of = [](const std::string& t) {
     return static_cast<std::size_t>(std::count_if(t.begin(), t.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
   };
   std::size_t w = 24;
-  for (std::size_t i = 0; i < rows; ++i) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
+  for (std::size_t i : shown) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
   for (std::size_t i : pareto_front(r)) w = std::max(w, width_of(compact_layout(r.ranked[i].layout)));
   auto pad = [&](const std::string& t) { return t + std::string(w - std::min(w, width_of(t)), ' '); };
   s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", "#", pad("layout"), "step time", "tokens/s", "MFU",
                    "peak mem", "headroom", "bubble", training_cells(r, nullptr), "exposed comm tp / pp / dp / ep");
-  for (std::size_t i = 0; i < rows; ++i) {
+  std::size_t listed = 0;
+  for (std::size_t i : shown) {
     const auto& c = r.ranked[i];
     const std::string exposed =
         c.simulated ? fmt::format("{} / {} / {} / {}", human_seconds(c.exposed.tp), human_seconds(c.exposed.pp),
@@ -160,8 +175,19 @@ std::string format_search(const SearchReport& r, int top) {
                      human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu), human_bytes(c.peak_memory_bytes),
                      c.fits ? human_bytes(r.memory_usable_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
                      training_cells(r, &c), c.simulated ? exposed : "(estimate, not simulated)");
+    const auto& v = variants[degrees(c.layout)];
+    listed += v.size();
+    if (v.size() > 1) {
+      std::string ranks;
+      for (std::size_t k = 1; k < v.size() && k <= 5; ++k) ranks += fmt::format("{}#{}", k > 1 ? ", " : "", v[k] + 1);
+      if (v.size() > 6) ranks += ", ...";
+      s += fmt::format("      + {} variant{} of these degrees ({}): {} … {}\n", v.size() - 1, v.size() == 2 ? "" : "s", ranks,
+                       human_seconds(r.ranked[v[1]].step_time_s), human_seconds(r.ranked[v.back()].step_time_s));
+    }
   }
-  if (r.ranked.size() > rows) s += fmt::format("      ... {} more (--top K shows more; --csv/--json hold all)\n", r.ranked.size() - rows);
+  if (r.ranked.size() > listed)
+    s += fmt::format("      ... {} more candidates in {} other sets of degrees (--top K shows more; --csv/--json hold all)\n",
+                     r.ranked.size() - listed, variants.size() - rows);
   if (!r.ranked.empty()) {
     const auto& b = r.best_band;
     if (b.rows > 0) {

@@ -146,13 +146,15 @@ SearchAxes default_axes(const wl::Scenario& base) {
   a.schedule = {wl::Schedule::one_f_one_b, wl::Schedule::interleaved_1f1b, wl::Schedule::zb_h1};
   a.stage_layers = {wl::StageLayersMode::auto_even, wl::StageLayersMode::balanced};
   a.placement = {{"tp", "dp", "pp"}, {"tp", "pp", "dp"}};
-  // Context parallelism only where sequences are long (≥ 16k tokens, where the
-  // activations and the s² attention call for it), and only degrees that split the
-  // sequence in 2·cp chunks and divide the GPUs: at most 4× the space.
-  constexpr std::int64_t kLongSequence = 16384;
-  if (base.model.seq_len >= kLongSequence && base.model.moe.experts == 0)
+  // Context parallelism where sequences are long enough for activations to weigh:
+  // cp 2 from 4k tokens (on 8k-token Llama-3-70B runs it halves the activations and wins
+  // where pp alone cannot fit them), 2/4/8 from 16k, where the s² attention calls for
+  // more; only degrees that split the sequence in 2·cp chunks and divide the GPUs (at
+  // most 2× and 4× the space). MoE models too: ep folds over cp (Megatron-Core).
+  constexpr std::int64_t kLongSequence = 4096, kVeryLongSequence = 16384;
+  if (base.model.seq_len >= kLongSequence)
     for (int c : {2, 4, 8})
-      if (base.model.seq_len % (2 * c) == 0 && n % c == 0) a.cp.push_back(c);
+      if ((c == 2 || base.model.seq_len >= kVeryLongSequence) && base.model.seq_len % (2 * c) == 0 && n % c == 0) a.cp.push_back(c);
   return a;
 }
 
@@ -270,9 +272,9 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
                         if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn_hidden % tp != 0 ||
                             (moe && m.moe.expert_ffn_hidden % tp != 0))
                           c.rejected = "tp-indivisible";
-                        else if (ep > 1 && (!moe || m.moe.experts % ep != 0 || dp % ep != 0))
-                          c.rejected = "ep-indivisible";
-                        else if (cp > 1 && (moe || m.seq_len % (2 * cp) != 0))
+                        else if (ep > 1 && (!moe || m.moe.experts % ep != 0 || (static_cast<long long>(cp) * dp) % ep != 0))
+                          c.rejected = "ep-indivisible";  // expert_tp = tp: ep folds over cp·dp
+                        else if (cp > 1 && m.seq_len % (2 * cp) != 0)
                           c.rejected = "cp-indivisible";
                         else if (chunks > m.layers)
                           c.rejected = "too-few-layers";
