@@ -3,8 +3,8 @@
 // op-trace storage) is in engine_setup.cpp, the symmetric fast path's parts in
 // engine_symmetry.cpp, the deadlock message in engine_deadlock.cpp.
 #include "sim/engine.hpp"
-#include "sim/group_plan.hpp"
 
+#include "sim/group_plan.hpp"
 #include "sim/hash.hpp"
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "workloads/cost/hardware.hpp"
+#include "workloads/model/model.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::test {
@@ -86,6 +87,27 @@ inline wl::Scenario cluster_scenario(int nodes, int dp, int tp, int pp, int m) {
   s.layout.tp = tp;
   s.layout.pp = pp;
   s.layout.microbatches = m;
+  return s;
+}
+
+/// A `layers`-layer slice of model preset `preset` on one ideal-network node of 8 H100s,
+/// pp `pp`, dp the rest (an MoE model's ep over all of dp), ZeRO-1, selective recompute,
+/// `microbatches` micro-batches of one sequence.
+inline wl::Scenario preset_slice(const char* preset, int layers, int pp = 1, int microbatches = 2) {
+  wl::Scenario s;
+  s.name = preset;
+  s.cluster.nodes = 1;
+  s.cluster.gpus_per_node = 8;
+  s.cluster.ideal_network = true;
+  s.gpu = *wl::gpu_preset("h100-sxm");
+  s.model = *wl::model_preset(preset);
+  s.model.layers = layers;
+  s.layout.pp = pp;
+  s.layout.dp = 8 / pp;
+  if (s.model.moe.experts > 0) s.layout.ep = 8 / pp;
+  s.layout.zero = 1;
+  s.layout.recompute = wl::Recompute::selective;
+  s.layout.microbatches = microbatches;
   return s;
 }
 

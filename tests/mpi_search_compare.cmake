@@ -2,7 +2,7 @@
 # CSV and JSON (wall times aside) as the single-process run.
 # -DLAYOUTSIM=... -DMPIEXEC=... -DSCENARIO=... -DWORK_DIR=... [-DMPI_FLAGS="a;b"]
 file(MAKE_DIRECTORY ${WORK_DIR})
-set(ARGS search ${SCENARIO} --simulate-top 6 --jobs 1 --vary mbs=1,2 --vary recompute=none,selective)
+set(ARGS search ${SCENARIO} --simulate-top 6 --jobs 1 --vary mbs=1,2 --vary recompute=none,selective --fix cp=1)
 execute_process(COMMAND ${LAYOUTSIM} ${ARGS} --csv ${WORK_DIR}/one.csv RESULT_VARIABLE rc1 OUTPUT_QUIET)
 execute_process(COMMAND ${LAYOUTSIM} ${ARGS} --json ${WORK_DIR}/one.json RESULT_VARIABLE rc2 OUTPUT_QUIET)
 execute_process(COMMAND ${MPIEXEC} -np 2 ${MPI_FLAGS} ${LAYOUTSIM} ${ARGS} --csv ${WORK_DIR}/two.csv RESULT_VARIABLE rc3 OUTPUT_QUIET)

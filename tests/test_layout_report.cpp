@@ -22,22 +22,7 @@ Scenario dense(int nodes, int dp, int tp, int pp, int m) {
 
 /// A preset MoE model on one node of 8 H100s, dp 8 with ep 8, trimmed to `layers`
 /// layers so that it simulates in milliseconds.
-Scenario moe_preset(const char* preset, int layers) {
-  Scenario s;
-  s.name = preset;
-  s.cluster.nodes = 1;
-  s.cluster.gpus_per_node = 8;
-  s.cluster.ideal_network = true;
-  s.gpu = *gpu_preset("h100-sxm");
-  s.model = *model_preset(preset);
-  s.model.layers = layers;
-  s.layout.dp = 8;
-  s.layout.ep = 8;
-  s.layout.zero = 1;
-  s.layout.recompute = Recompute::selective;
-  s.layout.microbatches = 2;
-  return s;
-}
+Scenario moe_preset(const char* preset, int layers) { return ls::test::preset_slice(preset, layers); }
 
 /// `check` and `run` report the same FLOPs and memory: both are sums over the ops.
 void check_agrees_with_run(const Scenario& s) {

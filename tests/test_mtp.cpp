@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "fixtures.hpp"
 #include "workloads/build/program_builder.hpp"
 #include "workloads/cost/hardware.hpp"
 #include "workloads/build/stage_layers.hpp"
@@ -25,24 +26,10 @@ using namespace ls::wl;
 
 namespace {
 
-/// A `layers`-layer slice of `preset` on one node of 8 H100s, pp `pp` (dp fills the
-/// rest; MoE models put ep over dp), mtp_depth `depth`.
+/// test::preset_slice at 4 micro-batches, with `depth` MTP modules.
 Scenario sliced(const char* preset, int layers, int pp, int depth) {
-  Scenario s;
-  s.name = preset;
-  s.cluster.nodes = 1;
-  s.cluster.gpus_per_node = 8;
-  s.cluster.ideal_network = true;
-  s.gpu = *gpu_preset("h100-sxm");
-  s.model = *model_preset(preset);
-  s.model.layers = layers;
+  Scenario s = ls::test::preset_slice(preset, layers, pp, 4);
   s.model.mtp_depth = depth;
-  s.layout.pp = pp;
-  s.layout.dp = 8 / pp;
-  if (s.model.moe.experts > 0) s.layout.ep = 8 / pp;
-  s.layout.zero = 1;
-  s.layout.recompute = Recompute::selective;
-  s.layout.microbatches = 4;
   return s;
 }
 

@@ -40,7 +40,8 @@
 // entry; pg_name = group index + 1 (ASTRA-sim reads "0" and "" as "all ranks").
 //
 // Not representable: skewed MoE routing (Program::all_to_all_weight) — the all-to-all's
-// comm_size is the uniform buffer S; per-op jitter (compute_cv, comm_cv); a slowdown that
+// comm_size is the uniform buffer S; node-limited dispatch (Program::node_dispatch) — its
+// relay over the node's NVLink is the replayer's plain all-to-all of S; per-op jitter (compute_cv, comm_cv); a slowdown that
 // drifts between steps (one step is written, at its first step's factors); link
 // perturbations (the replay's network is the replayer's).
 //

@@ -137,7 +137,7 @@ void fold_moe(Result& res, const Scenario& sc, const BuiltProgram& bp) {
     mo.device_factor = bp.routing.device_factor;
     mo.dropped_fraction = bp.routing.dropped_fraction;
     int moe_layers = 0;
-    for (int l = 0; l < sc.model.layers; ++l) moe_layers += layer_is_moe(sc.model, l) ? 1 : 0;
+    for (int l = 0; l < block_count(sc.model); ++l) moe_layers += layer_is_moe(sc.model, l) ? 1 : 0;  // MTP blocks too
     mo.dropped_tokens_per_step = bp.routing.dropped_fraction * bp.tokens_per_step * sc.model.moe.top_k * moe_layers;
   }
 }

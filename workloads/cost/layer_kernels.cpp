@@ -502,41 +502,34 @@ double layer_activation_bytes(const ModelSpec& m, int layer, const KernelOptions
   return b.saved_bytes(o.recompute);
 }
 
+namespace {
+/// One part of the model outside its layers (a Builder member that adds its steps):
+/// its kernels for a pass, or the bytes it keeps for the backward.
+using BuilderPart = void (Builder::*)();
+std::vector<Kernel> part_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass, BuilderPart part) {
+  Builder b(m, o);
+  (b.*part)();
+  return b.pass(pass, Recompute::none);
+}
+double part_saved_bytes(const ModelSpec& m, const KernelOptions& o, BuilderPart part) {
+  Builder b(m, o);
+  (b.*part)();
+  return b.saved_bytes(Recompute::none);
+}
+}  // namespace
+
 std::vector<Kernel> embedding_pass_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass) {
-  Builder b(m, o);
-  b.embedding();
-  return b.pass(pass, Recompute::none);
+  return part_kernels(m, o, pass, &Builder::embedding);
 }
-
 std::vector<Kernel> lm_head_pass_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass) {
-  Builder b(m, o);
-  b.lm_head();
-  return b.pass(pass, Recompute::none);
+  return part_kernels(m, o, pass, &Builder::lm_head);
 }
-
-double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
-  Builder b(m, o);
-  b.embedding();
-  return b.saved_bytes(Recompute::none);
-}
-
-double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
-  Builder b(m, o);
-  b.lm_head();
-  return b.saved_bytes(Recompute::none);
-}
-
 std::vector<Kernel> mtp_entry_pass_kernels(const ModelSpec& m, const KernelOptions& o, LayerPass pass) {
-  Builder b(m, o);
-  b.mtp_entry();
-  return b.pass(pass, Recompute::none);
+  return part_kernels(m, o, pass, &Builder::mtp_entry);
 }
-
-double mtp_entry_activation_bytes(const ModelSpec& m, const KernelOptions& o) {
-  Builder b(m, o);
-  b.mtp_entry();
-  return b.saved_bytes(Recompute::none);
-}
+double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o) { return part_saved_bytes(m, o, &Builder::embedding); }
+double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o) { return part_saved_bytes(m, o, &Builder::lm_head); }
+double mtp_entry_activation_bytes(const ModelSpec& m, const KernelOptions& o) { return part_saved_bytes(m, o, &Builder::mtp_entry); }
 
 ComputeBreakdown pass_breakdown(const ModelSpec& m, int first_layer, int layer_count, bool with_embedding,
                                 bool with_lm_head, const KernelOptions& o, LayerPass pass,
