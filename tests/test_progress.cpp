@@ -53,6 +53,73 @@ TEST_CASE("format_line: done/total, rate, elapsed and ETA") {
   CHECK(Progress::format_line("sweep", "points", 4, 4, 2.0) == "sweep: 4/4 points · 2.00/s · 2.0 s elapsed");
 }
 
+/// The seconds the ETA on a drawn line says ("ETA 15 s", "ETA 1 min 05 s"); -1 without one.
+double eta_seconds(const std::string& line) {
+  const auto at = line.rfind("ETA ");
+  if (at == std::string::npos) return -1;
+  const std::string t = line.substr(at + 4);
+  double s = 0;
+  if (const auto m = t.find(" min"); m != std::string::npos) {
+    s = 60 * std::stod(t.substr(0, m));
+    if (const auto r = t.find_first_of("0123456789", m); r != std::string::npos) s += std::stod(t.substr(r));
+  } else {
+    s = std::stod(t);
+  }
+  return s;
+}
+
+TEST_CASE("Progress: a cost-weighted ETA stays within 2x of the truth on uneven items; a count ETA does not") {
+  // 40 items, one in eight 50x dearer than the rest, processed in order at 1 s per cost
+  // unit (a validate where a few runs are 16k-GPU rows). After each item the line's ETA is
+  // compared with the time the rest really take, from the first dear item on (before
+  // one has been seen no estimate can know of them).
+  std::vector<double> cost(40, 1.0);
+  for (std::size_t i = 3; i < cost.size(); i += 8) cost[i] = 50.0;
+  double total = 0;
+  for (double c : cost) total += c;
+  for (const bool weighted : {true, false}) {
+    CAPTURE(weighted);
+    Fake f;
+    auto o = f.options(cost.size());
+    o.min_interval_s = 0;
+    if (weighted) o.total_cost = total;
+    Progress p(o);
+    double left = total, worst = 1;
+    for (std::size_t i = 0; i + 1 < cost.size(); ++i) {
+      f.now += cost[i];
+      left -= cost[i];
+      f.written.clear();
+      if (weighted) p.advance_cost(cost[i]);
+      else p.advance();
+      const double eta = eta_seconds(f.written);
+      REQUIRE(eta > 0);
+      if (i >= 3) worst = std::max(worst, std::max(eta / left, left / eta));
+    }
+    if (weighted) CHECK(worst <= 2.0);
+    else CHECK(worst > 2.0);  // what the count-based line showed validate's users
+  }
+  // The cost-weighted formula itself: 10 of 100 cost units in 5 s leave 45 s.
+  CHECK(Progress::format_line("validate", "runs", 2, 9, 5.0, 10, 100) == "validate: 2/9 runs · 0.40/s · 5.0 s elapsed · ETA 45 s");
+}
+
+TEST_CASE("Progress: a new stage restarts the clock and the counts on the same line") {
+  Fake f;
+  auto o = f.options(1000);
+  o.label = "search: analytic";
+  o.unit = "candidates";
+  o.min_interval_s = 0;
+  Progress p(o);
+  f.now = 24;  // a 24 s analytic stage
+  p.update(1000, 1000);
+  p.stage("search: simulating", "candidates", 64);
+  f.now = 25;
+  f.written.clear();
+  p.update(8, 64);
+  // 8 in the stage's 1 s: the 56 left take 7 s, not the 24 s × 7 the command's clock would say.
+  CHECK(f.written.find("search: simulating: 8/64 candidates") != std::string::npos);
+  CHECK(eta_seconds(f.written) == doctest::Approx(7.0));
+}
+
 TEST_CASE("Progress: redraws at most once per interval, always at the end, and erases itself") {
   Fake f;
   auto o = f.options(3);

@@ -189,9 +189,10 @@ std::vector<std::string> default_runs_files(const std::string& dir);
 
 /// `layoutsim validate`: simulates every row on `jobs` threads (≤ 0: hardware threads)
 /// and summarises the errors, leave-one-out by `leave_out_by` (a group kind, e.g.
-/// "source"; empty: none). `progress(done, total)` is called after each row, serialised.
+/// "source"; empty: none). `progress(row, done, total)` is called after each row (`row`:
+/// its index), serialised.
 inline ValidationReport validate(const std::vector<RunRow>& rows, int jobs = 0, const std::string& leave_out_by = "",
-                                 const std::function<void(std::size_t, std::size_t)>& progress = {}) {
+                                 const tools::RowProgress& progress = {}) {
   return tools::summarize(tools::evaluate_runs(rows, jobs, {}, progress), leave_out_by);
 }
 /// The table `layoutsim validate` prints, its --json and its --plot.

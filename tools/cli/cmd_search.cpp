@@ -2,6 +2,7 @@
 // cluster, model and global batch (the search itself: tools/study/search.hpp). Here:
 // options, outputs, exit code (0 when a candidate ran, 1 when none survived pruning).
 #include <memory>
+#include <mutex>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -33,8 +34,15 @@ int run(const SearchArgs& a) {
   o.global_batch = start.global_batch;
   o.simulate_top = a.simulate_top;
   o.jobs = a.jobs;
-  tools::Progress progress({.label = "search: simulating", .unit = "candidates", .enabled = tools::progress_wanted(a.quiet)});
-  o.on_simulated = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  // Two stages on one line, each with its own clock: the analytic estimate of every
+  // candidate, then the simulation of the best.
+  tools::Progress progress({.label = "search: analytic", .unit = "candidates", .enabled = tools::progress_wanted(a.quiet)});
+  std::once_flag simulating;  // on_simulated runs on the search's worker threads
+  o.on_analyzed = [&](std::size_t done, std::size_t total) { progress.update(done, total); };
+  o.on_simulated = [&](std::size_t done, std::size_t total) {
+    std::call_once(simulating, [&] { progress.stage("search: simulating", "candidates", total); });
+    progress.update(done, total);
+  };
   try {
     if (!a.shard.empty()) std::tie(o.shard_index, o.shard_count) = tools::parse_shard(a.shard);
   } catch (const std::invalid_argument& e) {

@@ -42,9 +42,17 @@ int run(const ValidateArgs& a) {
       if (row.scenario.gpu.name == prof.gpu) tools::apply_profile(row.scenario.gpu, prof);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  tools::Progress progress({.label = "validate", .unit = "runs", .total = rows.size(), .enabled = tools::progress_wanted(a.quiet)});
-  const api::ValidationReport rep =
-      api::validate(rows, a.jobs, a.leave_out, [&](std::size_t, std::size_t) { progress.advance(); });
+  // The ETA weighs each run by its estimated events: runs differ 100× in cost.
+  std::vector<double> cost;
+  double total_cost = 0;
+  for (const auto& row : rows) total_cost += cost.emplace_back(tools::row_cost_estimate(row));
+  tools::Progress progress({.label = "validate",
+                            .unit = "runs",
+                            .total = rows.size(),
+                            .total_cost = total_cost,
+                            .enabled = tools::progress_wanted(a.quiet)});
+  const api::ValidationReport rep = api::validate(rows, a.jobs, a.leave_out,
+                                                  [&](std::size_t row, std::size_t, std::size_t) { progress.advance_cost(cost[row]); });
   progress.finish();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!a.json.empty()) write_out(a.json, api::validation_json(rep).dump(2) + "\n");

@@ -72,15 +72,18 @@ Progress::~Progress() {
 }
 
 std::string Progress::format_line(const std::string& label, const std::string& unit, std::size_t done, std::size_t total,
-                                  double elapsed_s) {
+                                  double elapsed_s, double done_cost, double total_cost) {
   std::string s = label + ": ";
   if (total > 0) s += fmt::format("{}/{} {}", done, total, unit);
   else if (done > 0) s += fmt::format("{} {}", done, unit);
   const bool counted = total > 0 || done > 0;
   if (done > 0 && elapsed_s > 0) s += " · " + rate_text(static_cast<double>(done) / elapsed_s);
   s += fmt::format("{}{} elapsed", counted ? " · " : "", duration_text(elapsed_s));
-  if (total > 0 && done > 0 && done < total && elapsed_s > 0)
-    s += " · ETA " + duration_text(elapsed_s * static_cast<double>(total - done) / static_cast<double>(done));
+  if (total > 0 && done > 0 && done < total && elapsed_s > 0) {
+    const double left = total_cost > 0 && done_cost > 0 ? std::max(0.0, total_cost - done_cost) / done_cost
+                                                        : static_cast<double>(total - done) / static_cast<double>(done);
+    s += " · ETA " + duration_text(elapsed_s * left);
+  }
   return s;
 }
 
@@ -95,7 +98,7 @@ void Progress::draw_locked(bool force) {
   // \r: back to the line's start; ESC[K: clear what a longer previous line left.
   // Appended, not `"\r" + ...`: GCC 12 misreads that prepend as an overlapping copy (-Wrestrict).
   std::string line = "\r";
-  line += format_line(opt_.label, opt_.unit, done_, opt_.total, elapsed);
+  line += format_line(opt_.label, opt_.unit, done_, opt_.total, elapsed, done_cost_, opt_.total_cost);
   line += "\x1b[K";
   opt_.sink(line);
 }
@@ -111,6 +114,25 @@ void Progress::update(std::size_t done, std::size_t total) {
   done_ = done;
   opt_.total = total;
   draw_locked(total > 0 && done >= total);
+}
+
+void Progress::advance_cost(double cost) {
+  std::lock_guard lock(mu_);
+  ++done_;
+  done_cost_ += cost;
+  draw_locked(opt_.total > 0 && done_ >= opt_.total);
+}
+
+void Progress::stage(std::string label, std::string unit, std::size_t total, double total_cost) {
+  std::lock_guard lock(mu_);
+  opt_.label = std::move(label);
+  opt_.unit = std::move(unit);
+  opt_.total = total;
+  opt_.total_cost = total_cost;
+  done_ = 0;
+  done_cost_ = 0;
+  start_ = opt_.clock();
+  last_draw_ = -1e300;
 }
 
 void Progress::tick() {

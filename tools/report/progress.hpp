@@ -36,6 +36,9 @@ public:
     std::string label{};        // "sweep"
     std::string unit{};         // "points" (after done/total)
     std::size_t total = 0;      // 0: unknown (no ETA, no "/total")
+    /// > 0: the ETA weighs items by their cost (advance_cost): elapsed × cost left /
+    /// cost done, instead of by their count (items that differ 100× in cost).
+    double total_cost = 0;
     bool enabled = true;        // false: every call is a no-op
     double min_interval_s = 0.1;  // at most one redraw per interval (the last one always shows)
     double delay_s = 0;         // draw nothing before this much time has passed
@@ -53,6 +56,11 @@ public:
   void advance(std::size_t n = 1);
   /// Sets done/total (for callbacks that report both).
   void update(std::size_t done, std::size_t total);
+  /// One more item done, of `cost` (units of Options::total_cost).
+  void advance_cost(double cost);
+  /// A new stage on the same line: label, unit, total and cost restart, and so do the
+  /// clock and the counts, so that one stage's rate does not price the next.
+  void stage(std::string label, std::string unit, std::size_t total, double total_cost = 0);
   /// Redraws if the interval has passed (heartbeat).
   void tick();
   /// Erases the line if one was drawn; later calls are no-ops. Idempotent.
@@ -63,8 +71,9 @@ public:
   /// The text of one line (no control characters): "LABEL: DONE/TOTAL UNIT · RATE/s ·
   /// ELAPSED elapsed · ETA T"; without a total: "LABEL: DONE UNIT · RATE/s · ELAPSED elapsed";
   /// with nothing done and no total: "LABEL: ELAPSED elapsed".
+  /// With total_cost > 0 the ETA is elapsed × (total_cost − done_cost) / done_cost.
   static std::string format_line(const std::string& label, const std::string& unit, std::size_t done, std::size_t total,
-                                 double elapsed_s);
+                                 double elapsed_s, double done_cost = 0, double total_cost = 0);
 
 private:
   void draw_locked(bool force);
@@ -73,6 +82,7 @@ private:
   Options opt_;
   double start_ = 0, last_draw_ = -1e300;
   std::size_t done_ = 0;
+  double done_cost_ = 0;
   bool drawn_ = false, finished_ = false;
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;

@@ -134,9 +134,9 @@ struct RowFit {
 };
 
 // evaluate_runs' per-row callback → CalibrateOptions::on_simulation.
-std::function<void(std::size_t, std::size_t)> simulation_counter(const CalibrateOptions& opt) {
+RowProgress simulation_counter(const CalibrateOptions& opt) {
   if (!opt.on_simulation) return {};
-  return [&opt](std::size_t, std::size_t) { opt.on_simulation(); };
+  return [&opt](std::size_t, std::size_t, std::size_t) { opt.on_simulation(); };
 }
 
 RowFit fit_rows(const std::vector<RunRow>& rows, const std::vector<TunableConstant>& constants, const Eigen::VectorXd& start,

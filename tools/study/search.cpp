@@ -2,6 +2,7 @@
 #include "tools/study/search.hpp"
 
 #include <algorithm>
+#include <mutex>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -302,6 +303,8 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
   for (std::size_t i = 0; i < mine.size(); ++i)
     if (mine[i].rejected.empty()) todo.push_back(i);
   std::vector<Estimate> est(todo.size());
+  std::mutex progress_mu;
+  std::size_t analyzed = 0;
   exchange_items(
       opts.exchange, todo.size(), rep.threads,
       [&](std::size_t k, std::size_t worker) {
@@ -311,6 +314,10 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
           est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), *cluster);
         } catch (const std::exception&) {
           est[k].rejected = "analytic-error";
+        }
+        if (opts.on_analyzed) {
+          std::lock_guard lock(progress_mu);
+          if (++analyzed % 256 == 0 || analyzed == todo.size()) opts.on_analyzed(analyzed, todo.size());
         }
       },
       [&](std::size_t k, BlobWriter& w) {

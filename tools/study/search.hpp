@@ -152,6 +152,9 @@ struct SearchOptions {
   SearchExchange* exchange = nullptr;  // not owned; null: one process
   /// Called after each simulated candidate with (done, total), from worker threads.
   std::function<void(std::size_t, std::size_t)> on_simulated;
+  /// Called as the analytic stage estimates candidates, with (done, total), serialised
+  /// (every 256 candidates and at the end): the first of the search's two stages.
+  std::function<void(std::size_t, std::size_t)> on_analyzed;
 };
 
 /// Exposed communication by axis (time the compute stream waited on it), seconds.

@@ -88,10 +88,17 @@ struct RowOutcome {
 /// Simulates every row (what-ifs off) with `jobs` threads (≤ 0: hardware threads),
 /// after `adjust` (if given) has changed the row's GPU — calibration sets its
 /// constants there. Output keeps the input order.
-/// `progress(done, total)` (if given) is called after each row, serialised.
+/// `progress(row, done, total)` (if given) is called after each row (`row`: its index,
+/// failed rows too), serialised.
+using RowProgress = std::function<void(std::size_t row, std::size_t done, std::size_t total)>;
 std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
-                                      const std::function<void(wl::Scenario&)>& adjust = {},
-                                      const std::function<void(std::size_t, std::size_t)>& progress = {});
+                                      const std::function<void(wl::Scenario&)>& adjust = {}, const RowProgress& progress = {});
+
+/// The work of simulating a row, in arbitrary units proportional to the events it
+/// takes: one replica's ranks (tp·cp·pp, ×ep for MoE, whose all-to-alls couple
+/// replicas) × micro-batches × layers per stage. Progress lines weigh their ETA by it
+/// (rows differ 100× in cost).
+double row_cost_estimate(const RunRow& row);
 
 struct ErrorStats {
   int count = 0;
