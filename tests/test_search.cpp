@@ -7,6 +7,8 @@
 // a second. No timing is asserted.
 #include <doctest/doctest.h>
 
+#include "sanitizers.hpp"
+
 #include "run_binary.hpp"
 
 #include <algorithm>
@@ -273,17 +275,7 @@ TEST_CASE("exit codes: 2 for usage, 1 for an invalid scenario or when nothing su
   CHECK(test::run_layoutsim("search '" + p + "' --fix tp=8").rc == 1);  // 8 does not divide 4 KV heads
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
+using ls::test::kAsan;
 
 // Its figures are the Release suite's to check; under the sanitizers the same 70B search
 // (34,416 candidates, 4 minutes under ASan) already runs in readme_examples.

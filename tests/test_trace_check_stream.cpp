@@ -4,6 +4,8 @@
 // input cannot be rewound); gzip input; the input size cap; the cap on kept messages.
 #include <doctest/doctest.h>
 
+#include "sanitizers.hpp"
+
 #include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -25,17 +27,7 @@ using ls::tools::TraceCheckReport;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAsan = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAsan = true;
-#else
-constexpr bool kAsan = false;
-#endif
-#else
-constexpr bool kAsan = false;
-#endif
+using ls::test::kAsan;
 
 /// A synthetic Chrome trace produced on the fly, round after round, so that no big
 /// file or string is needed. Each round puts on every track a parent slice with
