@@ -387,7 +387,7 @@ TEST_CASE("sweep: parallel runner keeps input order and captures errors") {
         r.bubble_fraction_analytic = 1.0 / v;
         return r;
       },
-      4, [&](std::size_t done, std::size_t total) { ++calls; CHECK(done <= total); });
+      4, [&](std::size_t, std::size_t done, std::size_t total) { ++calls; CHECK(done <= total); });
   CHECK(calls == 12);
   REQUIRE(out.size() == 12);
   for (std::size_t i = 0; i < out.size(); ++i) {

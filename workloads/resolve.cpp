@@ -115,11 +115,7 @@ void derive_layout(Scenario& s, std::vector<ScenarioIssue>& issues) {
   // zb-v always runs two chunks per stage (its V): virtual_stages left at 1 means 2.
   if (l.schedule == Schedule::zb_v && l.virtual_stages == 1) l.virtual_stages = 2;
   // dp is whatever the other degrees leave of the cluster.
-  if (l.dp == 0) {
-    const std::int64_t rest = std::int64_t{l.tp} * l.pp * l.cp;
-    const int n = device_count(s.cluster);
-    l.dp = (rest > 0 && n > 0 && n % rest == 0) ? static_cast<int>(n / rest) : 1;
-  }
+  if (l.dp == 0) l.dp = derived_dp(l, s.cluster);
   if (l.global_batch > 0 && l.microbatch_size >= 1 && l.dp >= 1) {
     const std::int64_t per = std::int64_t{l.microbatch_size} * l.dp;
     const std::int64_t gb = l.global_batch;

@@ -94,7 +94,7 @@ int run(const SweepArgs& a) {
             throw ScenarioError(name_set_locations(e.what(), sets));
           }
         },
-        a.jobs, exchange, [&](std::size_t, std::size_t) { progress.advance(); });
+        a.jobs, exchange, [&](std::size_t, std::size_t, std::size_t) { progress.advance(); });
     progress.finish();
   }
 

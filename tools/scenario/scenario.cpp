@@ -74,17 +74,11 @@ std::string read_scenario_file(const std::string& path) {
 }
 
 /// Sequences per step as the layout states them: global_batch, else micro-batches ×
-/// micro-batch size × dp (dp unset: what tp·cp·pp leave of the cluster, as resolve()).
+/// micro-batch size × dp (dp unset: resolve()'s derivation).
 std::int64_t stated_global_batch(const wl::Scenario& s) {
   const auto& L = s.layout;
   if (L.global_batch > 0) return L.global_batch;
-  int dp = L.dp;
-  if (dp <= 0) {
-    const std::int64_t rest = std::int64_t{L.tp} * L.pp * L.cp;
-    const int n = wl::device_count(s.cluster);
-    dp = rest > 0 && n > 0 && n % rest == 0 ? static_cast<int>(n / rest) : 1;
-  }
-  return std::int64_t{std::max(1, L.microbatches)} * std::max(1, L.microbatch_size) * std::max(1, dp);
+  return std::int64_t{std::max(1, L.microbatches)} * std::max(1, L.microbatch_size) * wl::derived_dp(L, s.cluster);
 }
 
 }  // namespace

@@ -2,13 +2,13 @@
 #include "tools/study/search.hpp"
 
 #include <algorithm>
-#include <mutex>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <exception>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>

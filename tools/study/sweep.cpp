@@ -123,7 +123,7 @@ std::vector<std::string> sweep_keys(const std::vector<SweepAxis>& axes) {
 
 std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
                                     const std::function<wl::Result(const SweepPoint&)>& fn, int jobs,
-                                    const std::function<void(std::size_t, std::size_t)>& progress) {
+                                    const PointProgress& progress) {
   std::vector<SweepOutcome> out(points.size());
   if (points.empty()) return out;
   const int threads = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -146,7 +146,7 @@ std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
     }
     std::lock_guard lock(mu);
     ++done;
-    if (progress) progress(done, points.size());
+    if (progress) progress(i, done, points.size());
   });
   return out;
 }

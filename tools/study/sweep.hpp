@@ -61,11 +61,13 @@ struct SweepOutcome {
 };
 
 /// Runs fn on every point with `jobs` threads (jobs ≤ 0: hardware_concurrency).
-/// Results keep the order of `points`. `progress(done, total)` is called after each
-/// point, serialised under a lock. Exceptions thrown by fn are captured per point.
+/// Results keep the order of `points`. `progress(index, done, total)` is called after
+/// each point (`index`: the finished point's, failed points too), serialised under a
+/// lock. Exceptions thrown by fn are captured per point.
+using PointProgress = std::function<void(std::size_t index, std::size_t done, std::size_t total)>;
 std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
                                     const std::function<wl::Result(const SweepPoint&)>& fn, int jobs,
-                                    const std::function<void(std::size_t, std::size_t)>& progress = {});
+                                    const PointProgress& progress = {});
 
 /// CSV: one column per swept key, then step_time_s, tokens_per_s, mfu,
 /// bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits, then

@@ -108,7 +108,7 @@ SweepOutcome outcome_from_entry(const ordered_json& entry, const SweepPoint& poi
 
 std::vector<SweepOutcome> run_points(const std::vector<SweepPoint>& points, const std::vector<std::size_t>& which,
                                      const std::function<wl::Result(const SweepPoint&)>& fn, int jobs, SearchExchange* exchange,
-                                     const std::function<void(std::size_t, std::size_t)>& progress) {
+                                     const PointProgress& progress) {
   const std::size_t size = exchange ? static_cast<std::size_t>(std::max(1, exchange->size())) : 1;
   const std::size_t me = exchange ? static_cast<std::size_t>(exchange->rank()) : 0;
   std::vector<SweepPoint> own;  // positions me, me + size, ... of `which`

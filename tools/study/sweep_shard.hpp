@@ -29,11 +29,11 @@ std::vector<std::size_t> shard_points(std::size_t n, int index, int count);
 /// Runs fn on the points `which` (indices into `points`, ascending) with `jobs`
 /// threads. With an exchange of size > 1, this process runs every size()-th of them
 /// (position mod size == rank) and all_gather shares the outcomes, so every process
-/// returns all of `which`'s outcomes, in that order. `progress(done, total)` counts
+/// returns all of `which`'s outcomes, in that order. `progress` (run_sweep's) counts
 /// this process's own points.
 std::vector<SweepOutcome> run_points(const std::vector<SweepPoint>& points, const std::vector<std::size_t>& which,
                                      const std::function<wl::Result(const SweepPoint&)>& fn, int jobs, SearchExchange* exchange,
-                                     const std::function<void(std::size_t, std::size_t)>& progress = {});
+                                     const PointProgress& progress = {});
 
 /// One entry of sweep_json(..., shard_fields = true) back into an outcome of `point`
 /// (index `index`). Throws std::invalid_argument naming `where` when it is malformed.

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -323,36 +322,21 @@ double row_cost_estimate(const RunRow& row) {
 
 std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs, const std::function<void(wl::Scenario&)>& adjust,
                                       const RowProgress& progress) {
-  // The sweep runner gives ordered results and per-point exception capture; a
-  // point here is just the row's index. Progress is reported here, with the row.
+  // The sweep runner gives ordered results, per-point exception capture and the
+  // progress; a point here is just the row's index.
   std::vector<SweepPoint> points;
   points.reserve(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) points.push_back({{"row", std::to_string(i)}});
-  std::mutex progress_mu;
-  std::size_t done = 0;
-  const auto report = [&](std::size_t row) {
-    if (!progress) return;
-    std::lock_guard lock(progress_mu);
-    progress(row, ++done, rows.size());
-  };
   const auto outcomes = run_sweep(
       points,
       [&](const SweepPoint& p) {
-        const std::size_t row = std::stoul(p.front().second);
-        try {
-          wl::Scenario sc = rows[row].scenario;
-          if (adjust) adjust(sc);
-          wl::SimOptions opt;
-          opt.what_if = false;  // the predicted step is all validation needs
-          wl::Result r = wl::simulate(wl::resolve(std::move(sc)), opt);
-          report(row);
-          return r;
-        } catch (...) {
-          report(row);
-          throw;
-        }
+        wl::Scenario sc = rows[std::stoul(p.front().second)].scenario;
+        if (adjust) adjust(sc);
+        wl::SimOptions opt;
+        opt.what_if = false;  // the predicted step is all validation needs
+        return wl::simulate(wl::resolve(std::move(sc)), opt);
       },
-      jobs);
+      jobs, progress);
   std::vector<RowOutcome> out(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     RowOutcome& o = out[i];

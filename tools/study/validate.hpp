@@ -89,7 +89,7 @@ struct RowOutcome {
 /// after `adjust` (if given) has changed the row's GPU — calibration sets its
 /// constants there. Output keeps the input order.
 /// `progress(row, done, total)` (if given) is called after each row (`row`: its index,
-/// failed rows too), serialised.
+/// failed rows too), serialised (the same type as run_sweep's PointProgress).
 using RowProgress = std::function<void(std::size_t row, std::size_t done, std::size_t total)>;
 std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
                                       const std::function<void(wl::Scenario&)>& adjust = {}, const RowProgress& progress = {});

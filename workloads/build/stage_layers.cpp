@@ -24,11 +24,9 @@ std::vector<int> balanced_stage_layers(const Scenario& s) {
     extra.front() += (costs.embedding(Pass::forward).time + costs.embedding(Pass::backward).time).seconds() / layer;
     extra.back() += (costs.head(Pass::forward).time + costs.head(Pass::backward).time).seconds() / layer;
     // Each MTP module: a block, its entry and the head again, on the last stage.
-    const auto& m = s.model;
-    const double block = m.layers > 0 ? 1.0 : 0.0;
-    extra.back() += m.mtp_depth * (block + (costs.head(Pass::forward).time + costs.head(Pass::backward).time +
-                                            costs.mtp_entry(Pass::forward).time + costs.mtp_entry(Pass::backward).time)
-                                                   .seconds() / layer);
+    extra.back() += s.model.mtp_depth * (1 + (costs.head(Pass::forward).time + costs.head(Pass::backward).time +
+                                              costs.mtp_entry(Pass::forward).time + costs.mtp_entry(Pass::backward).time)
+                                                     .seconds() / layer);
   }
   return balanced_stage_layers(s.model.layers, p, extra);
 }

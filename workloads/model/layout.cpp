@@ -383,6 +383,13 @@ int device_count(const topo::ClusterSpec& c) {
   return c.nodes * c.gpus_per_node;
 }
 
+int derived_dp(const LayoutSpec& l, const topo::ClusterSpec& c) {
+  if (l.dp > 0) return l.dp;
+  const std::int64_t rest = std::int64_t{l.tp} * l.pp * l.cp;
+  const int n = device_count(c);
+  return rest > 0 && n > 0 && n % rest == 0 ? static_cast<int>(n / rest) : 1;
+}
+
 std::vector<LayoutError> validate(const Scenario& s) {
   Errors e;
   const LayoutSpec& L = s.layout;

@@ -38,6 +38,9 @@ std::string recompute_layers_text(const RecomputeLayers& r);
 /// Number of GPUs the cluster spec describes (nodes·gpus_per_node, or the graph's
 /// vertices of kind "gpu").
 int device_count(const topo::ClusterSpec& c);
+/// layout.dp when set, else what tp·cp·pp leave of the cluster (1 when that does not
+/// divide it; validate() then names the mismatch) — resolve()'s derivation.
+int derived_dp(const LayoutSpec& l, const topo::ClusterSpec& c);
 
 struct Coord { int dp = 0, tp = 0, pp = 0, cp = 0; };
 
