@@ -285,6 +285,10 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   res.steps = std::max(1, sc.simulation.steps);
   res.gpus_per_node = sc.cluster.gpus_per_node;
   for (int g = 0; g < cluster.gpu_count(); ++g) res.device_names.push_back(cluster.gpu_name(g));
+  res.device_stage.assign(res.device_names.size(), 0);
+  for (const auto& rank : prog.ranks)
+    if (rank.device >= 0 && static_cast<std::size_t>(rank.device) < res.device_stage.size())
+      res.device_stage[static_cast<std::size_t>(rank.device)] = rank.stage;
 
   res.compute_factors = cfg.compute_factor;
   sim::Engine eng(prog, planner, net, cfg);

@@ -8,6 +8,7 @@
 
 #include "tools/cli/command.hpp"
 #include "tools/report/chakra_export.hpp"
+#include "tools/report/html_report.hpp"
 #include "tools/report/human_units.hpp"
 #include "tools/report/progress.hpp"
 #include "tools/report/report_json.hpp"
@@ -23,6 +24,7 @@ struct RunArgs {
   std::string scenario;
   std::vector<std::string> sets;
   std::string json, trace;
+  std::string html;                        // --html FILE
   std::string chakra;                      // --chakra DIR
   std::vector<std::string> trace_devices;  // --trace-devices LIST | auto | all
   bool chakra_nominal = false;             // --chakra-nominal
@@ -30,10 +32,10 @@ struct RunArgs {
 };
 
 int run(const RunArgs& a) {
-  check_outputs({{"--json", &a.json}, {"--trace", &a.trace}}, {{"scenario", &a.scenario}});
+  check_outputs({{"--json", &a.json}, {"--trace", &a.trace}, {"--html", &a.html}}, {{"scenario", &a.scenario}});
   const api::ResolvedScenario sc = scenario_source(a.scenario).resolve_sets(a.sets);
   api::SimOptions opt;
-  opt.trace = !a.trace.empty();
+  opt.trace = !a.trace.empty() || !a.html.empty();  // the HTML report draws the trace's spans
   opt.trace_devices = a.trace_devices;
   const auto t0 = std::chrono::steady_clock::now();
   // A run that lasts more than a couple of seconds shows that it is alive (stderr, terminal only).
@@ -48,6 +50,7 @@ int run(const RunArgs& a) {
 
   if (!a.json.empty()) write_out(a.json, tools::to_json_string(r, {.include_wall_time = a.timing}));
   if (!a.trace.empty()) write_out(a.trace, tools::chrome_trace_json(r));
+  if (!a.html.empty()) write_out(a.html, tools::run_html_report(r));
   tools::ChakraExportSummary chakra;
   if (!a.chakra.empty()) {  // the program just simulated, as Chakra ETs; a DIR we cannot write is a user error
     try {
@@ -59,10 +62,11 @@ int run(const RunArgs& a) {
       throw UserError(fmt::format("--chakra {}: {}", a.chakra, e.what()));
     }
   }
-  const bool table = !a.quiet && a.json != "-" && a.trace != "-";
+  const bool table = !a.quiet && a.json != "-" && a.trace != "-" && a.html != "-";
   if (table) {
     print_out(tools::format_summary(r));
     if (!a.trace.empty()) print_out(fmt::format("\nTrace written to {} (open it at https://ui.perfetto.dev)\n", a.trace));
+    if (!a.html.empty() && a.html != "-") print_out(fmt::format("\nReport written to {} (open it in a browser)\n", a.html));
     if (!a.chakra.empty())
       print_out(fmt::format("\nChakra traces written to {} ({} files, {} nodes; ASTRA-sim workload prefix {}/{})\n", a.chakra,
                             chakra.files, chakra.nodes, a.chakra, tools::chakra_file_stem(sc->name)));
@@ -96,6 +100,11 @@ Subcommand add_run(CLI::App& parent) {
       ->delimiter(',')
       ->allow_extra_args(false)  // one comma list per flag: the scenario after it stays the scenario
       ->type_name("LIST|auto|all");
+  cmd->add_option("--html", a->html,
+                  "Write a self-contained HTML report: summary, timeline of one step, memory, links, warnings ('-' = stdout, "
+                  "replaces the table)")
+      ->type_name("FILE")
+      ->check(non_empty_path());
   auto* chakra = cmd->add_option("--chakra", a->chakra,
                                  "Write Chakra execution traces (DIR/<name>.<rank>.et, DIR/<name>.comm_groups.json); compute "
                                  "nodes carry the durations the run simulated (slowdowns and compute beside communication)")

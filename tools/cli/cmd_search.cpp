@@ -19,14 +19,14 @@ namespace ls::cli {
 namespace {
 
 struct SearchArgs {
-  std::string scenario, csv, json, emit, objective = "step_time", shard;
+  std::string scenario, csv, json, emit, html, objective = "step_time", shard;
   std::vector<std::string> vary, fix;
   int top = 20, simulate_top = 64, jobs = 0;
   bool quiet = false;
 };
 
 int run(const SearchArgs& a) {
-  check_outputs({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}}, {{"scenario", &a.scenario}});
+  check_outputs({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}, {"--html", &a.html}}, {{"scenario", &a.scenario}});
   const tools::SearchBase start = api::ScenarioSource::file(a.scenario).resolve_search_base();
   if (!start.layout_note.empty() && !a.quiet) fmt::print(stderr, "search: note: {}\n", start.layout_note);
   const api::ResolvedScenario& base = start.scenario;
@@ -55,9 +55,10 @@ int run(const SearchArgs& a) {
   if (mpi && mpi->rank() != 0) return rep.ranked.empty() ? kExitInvalid : kExitOk;  // rank 0 writes
   if (!a.csv.empty()) write_out(a.csv, api::search_csv(rep));
   if (!a.json.empty()) write_out(a.json, api::search_json(rep).dump(2) + "\n");
+  if (!a.html.empty()) write_out(a.html, tools::search_html_report(rep, a.top));
   if (!a.emit.empty() && !rep.ranked.empty())
     write_out(a.emit, tools::emit_scenario_yaml(tools::read_text_file(a.scenario), a.scenario, rep, rep.ranked.front()));
-  if (a.csv != "-" && a.json != "-" && a.emit != "-") print_out(api::search_text(rep, a.top));
+  if (a.csv != "-" && a.json != "-" && a.emit != "-" && a.html != "-") print_out(api::search_text(rep, a.top));
   if (rep.ranked.empty()) {
     fmt::print(stderr, "search: no candidate survived pruning ({} evaluated; see the counts)\n", rep.evaluated);
     return kExitInvalid;
@@ -81,6 +82,9 @@ Subcommand add_search(CLI::App& parent) {
       ->check(CLI::IsMember({"step_time", "tokens_per_s", "cost"}));
   cmd->add_option("--csv", a->csv, "Write one CSV row per candidate ('-' = stdout)")->type_name("FILE")->check(non_empty_path());
   cmd->add_option("--json", a->json, "Write {candidates, pareto, counts, wall_s} JSON ('-' = stdout)")->type_name("FILE")->check(non_empty_path());
+  cmd->add_option("--html", a->html, "Write a self-contained HTML report: the ranking, why the winner wins, step time vs memory ('-' = stdout)")
+      ->type_name("FILE")
+      ->check(non_empty_path());
   cmd->add_option("--emit", a->emit, "Write the winner as a runnable scenario file")->type_name("BEST.yaml")->check(non_empty_path());
   cmd->add_option("--jobs,-j", a->jobs, "Parallel threads (default: hardware threads)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--shard", a->shard, "Evaluate only candidates with index mod N == I (job arrays)")->type_name("I/N");

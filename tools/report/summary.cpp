@@ -94,6 +94,14 @@ std::string setup_line(const wl::Result::Setup& s, int devices) {
 
 }  // namespace
 
+std::string setup_description(const wl::Result& r) {
+  std::string line = setup_line(r.setup, r.devices);
+  const auto first = line.find_first_not_of(' ');
+  line.erase(0, first == std::string::npos ? line.size() : first);
+  while (!line.empty() && line.back() == '\n') line.pop_back();
+  return line;
+}
+
 std::string format_summary(const wl::Result& r) {
   std::string out;
   out += fmt::format("layoutsim: {} — {} GPUs, {} step{}\n", r.scenario, r.devices, r.steps, r.steps == 1 ? "" : "s");

@@ -17,6 +17,9 @@ namespace ls::tools {
 /// critical path and the warnings.
 std::string format_summary(const wl::Result& r);
 
+/// The summary's second line, alone: "llama3-8b · 8 × h100-sxm · tp2 pp4 dp1 … · megatron-core".
+std::string setup_description(const wl::Result& r);
+
 /// The `check` output: resolved layout, communication groups (GPUs, link kinds,
 /// node crossing), per-stage layers and memory budget by term against capacity,
 /// analytic bubble, warnings. No simulation is involved.

@@ -126,6 +126,8 @@ double memory_lower_bound(const wl::Scenario& resolved);
 /// cost: the cost per token (devices · gpu_hour_price / tokens_per_s), which needs the
 /// scenario's training.gpu_hour_price; with training.tokens it is the cost to train.
 enum class SearchObjective { step_time, tokens_per_s, cost };
+/// "step_time", "tokens_per_s" or "cost".
+const char* objective_name(SearchObjective o);
 
 /// Several processes working on one search (tools/cli/mpi_shard.cpp under mpirun): each
 /// analyses and simulates every size()-th candidate of its list and all_gather
@@ -226,8 +228,23 @@ bool within_band(const SearchReport& r, const CandidateOutcome& c);
 /// when fewer than two such candidates were simulated.
 std::string explain_winner(const SearchReport& r);
 
+/// Ranked candidates of one set of degrees (tp, pp, dp, cp, ep): the other placements,
+/// recomputes, schedules and interleavings of a layout, so that a table's rows are
+/// different layouts, not one layout ten ways. Indices into SearchReport::ranked.
+struct DegreeGroup {
+  std::vector<std::size_t> members;  // best first; members.front() is the group's row
+};
+/// The groups in the order of their best member. O(candidates · log).
+std::vector<DegreeGroup> degree_groups(const SearchReport& r);
+
 /// The ranked table (first `top` rows), the Pareto front, the counts and the wall time.
 std::string format_search(const SearchReport& r, int top);
+
+/// `search --html`: one self-contained page (tools/report/html_page.hpp) with the ranked
+/// table (the best of each set of degrees, its variants, ties within the error band
+/// marked), why the winner wins, step time against peak memory for the simulated
+/// candidates with the Pareto front, and the counts; search_json embedded.
+std::string search_html_report(const SearchReport& r, int top);
 
 /// One row per evaluated candidate: kept ones best first, then the rejected in index
 /// order. The first three columns (tier, step_time_s, index) order rows across

@@ -22,9 +22,6 @@ namespace ls::tools {
 
 namespace {
 
-const char* objective_name(SearchObjective o) {
-  return o == SearchObjective::tokens_per_s ? "tokens_per_s" : o == SearchObjective::cost ? "cost" : "step_time";
-}
 
 bool has_training(const SearchReport& r) { return r.training.tokens > 0 || r.training.gpu_hour_price >= 0; }
 
@@ -75,6 +72,10 @@ nlohmann::ordered_json layout_json(const SearchLayout& l) {
 }
 
 }  // namespace
+
+const char* objective_name(SearchObjective o) {
+  return o == SearchObjective::tokens_per_s ? "tokens_per_s" : o == SearchObjective::cost ? "cost" : "step_time";
+}
 
 std::vector<std::size_t> pareto_front(const SearchReport& r) {
   std::vector<std::size_t> idx;
@@ -136,23 +137,27 @@ std::string explain_winner(const SearchReport& r) {
   return s;
 }
 
+std::vector<DegreeGroup> degree_groups(const SearchReport& r) {
+  using Degrees = std::tuple<int, int, int, int, int>;
+  auto degrees = [](const SearchLayout& l) { return Degrees{l.tp, l.pp, l.dp, l.cp, l.ep}; };
+  std::map<Degrees, std::size_t> group_of;
+  std::vector<DegreeGroup> groups;
+  for (std::size_t i = 0; i < r.ranked.size(); ++i) {
+    const auto [it, fresh] = group_of.emplace(degrees(r.ranked[i].layout), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].members.push_back(i);
+  }
+  return groups;
+}
+
 std::string format_search(const SearchReport& r, int top) {
   std::string s;
   s += fmt::format("layoutsim search {}: {} GPUs, global batch {} × {} tokens, objective {}{}\n\n", r.scenario, r.devices,
                    r.global_batch, r.seq_len, objective_name(r.objective),
                    r.shard_count > 1 ? fmt::format(", shard {}/{}", r.shard_index, r.shard_count) : "");
-  // The table lists the best of each set of degrees (tp, pp, dp, cp, ep): the other
-  // placements, recomputes, schedules and interleavings of those degrees follow as one
-  // line of variants, so that the top rows are different layouts, not one layout ten ways.
-  using Degrees = std::tuple<int, int, int, int, int>;
-  auto degrees = [](const SearchLayout& l) { return Degrees{l.tp, l.pp, l.dp, l.cp, l.ep}; };
-  std::map<Degrees, std::vector<std::size_t>> variants;  // ranked indices, best first
+  const std::vector<DegreeGroup> groups = degree_groups(r);
   std::vector<std::size_t> shown;
-  for (std::size_t i = 0; i < r.ranked.size(); ++i) {
-    auto& v = variants[degrees(r.ranked[i].layout)];
-    if (v.empty() && shown.size() < static_cast<std::size_t>(std::max(0, top))) shown.push_back(i);
-    v.push_back(i);
-  }
+  for (std::size_t g = 0; g < groups.size() && g < static_cast<std::size_t>(std::max(0, top)); ++g) shown.push_back(groups[g].members.front());
   const std::size_t rows = shown.size();
   // The layout column fits its longest entry (compact strings hold multi-byte '·').
   auto width_of = [](const std::string& t) {
@@ -164,7 +169,7 @@ std::string format_search(const SearchReport& r, int top) {
   auto pad = [&](const std::string& t) { return t + std::string(w - std::min(w, width_of(t)), ' '); };
   s += fmt::format("{:>4}  {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", "#", pad("layout"), "step time", "tokens/s", "MFU",
                    "peak mem", "headroom", "bubble", training_cells(r, nullptr), "exposed comm tp / pp / dp / ep");
-  std::size_t listed = 0;
+  std::size_t listed = 0, listed_groups = 0;
   for (std::size_t i : shown) {
     const auto& c = r.ranked[i];
     const std::string exposed =
@@ -175,7 +180,7 @@ std::string format_search(const SearchReport& r, int top) {
                      human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu), human_bytes(c.peak_memory_bytes),
                      c.fits ? human_bytes(r.memory_usable_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
                      training_cells(r, &c), c.simulated ? exposed : "(estimate, not simulated)");
-    const auto& v = variants[degrees(c.layout)];
+    const auto& v = groups[listed_groups++].members;
     listed += v.size();
     if (v.size() > 1) {
       std::string ranks;
@@ -187,7 +192,7 @@ std::string format_search(const SearchReport& r, int top) {
   }
   if (r.ranked.size() > listed)
     s += fmt::format("      ... {} more candidates in {} other sets of degrees (--top K shows more; --csv/--json hold all)\n",
-                     r.ranked.size() - listed, variants.size() - rows);
+                     r.ranked.size() - listed, groups.size() - rows);
   if (!r.ranked.empty()) {
     const auto& b = r.best_band;
     if (b.rows > 0) {

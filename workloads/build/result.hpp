@@ -305,6 +305,7 @@ struct Result {
   std::vector<CounterTrack> counters;
   std::vector<CriticalSegment> critical_segments;  // first step, when a trace is requested
   std::vector<std::string> device_names;  // index = device
+  std::vector<std::int32_t> device_stage;  // index = device: its pipeline stage
 };
 
 /// What `layoutsim check` prints: the resolved layout and the analytic budget.
