@@ -103,9 +103,12 @@ def main():
     os.makedirs(out, exist_ok=True)
     run_html, trace = os.path.join(out, "run.html"), os.path.join(out, "run.trace.json")
     subprocess.run([layoutsim, "run", os.path.join(scenarios, "straggler.yaml"), "-q", "--html", run_html, "--trace", trace], check=True)
-    search_html = os.path.join(out, "search.html")
+    search_html, search_json = os.path.join(out, "search.html"), os.path.join(out, "search.json")
     subprocess.run([layoutsim, "search", os.path.join(scenarios, "search-llama3-70b-64xh100.yaml"), "--fix", "tp=8", "--vary",
-                    "zero=1,2", "--simulate-top", "8", "-q", "--html", search_html], check=True, stdout=subprocess.DEVNULL)
+                    "zero=1,2", "--simulate-top", "8", "-q", "--html", search_html, "--json", search_json], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(search_json) as f:
+        simulated = json.load(f)["counts"]["simulated"]
 
     failures = []
     dom, console = load(browser, out, run_html)
@@ -126,8 +129,8 @@ def main():
     dom, console = load(browser, out, search_html)
     failures += check_page("search", dom, console, ["ranking", "explanation", "pareto-svg", "counts", "layoutsim-data"])
     points = dom.classes.get("circle.candidate", 0)
-    if points != 8:
-        failures.append(f"search: {points} candidates plotted, 8 simulated")
+    if points != simulated:
+        failures.append(f"search: {points} candidates plotted, {simulated} simulated")
     print(f"search page: {points} simulated candidates plotted")
 
     screenshot(browser, out, run_html, os.path.join(out, "run.png"), 2400)

@@ -422,7 +422,7 @@ TEST_CASE("sweep shards: an outcome sent as its JSON entry writes the same CSV a
         if (p[0].second == "2") throw tools::ScenarioError("two is invalid");
         if (p[0].second == "3") throw std::logic_error("a bug");
         wl::Result r;
-        r.scenario = "s";
+        r.scenario = "sweep-point";
         r.step_time_s = 0.1;  // not exact in binary: the decimal must round-trip
         r.tokens_per_s = 1.0 / 3.0;
         r.memory_fits = false;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -28,6 +29,7 @@
 #include "tools/scenario/scenario.hpp"
 #include "tools/study/search.hpp"
 #include "workloads/layout_report.hpp"
+#include "workloads/model/headroom.hpp"
 
 #ifndef LAYOUTSIM_BIN
 #error "LAYOUTSIM_BIN must be defined (path of the layoutsim executable)"
@@ -72,10 +74,12 @@ std::string tiny_path() {
 
 wl::ResolvedScenario tiny() { return tools::load_scenario_string(kTiny, "tiny.yaml"); }
 
+// The points of the space only; the remedy candidates have a test of their own.
 tools::SearchOptions options(const wl::Scenario& base) {
   tools::SearchOptions o;
   o.axes = tools::default_axes(base);
   o.simulate_top = 8;
+  o.remedies = false;
   o.jobs = 1;
   return o;
 }
@@ -239,7 +243,7 @@ TEST_CASE("layoutsim search: the same JSON whatever --jobs; CSV rows = evaluated
   REQUIRE(r2.rc == 0);
   const json j1 = json::parse(r1.out), j2 = json::parse(r2.out);
   CHECK(without_wall_time(j1).dump() == without_wall_time(j2).dump());
-  CHECK(j1["counts"]["simulated"] == 12);
+  CHECK(j1["counts"]["simulated"] == 12 + 1);  // the best 12 points and the best 12/8 = 1 remedy
   CHECK(j1["candidates"].size() == j1["counts"]["kept"]);
   const auto& best = j1["candidates"][0];
   for (const char* k : {"dp", "tp", "pp", "cp", "ep", "zero"}) CHECK(best["layout"].contains(k));
@@ -278,7 +282,7 @@ TEST_CASE("exit codes: 2 for usage, 1 for an invalid scenario or when nothing su
 using ls::test::kAsan;
 
 // Its figures are the Release suite's to check; under the sanitizers the same 70B search
-// (34,416 candidates, 4 minutes under ASan) already runs in readme_examples.
+// (36,220 candidates, 4 minutes under ASan) already runs in readme_examples.
 TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quotes" * doctest::skip(kAsan)) {
   // The comment rounds to 4 significant figures (step time) or 3 (MFU, memory);
   // 0.1 % relative covers that rounding.
@@ -288,16 +292,31 @@ TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quo
   REQUIRE(r.rc == 0);
   const json j = json::parse(r.out);
   const auto& n = j["counts"];
-  CHECK(n["evaluated"] == 34416);
+  CHECK(n["evaluated"] == 36220);  // 34,416 points of the space + 1,804 remedy candidates
   long structural = 0;
   for (const char* why : {"tp-indivisible", "ep-indivisible", "too-few-layers", "layers-indivisible", "batch-indivisible",
                           "interleaved-microbatches"})
     structural += n["rejected"].value(why, 0L);
   CHECK(structural == 6633);
   CHECK(n["rejected"]["zero-with-pp"] == 13116);
-  CHECK(n["rejected"]["memory"] == 12835);
-  CHECK(n["kept"] == 1832);
-  CHECK(n["simulated"] == 64);
+  CHECK(n["rejected"]["memory"] == 13890);  // 12,835 points + 1,055 remedies over once built
+  CHECK(n["kept"] == 2581);
+  CHECK(n["simulated"] == 72);  // the best 64 points and the best 8 remedies
+  long remedies = 0, simulated_remedies = 0;
+  for (const auto& c : j["candidates"])
+    if (c.contains("origin")) {
+      ++remedies;
+      simulated_remedies += c["simulated"].get<bool>() ? 1 : 0;
+    }
+  CHECK(remedies == 749);
+  CHECK(simulated_remedies == 8);
+  // The best remedy: activation offload on t4·p2(v4,bal)·d4·c2, 12.9 % slower than the winner.
+  for (const auto& c : j["candidates"])
+    if (c.contains("origin") && c["simulated"].get<bool>()) {
+      CHECK(c["compact"].get<std::string>().rfind("t4·p2(v4,bal)·d4·c2 z1 sp mbs1 1f1b off:act", 0) == 0);
+      CHECK(c["step_time_s"].get<double>() / j["candidates"][0]["step_time_s"].get<double>() == doctest::Approx(1.129).epsilon(1e-3));
+      break;
+    }
   const auto& best = j["candidates"][0];
   CHECK(best["compact"] == "t4·p4(v4,bal)·d2·c2 z1 sp mbs1 1f1b");
   CHECK(best["step_time_s"].get<double>() == doctest::Approx(15.32).epsilon(1e-3));
@@ -494,4 +513,65 @@ TEST_CASE("the table lists one row per set of degrees, its variants on a line un
   CHECK(rows == std::min<std::size_t>(3, sets.size()));
   CHECK(variant_lines >= 1);
   CHECK(text.find(fmt::format("other sets of degrees")) != std::string::npos);
+}
+
+TEST_CASE("remedy candidates: a near miss with the out-of-memory warning's remedy, estimated and ranked like the others") {
+  const auto base = tiny();
+  auto o = options(*base);
+  o.remedies = true;
+  const auto rep = tools::run_search(base, o);
+  const std::size_t enumerated = tools::enumerate_candidates(*base, 16, o.axes).size();
+  std::map<std::size_t, const tools::Candidate*> rejected;
+  for (const auto& c : rep.rejected) rejected[c.index] = &c;
+  std::size_t remedies = 0, simulated_remedies = 0;
+  auto check_remedy = [&](std::size_t index, const tools::SearchLayout& l, const std::string& origin) {
+    ++remedies;
+    REQUIRE(index >= enumerated);
+    const auto it = rejected.find(index - enumerated);
+    REQUIRE(it != rejected.end());
+    const tools::Candidate& from = *it->second;
+    CHECK(from.rejected == "memory");
+    CHECK(from.origin.empty());
+    CHECK(origin.rfind(fmt::format("remedy of #{}: layout.", from.index), 0) == 0);
+    CHECK(from.layout.placement == o.axes.placement.front());
+    // A near miss: the original's bound is within the GPU's memory; the remedy's fits.
+    const auto original = tools::candidate_scenario(*base, 16, from.layout);
+    CHECK(tools::memory_lower_bound(original) <= base->gpu.memory_bytes);
+    CHECK(wl::memory_fits(tools::candidate_scenario(*base, 16, l), tools::memory_lower_bound(tools::candidate_scenario(*base, 16, l))));
+    // Only the remedy's keys differ, and it is not ZeRO one stage up alone (a point of the space).
+    auto same = l;
+    same.zero = from.layout.zero, same.shard_group = from.layout.shard_group, same.offload = from.layout.offload;
+    CHECK(tools::compact_layout(same) == tools::compact_layout(from.layout));
+    CHECK((l.offload.activations || l.offload.optimizer || l.shard_group != from.layout.shard_group));
+  };
+  for (const auto& c : rep.ranked)
+    if (!c.origin.empty()) {
+      check_remedy(c.index, c.layout, c.origin);
+      simulated_remedies += c.simulated ? 1 : 0;
+    }
+  for (const auto& c : rep.rejected)
+    if (!c.origin.empty()) check_remedy(c.index, c.layout, c.origin);
+  CHECK(remedies > 0);  // the 3 GB GPU leaves near misses
+  CHECK(rep.evaluated == enumerated + remedies);
+  std::size_t rejected_count = 0;
+  for (const auto& [why, n] : rep.rejected_by_reason) rejected_count += n;
+  CHECK(rep.evaluated == rejected_count + rep.ranked.size());
+  // Their own simulation budget, K/8 beside the space's K: they cannot crowd it out.
+  CHECK(simulated_remedies <= 1);
+  CHECK(rep.simulated <= 8 + 1);
+  CHECK(rep.simulated - simulated_remedies == 8);
+  // The rule is each candidate's own: two shards find the unsharded run's remedies.
+  auto remedy_keys = [](const tools::SearchReport& r) {
+    std::set<std::pair<std::size_t, std::string>> s;
+    for (const auto& c : r.ranked)
+      if (!c.origin.empty()) s.insert({c.index, c.origin});
+    for (const auto& c : r.rejected)
+      if (!c.origin.empty()) s.insert({c.index, c.origin});
+    return s;
+  };
+  o.shard_count = 2;
+  auto merged = remedy_keys(tools::run_search(base, o));
+  o.shard_index = 1;
+  for (const auto& k : remedy_keys(tools::run_search(base, o))) CHECK(merged.insert(k).second);
+  CHECK(merged == remedy_keys(rep));
 }

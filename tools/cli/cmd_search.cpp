@@ -23,6 +23,7 @@ struct SearchArgs {
   std::vector<std::string> vary, fix;
   int top = 20, simulate_top = 64, jobs = 0;
   bool quiet = false;
+  bool no_remedies = false;
 };
 
 int run(const SearchArgs& a) {
@@ -33,6 +34,7 @@ int run(const SearchArgs& a) {
   api::SearchOptions o = api::search_options(base, a.vary, a.fix, a.objective, a.scenario);
   o.global_batch = start.global_batch;
   o.simulate_top = a.simulate_top;
+  o.remedies = !a.no_remedies;
   o.jobs = a.jobs;
   // Two stages on one line, each with its own clock: the analytic estimate of every
   // candidate, then the simulation of the best.
@@ -80,6 +82,8 @@ Subcommand add_search(CLI::App& parent) {
   cmd->add_option("--simulate-top", a->simulate_top, "Simulate the best K by the analytic estimate (default 64)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--objective", a->objective, "Rank by step_time (default), tokens_per_s or cost")
       ->check(CLI::IsMember({"step_time", "tokens_per_s", "cost"}));
+  cmd->add_flag("--no-remedies", a->no_remedies,
+                "Leave out the remedy candidates (a layout that does not fit, with the out-of-memory warning's HSDP or offload remedy)");
   cmd->add_option("--csv", a->csv, "Write one CSV row per candidate ('-' = stdout)")->type_name("FILE")->check(non_empty_path());
   cmd->add_option("--json", a->json, "Write {candidates, pareto, counts, wall_s} JSON ('-' = stdout)")->type_name("FILE")->check(non_empty_path());
   cmd->add_option("--html", a->html, "Write a self-contained HTML report: the ranking, why the winner wins, step time vs memory ('-' = stdout)")

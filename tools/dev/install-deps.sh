@@ -13,6 +13,7 @@ PACKAGES=(
   python3 pybind11-dev python3-dev python3-pytest python3-yaml  # python3-yaml: validation/convert.py and the search_sanity test
   python3-pip python3-setuptools python3-wheel  # the python_wheel test: `pip install ./python` offline
   python3-jsonschema python3-pandas  # the output_schemas test: JSON against docs/schema/, CSV read back by pandas
+  chromium fonts-dejavu-core  # the html_browser test: headless Chromium loads the HTML reports (a font for its screenshots)
   libopenmpi-dev openmpi-bin  # optional: `mpirun -np N layoutsim search` (built when CMake finds MPI)
 )
 # Node.js and npm run the speedscope_import test only. Many machines carry a Node.js

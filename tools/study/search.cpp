@@ -20,6 +20,7 @@
 #include "tools/study/parallel_for.hpp"
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
+#include "workloads/advice/memory_remedies.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/layout_report.hpp"
 #include "workloads/build/program_totals.hpp"
@@ -80,8 +81,9 @@ double idle_network_seconds(const topo::Cluster& cluster, const sim::CommPlan& p
 
 /// The estimated step time of a built program, read off its op templates:
 ///   step ≈ max over stages of (compute + blocking TP/EP collectives) / (1 − bubble)
-///          + the gradient / parameter traffic (dp and prefetch streams) that the
-///            stage's compute cannot hide, and at least its last collective
+///          + the gradient / parameter traffic (dp and prefetch streams) and the
+///            activation offload's PCIe copies that the stage's compute cannot
+///            hide, and at least its last collective
 ///            (the final gradient bucket runs after the last backward).
 /// The bubble is the schedule's analytic one (schedule.hpp). Pipeline sends overlap
 /// compute and are left out; contention between concurrent collectives too: the
@@ -121,6 +123,8 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
     }
     for (auto s : {wl::stream::dp, wl::stream::prefetch, wl::stream::overlap})
       for (const auto& op : streams[static_cast<std::size_t>(s)]) {
+        // Timed ops beside compute (activation offload's PCIe copies) hold their stream too.
+        if (op.kind == sim::OpKind::compute) side_s += op.duration.seconds();
         if (op.kind != sim::OpKind::collective) continue;
         const double t = collective_s(op, *rep);
         side_s += t;
@@ -284,23 +288,29 @@ SearchReport report_header(const wl::Scenario& base, const SearchOptions& opts) 
   return rep;
 }
 
-/// Stage 1: enumerate; keep this shard's candidates.
-std::vector<Candidate> shard_candidates(const wl::Scenario& base, const SearchReport& rep, const SearchOptions& opts) {
+/// A candidate short of memory is remedied when its memory lower bound is at most this
+/// share of the GPU's memory: over the usable budget, not over the GPU (a near miss).
+constexpr double kNearMiss = 1.0;
+
+/// Stage 1: enumerate; keep this shard's candidates. `enumerated`: the whole space's size.
+std::vector<Candidate> shard_candidates(const wl::Scenario& base, const SearchReport& rep, const SearchOptions& opts,
+                                        std::size_t& enumerated) {
   std::vector<Candidate> all = enumerate_candidates(base, rep.global_batch, opts.axes);
+  enumerated = all.size();
   std::vector<Candidate> mine;
   for (auto& c : all)
     if (c.index % static_cast<std::size_t>(opts.shard_count) == static_cast<std::size_t>(opts.shard_index)) mine.push_back(std::move(c));
   return mine;
 }
 
-/// Stage 2: the analytic estimate of every candidate the rules left. Marks the
-/// candidates it rejects; returns the kept ones in the estimate's order.
+/// Stage 2: the analytic estimate of every candidate from `mine[first]` on that the
+/// rules left. Marks the candidates it rejects; returns the kept ones in the estimate's order.
 std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, const SearchReport& rep, const SearchOptions& opts,
-                                                  std::vector<Candidate>& mine) {
+                                                  std::vector<Candidate>& mine, std::size_t first) {
   // One cluster per thread: a Cluster's route cache is not thread-safe (cluster.hpp).
   std::vector<std::optional<topo::Cluster>> clusters(static_cast<std::size_t>(rep.threads));
   std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < mine.size(); ++i)
+  for (std::size_t i = first; i < mine.size(); ++i)
     if (mine[i].rejected.empty()) todo.push_back(i);
   std::vector<Estimate> est(todo.size());
   std::mutex progress_mu;
@@ -344,6 +354,7 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
     o.mfu = est[k].model_flops / (est[k].step_s * rep.devices * base.gpu.peak_flops);
     o.bubble_fraction = est[k].bubble;
     o.fits = true;
+    o.origin = c.origin;
     kept.push_back(o);
   }
   std::sort(kept.begin(), kept.end(),
@@ -378,7 +389,27 @@ void simulate_candidate(const wl::Scenario& base, std::int64_t global_batch, Can
 /// leaves `kept` and is rejected in `mine`.
 void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOptions& opts, std::vector<CandidateOutcome>& kept,
                    std::vector<Candidate>& mine) {
-  const std::size_t top = std::min(kept.size(), static_cast<std::size_t>(std::max(0, opts.simulate_top)));
+  // The best K points of the space by the estimate, and beside them the best K/8 remedy
+  // candidates: the estimate does not price what an offload's copies share with the
+  // communication (the copy stream, the PCIe link), so remedies ranked by it alone
+  // would crowd out the layouts that fit as they are. `kept` stays in estimate order
+  // within each part; the chosen ones move to the front.
+  const auto k_space = static_cast<std::size_t>(std::max(0, opts.simulate_top));
+  const std::size_t k_remedy = k_space == 0 ? 0 : std::max<std::size_t>(1, k_space / 8);
+  std::size_t space_taken = 0, remedy_taken = 0;
+  std::vector<CandidateOutcome> chosen, rest;
+  for (auto& o : kept) {
+    auto& taken = o.origin.empty() ? space_taken : remedy_taken;
+    if (taken < (o.origin.empty() ? k_space : k_remedy)) {
+      ++taken;
+      chosen.push_back(std::move(o));
+    } else {
+      rest.push_back(std::move(o));
+    }
+  }
+  const std::size_t top = chosen.size();
+  kept = std::move(chosen);
+  kept.insert(kept.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
   std::vector<std::string> failed(top);
   std::atomic<std::size_t> simulated_done{0};
   exchange_items(opts.exchange, top, rep.threads, [&](std::size_t k, std::size_t) {
@@ -443,15 +474,74 @@ void rank_outcomes(SearchReport& rep, const SearchOptions& opts, std::vector<Can
 
 }  // namespace
 
+std::vector<Candidate> remedy_candidates(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& axes,
+                                         const std::vector<Candidate>& mine, std::size_t enumerated, int threads) {
+  // The placement moves no memory: one placement's remedy stands for the others'.
+  std::vector<const Candidate*> short_of_memory;
+  for (const auto& c : mine)
+    if (c.rejected == "memory" && c.origin.empty() && (axes.placement.empty() || c.layout.placement == axes.placement.front()))
+      short_of_memory.push_back(&c);
+  struct Found {
+    Candidate candidate;
+    double miss_bytes = 0;  // the original's memory lower bound
+  };
+  std::vector<std::optional<Found>> found(short_of_memory.size());
+  parallel_for(short_of_memory.size(), threads, [&](std::size_t k, std::size_t) {
+    const Candidate& c = *short_of_memory[k];
+    try {
+      const wl::Scenario sc = candidate_scenario(base, global_batch, c.layout);
+      for (const auto& remedy : wl::memory_remedies(sc)) {
+        const wl::LayoutSpec& L = remedy.scenario.layout;
+        // ZeRO one stage up alone is a point of the space already.
+        if (L.shard_group == sc.layout.shard_group && L.offload.activations == sc.layout.offload.activations &&
+            L.offload.optimizer == sc.layout.offload.optimizer)
+          continue;
+        if (!fits_with_margin(remedy.scenario, memory_lower_bound(remedy.scenario))) continue;
+        Found f;
+        f.candidate.index = enumerated + c.index;
+        f.candidate.layout = c.layout;
+        f.candidate.layout.zero = L.zero;
+        f.candidate.layout.shard_group = L.shard_group;
+        f.candidate.layout.offload = L.offload;
+        f.candidate.origin = fmt::format("remedy of #{}: {}", c.index, remedy.change);
+        f.miss_bytes = memory_lower_bound(sc);
+        found[k] = std::move(f);
+        break;
+      }
+    } catch (const std::exception&) {
+      // A remedy that cannot be priced is not offered (the candidate stays rejected).
+    }
+  });
+  // Near misses only: a remedy that has to move more state off the GPU costs more PCIe
+  // time, and the analytic stage is not to double for layouts that far over. A rule of
+  // the candidate alone, so that shards find the same remedies as one process.
+  std::vector<Candidate> out;
+  for (auto& f : found)
+    if (f && f->miss_bytes <= kNearMiss * base.gpu.memory_bytes) out.push_back(std::move(f->candidate));
+  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.index < b.index; });
+  return out;
+}
+
 SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchOptions& opts) {
   const auto t0 = Clock::now();
   if (opts.shard_count < 1 || opts.shard_index < 0 || opts.shard_index >= opts.shard_count)
     throw std::invalid_argument(fmt::format("--shard {}/{}: need 0 <= I < N", opts.shard_index, opts.shard_count));
   const wl::Scenario& base = base_resolved.scenario();
   SearchReport rep = report_header(base, opts);
-  std::vector<Candidate> mine = shard_candidates(base, rep, opts);
+  std::size_t enumerated = 0;
+  std::vector<Candidate> mine = shard_candidates(base, rep, opts, enumerated);
+  std::vector<CandidateOutcome> kept = estimate_candidates(base, rep, opts, mine, 0);
+  if (opts.remedies) {
+    // What the out-of-memory warning would offer a candidate that does not fit is a
+    // candidate too: estimated like the others, then ranked among them.
+    const std::size_t first = mine.size();
+    for (auto& c : remedy_candidates(base, rep.global_batch, opts.axes, mine, enumerated, rep.threads)) mine.push_back(std::move(c));
+    std::vector<CandidateOutcome> more = estimate_candidates(base, rep, opts, mine, first);
+    kept.insert(kept.end(), more.begin(), more.end());
+    std::sort(kept.begin(), kept.end(),
+              [&](const CandidateOutcome& a, const CandidateOutcome& b) { return better_estimate(opts.objective, a, b); });
+  }
   rep.evaluated = mine.size();
-  std::vector<CandidateOutcome> kept = estimate_candidates(base, rep, opts, mine);
   rep.analytic_wall_s = seconds_since(t0);
   const auto t1 = Clock::now();
   simulate_best(base, rep, opts, kept, mine);

@@ -16,7 +16,10 @@
 //     memory peak per stage and the op durations off it: a candidate over the GPU's
 //     memory is rejected ("memory"), the rest get an estimated step time (see
 //     estimate_step in search.cpp).
-//  3. simulate the best `simulate_top` by the estimate, in parallel threads.
+//     The near misses of the memory rule come back with the out-of-memory warning's
+//     remedy (remedy_candidates) and are estimated the same way.
+//  3. simulate the best `simulate_top` points by the estimate and the best
+//     simulate_top/8 remedy candidates, in parallel threads.
 // Ranking: simulated candidates by their simulated objective, then the others by
 // the estimate; ties by candidate index. Every stage is a pure function of the
 // inputs and results are kept in candidate order, so the output does not depend on
@@ -96,6 +99,9 @@ struct Candidate {
   std::size_t index = 0;
   SearchLayout layout;
   std::string rejected;
+  /// "" for a point of the space; for a remedy candidate, what it changed in which
+  /// candidate: "remedy of #12: layout.offload.optimizer: true" (remedy_candidates).
+  std::string origin;
 };
 
 /// Every point of the space for the base scenario's GPU count and global batch, in
@@ -107,6 +113,19 @@ struct Candidate {
 /// (ZeRO-2/3 with pp > 1, which Megatron-Core does not run). dp·tp·pp =
 /// GPUs holds by construction.
 std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& axes);
+
+/// The out-of-memory warning's remedies as candidates: for each candidate in `mine`
+/// rejected for memory whose memory lower bound is at most the GPU's memory (a near
+/// miss: farther over, a remedy moves more state over PCIe and costs more than it
+/// saves) and whose placement is the axes' first (placement moves no memory), the first
+/// of wl::memory_remedies that is not a point of the space already (HSDP inside a
+/// node, activation offload, optimizer offload; not ZeRO one stage up, which the space
+/// holds) and whose memory lower bound fits. Each becomes a candidate of index
+/// `enumerated + the candidate's index` (unique across shards) whose origin names the
+/// change. A rule of each candidate alone: shards find the same remedies as one
+/// process. O(memory-rejected · remedies · layers); no program is built.
+std::vector<Candidate> remedy_candidates(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& axes,
+                                         const std::vector<Candidate>& mine, std::size_t enumerated, int threads = 1);
 
 /// The base scenario with the candidate's layout (global batch fixed, explicit
 /// stage_layers and microbatch counts replaced), not yet resolved.
@@ -149,6 +168,8 @@ struct SearchOptions {
   std::int64_t global_batch = 0;
   SearchObjective objective = SearchObjective::step_time;
   int simulate_top = 64;
+  /// Add the out-of-memory remedies of the candidates that do not fit (remedy_candidates).
+  bool remedies = true;
   int jobs = 0;  // ≤ 0: hardware threads
   int shard_index = 0, shard_count = 1;
   SearchExchange* exchange = nullptr;  // not owned; null: one process
@@ -179,6 +200,7 @@ struct CandidateOutcome {
   bool fits = true;
   ExposedComm exposed;  // simulated only
   double compute_s = 0;  // simulated only: the busiest stage's compute per step
+  std::string origin;    // Candidate::origin
 };
 
 struct SearchReport {

@@ -68,6 +68,8 @@ nlohmann::ordered_json layout_json(const SearchLayout& l) {
   j["virtual_stages"] = l.virtual_stages;
   j["stage_layers"] = stage_layers_name(l.stage_layers_mode);
   j["placement"] = l.placement;
+  j["shard_group"] = l.shard_group;  // 0: shard over all of dp
+  j["offload"] = {{"activations", l.offload.activations}, {"optimizer", l.offload.optimizer}};
   return j;
 }
 
@@ -296,6 +298,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
     e["analytic_step_time_s"] = c.analytic_step_s;
     e["analytic_peak_memory_bytes"] = c.analytic_peak_bytes;
     e["within_band"] = within_band(r, c);
+    if (!c.origin.empty()) e["origin"] = c.origin;
     add_training_json(e, cost_of(r, c));  // time_to_train_s, gpu_hours, cost: with a `training` key
     cands.push_back(std::move(e));
   }

@@ -128,6 +128,10 @@ std::string compact_layout(const SearchLayout& l) {
   if (l.recompute == wl::Recompute::every_second_matmul) s += " op";  // torchtitan's name for it
   s += fmt::format(" mbs{} {}", l.microbatch_size, schedule_short(l.schedule));
   if (l.placement != std::vector<std::string>{"tp", "dp", "pp"}) s += " [" + join_placement(l.placement, ",") + "]";
+  if (l.shard_group > 0 && l.shard_group < l.dp) s += fmt::format(" hsdp{}", l.shard_group);
+  if (l.offload.optimizer || l.offload.activations)
+    s += fmt::format(" off:{}{}{}", l.offload.optimizer ? "opt" : "", l.offload.optimizer && l.offload.activations ? "+" : "",
+                     l.offload.activations ? "act" : "");
   return s;
 }
 
@@ -262,6 +266,9 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
                         l.virtual_stages = v;
                         l.stage_layers_mode = a.stage_layers[isl];
                         l.placement = place;
+                        // Not searched: the base's own (a remedy candidate sets them; search.cpp).
+                        l.offload = base.layout.offload;
+                        l.shard_group = base.layout.shard_group;
                         const long long per_step = static_cast<long long>(dp) * mbs;
                         // Clamped: a count past the limit stays past it (and is rejected).
                         l.microbatches = global_batch % per_step == 0
@@ -321,6 +328,8 @@ wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_ba
   L.stage_layers_mode = l.stage_layers_mode;
   L.stage_layers.clear();
   L.placement = l.placement;
+  L.offload = l.offload;
+  L.shard_group = l.shard_group;
   return s;
 }
 

@@ -286,8 +286,6 @@ struct SimulationSpec {
   std::int64_t critical_path_ops = 25'000'000;
 };
 
-/// The whole training run (optional; workloads/model/training_cost.hpp): tokens to train on
-/// and the price of one GPU-hour.
 /// topo::ClusterSpec's defaults with both link bandwidths unset (0): resolve() sets
 /// them from the GPU (nvlink_bandwidth per GPU inside a node, nic_bandwidth per NIC).
 inline topo::ClusterSpec cluster_with_unset_link_rates() {
