@@ -416,8 +416,13 @@ TEST_CASE("the winner is explained against the best candidate with other degrees
   CHECK(a.compute_s <= a.step_time_s);
   CHECK(text.find(ls::tools::human_seconds(a.compute_s)) != std::string::npos);
   CHECK(text.find(ls::tools::human_seconds(b.compute_s)) != std::string::npos);
-  // The table prints the paragraph under it.
+  // The table prints the paragraph under it, the JSON carries it, and --explain prints it alone.
   CHECK(tools::format_search(rep, 5).find(text) != std::string::npos);
+  CHECK(tools::search_json(rep)["explanation"] == text.substr(text.find_first_not_of('\n')));
+  const auto r = test::run_layoutsim("search '" + tiny_path() + "' --simulate-top 8 --no-remedies --jobs 1 --explain");
+  REQUIRE(r.rc == 0);
+  CHECK(r.out == text.substr(text.find_first_not_of('\n')));
+  CHECK(test::run_layoutsim("search '" + tiny_path() + "' --explain --json -").rc == 2);
 }
 
 namespace {

@@ -242,8 +242,12 @@ def search(scenario=None, overrides=None, vary=None, fix=None, objective="step_t
         scenario, devices, global_batch, seq_len, objective, memory_capacity_bytes,
         memory_usable_bytes, candidates (best first: index, layout, compact, step_time_s,
         tokens_per_s, mfu, peak_memory_bytes, headroom_bytes, ...), pareto (indices of the
-        step-time / memory front), counts (candidates per stage of the search), wall_s,
-        analytic_wall_s, simulate_wall_s.
+        step-time / memory front), counts (candidates per stage of the search),
+        explanation (why the best beats the best layout of other degrees, one line per part
+        of the step: compute, bubble, exposed communication by axis, memory; "" when fewer
+        than two such were simulated), wall_s, analytic_wall_s, simulate_wall_s. A remedy
+        candidate (a near miss of the memory rule with the out-of-memory warning's remedy)
+        carries origin, e.g. "remedy of #12: layout.offload.optimizer: true".
     """
     return json.loads(_call(_core.search, _pick(scenario, path, text), _overrides(overrides), _axis_options(vary),
                             _axis_options(fix), str(objective), int(simulate_top), int(jobs)))

@@ -24,10 +24,13 @@ struct SearchArgs {
   int top = 20, simulate_top = 64, jobs = 0;
   bool quiet = false;
   bool no_remedies = false;
+  bool explain = false;
 };
 
 int run(const SearchArgs& a) {
   check_outputs({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}, {"--html", &a.html}}, {{"scenario", &a.scenario}});
+  for (const std::string* out : {&a.csv, &a.json, &a.emit, &a.html})
+    if (a.explain && *out == "-") throw UsageError("--explain writes to stdout: give the other outputs a file name");
   const tools::SearchBase start = api::ScenarioSource::file(a.scenario).resolve_search_base();
   if (!start.layout_note.empty() && !a.quiet) fmt::print(stderr, "search: note: {}\n", start.layout_note);
   const api::ResolvedScenario& base = start.scenario;
@@ -60,7 +63,14 @@ int run(const SearchArgs& a) {
   if (!a.html.empty()) write_out(a.html, tools::search_html_report(rep, a.top));
   if (!a.emit.empty() && !rep.ranked.empty())
     write_out(a.emit, tools::emit_scenario_yaml(tools::read_text_file(a.scenario), a.scenario, rep, rep.ranked.front()));
-  if (a.csv != "-" && a.json != "-" && a.emit != "-" && a.html != "-") print_out(api::search_text(rep, a.top));
+  if (a.explain) {
+    // The explanation alone, in place of the table.
+    const std::string why = tools::explain_winner(rep);
+    print_out(why.empty() ? std::string("search: nothing to explain: fewer than two layouts with different degrees were simulated\n")
+                          : why.substr(why.find_first_not_of('\n')));
+  } else if (a.csv != "-" && a.json != "-" && a.emit != "-" && a.html != "-") {
+    print_out(api::search_text(rep, a.top));
+  }
   if (rep.ranked.empty()) {
     fmt::print(stderr, "search: no candidate survived pruning ({} evaluated; see the counts)\n", rep.evaluated);
     return kExitInvalid;
@@ -82,6 +92,9 @@ Subcommand add_search(CLI::App& parent) {
   cmd->add_option("--simulate-top", a->simulate_top, "Simulate the best K by the analytic estimate (default 64)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--objective", a->objective, "Rank by step_time (default), tokens_per_s or cost")
       ->check(CLI::IsMember({"step_time", "tokens_per_s", "cost"}));
+  cmd->add_flag("--explain", a->explain,
+                "Print only why the winner beats the best layout of other degrees (compute, bubble, exposed communication by "
+                "axis, memory), in place of the table");
   cmd->add_flag("--no-remedies", a->no_remedies,
                 "Leave out the remedy candidates (a layout that does not fit, with the out-of-memory warning's HSDP or offload remedy)");
   cmd->add_option("--csv", a->csv, "Write one CSV row per candidate ('-' = stdout)")->type_name("FILE")->check(non_empty_path());

@@ -307,6 +307,11 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
   nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
   for (const auto& [why, n] : r.rejected_by_reason) rejected[why] = n;
   j["counts"] = {{"evaluated", r.evaluated}, {"kept", r.ranked.size()}, {"rejected", rejected}, {"simulated", r.simulated}};
+  // Why the best beats the best layout of other degrees, the table's paragraph ("" when
+  // fewer than two such layouts were simulated).
+  std::string why = explain_winner(r);
+  why.erase(0, std::min(why.size(), why.find_first_not_of('\n')));
+  j["explanation"] = why;
   j["wall_s"] = r.wall_s;
   j["analytic_wall_s"] = r.analytic_wall_s;
   j["simulate_wall_s"] = r.simulate_wall_s;
