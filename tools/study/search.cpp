@@ -481,15 +481,15 @@ std::vector<Candidate> remedy_candidates(const wl::Scenario& base, std::int64_t 
   for (const auto& c : mine)
     if (c.rejected == "memory" && c.origin.empty() && (axes.placement.empty() || c.layout.placement == axes.placement.front()))
       short_of_memory.push_back(&c);
-  struct Found {
-    Candidate candidate;
-    double miss_bytes = 0;  // the original's memory lower bound
-  };
-  std::vector<std::optional<Found>> found(short_of_memory.size());
+  std::vector<std::optional<Candidate>> found(short_of_memory.size());
   parallel_for(short_of_memory.size(), threads, [&](std::size_t k, std::size_t) {
     const Candidate& c = *short_of_memory[k];
     try {
       const wl::Scenario sc = candidate_scenario(base, global_batch, c.layout);
+      // Near misses only: a remedy that has to move more state off the GPU costs more
+      // PCIe time, and the analytic stage is not to double for layouts that far over. A
+      // rule of the candidate alone, so that shards find the same remedies as one process.
+      if (memory_lower_bound(sc) > kNearMiss * base.gpu.memory_bytes) return;
       for (const auto& remedy : wl::memory_remedies(sc)) {
         const wl::LayoutSpec& L = remedy.scenario.layout;
         // ZeRO one stage up alone is a point of the space already.
@@ -497,29 +497,24 @@ std::vector<Candidate> remedy_candidates(const wl::Scenario& base, std::int64_t 
             L.offload.optimizer == sc.layout.offload.optimizer)
           continue;
         if (!fits_with_margin(remedy.scenario, memory_lower_bound(remedy.scenario))) continue;
-        Found f;
-        f.candidate.index = enumerated + c.index;
-        f.candidate.layout = c.layout;
-        f.candidate.layout.zero = L.zero;
-        f.candidate.layout.shard_group = L.shard_group;
-        f.candidate.layout.offload = L.offload;
-        f.candidate.origin = fmt::format("remedy of #{}: {}", c.index, remedy.change);
-        f.miss_bytes = memory_lower_bound(sc);
-        found[k] = std::move(f);
+        Candidate r;
+        r.index = enumerated + c.index;
+        r.layout = c.layout;
+        r.layout.zero = L.zero;
+        r.layout.shard_group = L.shard_group;
+        r.layout.offload = L.offload;
+        r.origin = fmt::format("remedy of #{}: {}", c.index, remedy.change);
+        found[k] = std::move(r);
         break;
       }
     } catch (const std::exception&) {
       // A remedy that cannot be priced is not offered (the candidate stays rejected).
     }
   });
-  // Near misses only: a remedy that has to move more state off the GPU costs more PCIe
-  // time, and the analytic stage is not to double for layouts that far over. A rule of
-  // the candidate alone, so that shards find the same remedies as one process.
   std::vector<Candidate> out;
   for (auto& f : found)
-    if (f && f->miss_bytes <= kNearMiss * base.gpu.memory_bytes) out.push_back(std::move(f->candidate));
-  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.index < b.index; });
-  return out;
+    if (f) out.push_back(std::move(*f));
+  return out;  // in index order: `mine` is
 }
 
 SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchOptions& opts) {
@@ -530,13 +525,19 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   SearchReport rep = report_header(base, opts);
   std::size_t enumerated = 0;
   std::vector<Candidate> mine = shard_candidates(base, rep, opts, enumerated);
+  const auto analysed_first =
+      static_cast<std::size_t>(std::count_if(mine.begin(), mine.end(), [](const Candidate& c) { return c.rejected.empty(); }));
   std::vector<CandidateOutcome> kept = estimate_candidates(base, rep, opts, mine, 0);
   if (opts.remedies) {
     // What the out-of-memory warning would offer a candidate that does not fit is a
-    // candidate too: estimated like the others, then ranked among them.
+    // candidate too: estimated like the others, then ranked among them. Progress goes
+    // on counting from the first pass.
     const std::size_t first = mine.size();
     for (auto& c : remedy_candidates(base, rep.global_batch, opts.axes, mine, enumerated, rep.threads)) mine.push_back(std::move(c));
-    std::vector<CandidateOutcome> more = estimate_candidates(base, rep, opts, mine, first);
+    SearchOptions more_opts = opts;
+    if (opts.on_analyzed)
+      more_opts.on_analyzed = [&](std::size_t done, std::size_t total) { opts.on_analyzed(analysed_first + done, analysed_first + total); };
+    std::vector<CandidateOutcome> more = estimate_candidates(base, rep, more_opts, mine, first);
     kept.insert(kept.end(), more.begin(), more.end());
     std::sort(kept.begin(), kept.end(),
               [&](const CandidateOutcome& a, const CandidateOutcome& b) { return better_estimate(opts.objective, a, b); });
