@@ -580,3 +580,41 @@ TEST_CASE("remedy candidates: a near miss with the out-of-memory warning's remed
   for (const auto& k : remedy_keys(tools::run_search(base, o))) CHECK(merged.insert(k).second);
   CHECK(merged == remedy_keys(rep));
 }
+
+TEST_CASE("--vary global_batch: each batch a space of its own, ranked by throughput") {
+  const auto base = tiny();
+  auto o = options(*base);
+  tools::apply_axis_option(o.axes, "global_batch=8,16", false);
+  const auto at8 = tools::enumerate_candidates(*base, 8, options(*base).axes);
+  const auto at16 = tools::enumerate_candidates(*base, 16, options(*base).axes);
+  const auto both = tools::enumerate_candidates(*base, 16, o.axes);
+  REQUIRE(both.size() == at8.size() + at16.size());
+  std::set<std::string> compact;
+  for (const auto& c : both) {
+    CHECK(c.index == static_cast<std::size_t>(&c - both.data()));
+    const auto& twin = c.index < at8.size() ? at8[c.index] : at16[c.index - at8.size()];
+    CHECK(c.layout.global_batch == (c.index < at8.size() ? 8 : 16));
+    CHECK(c.rejected == twin.rejected);
+    CHECK(c.layout.microbatches == twin.layout.microbatches);
+    if (c.rejected.empty()) {
+      CHECK(static_cast<std::int64_t>(c.layout.microbatches) * c.layout.dp * c.layout.microbatch_size == c.layout.global_batch);
+      CHECK(tools::candidate_scenario(*base, 16, c.layout).layout.global_batch == c.layout.global_batch);
+    }
+    CHECK(compact.insert(tools::compact_layout(c.layout)).second);  // "gbN" tells the batches apart
+  }
+  o.objective = tools::SearchObjective::tokens_per_s;
+  const auto rep = tools::run_search(base, o);
+  std::set<std::int64_t> ranked_batches;
+  for (const auto& c : rep.ranked) ranked_batches.insert(c.layout.global_batch);
+  CHECK(ranked_batches == std::set<std::int64_t>{8, 16});
+  for (std::size_t i = 1; i < 8 && i < rep.ranked.size(); ++i) CHECK(rep.ranked[i - 1].tokens_per_s >= rep.ranked[i].tokens_per_s);
+  const json j = tools::search_json(rep);
+  CHECK(j["global_batches"] == json::array({8, 16}));
+  CHECK(j["candidates"][0]["layout"]["global_batch"] == rep.ranked.front().layout.global_batch);
+  // The explanation compares the winner with a runner-up of its own batch.
+  const std::string why = tools::explain_winner(rep);
+  if (!why.empty()) CHECK(why.find(fmt::format("gb{}", rep.ranked.front().layout.global_batch)) != std::string::npos);
+  // Step times of different batches do not compare: a usage error.
+  CHECK(test::run_layoutsim("search '" + tiny_path() + "' --vary global_batch=8,16").rc == 2);
+  CHECK(test::run_layoutsim("search '" + tiny_path() + "' --vary global_batch=8,16 --objective tokens_per_s --simulate-top 4").rc == 0);
+}

@@ -226,7 +226,8 @@ def search(scenario=None, overrides=None, vary=None, fix=None, objective="step_t
         As for run(): the base scenario.
     vary : dict or list of str, optional
         The values of an axis (`--vary`): {"cp": [1, 2]} or ["cp=1,2"]; axes: tp pp dp ep
-        cp zero sp recompute mbs schedule v stage_layers placement.
+        cp zero sp recompute mbs schedule v stage_layers placement global_batch (several
+        batches need objective="tokens_per_s" or "cost").
     fix : dict or list of str, optional
         An axis pinned to one value (`--fix`): {"pp": 1} or ["pp=1"].
     objective : {"step_time", "tokens_per_s", "cost"}

@@ -199,6 +199,8 @@ SearchOptions search_options(const ResolvedScenario& base, const std::vector<std
   if (o.objective == tools::SearchObjective::cost && base->training.gpu_hour_price < 0)
     throw UsageError(fmt::format("--objective cost: {} gives no GPU-hour price (add training: {{gpu_hour_price: 2.5 USD}}, "
                                  "optionally tokens: 15T for the cost to train)", source.empty() ? base->name : source));
+  if (o.axes.global_batch.size() > 1 && o.objective == tools::SearchObjective::step_time)
+    throw UsageError("--vary global_batch compares steps of different sizes: rank them with --objective tokens_per_s (or cost)");
   return o;
 }
 

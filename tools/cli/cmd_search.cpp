@@ -84,7 +84,7 @@ Subcommand add_search(CLI::App& parent) {
   auto a = std::make_shared<SearchArgs>();
   auto* cmd = parent.add_subcommand("search", "Search the layouts of a scenario's cluster, model and global batch for the fastest");
   cmd->add_option("scenario", a->scenario, "Scenario YAML file (cluster, model, global batch)")->required()->check(non_empty_path());
-  cmd->add_option("--vary", a->vary, "KEY=V1,V2,...: the values of one axis (repeatable; keys: tp pp dp ep cp zero sp recompute mbs schedule v stage_layers placement)")
+  cmd->add_option("--vary", a->vary, "KEY=V1,V2,...: the values of one axis (repeatable; keys: tp pp dp ep cp zero sp recompute mbs schedule v stage_layers placement global_batch)")
       ->allow_extra_args(false)
       ->type_name("KEY=LIST");
   cmd->add_option("--fix", a->fix, "KEY=V: pin one axis (repeatable)")->allow_extra_args(false)->type_name("KEY=VALUE");

@@ -273,10 +273,14 @@ SearchReport report_header(const wl::Scenario& base, const SearchOptions& opts) 
   rep.devices = wl::device_count(base.cluster);
   rep.global_batch = opts.global_batch > 0 ? opts.global_batch : base_global_batch(base);
   rep.seq_len = base.model.seq_len;
+  rep.global_batches = opts.axes.global_batch;
   rep.memory_capacity_bytes = base.gpu.memory_bytes;
   rep.memory_usable_bytes = wl::usable_memory_bytes(base);
   rep.objective = opts.objective;
   rep.training = base.training;
+  if (opts.axes.global_batch.size() > 1 && opts.objective == SearchObjective::step_time)
+    throw std::invalid_argument(
+        "--vary global_batch compares steps of different sizes: rank by --objective tokens_per_s (or cost)");
   if (opts.objective == SearchObjective::cost && base.training.gpu_hour_price < 0)
     throw std::invalid_argument("--objective cost: the scenario gives no training.gpu_hour_price (e.g. training: {gpu_hour_price: 2.5 USD})");
   rep.dp_bucket_bytes = base.layout.dp_bucket_bytes;

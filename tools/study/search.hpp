@@ -71,6 +71,11 @@ struct SearchAxes {
   std::vector<wl::Schedule> schedule;
   std::vector<wl::StageLayersMode> stage_layers;
   std::vector<std::vector<std::string>> placement;
+  /// Sequences per step to compare (`--vary global_batch=...`); empty: the base scenario's
+  /// only. Each candidate then carries its batch (SearchLayout::global_batch, "gbN" in
+  /// the compact string); step times of different batches are not comparable, so the
+  /// objective must be tokens_per_s or cost.
+  std::vector<std::int64_t> global_batch;
 };
 
 /// The default space for a resolved base scenario: tp and pp the divisors of the GPU
@@ -81,7 +86,7 @@ struct SearchAxes {
 SearchAxes default_axes(const wl::Scenario& base);
 
 /// The search's axis keys ("tp", "pp", "dp", "ep", "cp", "zero", "sp", "recompute",
-/// "mbs", "schedule", "v", "stage_layers", "placement"; long forms like
+/// "mbs", "schedule", "v", "stage_layers", "placement", "global_batch"; long forms like
 /// "layout.microbatch_size" are accepted too).
 std::vector<std::string> search_axis_keys();
 
@@ -207,6 +212,7 @@ struct SearchReport {
   std::string scenario;  // the base scenario's source
   int devices = 0;
   std::int64_t global_batch = 0, seq_len = 0;
+  std::vector<std::int64_t> global_batches;  // --vary global_batch: the batches compared (else empty)
   double memory_capacity_bytes = 0;
   double memory_usable_bytes = 0;  // what "fits" compares with (workloads/model/headroom.hpp)
   double dp_bucket_bytes = 0;   // the base layout's keys the search keeps (for --emit)

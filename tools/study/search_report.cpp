@@ -69,6 +69,7 @@ nlohmann::ordered_json layout_json(const SearchLayout& l) {
   j["stage_layers"] = stage_layers_name(l.stage_layers_mode);
   j["placement"] = l.placement;
   j["shard_group"] = l.shard_group;  // 0: shard over all of dp
+  if (l.global_batch > 0) j["global_batch"] = l.global_batch;  // a searched batch
   j["offload"] = {{"activations", l.offload.activations}, {"optimizer", l.offload.optimizer}};
   return j;
 }
@@ -102,7 +103,11 @@ std::vector<std::size_t> pareto_front(const SearchReport& r) {
 bool within_band(const SearchReport& r, const CandidateOutcome& c) {
   if (r.best_band.rows == 0 || r.ranked.empty() || &c == &r.ranked.front()) return false;
   // Either side: a faster candidate ranked lower (one that does not fit, or an estimate) too.
-  return std::abs(c.step_time_s - r.ranked.front().step_time_s) < r.best_band.hi_s - r.best_band.lo_s;
+  // The band's width relative to the best's step, against the relative gap in throughput:
+  // the same as comparing step times at one global batch, and meaningful across batches.
+  const CandidateOutcome& best = r.ranked.front();
+  if (!(best.step_time_s > 0) || !(c.tokens_per_s > 0)) return false;
+  return std::abs(best.tokens_per_s / c.tokens_per_s - 1) < (r.best_band.hi_s - r.best_band.lo_s) / best.step_time_s;
 }
 
 std::string explain_winner(const SearchReport& r) {
@@ -110,7 +115,11 @@ std::string explain_winner(const SearchReport& r) {
   const CandidateOutcome& a = r.ranked.front();
   const auto degrees = [](const SearchLayout& l) { return std::array<int, 6>{l.tp, l.pp, l.dp, l.cp, l.ep, l.zero}; };
   std::size_t k = 1;
-  while (k < r.ranked.size() && r.ranked[k].simulated && degrees(r.ranked[k].layout) == degrees(a.layout)) ++k;
+  // The runner-up runs the winner's global batch (when the search varies it), so that the
+  // parts of the two steps compare.
+  while (k < r.ranked.size() && r.ranked[k].simulated &&
+         (degrees(r.ranked[k].layout) == degrees(a.layout) || r.ranked[k].layout.global_batch != a.layout.global_batch))
+    ++k;
   if (k >= r.ranked.size() || !r.ranked[k].simulated) return {};
   const CandidateOutcome& b = r.ranked[k];
   const auto delta = [](double x, double y) {
@@ -154,8 +163,13 @@ std::vector<DegreeGroup> degree_groups(const SearchReport& r) {
 
 std::string format_search(const SearchReport& r, int top) {
   std::string s;
+  std::string batches = fmt::format("{}", r.global_batch);
+  if (!r.global_batches.empty()) {
+    batches.clear();
+    for (std::size_t i = 0; i < r.global_batches.size(); ++i) batches += fmt::format("{}{}", i ? ", " : "", r.global_batches[i]);
+  }
   s += fmt::format("layoutsim search {}: {} GPUs, global batch {} × {} tokens, objective {}{}\n\n", r.scenario, r.devices,
-                   r.global_batch, r.seq_len, objective_name(r.objective),
+                   batches, r.seq_len, objective_name(r.objective),
                    r.shard_count > 1 ? fmt::format(", shard {}/{}", r.shard_index, r.shard_count) : "");
   const std::vector<DegreeGroup> groups = degree_groups(r);
   std::vector<std::size_t> shown;
@@ -233,7 +247,7 @@ std::string format_search(const SearchReport& r, int top) {
 
 std::string search_csv(const SearchReport& r) {
   std::string s =
-      "tier,step_time_s,index,layout,tp,pp,dp,cp,ep,zero,sequence_parallel,recompute,microbatch_size,microbatches,schedule,"
+      "tier,step_time_s,index,layout,tp,pp,dp,cp,ep,zero,sequence_parallel,recompute,microbatch_size,microbatches,global_batch,schedule,"
       "virtual_stages,stage_layers,placement,outcome,simulated,tokens_per_s,mfu,peak_memory_bytes,headroom_bytes,fits,"
       "bubble_fraction,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_ep_s,analytic_step_time_s";
   const bool training = has_training(r);
@@ -245,10 +259,10 @@ std::string search_csv(const SearchReport& r) {
     return fmt::format(",{},{},{},{}", t.has_tokens ? num(t.time_to_train_s) : "", t.has_tokens ? num(t.gpu_hours) : "",
                        t.has_tokens && t.has_price ? num(t.cost) : "", t.has_price ? num(t.cost_per_million_tokens) : "");
   };
-  auto layout_cells = [](const SearchLayout& l) {
-    return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(compact_layout(l)), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
+  auto layout_cells = [&r](const SearchLayout& l) {
+    return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(compact_layout(l)), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
                        l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute), l.microbatch_size, l.microbatches,
-                       wl::schedule_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers_mode),
+                       l.global_batch > 0 ? l.global_batch : r.global_batch, wl::schedule_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers_mode),
                        placement_text(l.placement, "/"));
   };
   for (const auto& c : r.ranked) {
@@ -270,6 +284,7 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
   j["scenario"] = r.scenario;
   j["devices"] = r.devices;
   j["global_batch"] = r.global_batch;
+  if (!r.global_batches.empty()) j["global_batches"] = r.global_batches;
   j["seq_len"] = r.seq_len;
   j["objective"] = objective_name(r.objective);
   if (r.shard_count > 1) j["shard"] = {{"index", r.shard_index}, {"count", r.shard_count}};
@@ -367,7 +382,7 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   block += fmt::format("  tp: {}\n  pp: {}\n  dp: {}\n  ep: {}\n  zero: {}\n  sequence_parallel: {}\n  recompute: {}\n", l.tp, l.pp,
                        l.dp, l.ep, l.zero, l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute));
   block += fmt::format("  microbatch_size: {}\n  global_batch: {}   # {} micro-batches\n  schedule: {}\n", l.microbatch_size,
-                       r.global_batch, l.microbatches, wl::schedule_name(l.schedule));
+                       l.global_batch > 0 ? l.global_batch : r.global_batch, l.microbatches, wl::schedule_name(l.schedule));
   if (l.schedule == wl::Schedule::interleaved_1f1b) block += fmt::format("  virtual_stages: {}\n", l.virtual_stages);
   if (l.cp > 1) block += fmt::format("  cp: {}\n", l.cp);
   if (r.cp_all_gather) block += "  cp_kind: all-gather\n";

@@ -128,6 +128,7 @@ std::string compact_layout(const SearchLayout& l) {
   if (l.recompute == wl::Recompute::every_second_matmul) s += " op";  // torchtitan's name for it
   s += fmt::format(" mbs{} {}", l.microbatch_size, schedule_short(l.schedule));
   if (l.placement != std::vector<std::string>{"tp", "dp", "pp"}) s += " [" + join_placement(l.placement, ",") + "]";
+  if (l.global_batch > 0) s += fmt::format(" gb{}", l.global_batch);  // a searched global batch
   if (l.shard_group > 0 && l.shard_group < l.dp) s += fmt::format(" hsdp{}", l.shard_group);
   if (l.offload.optimizer || l.offload.activations)
     s += fmt::format(" off:{}{}{}", l.offload.optimizer ? "opt" : "", l.offload.optimizer && l.offload.activations ? "+" : "",
@@ -163,7 +164,7 @@ SearchAxes default_axes(const wl::Scenario& base) {
 }
 
 std::vector<std::string> search_axis_keys() {
-  return {"tp", "pp", "dp", "ep", "cp", "zero", "sp", "recompute", "mbs", "schedule", "v", "stage_layers", "placement"};
+  return {"tp", "pp", "dp", "ep", "cp", "zero", "sp", "recompute", "mbs", "schedule", "v", "stage_layers", "placement", "global_batch"};
 }
 
 void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
@@ -187,6 +188,10 @@ void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
   else if (key == "zero") a.zero = ints(0, 3);
   else if (key == "mbs") a.microbatch_size = ints(1, kMaxDegree);
   else if (key == "v") a.virtual_stages = ints(1, 1024);
+  else if (key == "global_batch") {
+    a.global_batch.clear();
+    for (const auto& v : vals) a.global_batch.push_back(parse_int("--vary/--fix " + key, v, 1, 1 << 30));
+  }
   else if (key == "sp") {
     a.sequence_parallel.clear();
     for (const auto& v : vals) a.sequence_parallel.push_back(parse_bool(key, v));
@@ -223,7 +228,10 @@ std::int64_t base_global_batch(const wl::Scenario& base) {
   return static_cast<std::int64_t>(base.layout.microbatches) * base.layout.microbatch_size * std::max(1, base.layout.dp);
 }
 
-std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& a) {
+namespace {
+
+/// The space at one global batch (enumerate_candidates).
+std::vector<Candidate> enumerate_at_batch(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& a) {
   const int n = gpu_count(base);
   const auto& m = base.model;
   std::vector<Candidate> out;
@@ -312,6 +320,21 @@ std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64
   return out;
 }
 
+}  // namespace
+
+std::vector<Candidate> enumerate_candidates(const wl::Scenario& base, std::int64_t global_batch, const SearchAxes& a) {
+  if (a.global_batch.empty()) return enumerate_at_batch(base, global_batch, a);
+  // Each batch of the list is a space of its own; the candidate carries its batch.
+  std::vector<Candidate> out;
+  for (const std::int64_t batch : a.global_batch)
+    for (auto& c : enumerate_at_batch(base, batch, a)) {
+      c.index = out.size();
+      c.layout.global_batch = batch;
+      out.push_back(std::move(c));
+    }
+  return out;
+}
+
 wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_batch, const SearchLayout& l) {
   wl::Scenario s = base;
   wl::LayoutSpec& L = s.layout;
@@ -321,7 +344,7 @@ wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_ba
   L.recompute_layers = {};  // the search's recompute applies to every layer
   L.expert_tp = 0;          // experts split as the attention (no folding searched)
   L.microbatch_size = l.microbatch_size;
-  L.global_batch = global_batch;
+  L.global_batch = l.global_batch > 0 ? l.global_batch : global_batch;  // a searched batch, else the base's
   L.microbatches = std::max(1, l.microbatches);
   L.schedule = l.schedule;
   L.virtual_stages = l.virtual_stages;
