@@ -25,6 +25,7 @@ svg rect.span{stroke:none}svg rect.span.critical{stroke:#1b1f24;stroke-width:0.6
 svg rect.span:hover{stroke:#000;stroke-width:1}svg .bubble{fill:url(#hatch)}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-2px}
 .tie{color:#9a6700}
+div.scroll{overflow-x:auto}
 )";
 
 // Details of what is under the pointer, micro-batch highlighting on click, and the

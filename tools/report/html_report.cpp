@@ -282,13 +282,15 @@ std::string timeline_svg(const wl::Result& r) {
   }
   out += labels + marks;
 
-  // Idle time on each compute row: the gaps between its spans over the step.
+  // Idle time on each compute row: the gaps between its spans over the step (one pass
+  // over the spans, so a trace of every device stays O(spans · log)).
+  std::map<std::int32_t, std::vector<std::pair<sim::Time, sim::Time>>> compute_busy;
+  for (const auto& s : r.spans)
+    if (s.track == wl::track::compute) compute_busy[s.device].emplace_back(s.start, s.end);
   for (const std::int32_t d : devices) {
     const auto it = row_y.find({d, wl::track::compute});
     if (it == row_y.end()) continue;
-    std::vector<std::pair<sim::Time, sim::Time>> busy;
-    for (const auto& s : r.spans)
-      if (s.device == d && s.track == wl::track::compute) busy.emplace_back(s.start, s.end);
+    auto& busy = compute_busy[d];
     std::sort(busy.begin(), busy.end());
     sim::Time cursor = sim::Time::zero();
     auto gap = [&](sim::Time a, sim::Time b) {
@@ -308,6 +310,7 @@ std::string timeline_svg(const wl::Result& r) {
   // The spans, in the trace's order of tracks: one rect each.
   for (const auto& s : r.spans) {
     const auto it = row_y.find({s.device, s.track});
+    if (it == row_y.end()) continue;  // a track the timeline has no row for (none today)
     const Colour c = colour_of(s);
     out += fmt::format("<rect class=\"span{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}><title>{} · {} {} · {} → {} "
                        "({}){}</title></rect>\n",
@@ -375,7 +378,8 @@ std::string run_html_report(const wl::Result& r) {
   } else {
     std::vector<std::pair<std::string, std::string>> entries;
     for (const auto& c : kLegend) entries.emplace_back(c.css, c.label);
-    entries.emplace_back("url(#hatch);border:1px solid #d0d7de", "idle (bubble or waiting)");
+    // The SVG's hatch pattern, drawn for the legend in CSS.
+    entries.emplace_back("repeating-linear-gradient(45deg,#f6f8fa 0 3px,#d0d7de 3px 5px)", "idle (bubble or waiting)");
     std::set<std::int32_t> traced;
     for (const auto& s : r.spans) traced.insert(s.device);
     timeline = fmt::format("<p>One step of {} traced device{} (of {}), by stage and stream; a dark outline marks the critical "
