@@ -267,7 +267,7 @@ TEST_CASE("sweep --microbatches 1,2,4,8: one CSV row per value, analytic bubble 
   std::istringstream csv(slurp(tmp("s.csv")));
   std::string line;
   std::getline(csv, line);
-  CHECK(line == "layout.microbatches,step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits,error");
+  CHECK(line == "layout.microbatches,global_batch,step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits,error");
   std::vector<std::string> rows;
   while (std::getline(csv, line))
     if (!line.empty()) rows.push_back(line);
@@ -278,9 +278,12 @@ TEST_CASE("sweep --microbatches 1,2,4,8: one CSV row per value, analytic bubble 
     std::stringstream ss(rows[i]);
     std::string c;
     while (std::getline(ss, c, ',')) cells.push_back(c);
-    REQUIRE(cells.size() == 8);
+    REQUIRE(cells.size() == 9);
     CHECK(cells[0] == std::vector<std::string>{"1", "2", "4", "8"}[i]);  // input order
-    analytic.push_back(std::stod(cells[5]));
+    analytic.push_back(std::stod(cells[6]));
+    // The global batch the point ran, micro-batches · dp · micro-batch size: m times the
+    // first row's (m = 1).
+    CHECK(std::stoll(cells[1]) == std::stoll(cells[0]) * std::stoll(rows[0].substr(rows[0].find(',') + 1)));
   }
   // (p−1)/(m+p−1) with p = 4: 3/4, 3/5, 3/7, 3/11 — strictly falling
   for (std::size_t i = 1; i < analytic.size(); ++i) CHECK(analytic[i] < analytic[i - 1]);

@@ -401,10 +401,10 @@ TEST_CASE("sweep: parallel runner keeps input order and captures errors") {
     }
   }
   const std::string csv = tools::sweep_csv({"x"}, out);
-  CHECK(csv.rfind("x,step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits,error\n", 0) == 0);
+  CHECK(csv.rfind("x,global_batch,step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits,error\n", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 13);  // header + one row per point
-  CHECK(csv.find("\n2,2,0,0,0,0.5,0,true,\n") != std::string::npos);
-  CHECK(csv.find("\n5,,,,,,,error,five is not allowed\n") != std::string::npos);
+  CHECK(csv.find("\n2,0,2,0,0,0,0.5,0,true,\n") != std::string::npos);  // a hand-built Result: global batch 0
+  CHECK(csv.find("\n5,,,,,,,,error,five is not allowed\n") != std::string::npos);
   const auto j = tools::sweep_json(out);
   REQUIRE(j.size() == 12);
   CHECK(j[0]["set"]["x"] == 1);  // typed: integers stay integers

@@ -121,7 +121,7 @@ TEST_CASE("sweep: invalid points are rows with their reason; exit 0 when any ran
   CHECK(r.rc == 0);
   const std::string c = ls::test::slurp(csv);
   CHECK(c.find(",error\n") != std::string::npos);  // the header ends with the error column
-  CHECK(c.find("3,,,,,,,error,") != std::string::npos);
+  CHECK(c.find("3,,,,,,,,error,") != std::string::npos);
   // The error names the --set that caused it, not its position in the point.
   CHECK(r.err.find("--set layout.tp=3: error:") != std::string::npos);
   CHECK(r.err.find("1 of 2 points ran") != std::string::npos);

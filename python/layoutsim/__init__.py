@@ -181,10 +181,12 @@ def sweep(scenario=None, axes=None, overrides=None, jobs=0, *, path=None, text=N
     Returns
     -------
     list of dict
-        One row per point, in order: the swept keys, step_time_s, tokens_per_s, mfu,
-        bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits, error (None, or
-        the message of a point whose scenario is invalid; its metrics are None). Pass it to
-        to_dataframe() for a pandas DataFrame.
+        One row per point, in order, with the columns of `layoutsim sweep --csv`: the swept
+        keys, global_batch (the sequences per step the point ran), step_time_s,
+        tokens_per_s, mfu, bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits,
+        with a training.tokens budget time_to_train_s and gpu_hours, with a price too cost,
+        and error (None, or the message of a point whose scenario is invalid; its metrics
+        are None). Pass it to to_dataframe() for a pandas DataFrame.
     """
     items = (axes or {}).items() if isinstance(axes, Mapping) or axes is None else axes
     keys, values = [], []

@@ -124,6 +124,21 @@ def test_sweep_returns_rows_in_order():
     assert "layout.tp" in bad[0]["error"]
 
 
+def test_sweep_rows_have_the_cli_csv_columns():
+    # The global batch each point ran (dp 1, micro-batch size 1: the micro-batch count),
+    # and with a token budget and a price the training columns, as `sweep --csv` has them.
+    path = str(SCENARIOS / "straggler.yaml")
+    overrides = {"training.tokens": "1T", "training.gpu_hour_price": "2 USD"}
+    rows = layoutsim.sweep(path, {"layout.microbatches": [4, 8]}, overrides=overrides)
+    sets = [arg for key, value in overrides.items() for arg in ("--set", f"{key}={value}")]
+    csv = subprocess.run([BIN, "sweep", path, "--microbatches", "4,8", *sets, "--csv", "-", "--quiet"], check=True,
+                         capture_output=True, text=True).stdout
+    header = [column for column in csv.splitlines()[0].split(",") if column not in overrides]  # the CLI's --set are columns too
+    assert [list(row) for row in rows] == [header, header]
+    assert [row["global_batch"] for row in rows] == [4, 8]
+    assert all(row["cost"] > 0 and row["time_to_train_s"] > 0 for row in rows)
+
+
 def test_to_dataframe_when_pandas_is_importable():
     pandas = pytest.importorskip("pandas")
     frame = layoutsim.to_dataframe(layoutsim.sweep(str(SCENARIOS / "straggler.yaml"), {"layout.microbatches": [4, 8]}))

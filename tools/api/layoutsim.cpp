@@ -142,6 +142,13 @@ std::string sweep_csv(const SweepRun& run) { return tools::sweep_csv(run.keys, r
 nlohmann::ordered_json sweep_rows(const SweepRun& run) {
   // The swept values typed as sweep_json types them (the last override of a key applied).
   const nlohmann::ordered_json typed = tools::sweep_json(run.outcomes);
+  // The CLI CSV's columns (tools::sweep_csv): the training ones when some point has them.
+  bool tokens = false, cost = false;
+  for (const auto& o : run.outcomes)
+    if (o.result) {
+      tokens = tokens || o.result->training.has_tokens;
+      cost = cost || (o.result->training.has_tokens && o.result->training.has_price);
+    }
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < run.outcomes.size(); ++i) {
     const SweepOutcome& o = run.outcomes[i];
@@ -149,6 +156,7 @@ nlohmann::ordered_json sweep_rows(const SweepRun& run) {
     for (const auto& key : run.keys) row[key] = typed[i]["set"].value(key, nlohmann::ordered_json());
     const Result* r = o.result ? &*o.result : nullptr;
     const double nan = std::nan("");
+    row["global_batch"] = r ? nlohmann::ordered_json(r->setup.global_batch) : nlohmann::ordered_json(nullptr);
     row["step_time_s"] = number(r ? r->step_time_s : nan);
     row["tokens_per_s"] = number(r ? r->tokens_per_s : nan);
     row["mfu"] = number(r ? r->mfu : nan);
@@ -156,6 +164,12 @@ nlohmann::ordered_json sweep_rows(const SweepRun& run) {
     row["bubble_fraction_analytic"] = number(r ? r->bubble_fraction_analytic : nan);
     row["max_peak_bytes"] = number(r ? r->max_peak_bytes : nan);
     row["fits"] = r ? nlohmann::ordered_json(r->memory_fits) : nlohmann::ordered_json(nullptr);
+    const bool has_tokens = r && r->training.has_tokens;
+    if (tokens) {
+      row["time_to_train_s"] = number(has_tokens ? r->training.time_to_train_s : nan);
+      row["gpu_hours"] = number(has_tokens ? r->training.gpu_hours : nan);
+    }
+    if (cost) row["cost"] = number(has_tokens && r->training.has_price ? r->training.cost : nan);
     row["error"] = r ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.error_message);
     rows.push_back(std::move(row));
   }

@@ -160,7 +160,8 @@ std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<Sw
     }
   std::string out;
   for (const auto& k : keys) out += csv_cell(k) + ",";
-  out += "step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits";
+  // The global batch each point ran (sweeping micro-batches or dp changes it).
+  out += "global_batch,step_time_s,tokens_per_s,mfu,bubble_fraction,bubble_fraction_analytic,max_peak_bytes,fits";
   if (tokens) out += ",time_to_train_s,gpu_hours";
   if (cost) out += ",cost";
   out += ",error\n";
@@ -175,7 +176,7 @@ std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<Sw
     }
     if (o.result) {
       const auto& r = *o.result;
-      out += fmt::format("{},{},{},{},{},{},{}", csv_number(r.step_time_s), csv_number(r.tokens_per_s), csv_number(r.mfu),
+      out += fmt::format("{},{},{},{},{},{},{},{}", r.setup.global_batch, csv_number(r.step_time_s), csv_number(r.tokens_per_s), csv_number(r.mfu),
                          csv_number(r.bubble_fraction), csv_number(r.bubble_fraction_analytic), csv_number(r.max_peak_bytes),
                          r.memory_fits ? "true" : "false");
       const auto& t = r.training;
@@ -183,7 +184,7 @@ std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<Sw
       if (cost) out += t.has_tokens && t.has_price ? "," + csv_number(t.cost) : ",";
       out += ",\n";
     } else {
-      out += ",,,,,,error";
+      out += ",,,,,,,error";
       if (tokens) out += ",,";
       if (cost) out += ",";
       out += "," + csv_cell(o.error_message.substr(0, o.error_message.find('\n'))) + "\n";

@@ -158,8 +158,9 @@ std::string format_sweep_table(const std::vector<std::string>& keys, const std::
     }
   std::string out;
   for (const auto& k : keys) out += fmt::format("{:>20}  ", k);
-  out += fmt::format("{:>10}  {:>10}  {:>8}  {:>8}  {:>8}  {:>10}  {:>4}", "step time", "tokens/s", "MFU", "bubble", "analytic",
-                     "peak mem", "fits");
+  // The global batch each point ran: sweeping micro-batches or dp changes it.
+  out += fmt::format("{:>7}  {:>10}  {:>10}  {:>8}  {:>8}  {:>8}  {:>10}  {:>4}", "batch", "step time", "tokens/s", "MFU", "bubble",
+                     "analytic", "peak mem", "fits");
   if (tokens) out += fmt::format("  {:>13}", "time to train");
   if (price) out += fmt::format("  {:>14}", tokens ? "cost" : "cost per M tok");
   out += "\n";
@@ -170,7 +171,8 @@ std::string format_sweep_table(const std::vector<std::string>& keys, const std::
       continue;
     }
     const auto& r = *o.result;
-    out += fmt::format("{:>10}  {:>10}  {:>8}  {:>8}  {:>8}  {:>10}  {:>4}", human_seconds(r.step_time_s), human_count(r.tokens_per_s),
+    out += fmt::format("{:>7}  {:>10}  {:>10}  {:>8}  {:>8}  {:>8}  {:>10}  {:>4}", r.setup.global_batch, human_seconds(r.step_time_s),
+                       human_count(r.tokens_per_s),
                        percent(r.mfu), percent(r.bubble_fraction), percent(r.bubble_fraction_analytic), human_bytes(r.max_peak_bytes),
                        r.memory_fits ? "yes" : "NO");
     const auto& t = r.training;

@@ -37,6 +37,7 @@ wl::Result result_from_summary(const ordered_json& s, const std::string& where) 
   wl::Result r;
   if (const auto it = s.find("scenario"); it != s.end() && it->is_string()) r.scenario = it->get<std::string>();
   r.step_time_s = number_at(s, "step_time_s");
+  r.setup.global_batch = static_cast<std::int64_t>(number_at(object_at(s, "scenario_resolved", where), "global_batch"));
   r.tokens_per_s = number_at(s, "tokens_per_s");
   r.mfu = number_at(s, "mfu");
   const ordered_json& pipe = object_at(s, "pipeline", where);
