@@ -71,13 +71,15 @@ TEST_CASE("sweep rows: one per point in order, failed points keep their keys and
   CHECK(rows[1]["layout.tp"] == 3);
   CHECK(rows[0]["error"].is_null());
   CHECK(rows[0]["step_time_s"].get<double>() == run.outcomes[0].result->step_time_s);
+  CHECK(rows[0]["global_batch"] == run.outcomes[0].result->setup.global_batch);
   CHECK(rows[1]["step_time_s"].is_null());  // tp 3 does not divide the heads
+  CHECK(rows[1]["global_batch"].is_null());
   CHECK(rows[1]["error"].get<std::string>().find("layout.tp") != std::string::npos);
   // a fixed override applies to every point
   const api::SweepRun fixed = api::sweep(source, {{"layout.microbatches", {"8"}}}, 1, {{"layout.tp", "2"}});
   CHECK(fixed.outcomes[0].result->step_time_s == run.outcomes[2].result->step_time_s);
   CHECK(api::sweep_json(run).size() == 4);
-  CHECK(api::sweep_csv(run).find("layout.microbatches,layout.tp,step_time_s") == 0);
+  CHECK(api::sweep_csv(run).find("layout.microbatches,layout.tp,global_batch,step_time_s") == 0);
 }
 
 TEST_CASE("the studies go through the API: validate, diff") {
