@@ -142,13 +142,8 @@ std::string sweep_csv(const SweepRun& run) { return tools::sweep_csv(run.keys, r
 nlohmann::ordered_json sweep_rows(const SweepRun& run) {
   // The swept values typed as sweep_json types them (the last override of a key applied).
   const nlohmann::ordered_json typed = tools::sweep_json(run.outcomes);
-  // The CLI CSV's columns (tools::sweep_csv): the training ones when some point has them.
-  bool tokens = false, cost = false;
-  for (const auto& o : run.outcomes)
-    if (o.result) {
-      tokens = tokens || o.result->training.has_tokens;
-      cost = cost || (o.result->training.has_tokens && o.result->training.has_price);
-    }
+  // The CLI CSV's columns (tools::sweep_csv), the training ones when some point has them.
+  const auto [tokens, cost] = tools::sweep_training_columns(run.outcomes);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < run.outcomes.size(); ++i) {
     const SweepOutcome& o = run.outcomes[i];

@@ -15,7 +15,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 .subtitle{color:#57606a;margin:0 0 12px}
 table{border-collapse:collapse;margin:6px 0 10px}th,td{padding:3px 10px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}
 th{background:#f6f8fa;font-weight:600}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-table.figures td:first-child{color:#57606a;white-space:nowrap}
+#figures td:first-child{color:#57606a;white-space:nowrap}
 pre{background:#f6f8fa;padding:10px;overflow-x:auto;font-size:12px}
 .warning{margin:6px 0;padding:6px 10px;border-left:4px solid #d4a72c;background:#fff8c5}
 .warning code{font-weight:600}
@@ -52,10 +52,15 @@ document.body.dataset.ready='1';
 
 std::string render_table(const HtmlTable& t) {
   auto is_numeric = [&](std::size_t c) { return c < t.numeric.size() && t.numeric[c]; };
-  std::string out = t.id.empty() ? "<table>" : fmt::format("<table id=\"{}\">", xml_escape(t.id));
-  out += "<thead><tr>";
-  for (std::size_t c = 0; c < t.header.size(); ++c) out += fmt::format("<th{}>{}</th>", is_numeric(c) ? " class=\"num\"" : "", t.header[c]);
-  out += "</tr></thead><tbody>\n";
+  std::string out = "<table";
+  if (!t.id.empty()) out += fmt::format(" id=\"{}\"", xml_escape(t.id));
+  out += ">";
+  if (!t.header.empty()) {
+    out += "<thead><tr>";
+    for (std::size_t c = 0; c < t.header.size(); ++c) out += fmt::format("<th{}>{}</th>", is_numeric(c) ? " class=\"num\"" : "", t.header[c]);
+    out += "</tr></thead>";
+  }
+  out += "<tbody>\n";
   for (const auto& row : t.rows) {
     out += "<tr>";
     for (std::size_t c = 0; c < row.size(); ++c) out += fmt::format("<td{}>{}</td>", is_numeric(c) ? " class=\"num\"" : "", row[c]);
@@ -68,6 +73,8 @@ std::string render_table(const HtmlTable& t) {
 std::string html_section(const std::string& id, const std::string& heading, const std::string& inner) {
   return fmt::format("<section id=\"{}\"><h2>{}</h2>\n{}</section>\n", xml_escape(id), xml_escape(heading), inner);
 }
+
+std::string svg_number(double v) { return fmt::format("{:.2f}", v); }
 
 std::string script_safe_json(const std::string& json) {
   std::string out;

@@ -17,7 +17,7 @@ namespace ls::tools {
 /// with xml_escape). `numeric` columns are right-aligned (index < size, else ignored).
 struct HtmlTable {
   std::string id;                     // element id ("" = none)
-  std::vector<std::string> header;
+  std::vector<std::string> header;    // empty: no header row (a key / value table)
   std::vector<std::vector<std::string>> rows;
   std::vector<bool> numeric;
 };
@@ -35,6 +35,9 @@ std::string render_page(const HtmlPage& page);
 
 /// `<section id="ID"><h2>HEADING</h2>INNER</section>`; the heading is text.
 std::string html_section(const std::string& id, const std::string& heading, const std::string& inner);
+
+/// An SVG coordinate or length: two decimals (a hundredth of a pixel; deterministic text).
+std::string svg_number(double v);
 
 /// JSON text made safe inside a <script> element: "</" is written "<\/" (same JSON value).
 std::string script_safe_json(const std::string& json);

@@ -93,19 +93,14 @@ const wl::PerturbedDevice* perturbation_of(const wl::Result& r, std::int32_t d) 
   return nullptr;
 }
 
-std::string num(double v) { return fmt::format("{:.2f}", v); }
 
 // ---- summary
 
 std::string figures_table(const wl::Result& r) {
-  HtmlTable t{.id = "figures", .header = {"", ""}, .rows = {}, .numeric = {}};
+  HtmlTable t{.id = "figures", .header = {}, .rows = {}, .numeric = {}};
   auto row = [&](const std::string& k, const std::string& v) { t.rows.push_back({xml_escape(k), xml_escape(v)}); };
-  const auto& band = r.step_time_band;
-  row("step time", human_seconds(r.step_time_s) +
-                       (band.rows > 0 ? fmt::format("  ({:+.0f} % … {:+.0f} %: {:.0f} % of {} held-out published runs like this, {})",
-                                                    100 * (band.lo_s / r.step_time_s - 1), 100 * (band.hi_s / r.step_time_s - 1),
-                                                    100 * band.coverage, band.rows, band.group)
-                                      : std::string("  (no held-out published run like this one)")));
+  const std::string band = step_time_band_text(r);
+  row("step time", human_seconds(r.step_time_s) + "  " + (band.empty() ? "(no held-out published run like this one)" : band));
   if (r.scale_noise.factor > 1)
     row("scale noise", fmt::format("+{} of it: the slowest of {} GPUs", human_seconds(r.scale_noise.cost_s), r.devices));
   row("tokens/s", human_count(r.tokens_per_s));
@@ -115,15 +110,9 @@ std::string figures_table(const wl::Result& r) {
   row("bubble (mean)", percent(r.bubble_fraction) + " measured, " + percent(r.bubble_fraction_analytic) + " analytic");
   row("memory", fmt::format("{}, peak {} of {} (usable {})", r.memory_verdict, human_bytes(r.max_peak_bytes),
                             human_bytes(r.memory_capacity_bytes), human_bytes(r.memory_usable_bytes)));
-  if (r.link_bottleneck.present)
-    row("bottleneck link", fmt::format("{} {}: saturated {} of the step", r.link_bottleneck.kind, r.link_bottleneck.pattern,
-                                       percent(r.link_bottleneck.fraction)));
+  row("bottleneck link", link_bottleneck_text(r));
   row("warnings", fmt::format("{}", r.warnings.size()));
-  std::string out = render_table(t);
-  // The header row of a two-column key/value table carries nothing: drop it.
-  const auto head = out.find("<thead>"), end = out.find("</thead>");
-  if (head != std::string::npos && end != std::string::npos) out.erase(head, end + 8 - head);
-  return out.replace(0, 6, "<table class=\"figures\"");
+  return render_table(t);
 }
 
 std::string stages_table(const wl::Result& r) {
@@ -131,14 +120,9 @@ std::string stages_table(const wl::Result& r) {
               .header = {"stage", "layers", "compute", "bubble", "analytic", "idle", "slowest rank"},
               .rows = {},
               .numeric = {true, true, true, true, true, true, false}};
-  for (const auto& s : r.per_stage) {
-    std::string slowest;
-    if (s.compute_max_s > s.compute_min_s * (1 + 1e-3) && s.slowest_device >= 0)
-      slowest = fmt::format("{} {} (min {})", device_name(r, s.slowest_device), human_seconds(s.compute_max_s),
-                            human_seconds(s.compute_min_s));
+  for (const auto& s : r.per_stage)
     t.rows.push_back({fmt::format("{}", s.stage), fmt::format("{}", s.layers), human_seconds(s.compute_s), percent(s.bubble_fraction),
-                      percent(s.bubble_fraction_analytic), percent(s.idle_fraction), xml_escape(slowest)});
-  }
+                      percent(s.bubble_fraction_analytic), percent(s.idle_fraction), xml_escape(slowest_rank_text(r, s))});
   return render_table(t);
 }
 
@@ -180,15 +164,7 @@ std::string legend(const std::vector<std::pair<std::string, std::string>>& entri
 // ---- links
 
 std::string links_section(const wl::Result& r) {
-  std::string out;
-  if (const auto& b = r.link_bottleneck; b.present) {
-    out += fmt::format("<p id=\"bottleneck\">Bottleneck: <b>{} {}</b> saturated {} of the {} step ({})", xml_escape(b.kind),
-                       xml_escape(b.pattern), human_seconds(b.bottleneck_s), human_seconds(r.step_time_s), percent(b.fraction));
-    for (const auto& g : b.tied) out += fmt::format("; also {} {} ({})", xml_escape(g.kind), xml_escape(g.pattern), percent(g.bottleneck_fraction));
-    out += ".</p>\n";
-  } else {
-    out += "<p id=\"bottleneck\">Bottleneck: none (no link was saturated in the step).</p>\n";
-  }
+  std::string out = "<p id=\"bottleneck\">Bottleneck: " + xml_escape(link_bottleneck_text(r)) + ".</p>\n";
   HtmlTable kinds{.id = "links-by-kind",
                   .header = {"kind", "count", "payload", "wire", "mean util", "max util"},
                   .rows = {},
@@ -249,14 +225,14 @@ std::string timeline_svg(const wl::Result& r) {
       std::string extra;
       if (first && p != nullptr)
         extra = p->compute_slowdown != 1.0 ? fmt::format(" ⚠ {:.2f}× slower", p->compute_slowdown) : std::string(" ⚠ perturbed");
-      labels += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"{}>{}{}</text>\n", num(kLabelWidth - 6),
-                            num(y + kRowHeight - 3), p != nullptr && first ? " class=\"straggler-label\"" : "",
+      labels += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\"{}>{}{}</text>\n", svg_number(kLabelWidth - 6),
+                            svg_number(y + kRowHeight - 3), p != nullptr && first ? " class=\"straggler-label\"" : "",
                             xml_escape(label), xml_escape(extra));
       y += kRowHeight + kRowGap;
     }
     if (p != nullptr)
       marks += fmt::format("<rect class=\"straggler-mark\" x=\"{}\" y=\"{}\" width=\"3\" height=\"{}\" fill=\"#cf222e\"/>\n",
-                           num(kLabelWidth - 3), num(device_top), num(y - kRowGap - device_top));
+                           svg_number(kLabelWidth - 3), svg_number(device_top), svg_number(y - kRowGap - device_top));
     y += kDeviceGap;
   }
   const double height = y + 4;
@@ -269,7 +245,7 @@ std::string timeline_svg(const wl::Result& r) {
       "<defs><pattern id=\"hatch\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
       "<rect width=\"5\" height=\"5\" fill=\"#f6f8fa\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"5\" stroke=\"#d0d7de\" stroke-width=\"2\"/>"
       "</pattern></defs>\n",
-      num(width), num(height), num(width), num(height));
+      svg_number(width), svg_number(height), svg_number(width), svg_number(height));
   // Time axis: ticks at a round step.
   if (span_s > 0) {
     const double step = nice_step(span_s, 8);
@@ -277,7 +253,7 @@ std::string timeline_svg(const wl::Result& r) {
       const double x = kLabelWidth + t / span_s * kPlotWidth;
       out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#eaeef2\"/><text x=\"{0}\" y=\"14\" "
                          "text-anchor=\"middle\">{3}</text>\n",
-                         num(x), num(kAxisHeight - 4), num(height), xml_escape(human_seconds(t)));
+                         svg_number(x), svg_number(kAxisHeight - 4), svg_number(height), xml_escape(human_seconds(t)));
     }
   }
   out += labels + marks;
@@ -297,7 +273,7 @@ std::string timeline_svg(const wl::Result& r) {
       if (b <= a) return;
       out += fmt::format("<rect class=\"bubble\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" data-hover=\"1\"><title>{} idle {} "
                          "(bubble or waiting)</title></rect>\n",
-                         num(x_of(a)), num(it->second), num(std::max(0.3, x_of(b) - x_of(a))), num(kRowHeight),
+                         svg_number(x_of(a)), svg_number(it->second), svg_number(std::max(0.3, x_of(b) - x_of(a))), svg_number(kRowHeight),
                          xml_escape(device_name(r, d)), xml_escape(human_seconds((b - a).seconds())));
     };
     for (const auto& [a, b] : busy) {
@@ -314,8 +290,8 @@ std::string timeline_svg(const wl::Result& r) {
     const Colour c = colour_of(s);
     out += fmt::format("<rect class=\"span{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}><title>{} · {} {} · {} → {} "
                        "({}){}</title></rect>\n",
-                       s.critical ? " critical" : "", num(x_of(s.start)), num(it->second),
-                       num(std::max(0.3, x_of(s.end) - x_of(s.start))), num(kRowHeight), c.css,
+                       s.critical ? " critical" : "", svg_number(x_of(s.start)), svg_number(it->second),
+                       svg_number(std::max(0.3, x_of(s.end) - x_of(s.start))), svg_number(kRowHeight), c.css,
                        s.microbatch >= 0 ? fmt::format(" data-mb=\"{}\"", s.microbatch) : std::string(), xml_escape(span_name(s)),
                        xml_escape(device_name(r, s.device)), xml_escape(track_name(s.track)), xml_escape(human_seconds(s.start.seconds())),
                        xml_escape(human_seconds(s.end.seconds())), xml_escape(human_seconds((s.end - s.start).seconds())),
@@ -337,21 +313,21 @@ std::string memory_svg(const wl::Result& r) {
   auto x_of = [&](double bytes) { return kLeft + (scale_max > 0 ? bytes / scale_max * kWidth : 0.0); };
   std::string out = fmt::format("<svg id=\"memory-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
                                 "viewBox=\"0 0 {0} {1}\">\n",
-                                num(kLeft + kWidth + 160), num(height));
+                                svg_number(kLeft + kWidth + 160), svg_number(height));
   double y = kTop;
   for (const auto& m : r.memory_per_stage) {
-    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">stage {}</text>\n", num(kLeft - 6), num(y + kBarHeight - 5), m.stage);
+    out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">stage {}</text>\n", svg_number(kLeft - 6), svg_number(y + kBarHeight - 5), m.stage);
     double at = 0;
     for (const auto& term : kMemoryTerms) {
       const double v = m.*term.field;
       if (!(v > 0)) continue;
       out += fmt::format("<rect class=\"memory-term\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-hover=\"1\">"
                          "<title>stage {} {}: {}</title></rect>\n",
-                         num(x_of(at)), num(y), num(x_of(at + v) - x_of(at)), num(kBarHeight), term.css, m.stage, term.name,
+                         svg_number(x_of(at)), svg_number(y), svg_number(x_of(at + v) - x_of(at)), svg_number(kBarHeight), term.css, m.stage, term.name,
                          xml_escape(human_bytes(v)));
       at += v;
     }
-    out += fmt::format("<text x=\"{}\" y=\"{}\">peak {}</text>\n", num(x_of(std::max(at, m.peak)) + 6), num(y + kBarHeight - 5),
+    out += fmt::format("<text x=\"{}\" y=\"{}\">peak {}</text>\n", svg_number(x_of(std::max(at, m.peak)) + 6), svg_number(y + kBarHeight - 5),
                        xml_escape(human_bytes(m.peak)));
     y += kBarHeight + kBarGap;
   }
@@ -359,7 +335,7 @@ std::string memory_svg(const wl::Result& r) {
   auto vline = [&](double bytes, const char* css, const char* dash, const char* anchor, const std::string& label) {
     out += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" stroke-dasharray=\"{4}\"/><text x=\"{0}\" "
                        "y=\"{5}\" text-anchor=\"{6}\">{7}</text>\n",
-                       num(x_of(bytes)), num(kTop - 4), num(y), css, dash, num(y + 14), anchor, xml_escape(label));
+                       svg_number(x_of(bytes)), svg_number(kTop - 4), svg_number(y), css, dash, svg_number(y + 14), anchor, xml_escape(label));
   };
   if (r.memory_usable_bytes > 0) vline(r.memory_usable_bytes, "#9a6700", "4 3", "end", "usable " + human_bytes(r.memory_usable_bytes) + " ");
   if (r.memory_capacity_bytes > 0) vline(r.memory_capacity_bytes, "#cf222e", "none", "start", " capacity " + human_bytes(r.memory_capacity_bytes));

@@ -102,16 +102,36 @@ std::string setup_description(const wl::Result& r) {
   return line;
 }
 
+std::string step_time_band_text(const wl::Result& r) {
+  const auto& band = r.step_time_band;
+  if (band.rows == 0) return {};
+  return fmt::format("({:+.0f} % … {:+.0f} %: {:.0f} % of {} held-out published runs like this, {})", 100 * (band.lo_s / r.step_time_s - 1),
+                     100 * (band.hi_s / r.step_time_s - 1), 100 * band.coverage, band.rows, band.group);
+}
+
+std::string slowest_rank_text(const wl::Result& r, const wl::StageResult& s) {
+  if (!(s.compute_max_s > s.compute_min_s * (1 + 1e-3)) || s.slowest_device < 0 ||
+      static_cast<std::size_t>(s.slowest_device) >= r.device_names.size())
+    return {};
+  return fmt::format("{} {} (min {})", r.device_names[static_cast<std::size_t>(s.slowest_device)], human_seconds(s.compute_max_s),
+                     human_seconds(s.compute_min_s));
+}
+
+std::string link_bottleneck_text(const wl::Result& r) {
+  const auto& b = r.link_bottleneck;
+  if (!b.present) return "none (no link was saturated in the step)";
+  std::string out = fmt::format("{} {} saturated {} of the {} step ({})", b.kind, b.pattern, human_seconds(b.bottleneck_s),
+                                human_seconds(r.step_time_s), percent(b.fraction));
+  for (const auto& g : b.tied) out += fmt::format("; also {} {} ({})", g.kind, g.pattern, percent(g.bottleneck_fraction));
+  return out;
+}
+
 std::string format_summary(const wl::Result& r) {
   std::string out;
   out += fmt::format("layoutsim: {} — {} GPUs, {} step{}\n", r.scenario, r.devices, r.steps, r.steps == 1 ? "" : "s");
   out += setup_line(r.setup, r.devices) + "\n";
-  const auto& band = r.step_time_band;
-  out += fmt::format("  {:<22} {}{}\n", "step time", human_seconds(r.step_time_s),
-                     band.rows > 0 ? fmt::format("  ({:+.0f} % … {:+.0f} %: {:.0f} % of {} held-out published runs like this, {})",
-                                                 100 * (band.lo_s / r.step_time_s - 1), 100 * (band.hi_s / r.step_time_s - 1),
-                                                 100 * band.coverage, band.rows, band.group)
-                                   : std::string());
+  const std::string band = step_time_band_text(r);
+  out += fmt::format("  {:<22} {}{}\n", "step time", human_seconds(r.step_time_s), band.empty() ? band : "  " + band);
   if (r.steps > 1) {
     out += fmt::format("  {:<22} mean {}  p50 {}  p99 {}  max {}\n", "step time over steps", human_seconds(r.step_stats.mean_s),
                        human_seconds(r.step_stats.p50_s), human_seconds(r.step_stats.p99_s), human_seconds(r.step_stats.max_s));
@@ -138,11 +158,7 @@ std::string format_summary(const wl::Result& r) {
     out += fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {:<20}  {}\n", "stage", "layers", "compute", "bubble", "analytic",
                        "idle", "idle share", "slowest rank");
     for (const auto& s : r.per_stage) {
-      std::string slowest;
-      if (s.compute_max_s > s.compute_min_s * (1 + 1e-3) && s.slowest_device >= 0 &&
-          static_cast<std::size_t>(s.slowest_device) < r.device_names.size())
-        slowest = fmt::format("{} {} (min {})", r.device_names[static_cast<std::size_t>(s.slowest_device)],
-                              human_seconds(s.compute_max_s), human_seconds(s.compute_min_s));
+      const std::string slowest = slowest_rank_text(r, s);
       std::string row = fmt::format("  {:>5}  {:>6}  {:>10}  {:>9}  {:>9}  {:>9}  {:<20}  {}", s.stage, s.layers,
                                     human_seconds(s.compute_s), percent(s.bubble_fraction), percent(s.bubble_fraction_analytic),
                                     percent(s.idle_fraction), bar(s.idle_fraction, 20), slowest);
@@ -171,14 +187,7 @@ std::string format_summary(const wl::Result& r) {
     out += "\nLinks by kind\n";
     // First, the link class that limited flows longest (saturated: some flow's max-min
     // bottleneck), and any other class within a point of it.
-    if (const auto& b = r.link_bottleneck; b.present) {
-      out += fmt::format("  bottleneck: {} {} saturated {} of the {} step ({})", b.kind, b.pattern, human_seconds(b.bottleneck_s),
-                         human_seconds(r.step_time_s), percent(b.fraction));
-      for (const auto& g : b.tied) out += fmt::format("; also {} {} ({})", g.kind, g.pattern, percent(g.bottleneck_fraction));
-      out += "\n";
-    } else {
-      out += "  bottleneck: none (no link was saturated in the step)\n";
-    }
+    out += "  bottleneck: " + link_bottleneck_text(r) + "\n";
     out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>10}  {:>9}  {:>9}\n", "kind", "count", "payload", "wire", "mean util", "max util");
     for (const auto& k : r.links_by_kind) {
       out += fmt::format("  {:<12}  {:>6}  {:>10}  {:>10}  {:>9}  {:>9}\n", k.kind, k.count, human_bytes(k.payload_bytes),

@@ -17,6 +17,18 @@ namespace ls::tools {
 /// critical path and the warnings.
 std::string format_summary(const wl::Result& r);
 
+/// The step time's error band as the summary prints it: "(+3 % … +48 %: 80 % of 16
+/// held-out published runs like this, GROUP)"; "" without a band.
+std::string step_time_band_text(const wl::Result& r);
+
+/// A stage's slowest rank with its compute time, when the stage's ranks differ:
+/// "node0.gpu4 2.288 s (min 1.525 s)"; "" when they agree.
+std::string slowest_rank_text(const wl::Result& r, const wl::StageResult& s);
+
+/// The link class that bounded the step: "nvlink PATTERN saturated 97.22 ms of the
+/// 2.690 s step (3.61%); also ...", or "none (no link was saturated in the step)".
+std::string link_bottleneck_text(const wl::Result& r);
+
 /// The summary's second line, alone: "llama3-8b · 8 × h100-sxm · tp2 pp4 dp1 … · megatron-core".
 std::string setup_description(const wl::Result& r);
 

@@ -250,6 +250,15 @@ std::vector<std::size_t> pareto_front(const SearchReport& r);
 /// error, so this is the cautious reading: the order between them is not established.
 bool within_band(const SearchReport& r, const CandidateOutcome& c);
 
+/// A candidate's exposed communication as the table prints it, "tp / pp / dp / ep"
+/// seconds, or "(estimate, not simulated)".
+std::string exposed_comm_text(const CandidateOutcome& c);
+
+/// What the best's error band says of the ranking: "within the best's error band: its
+/// measured step time would lie in LO … HI (...); N other candidate(s) closer ..." or
+/// "no error band: ...". The table's line under the ranking and the HTML page's.
+std::string best_band_note(const SearchReport& r);
+
 /// Why the best beats the runner-up — the best simulated candidate whose degrees (tp,
 /// pp, dp, cp, ep, zero) differ from the best's, not a variant of it — one line per
 /// part of the step: compute, bubble, exposed communication by axis, memory. Empty

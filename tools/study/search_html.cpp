@@ -25,9 +25,6 @@ std::string ranking_table(const SearchReport& r, const std::vector<DegreeGroup>&
   for (std::size_t g = 0; g < groups.size() && g < static_cast<std::size_t>(std::max(0, top)); ++g) {
     const auto& members = groups[g].members;
     const CandidateOutcome& c = r.ranked[members.front()];
-    const std::string exposed = c.simulated ? fmt::format("{} / {} / {} / {}", human_seconds(c.exposed.tp), human_seconds(c.exposed.pp),
-                                                          human_seconds(c.exposed.dp), human_seconds(c.exposed.ep))
-                                            : "(estimate, not simulated)";
     std::string variants;
     if (members.size() > 1) {
       variants = fmt::format("{} more: ", members.size() - 1);
@@ -39,7 +36,7 @@ std::string ranking_table(const SearchReport& r, const std::vector<DegreeGroup>&
     const bool tie = within_band(r, c);
     t.rows.push_back({fmt::format("{}{}", members.front() + 1, tie ? " <span class=\"tie\" title=\"within the best's error band\">≈</span>" : ""),
                       xml_escape(compact_layout(c.layout)), human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu),
-                      human_bytes(c.peak_memory_bytes) + (c.fits ? "" : " (does not fit)"), percent(c.bubble_fraction), exposed,
+                      human_bytes(c.peak_memory_bytes) + (c.fits ? "" : " (does not fit)"), percent(c.bubble_fraction), exposed_comm_text(c),
                       variants});
   }
   return render_table(t);
@@ -47,16 +44,7 @@ std::string ranking_table(const SearchReport& r, const std::vector<DegreeGroup>&
 
 std::string band_paragraph(const SearchReport& r) {
   if (r.ranked.empty()) return {};
-  const auto& b = r.best_band;
-  if (b.rows == 0)
-    return "<p id=\"band\">No error band: no held-out published run is like the best candidate, so how far to trust its lead is "
-           "unknown.</p>\n";
-  std::size_t close = 0;
-  for (const auto& c : r.ranked) close += within_band(r, c) ? 1 : 0;
-  return fmt::format("<p id=\"band\"><span class=\"tie\">≈</span> within the best's error band: its measured step time would lie in {} … "
-                     "{} (80 % of {} held-out runs like it: {}); {} other candidate(s) closer to it than that width ({}) are not told "
-                     "apart from it by the model's accuracy.</p>\n",
-                     human_seconds(b.lo_s), human_seconds(b.hi_s), b.rows, xml_escape(b.group), close, human_seconds(b.hi_s - b.lo_s));
+  return fmt::format("<p id=\"band\">{}{}.</p>\n", r.best_band.rows > 0 ? "<span class=\"tie\">≈</span> " : "", xml_escape(best_band_note(r)));
 }
 
 // Step time (x) against peak memory (y) of the simulated candidates; the Pareto front
@@ -78,7 +66,7 @@ std::string pareto_svg(const SearchReport& r) {
   t_hi += pad;
   auto x_of = [&](double t) { return kLeft + (t - t_lo) / (t_hi - t_lo) * kWidth; };
   auto y_of = [&](double m) { return kTop + kHeight - (m_hi > 0 ? m / m_hi * kHeight : 0.0); };
-  auto n = [](double v) { return fmt::format("{:.2f}", v); };
+  const auto n = svg_number;
   std::string out = fmt::format("<svg id=\"pareto-svg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 "
                                 "{0} {1}\">\n",
                                 n(kLeft + kWidth + 20), n(kTop + kHeight + 40));

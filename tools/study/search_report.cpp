@@ -110,6 +110,22 @@ bool within_band(const SearchReport& r, const CandidateOutcome& c) {
   return std::abs(best.tokens_per_s / c.tokens_per_s - 1) < (r.best_band.hi_s - r.best_band.lo_s) / best.step_time_s;
 }
 
+std::string exposed_comm_text(const CandidateOutcome& c) {
+  if (!c.simulated) return "(estimate, not simulated)";
+  return fmt::format("{} / {} / {} / {}", human_seconds(c.exposed.tp), human_seconds(c.exposed.pp), human_seconds(c.exposed.dp),
+                     human_seconds(c.exposed.ep));
+}
+
+std::string best_band_note(const SearchReport& r) {
+  const auto& b = r.best_band;
+  if (b.rows == 0) return "no error band: no held-out published runs like the best candidate, so how far to trust its lead is unknown";
+  std::size_t close = 0;
+  for (const auto& c : r.ranked) close += within_band(r, c) ? 1 : 0;
+  return fmt::format("within the best's error band: its measured step time would lie in {} … {} (80 % of {} held-out runs like it: {}); "
+                     "{} other candidate(s) closer to it than that width ({}) are not told apart from it by the model's accuracy",
+                     human_seconds(b.lo_s), human_seconds(b.hi_s), b.rows, b.group, close, human_seconds(b.hi_s - b.lo_s));
+}
+
 std::string explain_winner(const SearchReport& r) {
   if (r.ranked.empty() || !r.ranked.front().simulated) return {};
   const CandidateOutcome& a = r.ranked.front();
@@ -188,14 +204,10 @@ std::string format_search(const SearchReport& r, int top) {
   std::size_t listed = 0, listed_groups = 0;
   for (std::size_t i : shown) {
     const auto& c = r.ranked[i];
-    const std::string exposed =
-        c.simulated ? fmt::format("{} / {} / {} / {}", human_seconds(c.exposed.tp), human_seconds(c.exposed.pp),
-                                  human_seconds(c.exposed.dp), human_seconds(c.exposed.ep))
-                    : "-";
     s += fmt::format("{:>4}{} {} {:>10} {:>10} {:>7} {:>10} {:>10} {:>7}{}  {}\n", i + 1, within_band(r, c) ? "≈" : " ", pad(compact_layout(c.layout)),
                      human_seconds(c.step_time_s), human_count(c.tokens_per_s), percent(c.mfu), human_bytes(c.peak_memory_bytes),
                      c.fits ? human_bytes(r.memory_usable_bytes - c.peak_memory_bytes) : "NO FIT", percent(c.bubble_fraction),
-                     training_cells(r, &c), c.simulated ? exposed : "(estimate, not simulated)");
+                     training_cells(r, &c), exposed_comm_text(c));
     const auto& v = groups[listed_groups++].members;
     listed += v.size();
     if (v.size() > 1) {
@@ -209,18 +221,7 @@ std::string format_search(const SearchReport& r, int top) {
   if (r.ranked.size() > listed)
     s += fmt::format("      ... {} more candidates in {} other sets of degrees (--top K shows more; --csv/--json hold all)\n",
                      r.ranked.size() - listed, groups.size() - rows);
-  if (!r.ranked.empty()) {
-    const auto& b = r.best_band;
-    if (b.rows > 0) {
-      std::size_t close = 0;
-      for (const auto& c : r.ranked) close += within_band(r, c) ? 1 : 0;
-      s += fmt::format("   ≈  within the best's error band: its measured step time would lie in {} … {} (80 % of {} held-out runs "
-                       "like it: {}); {} other candidate(s) closer to it than that width ({}) are not told apart from it by the model's accuracy\n",
-                       human_seconds(b.lo_s), human_seconds(b.hi_s), b.rows, b.group, close, human_seconds(b.hi_s - b.lo_s));
-    } else {
-      s += "      no error band: no held-out published runs like the best candidate, so how far to trust its lead is unknown\n";
-    }
-  }
+  if (!r.ranked.empty()) s += (r.best_band.rows > 0 ? "   ≈  " : "      ") + best_band_note(r) + "\n";
 
   s += explain_winner(r);
 

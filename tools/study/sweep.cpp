@@ -151,13 +151,18 @@ std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
   return out;
 }
 
-std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes) {
-  bool tokens = false, cost = false;
+SweepTrainingColumns sweep_training_columns(const std::vector<SweepOutcome>& outcomes) {
+  SweepTrainingColumns c;
   for (const auto& o : outcomes)
     if (o.result) {
-      tokens = tokens || o.result->training.has_tokens;
-      cost = cost || (o.result->training.has_tokens && o.result->training.has_price);
+      c.tokens = c.tokens || o.result->training.has_tokens;
+      c.cost = c.cost || (o.result->training.has_tokens && o.result->training.has_price);
     }
+  return c;
+}
+
+std::string sweep_csv(const std::vector<std::string>& keys, const std::vector<SweepOutcome>& outcomes) {
+  const auto [tokens, cost] = sweep_training_columns(outcomes);
   std::string out;
   for (const auto& k : keys) out += csv_cell(k) + ",";
   // The global batch each point ran (sweeping micro-batches or dp changes it).

@@ -69,9 +69,16 @@ std::vector<SweepOutcome> run_sweep(const std::vector<SweepPoint>& points,
                                     const std::function<wl::Result(const SweepPoint&)>& fn, int jobs,
                                     const PointProgress& progress = {});
 
-/// CSV: one column per swept key, then step_time_s, tokens_per_s, mfu,
-/// bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits, then
-/// time_to_train_s, gpu_hours, cost when some point has a `training` key, then error;
+/// The training columns a sweep's CSV (and Python's rows) carry: time_to_train_s and
+/// gpu_hours when some point has a token budget, cost when one has a price too.
+struct SweepTrainingColumns {
+  bool tokens = false, cost = false;
+};
+SweepTrainingColumns sweep_training_columns(const std::vector<SweepOutcome>& outcomes);
+
+/// CSV: one column per swept key, then global_batch, step_time_s, tokens_per_s, mfu,
+/// bubble_fraction, bubble_fraction_analytic, max_peak_bytes, fits, then the training
+/// columns (sweep_training_columns), then error;
 /// one row per point; failed points keep their key cells, leave the metrics empty,
 /// say "error" under fits and give the reason under error.
 /// `keys` are the column names (the swept keys, de-duplicated, in order).
