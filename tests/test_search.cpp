@@ -618,3 +618,89 @@ TEST_CASE("--vary global_batch: each batch a space of its own, ranked by through
   CHECK(test::run_layoutsim("search '" + tiny_path() + "' --vary global_batch=8,16").rc == 2);
   CHECK(test::run_layoutsim("search '" + tiny_path() + "' --vary global_batch=8,16 --objective tokens_per_s --simulate-top 4").rc == 0);
 }
+
+TEST_CASE("the whole space: v=all and mbs=all are every divisor; the overlap switches are axes where they act") {
+  const auto base = tiny();  // 8 layers on 8 GPUs, global batch 16
+  auto a = tools::default_axes(*base);
+  // The base's switches by default: every candidate states them.
+  CHECK(a.tp_overlap == std::vector<bool>{base->implementation.tp_comm_overlap});
+  CHECK(a.dp_overlap == std::vector<bool>{base->implementation.dp_overlap});
+  tools::apply_axis_option(a, "v=all", false);
+  tools::apply_axis_option(a, "mbs=all", false);
+  tools::apply_axis_option(a, "implementation.tp_comm_overlap=off,on", false);
+  tools::apply_axis_option(a, "dp_overlap=on,off", false);
+  const auto cands = tools::enumerate_candidates(*base, 16, a);
+  std::map<int, std::set<int>> vs_by_pp, mbs_by_dp;
+  std::set<std::string> compact;
+  for (const auto& c : cands) {
+    const auto& l = c.layout;
+    if (l.schedule == wl::Schedule::interleaved_1f1b) vs_by_pp[l.pp].insert(l.virtual_stages);
+    mbs_by_dp[l.dp].insert(l.microbatch_size);
+    // A switch where it cannot act takes its first value: no layout spelled twice.
+    if (l.tp == 1) CHECK(!l.tp_comm_overlap);
+    if (l.dp * l.cp == 1) CHECK(l.dp_overlap);
+    CHECK(compact.insert(tools::compact_layout(l)).second);
+    // The candidate's scenario carries the switches.
+    const wl::Scenario sc = tools::candidate_scenario(*base, 16, l);
+    CHECK(sc.implementation.tp_comm_overlap == l.tp_comm_overlap);
+    CHECK(sc.implementation.dp_overlap == l.dp_overlap);
+  }
+  // Every v >= 2 dividing the 8 / pp layers of a stage: pp 2 → 4 layers → v 2, 4;
+  // pp 4 → 2 layers → v 2; pp 8 → 1 layer → none.
+  CHECK(vs_by_pp[2] == std::set<int>{2, 4});
+  CHECK(vs_by_pp[4] == std::set<int>{2});
+  CHECK(vs_by_pp.count(8) == 0);
+  // Every divisor of a rank's 16 / dp sequences: dp 1 → 1..16, dp 4 → 1, 2, 4, dp 8 → 1, 2.
+  CHECK(mbs_by_dp[1] == std::set<int>{1, 2, 4, 8, 16});
+  CHECK(mbs_by_dp[4] == std::set<int>{1, 2, 4});
+  CHECK(mbs_by_dp[8] == std::set<int>{1, 2});
+  // Each switch doubles exactly the points where it acts.
+  std::size_t both_act = 0, tp_only = 0, dp_only = 0, neither = 0;
+  for (const auto& c : tools::enumerate_candidates(*base, 16, [&] {
+         auto d = a;
+         d.tp_overlap = {false};
+         d.dp_overlap = {true};
+         return d;
+       }())) {
+    const bool tp = c.layout.tp > 1, dp = c.layout.dp * c.layout.cp > 1;
+    (tp && dp ? both_act : tp ? tp_only : dp ? dp_only : neither) += 1;
+  }
+  CHECK(cands.size() == 4 * both_act + 2 * (tp_only + dp_only) + neither);
+  CHECK_THROWS_AS(tools::apply_axis_option(a, "v=all,2", false), std::invalid_argument);
+  CHECK_THROWS_AS(tools::apply_axis_option(a, "mbs=every", false), std::invalid_argument);
+  CHECK_THROWS_AS(tools::apply_axis_option(a, "tp_overlap=maybe", false), std::invalid_argument);
+  // A list after `all` is a list again.
+  tools::apply_axis_option(a, "mbs=1,2", false);
+  CHECK(!a.every_microbatch_size);
+  CHECK(a.microbatch_size == std::vector<int>{1, 2});
+}
+
+TEST_CASE("tp comm overlap as an axis: the compact string, the JSON and CSV columns, and --emit's implementation block") {
+  tools::SearchLayout l;
+  l.tp = 8, l.pp = 1, l.dp = 8, l.zero = 1, l.sequence_parallel = true;
+  l.tp_comm_overlap = true, l.dp_overlap = false;
+  CHECK(tools::compact_layout(l) == "t8·p1·d8 z1 sp mbs1 1f1b tpo dp-after");
+  l.tp = 1, l.dp = 1;  // where they cannot act, not shown
+  CHECK(tools::compact_layout(l) == "t1·p1·d1 z1 sp mbs1 1f1b");
+
+  const std::string p = tiny_path(), best = test::tmp("best-tpo.yaml");
+  const auto r = test::run_layoutsim("search '" + p + "' --fix tp=2 --fix tp_overlap=on --simulate-top 4 --json - --emit '" + best + "'");
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  const json j = json::parse(r.out);
+  for (const auto& c : j["candidates"]) CHECK(c["layout"]["tp_comm_overlap"] == true);
+  // The winner as a scenario: the implementation block says what the search changed,
+  // and `run` gives the reported step time.
+  std::ifstream in(best);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("tp_comm_overlap: true") != std::string::npos);
+  CHECK(text.find("implementation switches differ") != std::string::npos);
+  const auto run = test::run_layoutsim("run '" + best + "' --json -");
+  INFO(run.err);
+  REQUIRE(run.rc == 0);
+  CHECK(std::abs(json::parse(run.out)["step_time_s"].get<double>() / j["candidates"][0]["step_time_s"].get<double>() - 1) < 1e-9);
+  const auto csv = test::run_layoutsim("search '" + p + "' --fix tp=2 --vary tp_overlap=off,on --simulate-top 0 --csv -");
+  REQUIRE(csv.rc == 0);
+  const std::string header = csv.out.substr(0, csv.out.find('\n'));
+  CHECK(header.find(",placement,tp_comm_overlap,dp_overlap,outcome,") != std::string::npos);
+}

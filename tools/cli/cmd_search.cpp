@@ -25,7 +25,12 @@ struct SearchArgs {
   bool quiet = false;
   bool no_remedies = false;
   bool explain = false;
+  bool whole_space = false;
 };
+
+/// `--whole-space`: the axes a default search keeps short, opened to every value (the
+/// user's own --vary/--fix, applied after, still narrow them).
+const std::vector<std::string> kWholeSpace = {"v=all", "mbs=all", "tp_overlap=false,true", "dp_overlap=true,false"};
 
 int run(const SearchArgs& a) {
   check_outputs({{"--csv", &a.csv}, {"--json", &a.json}, {"--emit", &a.emit}, {"--html", &a.html}}, {{"scenario", &a.scenario}});
@@ -34,7 +39,9 @@ int run(const SearchArgs& a) {
   const tools::SearchBase start = api::ScenarioSource::file(a.scenario).resolve_search_base();
   if (!start.layout_note.empty() && !a.quiet) fmt::print(stderr, "search: note: {}\n", start.layout_note);
   const api::ResolvedScenario& base = start.scenario;
-  api::SearchOptions o = api::search_options(base, a.vary, a.fix, a.objective, a.scenario);
+  std::vector<std::string> vary = a.whole_space ? kWholeSpace : std::vector<std::string>{};
+  vary.insert(vary.end(), a.vary.begin(), a.vary.end());
+  api::SearchOptions o = api::search_options(base, vary, a.fix, a.objective, a.scenario);
   o.global_batch = start.global_batch;
   o.simulate_top = a.simulate_top;
   o.remedies = !a.no_remedies;
@@ -84,7 +91,8 @@ Subcommand add_search(CLI::App& parent) {
   auto a = std::make_shared<SearchArgs>();
   auto* cmd = parent.add_subcommand("search", "Search the layouts of a scenario's cluster, model and global batch for the fastest");
   cmd->add_option("scenario", a->scenario, "Scenario YAML file (cluster, model, global batch)")->required()->check(non_empty_path());
-  cmd->add_option("--vary", a->vary, "KEY=V1,V2,...: the values of one axis (repeatable; keys: tp pp dp ep cp zero sp recompute mbs schedule v stage_layers placement global_batch)")
+  cmd->add_option("--vary", a->vary, "KEY=V1,V2,...: the values of one axis (repeatable; keys: tp pp dp ep cp zero sp recompute mbs schedule v stage_layers placement "
+                  "global_batch tp_overlap dp_overlap; mbs=all and v=all: every divisor)")
       ->allow_extra_args(false)
       ->type_name("KEY=LIST");
   cmd->add_option("--fix", a->fix, "KEY=V: pin one axis (repeatable)")->allow_extra_args(false)->type_name("KEY=VALUE");
@@ -95,6 +103,9 @@ Subcommand add_search(CLI::App& parent) {
   cmd->add_flag("--explain", a->explain,
                 "Print only why the winner beats the best layout of other degrees (compute, bubble, exposed communication by "
                 "axis, memory), in place of the table");
+  cmd->add_flag("--whole-space", a->whole_space,
+                "Every interleaving dividing a stage's layers, every micro-batch size dividing a rank's batch, TP comm overlap off "
+                "and on, gradient reduction beside and after the backward (several times the default space)");
   cmd->add_flag("--no-remedies", a->no_remedies,
                 "Leave out the remedy candidates (a layout that does not fit, with the out-of-memory warning's HSDP or offload remedy)");
   cmd->add_option("--csv", a->csv, "Write one CSV row per candidate ('-' = stdout)")->type_name("FILE")->check(non_empty_path());

@@ -286,6 +286,8 @@ SearchReport report_header(const wl::Scenario& base, const SearchOptions& opts) 
   rep.dp_bucket_bytes = base.layout.dp_bucket_bytes;
   rep.embedding_free = base.layout.embedding_free;
   rep.cp_all_gather = base.layout.cp_kind == wl::CpKind::all_gather;
+  rep.base_tp_comm_overlap = base.implementation.tp_comm_overlap;
+  rep.base_dp_overlap = base.implementation.dp_overlap;
   rep.shard_index = opts.shard_index;
   rep.shard_count = opts.shard_count;
   rep.threads = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -50,7 +50,15 @@ namespace ls::tools {
 /// stage_layers_mode, placement) a candidate sets, and microbatches derived from the
 /// global batch (0 when it does not divide); candidate_scenario() puts those keys over
 /// the base scenario's layout, whose other keys stay.
-using SearchLayout = wl::LayoutSpec;
+///
+/// Two implementation switches ride along, because they change which layout wins (a TP
+/// degree whose collectives hide behind the GEMMs, gradient reduction that waits for
+/// the backward): each candidate states them, the base's values unless searched
+/// (`--vary tp_overlap=off,on`, `--vary dp_overlap=on,off`).
+struct SearchLayout : wl::LayoutSpec {
+  bool tp_comm_overlap = false;  // implementation.tp_comm_overlap
+  bool dp_overlap = true;        // implementation.dp_overlap
+};
 
 /// "t8·p16(v2)·d16 z1 sp sel mbs1 1f1b": degrees (ep as ·e4 when > 1; "bal" inside
 /// the pp parentheses for balanced stage layers), ZeRO stage, "sp" when on, "sel" or
@@ -65,6 +73,15 @@ const char* stage_layers_name(wl::StageLayersMode m);
 /// takes its first value only.
 struct SearchAxes {
   std::vector<int> tp, pp, dp, ep, zero, microbatch_size, virtual_stages;  // dp empty: any (derived)
+  /// `--vary v=all`: every v >= 2 that divides the layers of a stage (layers / pp), in
+  /// place of the virtual_stages list (at 1,024 A100s on GPT-3's 96 layers and pp 8:
+  /// v 2, 3, 4, 6, 12 where the list has 2 and 4).
+  bool every_virtual_stages = false;
+  /// `--vary mbs=all`: every micro-batch size that divides a data-parallel rank's
+  /// sequences per step (global batch / dp), in place of the microbatch_size list.
+  bool every_microbatch_size = false;
+  /// implementation.tp_comm_overlap / dp_overlap per candidate; default: the base's value.
+  std::vector<bool> tp_overlap{false}, dp_overlap{true};
   std::vector<int> cp{1};  // default: 1; also 2 from 4k tokens, and 4 and 8 from 16k (search_space.cpp)
   std::vector<bool> sequence_parallel;
   std::vector<wl::Recompute> recompute;
@@ -82,12 +99,14 @@ struct SearchAxes {
 /// count (tp up to the head count), ep the divisors of the expert count (1 for a
 /// dense model), ZeRO 0–3, sp off/on, recompute none/selective/full, micro-batch
 /// size 1, 2, 4, 8, schedules 1f1b, interleaved-1f1b (v 2, 4), zb-h1, stage layers
-/// auto and balanced, placements [tp, dp, pp] and [tp, pp, dp].
+/// auto and balanced, placements [tp, dp, pp] and [tp, pp, dp], the base's
+/// tp_comm_overlap and dp_overlap.
 SearchAxes default_axes(const wl::Scenario& base);
 
 /// The search's axis keys ("tp", "pp", "dp", "ep", "cp", "zero", "sp", "recompute",
-/// "mbs", "schedule", "v", "stage_layers", "placement", "global_batch"; long forms like
-/// "layout.microbatch_size" are accepted too).
+/// "mbs", "schedule", "v", "stage_layers", "placement", "global_batch", "tp_overlap",
+/// "dp_overlap"; long forms like "layout.microbatch_size" or
+/// "implementation.tp_comm_overlap" are accepted too). `v` and `mbs` also take `all`.
 std::vector<std::string> search_axis_keys();
 
 /// Applies `--vary KEY=V1,V2,...` (the list replaces the axis's values, so it can
@@ -218,6 +237,7 @@ struct SearchReport {
   double dp_bucket_bytes = 0;   // the base layout's keys the search keeps (for --emit)
   bool embedding_free = false;
   bool cp_all_gather = false;   // the base layout's cp_kind (the search varies cp, not its kind)
+  bool base_tp_comm_overlap = false, base_dp_overlap = true;  // the base's switches (--emit writes a changed one)
   SearchObjective objective = SearchObjective::step_time;
   wl::TrainingSpec training;    // the base scenario's: time and cost columns when given
   int shard_index = 0, shard_count = 1;

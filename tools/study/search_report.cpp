@@ -71,6 +71,8 @@ nlohmann::ordered_json layout_json(const SearchLayout& l) {
   j["shard_group"] = l.shard_group;  // 0: shard over all of dp
   if (l.global_batch > 0) j["global_batch"] = l.global_batch;  // a searched batch
   j["offload"] = {{"activations", l.offload.activations}, {"optimizer", l.offload.optimizer}};
+  j["tp_comm_overlap"] = l.tp_comm_overlap;
+  j["dp_overlap"] = l.dp_overlap;
   return j;
 }
 
@@ -249,7 +251,7 @@ std::string format_search(const SearchReport& r, int top) {
 std::string search_csv(const SearchReport& r) {
   std::string s =
       "tier,step_time_s,index,layout,tp,pp,dp,cp,ep,zero,sequence_parallel,recompute,microbatch_size,microbatches,global_batch,schedule,"
-      "virtual_stages,stage_layers,placement,outcome,simulated,tokens_per_s,mfu,peak_memory_bytes,headroom_bytes,fits,"
+      "virtual_stages,stage_layers,placement,tp_comm_overlap,dp_overlap,outcome,simulated,tokens_per_s,mfu,peak_memory_bytes,headroom_bytes,fits,"
       "bubble_fraction,exposed_tp_s,exposed_pp_s,exposed_dp_s,exposed_ep_s,analytic_step_time_s";
   const bool training = has_training(r);
   s += training ? ",time_to_train_s,gpu_hours,cost,cost_per_million_tokens\n" : "\n";
@@ -261,10 +263,11 @@ std::string search_csv(const SearchReport& r) {
                        t.has_tokens && t.has_price ? num(t.cost) : "", t.has_price ? num(t.cost_per_million_tokens) : "");
   };
   auto layout_cells = [&r](const SearchLayout& l) {
-    return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(compact_layout(l)), l.tp, l.pp, l.dp, l.cp, l.ep, l.zero,
-                       l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute), l.microbatch_size, l.microbatches,
-                       l.global_batch > 0 ? l.global_batch : r.global_batch, wl::schedule_name(l.schedule), l.virtual_stages, stage_layers_name(l.stage_layers_mode),
-                       placement_text(l.placement, "/"));
+    return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(compact_layout(l)), l.tp, l.pp, l.dp, l.cp, l.ep,
+                       l.zero, l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute), l.microbatch_size,
+                       l.microbatches, l.global_batch > 0 ? l.global_batch : r.global_batch, wl::schedule_name(l.schedule), l.virtual_stages,
+                       stage_layers_name(l.stage_layers_mode), placement_text(l.placement, "/"), l.tp_comm_overlap ? "true" : "false",
+                       l.dp_overlap ? "true" : "false");
   };
   for (const auto& c : r.ranked) {
     const int tier = c.simulated ? (c.fits ? 0 : 1) : 2;
@@ -388,6 +391,10 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   if (l.cp > 1) block += fmt::format("  cp: {}\n", l.cp);
   if (r.cp_all_gather) block += "  cp_kind: all-gather\n";
   block += fmt::format("  stage_layers: {}\n  placement: [{}]\n", stage_layers_name(l.stage_layers_mode), placement_text(l.placement, ", "));
+  // What a remedy candidate changed (HSDP shard groups, offload).
+  if (l.shard_group > 0 && l.shard_group < l.dp) block += fmt::format("  shard_group: {}\n", l.shard_group);
+  if (l.offload.activations || l.offload.optimizer)
+    block += fmt::format("  offload: {{activations: {}, optimizer: {}}}\n", l.offload.activations, l.offload.optimizer);
   // The two layout keys the search does not vary, carried over from the base.
   block += fmt::format("  dp_bucket: {} B\n", num(r.dp_bucket_bytes));
   if (r.embedding_free) block += "  embedding_free: true\n";
@@ -412,6 +419,39 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
     added.key = "layout";
     added.value = layout;
     expected.entries.push_back(std::move(added));
+  }
+  // The implementation switches the search set, where they differ from the base's.
+  bool switches_changed = false;
+  auto set_switch = [&](const char* key, bool value, bool base_value) {
+    if (value == base_value) return;
+    switches_changed = true;
+    YEntry* impl = expected.find("implementation");
+    if (!impl) {
+      YEntry added;
+      added.key = "implementation";
+      added.value.kind = YNode::Kind::map;
+      expected.entries.push_back(std::move(added));
+      impl = &expected.entries.back();
+    }
+    YNode scalar;
+    scalar.kind = YNode::Kind::scalar;
+    scalar.scalar = value ? "true" : "false";
+    if (YEntry* e = impl->value.find(key)) e->value = scalar;
+    else {
+      YEntry added;
+      added.key = key;
+      added.value = scalar;
+      impl->value.entries.push_back(std::move(added));
+    }
+  };
+  set_switch("tp_comm_overlap", l.tp_comm_overlap, r.base_tp_comm_overlap);
+  set_switch("dp_overlap", l.dp_overlap, r.base_dp_overlap);
+  if (switches_changed) {
+    // The splice keeps one block only: the whole tree, with the note saying what changed.
+    std::string note = header;
+    note.replace(note.find("Only the layout block below differs"), 35,
+                 "Only the layout block and the implementation switches differ");
+    return note + yaml_block_text(expected);
   }
   if (same_tree(read_back(out, source), expected)) return out;
   // Any other style (flow, a byte-order mark, layout on one line): the tree itself.

@@ -105,7 +105,29 @@ std::string canonical_key(std::string key) {
   if (key == "sequence_parallel") return "sp";
   if (key == "microbatch_size") return "mbs";
   if (key == "virtual_stages") return "v";
+  if (key == "implementation.tp_comm_overlap" || key == "tp_comm_overlap") return "tp_overlap";
+  if (key == "implementation.dp_overlap") return "dp_overlap";
   return key;
+}
+
+/// The interleavings a stage of `pp` can run: the axis's list, or with `v=all` every
+/// v >= 2 dividing the stage's layers.
+std::vector<int> interleavings(const SearchAxes& a, int layers, int pp) {
+  if (!a.every_virtual_stages) return a.virtual_stages;
+  std::vector<int> out;
+  if (layers % pp != 0) return out;
+  for (int v : divisors(layers / pp))
+    if (v >= 2) out.push_back(v);
+  return out;
+}
+
+/// The micro-batch sizes to try at data-parallel degree `dp`: the axis's list, or with
+/// `mbs=all` every divisor of a rank's sequences per step (none when dp does not divide
+/// the batch: the list's first size then stands for the rejected point).
+std::vector<int> microbatch_sizes(const SearchAxes& a, std::int64_t global_batch, int dp) {
+  if (!a.every_microbatch_size) return a.microbatch_size;
+  if (global_batch % dp != 0) return {1};
+  return divisors(global_batch / dp);
 }
 
 }  // namespace
@@ -133,6 +155,10 @@ std::string compact_layout(const SearchLayout& l) {
   if (l.offload.optimizer || l.offload.activations)
     s += fmt::format(" off:{}{}{}", l.offload.optimizer ? "opt" : "", l.offload.optimizer && l.offload.activations ? "+" : "",
                      l.offload.activations ? "act" : "");
+  // The switches, where they act: TP collectives beside the GEMMs ("tpo"), gradient
+  // reduction after the backward instead of beside it ("dp-after").
+  if (l.tp_comm_overlap && l.tp > 1) s += " tpo";
+  if (!l.dp_overlap && l.dp * l.cp > 1) s += " dp-after";
   return s;
 }
 
@@ -151,6 +177,8 @@ SearchAxes default_axes(const wl::Scenario& base) {
   a.schedule = {wl::Schedule::one_f_one_b, wl::Schedule::interleaved_1f1b, wl::Schedule::zb_h1};
   a.stage_layers = {wl::StageLayersMode::auto_even, wl::StageLayersMode::balanced};
   a.placement = {{"tp", "dp", "pp"}, {"tp", "pp", "dp"}};
+  a.tp_overlap = {base.implementation.tp_comm_overlap};
+  a.dp_overlap = {base.implementation.dp_overlap};
   // Context parallelism where sequences are long enough for activations to weigh:
   // cp 2 from 4k tokens (on 8k-token Llama-3-70B runs it halves the activations and wins
   // where pp alone cannot fit them), 2/4/8 from 16k, where the s² attention calls for
@@ -164,7 +192,8 @@ SearchAxes default_axes(const wl::Scenario& base) {
 }
 
 std::vector<std::string> search_axis_keys() {
-  return {"tp", "pp", "dp", "ep", "cp", "zero", "sp", "recompute", "mbs", "schedule", "v", "stage_layers", "placement", "global_batch"};
+  return {"tp",       "pp", "dp",           "ep",        "cp",           "zero",       "sp",        "recompute",
+          "mbs",      "schedule", "v",      "stage_layers", "placement", "global_batch", "tp_overlap", "dp_overlap"};
 }
 
 void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
@@ -186,15 +215,28 @@ void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
   else if (key == "ep") a.ep = ints(1, kMaxDegree);
   else if (key == "cp") a.cp = ints(1, kMaxDegree);
   else if (key == "zero") a.zero = ints(0, 3);
-  else if (key == "mbs") a.microbatch_size = ints(1, kMaxDegree);
-  else if (key == "v") a.virtual_stages = ints(1, 1024);
+  else if (key == "mbs" || key == "v") {
+    // `all`: every size dividing a rank's batch / every v dividing a stage's layers.
+    const bool all = vals.size() == 1 && vals.front() == "all";
+    std::vector<int> list;
+    if (!all) {
+      try {
+        list = ints(1, key == "mbs" ? kMaxDegree : 1024);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(fmt::format("{} (or `all`, alone)", e.what()));
+      }
+    }
+    (key == "mbs" ? a.every_microbatch_size : a.every_virtual_stages) = all;
+    if (!all) (key == "mbs" ? a.microbatch_size : a.virtual_stages) = list;
+  }
   else if (key == "global_batch") {
     a.global_batch.clear();
     for (const auto& v : vals) a.global_batch.push_back(parse_int("--vary/--fix " + key, v, 1, 1 << 30));
   }
-  else if (key == "sp") {
-    a.sequence_parallel.clear();
-    for (const auto& v : vals) a.sequence_parallel.push_back(parse_bool(key, v));
+  else if (key == "sp" || key == "tp_overlap" || key == "dp_overlap") {
+    auto& list = key == "sp" ? a.sequence_parallel : key == "tp_overlap" ? a.tp_overlap : a.dp_overlap;
+    list.clear();
+    for (const auto& v : vals) list.push_back(parse_bool(key, v));
   } else if (key == "recompute") {
     a.recompute.clear();
     for (const auto& v : vals) a.recompute.push_back(parse_recompute(v));
@@ -247,13 +289,15 @@ std::vector<Candidate> enumerate_at_batch(const wl::Scenario& base, std::int64_t
       for (std::size_t isl = 0; isl < first_only(a.stage_layers, pp == 1); ++isl) {
         for (std::size_t isc = 0; isc < first_only(a.schedule, pp == 1); ++isc) {
           const wl::Schedule sched = a.schedule[isc];
-          const std::vector<int> vs = sched == interleaved ? a.virtual_stages : std::vector<int>{1};
+          const std::vector<int> vs = sched == interleaved ? interleavings(a, m.layers, pp) : std::vector<int>{1};
           for (int v : vs) {
             for (int ep : a.ep) {
               for (std::size_t iz = 0; iz < first_only(a.zero, dp == 1); ++iz) {
                 for (std::size_t isp = 0; isp < first_only(a.sequence_parallel, tp == 1); ++isp) {
                   for (wl::Recompute rc : a.recompute) {
-                    for (int mbs : a.microbatch_size) {
+                    for (int mbs : microbatch_sizes(a, global_batch, dp)) {
+                     for (std::size_t ito = 0; ito < first_only(a.tp_overlap, tp == 1); ++ito) {
+                      for (std::size_t ido = 0; ido < first_only(a.dp_overlap, dp * cp == 1); ++ido) {
                       // Placements that order the same axes of degree > 1 alike are one layout.
                       std::vector<std::vector<std::string>> seen;
                       for (const auto& place : a.placement) {
@@ -274,6 +318,8 @@ std::vector<Candidate> enumerate_at_batch(const wl::Scenario& base, std::int64_t
                         l.virtual_stages = v;
                         l.stage_layers_mode = a.stage_layers[isl];
                         l.placement = place;
+                        l.tp_comm_overlap = a.tp_overlap[ito];
+                        l.dp_overlap = a.dp_overlap[ido];
                         // Not searched: the base's own (a remedy candidate sets them; search.cpp).
                         l.offload = base.layout.offload;
                         l.shard_group = base.layout.shard_group;
@@ -306,6 +352,8 @@ std::vector<Candidate> enumerate_at_batch(const wl::Scenario& base, std::int64_t
                           c.rejected = "zero-with-pp";
                         out.push_back(std::move(c));
                       }
+                      }
+                     }
                     }
                   }
                 }
@@ -353,6 +401,8 @@ wl::Scenario candidate_scenario(const wl::Scenario& base, std::int64_t global_ba
   L.placement = l.placement;
   L.offload = l.offload;
   L.shard_group = l.shard_group;
+  s.implementation.tp_comm_overlap = l.tp_comm_overlap;
+  s.implementation.dp_overlap = l.dp_overlap;
   return s;
 }
 
