@@ -34,7 +34,7 @@ TEST_CASE("names and values come in table order") {
         std::vector<std::string>{"name", "cluster", "model", "layout", "precision", "perturbations", "simulation", "implementation", "training", "checkpoint", "failures", "memory"});
   CHECK(scenario_key_names("cluster.graph.links[]") ==
         std::vector<std::string>{"from", "to", "kind", "bandwidth", "latency", "duplex"});
-  CHECK(scenario_key_values("layout.schedule") == std::vector<std::string>{"gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-2p", "zb-v"});
+  CHECK(scenario_key_values("layout.schedule") == std::vector<std::string>{"gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-2p", "zb-v", "dualpipe"});
   CHECK_THROWS_AS(scenario_key_values("layout.tp"), std::logic_error);  // not a choice
 }
 

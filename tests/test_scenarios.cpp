@@ -58,6 +58,7 @@ const std::vector<std::string> kScenarioFiles = {
     "small-microbatch.yaml",
     "out-of-memory.yaml",
     "mixtral-8x7b-ep.yaml",
+    "deepseek-v3-dualpipe.yaml",
     "deepseek-v3-ep.yaml",
     "deepseek-v3-node-limited.yaml",
     "search-llama3-70b-64xh100.yaml",  // its quoted figures: tests/test_search.cpp

@@ -348,3 +348,139 @@ TEST_CASE("bad arguments throw") {
   CHECK_THROWS_AS(max_inflight_microbatches(Schedule::gpipe, 4, 4, 8, 1), std::out_of_range);
   CHECK(std::string(item_kind_name(ItemKind::backward_weight)) == "W");
 }
+
+namespace {
+
+/// As-soon-as-possible unit-time execution of a DualPipe order (schedule.hpp's rules:
+/// chunk 0 down the stages, chunk 1 up; a W after its own B): F = Bi = W = 1, an
+/// overlapped pair as one block of its passes back to back (F&B = F + B = 3) whose
+/// outputs leave when the block ends, as the reference implementation sends them after
+/// the pair. Returns the window (first start to last finish) or -1 on a deadlock.
+long long dualpipe_window(const std::vector<std::vector<ScheduleItem>>& sched) {
+  const int p = static_cast<int>(sched.size());
+  std::map<std::tuple<int, int, int, int>, long long> finish;  // (stage, class F/B/W, mb, chunk)
+  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
+  std::vector<long long> free_at(static_cast<std::size_t>(p), 0);
+  std::size_t remaining = 0;
+  for (const auto& s : sched) remaining += s.size();
+  long long last = 0;
+  while (remaining > 0) {
+    bool progress = false;
+    for (int s = 0; s < p; ++s) {
+      auto& n = next[static_cast<std::size_t>(s)];
+      if (n >= sched[static_cast<std::size_t>(s)].size()) continue;
+      const ScheduleItem it = sched[static_cast<std::size_t>(s)][n];
+      const int c = it.chunk, mb = it.microbatch;
+      std::tuple<int, int, int, int> dep{-1, 0, 0, 0};
+      int cls = 0;
+      if (it.kind == ItemKind::forward) {
+        if (c == 0 && s > 0) dep = {s - 1, 0, mb, 0};
+        if (c == 1 && s < p - 1) dep = {s + 1, 0, mb, 1};
+      } else if (it.kind == ItemKind::backward_input) {
+        cls = 1;
+        const bool loss = (c == 0 && s == p - 1) || (c == 1 && s == 0);
+        dep = loss ? std::tuple{s, 0, mb, c} : std::tuple{c == 0 ? s + 1 : s - 1, 1, mb, c};
+      } else {
+        cls = 2;
+        dep = {s, 1, mb, c};
+      }
+      long long ready = free_at[static_cast<std::size_t>(s)];
+      if (std::get<0>(dep) >= 0) {
+        const auto f = finish.find(dep);
+        if (f == finish.end()) continue;
+        ready = std::max(ready, f->second);
+      }
+      if (it.overlapped) {
+        // The pair: its backward's input gradient must have arrived too.
+        const ScheduleItem bi = sched[static_cast<std::size_t>(s)][n + 1];
+        const bool loss = (bi.chunk == 0 && s == p - 1) || (bi.chunk == 1 && s == 0);
+        const auto bdep = loss ? std::tuple{s, 0, bi.microbatch, bi.chunk}
+                               : std::tuple{bi.chunk == 0 ? s + 1 : s - 1, 1, bi.microbatch, bi.chunk};
+        const auto f = finish.find(bdep);
+        if (f == finish.end()) continue;
+        ready = std::max(ready, f->second);
+        const long long end = ready + 3;
+        finish[{s, 0, mb, c}] = end;
+        finish[{s, 1, bi.microbatch, bi.chunk}] = end;
+        finish[{s, 2, bi.microbatch, bi.chunk}] = end;
+        free_at[static_cast<std::size_t>(s)] = end;
+        last = std::max(last, end);
+        n += 3;
+        remaining -= 3;
+        progress = true;
+        continue;
+      }
+      finish[{s, cls, mb, c}] = ready + 1;
+      free_at[static_cast<std::size_t>(s)] = ready + 1;
+      last = std::max(last, ready + 1);
+      ++n;
+      --remaining;
+      progress = true;
+    }
+    if (!progress) return -1;
+  }
+  return last;  // every stage 0 starts at time 0 with a forward
+}
+
+}  // namespace
+
+TEST_CASE("dualpipe: every pass once, no deadlock, and the README's bubble (p/2-1)(F&B+B-3W) at unit times") {
+  for (const Grid& grid : {Grid{2, 4}, Grid{4, 8}, Grid{4, 20}, Grid{8, 16}, Grid{8, 20}, Grid{8, 64}, Grid{16, 60}}) {
+    const int p = grid.p, m = grid.m;
+    CAPTURE(p);
+    CAPTURE(m);
+    const auto sched = build_schedule(Schedule::dualpipe, p, m, 2);
+    REQUIRE(sched.size() == static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) {
+      // m/2 micro-batches per chunk, each F, Bi and W once, F before Bi before W.
+      std::map<std::tuple<int, int, int>, int> pos;
+      const auto& items = sched[static_cast<std::size_t>(s)];
+      CHECK(items.size() == static_cast<std::size_t>(3 * m));
+      for (std::size_t i = 0; i < items.size(); ++i)
+        CHECK(pos.emplace(std::tuple{static_cast<int>(items[i].kind), items[i].microbatch, items[i].chunk}, static_cast<int>(i)).second);
+      for (int mb = 0; mb < m / 2; ++mb)
+        for (int c = 0; c < 2; ++c) {
+          const int f = pos.at({static_cast<int>(ItemKind::forward), mb, c});
+          const int bi = pos.at({static_cast<int>(ItemKind::backward_input), mb, c});
+          CHECK(f < bi);
+          CHECK(bi < pos.at({static_cast<int>(ItemKind::backward_weight), mb, c}));
+        }
+      // An overlapped forward is followed by its partner, a whole backward (Bi, its W).
+      for (std::size_t i = 0; i < items.size(); ++i)
+        if (items[i].overlapped) {
+          REQUIRE(i + 2 < items.size());
+          CHECK(items[i].kind == ItemKind::forward);
+          CHECK(items[i + 1].kind == ItemKind::backward_input);
+          CHECK(items[i + 2].kind == ItemKind::backward_weight);
+          CHECK(items[i + 2].microbatch == items[i + 1].microbatch);
+          CHECK(items[i + 2].chunk == items[i + 1].chunk);
+        }
+      // Mirror stages run mirrored orders (chunks swapped).
+      const auto& mirror = sched[static_cast<std::size_t>(p - 1 - s)];
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        CHECK(mirror[i].kind == items[i].kind);
+        CHECK(mirror[i].microbatch == items[i].microbatch);
+        CHECK(mirror[i].chunk == 1 - items[i].chunk);
+      }
+    }
+    // Unit times: the window is 3m + (p/2 − 1)·2 = 3m + p − 2, the README's bubble.
+    const long long window = dualpipe_window(sched);
+    REQUIRE(window > 0);
+    CHECK(window == 3LL * m + p - 2);
+    CHECK(analytic_bubble(Schedule::dualpipe, p, m, 2) == doctest::Approx((p - 2.0) / (3.0 * m + p - 2)).epsilon(1e-12));
+  }
+  // The activations held: the README's p + 1 on the busiest stage (chunks of L/p layers).
+  for (int p : {4, 8, 16}) {
+    int most = 0;
+    for (int s = 0; s < p; ++s) most = std::max(most, max_inflight_microbatches(Schedule::dualpipe, p, s, 4 * p, 2));
+    CHECK(most == p + 1);
+  }
+  CHECK(model_chunk_of(Schedule::dualpipe, 4, 0, 1) == 3);
+  CHECK(place_model_chunk(Schedule::dualpipe, 4, 3, 1) == std::pair{0, 1});
+  CHECK(place_model_chunk(Schedule::dualpipe, 4, 3, 0) == std::pair{3, 0});
+  CHECK(model_chunk_count(Schedule::dualpipe, 4, 2) == 4);
+  CHECK_THROWS_AS(build_schedule(Schedule::dualpipe, 3, 12, 2), std::invalid_argument);  // odd pp
+  CHECK_THROWS_AS(build_schedule(Schedule::dualpipe, 4, 6, 2), std::invalid_argument);   // m < 2p
+  CHECK_THROWS_AS(build_schedule(Schedule::dualpipe, 4, 9, 2), std::invalid_argument);   // odd m
+  CHECK_THROWS_AS(build_schedule(Schedule::dualpipe, 4, 8, 1), std::invalid_argument);   // v != 2
+}

@@ -10,6 +10,7 @@
 
 #include "topology/cluster.hpp"
 #include "workloads/spec/did_you_mean.hpp"
+#include "workloads/model/schedule.hpp"
 #include "workloads/cost/hardware.hpp"
 #include "workloads/cost/hardware_checks.hpp"
 #include "workloads/model/layout.hpp"
@@ -112,8 +113,9 @@ void derive_model(ModelSpec& m) {
 
 void derive_layout(Scenario& s, std::vector<ScenarioIssue>& issues) {
   auto& l = s.layout;
-  // zb-v always runs two chunks per stage (its V): virtual_stages left at 1 means 2.
-  if (l.schedule == Schedule::zb_v && l.virtual_stages == 1) l.virtual_stages = 2;
+  // zb-v and dualpipe always run two chunks per stage (the V; the two copies):
+  // virtual_stages left at 1 means 2.
+  if (two_chunks_per_stage(l.schedule) && l.virtual_stages == 1) l.virtual_stages = 2;
   // dp is whatever the other degrees leave of the cluster.
   if (l.dp == 0) l.dp = derived_dp(l, s.cluster);
   if (l.global_batch > 0 && l.microbatch_size >= 1 && l.dp >= 1) {
@@ -256,6 +258,10 @@ ResolvedScenario resolve(Scenario s) {
   // fp32 weights are their own master copy.
   if (s.precision.master < 0) s.precision.master = s.precision.weights == 4 ? 0 : 4;
   derive_layout(s, issues);
+  if (s.layout.schedule == Schedule::dualpipe && s.implementation.tp_comm_overlap && s.layout.tp > 1)
+    // Both would thread collectives through the one side stream the pair's all-to-alls use.
+    issues.push_back({"implementation.tp_comm_overlap", "dualpipe with TP communication overlap is not modelled",
+                      "set implementation.tp_comm_overlap: false with dualpipe (DeepSeek-V3 trains it at tp 1)", "", false});
   for (auto& issue : hardware_issues(s)) issues.push_back(std::move(issue));
   throw_if_any(issues);
 

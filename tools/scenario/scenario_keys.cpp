@@ -394,7 +394,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "instead of `microbatches`: a multiple of microbatch_size·dp; microbatches = global_batch / (microbatch_size·dp). "
        "Both in one file is an error; a `--set` of one replaces the other"},
       choice_key("layout.schedule", LS_FIELD(layout.schedule), wl::kScheduleNames, wl::Schedule::one_f_one_b, ""),
-      int_key("layout.virtual_stages", LS_FIELD(layout.virtual_stages), 1, kMaxCount, 1, "model chunks per stage (interleaved-1f1b; zb-v always 2)"),
+      int_key("layout.virtual_stages", LS_FIELD(layout.virtual_stages), 1, kMaxCount, 1, "model chunks per stage (interleaved-1f1b; zb-v and dualpipe always 2)"),
       stage_layers_row(),
       {"layout.placement", "list", {"tp", "cp", "dp", "pp"}, "`[tp, cp, dp, pp]`",
        "a permutation, fastest-varying first; `cp` may be left out (then it sits right after `tp`)"},

@@ -289,7 +289,10 @@ std::vector<Candidate> enumerate_at_batch(const wl::Scenario& base, std::int64_t
       for (std::size_t isl = 0; isl < first_only(a.stage_layers, pp == 1); ++isl) {
         for (std::size_t isc = 0; isc < first_only(a.schedule, pp == 1); ++isc) {
           const wl::Schedule sched = a.schedule[isc];
-          const std::vector<int> vs = sched == interleaved ? interleavings(a, m.layers, pp) : std::vector<int>{1};
+          // zb-v and dualpipe always run two chunks per stage.
+          const std::vector<int> vs = sched == interleaved              ? interleavings(a, m.layers, pp)
+                                      : wl::two_chunks_per_stage(sched) ? std::vector<int>{2}
+                                                                        : std::vector<int>{1};
           for (int v : vs) {
             for (int ep : a.ep) {
               for (std::size_t iz = 0; iz < first_only(a.zero, dp == 1); ++iz) {
@@ -328,7 +331,7 @@ std::vector<Candidate> enumerate_at_batch(const wl::Scenario& base, std::int64_t
                         l.microbatches = global_batch % per_step == 0
                                              ? static_cast<int>(std::min<std::int64_t>(global_batch / per_step, wl::kMaxMicrobatches + 1))
                                              : 0;
-                        const int chunks = pp * (sched == interleaved ? v : 1);
+                        const int chunks = wl::model_chunk_count(sched, pp, v);
                         const bool moe = m.moe.experts > 0;
                         if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn_hidden % tp != 0 ||
                             (moe && m.moe.expert_ffn_hidden % tp != 0))

@@ -11,6 +11,7 @@
 #include "workloads/model/layout.hpp"
 #include "workloads/model/model.hpp"
 #include "workloads/build/offload.hpp"
+#include "workloads/build/pair_overlap.hpp"
 #include "workloads/cost/kernels.hpp"
 
 namespace ls::wl {
@@ -90,7 +91,7 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       params_(*in.params),
       chunks_(chunks),
       stage_(stage),
-      last_model_chunk_(s_.layout.pp * static_cast<int>(chunks.size()) - 1),
+      last_model_chunk_(model_chunk_count(s_.layout.schedule, s_.layout.pp, static_cast<int>(chunks.size())) - 1),
       zero3_(s_.layout.zero >= 3 && zero_shard_ranks(s_.layout) > 1),
       // ZeRO-1/2 (distributed optimizer): each rank updated its shard; the new weights are
       // all-gathered bucket by bucket at the start of the next step, overlapped with the
@@ -100,12 +101,13 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       expert_dp_(s_.model.moe.experts > 0 && expert_dp_of(s_.layout) > 1),
       offload_activations_(s_.layout.offload.activations),
       profile_(kernel_profile(s_)),
-      recv_(static_cast<std::size_t>(2 * s_.layout.microbatches) * chunks.size(), 0),
+      // One slot per (gradient, micro-batch, chunk), and one past them: dualpipe's mirror gradients.
+      recv_(static_cast<std::size_t>(2 * s_.layout.microbatches + 1) * chunks.size(), 0),
       gathered_this_step_(static_cast<std::size_t>(block_count(s_.model)), 0),
       offload_copy_(static_cast<std::size_t>(block_count(s_.model)), 0) {}
 
-bool StageEmitter::on_other_stage(int model_chunk) const {
-  return place_model_chunk(s_.layout.schedule, s_.layout.pp, model_chunk).first != stage_;
+bool StageEmitter::on_other_stage(int model_chunk, int copy) const {
+  return place_model_chunk(s_.layout.schedule, s_.layout.pp, model_chunk, copy).first != stage_;
 }
 
 std::size_t StageEmitter::recv_slot(bool gradient, int microbatch, int chunk) const {
@@ -135,9 +137,18 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
   // saves). ZeRO-0/1 accumulate locally and reduce once, after the last micro-batch;
   // so do ZeRO-2/3 with accumulate_unsharded (FSDP no_sync: a full gradient buffer).
   const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp * s_.layout.cp > 1 && !s_.layout.accumulate_unsharded;
+  // An overlapped pair (dualpipe's F&B): where its forward's ops begin and its backward's.
+  std::uint32_t pair_begin = 0, pair_split = 0;
+  int pair_last = -1;  // index of the pair's last item (its backward's W)
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {
     const auto& it = items[static_cast<std::size_t>(i)];
     const Site at{it.microbatch, it.chunk};
+    if (it.overlapped) {
+      pair_begin = builder_.count(stream::compute);
+      pair_last = i + 2;  // F, then the backward's Bi and W (schedule.hpp)
+    } else if (i == pair_last - 1) {
+      pair_split = builder_.count(stream::compute);
+    }
     const bool gradient_item = zb ? it.kind == ItemKind::backward_weight
                                   : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
     const bool last_gradient =
@@ -148,17 +159,31 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
       case ItemKind::backward_input: emit_backward(at, Pass::backward_input, !zb && last_gradient); break;
       case ItemKind::backward_weight: emit_backward_weight(at, last_gradient); break;
     }
+    if (i == pair_last) overlap_pair(pair_begin, pair_split);
   }
   emit_optimizer(stage_params);
   builder_.program().static_memory_bytes = static_cast<std::int64_t>(
       static_memory.weights + static_memory.gradients + static_memory.master + static_memory.optimizer + static_memory.buffers);
 }
 
+void StageEmitter::overlap_pair(std::uint32_t begin, std::uint32_t split) {
+  // The expert-parallel all-to-alls go beside the other pass's compute (pair_overlap.hpp).
+  const auto where = interleave_pair(builder_.program(), stream::compute, stream::overlap, begin, split,
+                                     builder_.count(stream::compute), [](const Op& op) {
+                                       return op.kind == OpKind::collective && axis_of(op) == Axis::ep;
+                                     });
+  // Indices this emitter keeps of compute ops (recvs, ZeRO-3 gather users) follow them.
+  const auto end = begin + static_cast<std::uint32_t>(where.size());
+  for (auto* list : {&recv_, &gather_user_})
+    for (std::uint32_t& idx : *list)
+      if (idx >= begin && idx < end) idx = where[idx - begin].index;
+}
+
 void StageEmitter::emit_forward(const Site& at) {
   const auto& L = s_.layout;
   const int p = L.pp, mc = model_chunk_of(L.schedule, p, stage_, at.chunk);
   const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
-  if (mc > 0 && on_other_stage(mc - 1)) {
+  if (mc > 0 && on_other_stage(mc - 1, at.chunk)) {
     recv_[recv_slot(false, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
@@ -179,8 +204,8 @@ void StageEmitter::emit_forward(const Site& at) {
     forward_block(at, cl, l);
     builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, layers, layers + 1, costs_.head(Pass::forward), 0));
   }
-  if (mc < last_model_chunk_ && on_other_stage(mc + 1)) {
-    const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc + 1);
+  if (mc < last_model_chunk_ && on_other_stage(mc + 1, at.chunk)) {
+    const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc + 1, at.chunk);
     const auto idx = builder_.add(stream::pp_send,
                                   pipeline_op(OpKind::send, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
                                   {builder_.last(stream::compute)});
@@ -206,7 +231,7 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
   const auto& L = s_.layout;
   const int p = L.pp, mc = model_chunk_of(L.schedule, p, stage_, at.chunk);
   const auto cl = chunks_[static_cast<std::size_t>(at.chunk)];
-  if (mc < last_model_chunk_ && on_other_stage(mc + 1)) {
+  if (mc < last_model_chunk_ && on_other_stage(mc + 1, at.chunk)) {
     recv_[recv_slot(true, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
   }
@@ -233,8 +258,8 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward),
                                              -static_cast<std::int64_t>(bytes_.embedding)));
   if (last_gradient) reduce_chunk_gradients(at.chunk);
-  if (mc > 0 && on_other_stage(mc - 1)) {
-    const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc - 1);
+  if (mc > 0 && on_other_stage(mc - 1, at.chunk)) {
+    const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc - 1, at.chunk);
     // The gradient leaves after the chunk's first layer (input gradient).
     const auto idx = builder_.add(stream::pp_send,
                                   pipeline_op(OpKind::send, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
@@ -356,9 +381,27 @@ void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   // implementation.dp_overlap false: every gradient collective starts after the backward.
   for (const Op& g : deferred_grad_sync_) builder_.add(stream::dp, g, {builder_.last(stream::compute)});
   deferred_grad_sync_.clear();
+  if (s_.layout.schedule == Schedule::dualpipe) exchange_mirror_gradients(stage_params);
   // Memory-bound, after every gradient is reduced.
   if (any_gradient_sync_) builder_.add(stream::compute, opt, {builder_.last(stream::dp)});
   else builder_.add(stream::compute, opt);
+}
+
+void StageEmitter::exchange_mirror_gradients(const StageParams& stage_params) {
+  // dualpipe: stage s and stage p−1−s hold the same two model chunks (as chunks 0 and 1,
+  // swapped), so each one's gradients are half of the sum the optimizer needs. Each
+  // sends the mirror the shard it updates, once its data-parallel reduction is done, and
+  // waits for the mirror's before the optimizer (DualPipe's example sums the two
+  // copies' gradients the same way, rank with rank p−1−r). Booked under pp.
+  const int mirror = s_.layout.pp - 1 - stage_;
+  const double bytes = optimizer_params(s_, stage_params) * s_.precision.gradients;
+  const int past_last = s_.layout.microbatches;  // the slot one past every micro-batch (recv_)
+  Op send = pipeline_op(OpKind::send, Work::grad_sync, past_last, 0, bytes, mirror);
+  const auto idx = any_gradient_sync_ ? builder_.add(stream::pp_send, send, {builder_.last(stream::dp)})
+                                      : builder_.add(stream::pp_send, send, {builder_.last(stream::compute)});
+  sends_.push_back(PendingSend{idx, mirror, true, past_last, 0});
+  recv_[recv_slot(true, past_last, 0)] =
+      builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::grad_sync, past_last, 0, bytes, -1));
 }
 
 void StageEmitter::mtp_entry(Pass pass, const Site& at, int block) {

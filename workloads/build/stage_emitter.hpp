@@ -76,9 +76,15 @@ private:
   sim::Op compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
                      std::int64_t mem_delta);
 
-  /// True when model chunk `model_chunk` runs on another stage: only then does a
-  /// boundary tensor travel (zb-v's turn, model chunks p−1 and p on stage p−1, does not).
-  bool on_other_stage(int model_chunk) const;
+  /// True when model chunk `model_chunk` (of the copy that chunk `copy` runs: dualpipe)
+  /// runs on another stage: only then does a boundary tensor travel (zb-v's turn, model
+  /// chunks p−1 and p on stage p−1, does not).
+  bool on_other_stage(int model_chunk, int copy) const;
+  /// Re-threads the overlapped pair whose forward's compute ops start at `begin` and
+  /// whose backward's start at `split` (pair_overlap.hpp), and follows its indices.
+  void overlap_pair(std::uint32_t begin, std::uint32_t split);
+  /// dualpipe: the gradient shard this stage updates, to and from the mirror stage.
+  void exchange_mirror_gradients(const StageParams& stage_params);
   std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;
   /// Adds a compute op after `gather` (reset to kNoGather) and after the pending
   /// activation copy, with the pending offload memory change added to its own.

@@ -40,7 +40,34 @@ std::vector<int> resolve_stage_layers(const Scenario& s) {
   return even_stage_layers(s.model.layers, s.layout.pp);
 }
 
+namespace {
+
+/// dualpipe: each copy of the model is a pipeline of pp model chunks, sized as any
+/// pipeline's stages; stage s holds model chunk s of one copy (chunk 0) and p−1−s of the
+/// other (chunk 1), the MTP modules with the last model chunk in both.
+StageLayers dualpipe_stage_layers(const Scenario& s) {
+  const int p = s.layout.pp;
+  const std::vector<int> per_mc = resolve_stage_layers(s);
+  std::vector<ChunkLayers> ranges(static_cast<std::size_t>(p));
+  int begin = 0;
+  for (int mc = 0; mc < p; ++mc) {
+    ranges[static_cast<std::size_t>(mc)] = {begin, begin + per_mc[static_cast<std::size_t>(mc)]};
+    begin += per_mc[static_cast<std::size_t>(mc)];
+  }
+  ranges.back().end += s.model.mtp_depth;
+  StageLayers out;
+  for (int st = 0; st < p; ++st) {
+    const ChunkLayers down = ranges[static_cast<std::size_t>(st)], up = ranges[static_cast<std::size_t>(p - 1 - st)];
+    out.chunks.push_back({down, up});
+    out.per_stage.push_back((down.end - down.begin) + (up.end - up.begin));
+  }
+  return out;
+}
+
+}  // namespace
+
 StageLayers stage_layers(const Scenario& s) {
+  if (s.layout.schedule == Schedule::dualpipe) return dualpipe_stage_layers(s);
   const int p = s.layout.pp, v = std::max(1, s.layout.virtual_stages);
   StageLayers out;
   out.per_stage = resolve_stage_layers(s);

@@ -13,7 +13,7 @@
 namespace ls::wl {
 
 namespace {
-int last_model_chunk(const Scenario& s) { return s.layout.pp * std::max(1, s.layout.virtual_stages) - 1; }
+int last_model_chunk(const Scenario& s) { return model_chunk_count(s.layout.schedule, s.layout.pp, s.layout.virtual_stages) - 1; }
 }  // namespace
 
 DeviceParams::DeviceParams(const Scenario& s) : s_(&s) {

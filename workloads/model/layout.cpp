@@ -237,9 +237,28 @@ int check_schedule(const LayoutSpec& L, Errors& e) {
       e.add("layout.virtual_stages", fmt::format("zb-v runs two chunks per stage in a V: virtual_stages must be 2, got {}", L.virtual_stages),
             "leave virtual_stages out (zb-v sets 2)");
     return 2;
+  } else if (L.schedule == Schedule::dualpipe) {
+    // DualPipe's reference implementation asserts an even rank count and an even
+    // number of micro-batches of at least twice the ranks (half fed from each end).
+    if (L.virtual_stages != 2)
+      e.add("layout.virtual_stages", fmt::format("dualpipe runs two chunks per stage (one per copy of the model): virtual_stages must be 2, got {}",
+                                                 L.virtual_stages),
+            "leave virtual_stages out (dualpipe sets 2)");
+    if (L.pp < 2 || L.pp % 2 != 0)
+      e.add("layout.pp", fmt::format("dualpipe needs an even pp >= 2 (its two directions meet in the middle), got {}", L.pp),
+            "use an even pp, or schedule: zb-v");
+    if (L.pp >= 2 && L.microbatches >= 1 && (L.microbatches % 2 != 0 || L.microbatches < 2 * L.pp))
+      e.add("layout.microbatches",
+            fmt::format("dualpipe feeds half the micro-batches from each end: it needs an even number of at least 2·pp = {}, got {}",
+                        2 * L.pp, L.microbatches),
+            fmt::format("use {} micro-batches", std::max(2 * L.pp, L.microbatches + L.microbatches % 2)));
+    if (L.cp > 1)
+      e.add("layout.cp", "dualpipe with context parallelism is not modelled (its K/V exchange shares the stream the pair's all-to-alls use)",
+            "use cp: 1 with dualpipe, or schedule: zb-v");
+    return 1;  // one copy of the model is cut into pp chunks
   } else if (L.virtual_stages != 1) {
     e.add("layout.virtual_stages",
-          fmt::format("virtual_stages = {} is only meaningful with schedule: interleaved-1f1b or zb-v (schedule is {})", L.virtual_stages,
+          fmt::format("virtual_stages = {} is only meaningful with schedule: interleaved-1f1b, zb-v or dualpipe (schedule is {})", L.virtual_stages,
                       schedule_name(L.schedule)),
           "set virtual_stages: 1 or schedule: interleaved-1f1b");
   }

@@ -18,10 +18,14 @@ void check(Schedule sch, int pp, int m, int v) {
   if (sch == Schedule::interleaved_1f1b) {
     if (m % pp != 0)
       throw std::invalid_argument(fmt::format("interleaved-1f1b: microbatches ({}) must be a multiple of pp ({})", m, pp));
-  } else if (sch == Schedule::zb_v) {
-    if (v != 2) throw std::invalid_argument(fmt::format("zb-v runs two chunks per stage: virtual_stages must be 2, got {}", v));
+  } else if (two_chunks_per_stage(sch)) {
+    if (v != 2)
+      throw std::invalid_argument(fmt::format("{} runs two chunks per stage: virtual_stages must be 2, got {}", schedule_name(sch), v));
+    if (sch == Schedule::dualpipe && (pp % 2 != 0 || m % 2 != 0 || m < 2 * pp))
+      throw std::invalid_argument(
+          fmt::format("dualpipe needs an even pp ({}) and an even number of micro-batches of at least 2·pp ({})", pp, m));
   } else if (v != 1) {
-    throw std::invalid_argument(fmt::format("virtual_stages = {} needs the interleaved-1f1b or zb-v schedule", v));
+    throw std::invalid_argument(fmt::format("virtual_stages = {} needs the interleaved-1f1b, zb-v or dualpipe schedule", v));
   }
 }
 
@@ -237,15 +241,67 @@ UnitReplay zero_bubble_v_replay(int pp, int m, int budget) {
   return r;
 }
 
+/// One stage's DualPipe order (schedule.hpp). "near" is the chunk whose pipeline this
+/// stage sits in the first half of; every backward either defers its W to the FIFO
+/// (split) or is followed by it.
+std::vector<ScheduleItem> dualpipe_stage(int pp, int stage, int m) {
+  const int half = pp / 2, h = std::min(stage, pp - 1 - stage), per_direction = m / 2;
+  const int near = stage < half ? 0 : 1, far = 1 - near;
+  const bool middle = h == half - 1;
+  std::array<int, 2> next_f{0, 0}, next_b{0, 0};
+  std::deque<std::pair<int, int>> deferred;  // (mb, chunk) of split backwards, oldest first
+  std::vector<ScheduleItem> out;
+  auto f = [&](int c, bool overlapped = false) {
+    out.push_back({ItemKind::forward, next_f[static_cast<std::size_t>(c)]++, c, overlapped});
+  };
+  auto b = [&](int c, bool split) {
+    const int mb = next_b[static_cast<std::size_t>(c)]++;
+    out.push_back({ItemKind::backward_input, mb, c});
+    if (split) deferred.emplace_back(mb, c);
+    else out.push_back({ItemKind::backward_weight, mb, c});
+  };
+  auto w = [&] {
+    out.push_back({ItemKind::backward_weight, deferred.front().first, deferred.front().second});
+    deferred.pop_front();
+  };
+  for (int i = 0; i < 2 * (half - h - 1); ++i) f(near);
+  for (int i = 0; i < h + 1; ++i) f(near), f(far);
+  for (int i = 0; i < half - h - 1; ++i) b(far, true), w(), f(far);
+  for (int i = 0; i < per_direction - pp + h + 1; ++i) {
+    // The middle stages run their first pair apart: the far backward waits for the
+    // forward that has just turned at the pipeline's end.
+    f(near, !(i == 0 && middle)), b(far, false);
+    f(far, true), b(near, false);
+  }
+  for (int i = 0; i < half - h - 1; ++i) b(far, false), f(far, true), b(near, false);
+  bool split = false;
+  for (int i = 0; i < h + 1; ++i) {
+    // From the middle of these on, the backwards split (their Ws fill the drain).
+    if (i == (h + 1) / 2 && h % 2 == 1) split = true;
+    b(far, split);
+    if (i == (h + 1) / 2 && h % 2 == 0) split = true;
+    b(near, split);
+  }
+  for (int i = 0; i < half - h - 1; ++i) w(), b(near, true);
+  while (!deferred.empty()) w();
+  return out;
+}
+
 }  // namespace
+
+int model_chunk_count(Schedule schedule, int pp, int virtual_stages) {
+  return schedule == Schedule::dualpipe ? pp : pp * std::max(1, virtual_stages);
+}
 
 int model_chunk_of(Schedule schedule, int pp, int stage, int chunk) {
   if (schedule == Schedule::zb_v) return chunk == 0 ? stage : 2 * pp - 1 - stage;
+  if (schedule == Schedule::dualpipe) return chunk == 0 ? stage : pp - 1 - stage;
   return chunk * pp + stage;
 }
 
-std::pair<int, int> place_model_chunk(Schedule schedule, int pp, int mc) {
+std::pair<int, int> place_model_chunk(Schedule schedule, int pp, int mc, int copy) {
   if (schedule == Schedule::zb_v) return mc < pp ? std::pair{mc, 0} : std::pair{2 * pp - 1 - mc, 1};
+  if (schedule == Schedule::dualpipe) return copy == 0 ? std::pair{mc, 0} : std::pair{pp - 1 - mc, 1};
   return {mc % pp, mc / pp};
 }
 
@@ -254,6 +310,10 @@ std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp,
   if (schedule == Schedule::zb_2p) return zero_bubble_replay(pp, microbatches, 2 * pp).order;
   if (schedule == Schedule::zb_v) return zero_bubble_v_replay(pp, microbatches, pp).order;
   std::vector<std::vector<ScheduleItem>> out;
+  if (schedule == Schedule::dualpipe) {
+    for (int s = 0; s < pp; ++s) out.push_back(dualpipe_stage(pp, s, microbatches));
+    return out;
+  }
   out.reserve(static_cast<std::size_t>(pp));
   for (int s = 0; s < pp; ++s) {
     switch (schedule) {
@@ -262,7 +322,8 @@ std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp,
       case Schedule::interleaved_1f1b: out.push_back(interleaved_stage(pp, s, microbatches, virtual_stages)); break;
       case Schedule::zb_h1: out.push_back(zb_h1_stage(pp, s, microbatches)); break;
       case Schedule::zb_2p:
-      case Schedule::zb_v: break;  // built above, all stages at once
+      case Schedule::zb_v:
+      case Schedule::dualpipe: break;  // built above
     }
   }
   return out;
@@ -290,6 +351,12 @@ double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_
       const double T = zero_bubble_v_replay(pp, microbatches, pp).makespan;
       return (T - 6 * m) / T;
     }
+    case Schedule::dualpipe: {
+      // The README's (p/2 − 1)(F&B + B − 3W) with F = W = 1, B = 2, F&B = 3, over a
+      // stage's m chunk passes of F + B = 3 units each plus that idle time.
+      const double idle = (p / 2 - 1) * 2;
+      return idle / (3 * m + idle);
+    }
   }
   return 0;
 }
@@ -302,6 +369,7 @@ std::string_view analytic_bubble_formula(Schedule schedule, int pp, int microbat
     case Schedule::zb_h1: return microbatches >= pp ? "(p-1)/(3m+p-1)" : "(2p-m-1)/(2m+2p-1)";
     case Schedule::zb_2p: return "(T-3m)/T, T the unit-time replay's makespan";
     case Schedule::zb_v: return "(T-6m)/T, T the unit-time replay's makespan in chunk passes";
+    case Schedule::dualpipe: return "(p-2)/(3m+p-2)";
   }
   return "";
 }
@@ -319,12 +387,15 @@ int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbat
       return w >= total ? total : w + 1;
     }
     case Schedule::zb_2p:
-    case Schedule::zb_v: {
+    case Schedule::zb_v:
+    case Schedule::dualpipe: {
       // As for zb-h1, the B-input releases them (the budget of the replay counts to W).
       int held = 0, most = 0;
-      const UnitReplay replay = schedule == Schedule::zb_v ? zero_bubble_v_replay(pp, microbatches, pp)
-                                                           : zero_bubble_replay(pp, microbatches, 2 * pp);
-      for (const ScheduleItem& it : replay.order[static_cast<std::size_t>(stage)]) {
+      const std::vector<ScheduleItem> order = schedule == Schedule::dualpipe ? dualpipe_stage(pp, stage, microbatches)
+                                              : schedule == Schedule::zb_v
+                                                  ? zero_bubble_v_replay(pp, microbatches, pp).order[static_cast<std::size_t>(stage)]
+                                                  : zero_bubble_replay(pp, microbatches, 2 * pp).order[static_cast<std::size_t>(stage)];
+      for (const ScheduleItem& it : order) {
         held += it.kind == ItemKind::forward ? 1 : it.kind == ItemKind::backward_input ? -1 : 0;
         most = std::max(most, held);
       }
@@ -351,7 +422,7 @@ const char* schedule_name(Schedule s) {
 std::optional<Schedule> schedule_from_name(std::string_view name) { return from_name(kScheduleNames, name); }
 
 int microbatches_for_bubble(Schedule s, int pp, int m, int v, double target) {
-  const int step = s == Schedule::interleaved_1f1b ? pp : 1;
+  const int step = s == Schedule::interleaved_1f1b ? pp : s == Schedule::dualpipe ? 2 : 1;
   // The bubble falls monotonically in m; 2^20 bounds the search for absurd targets.
   while (m < (1 << 20) && analytic_bubble(s, pp, m, v) > target) m += step;
   return m;

@@ -11,6 +11,11 @@
 // stages, chunk 1 back up, so F(mb, 1) on stage s needs F(mb, 1) on s+1, or F(mb, 0) on
 // the same stage p−1; B(mb, 1) on s needs B(mb, 1) on s−1 (stage 0: its own F, the loss);
 // B(mb, 0) on s needs B(mb, 0) on s+1, or B(mb, 1) on the same stage p−1.
+// dualpipe runs two copies of the model in opposite directions (place_model_chunk): chunk 0
+// of stage s is model chunk s of the copy fed at stage 0, chunk 1 model chunk p−1−s of the
+// copy fed at stage p−1, each a pipeline of its own; micro-batch k of chunk 1 is the k-th
+// micro-batch fed from the far end. F(mb, 1) on s needs F(mb, 1) on s+1 (s < p−1); B(mb, 1)
+// on s needs B(mb, 1) on s−1 (stage 0: its own F, the loss).
 // tests/test_schedule.cpp executes every schedule against these rules.
 #pragma once
 
@@ -33,6 +38,9 @@ struct ScheduleItem {
   ItemKind kind = ItemKind::forward;
   int microbatch = 0;
   int chunk = 0;  // virtual stage index on this rank (0..v−1); model chunk: model_chunk_of
+  /// A forward that runs overlapped with the backward after it (DualPipe's "F&B" chunk:
+  /// each pass's communication beside the other's compute; the stage emitter interleaves them).
+  bool overlapped = false;
   bool operator==(const ScheduleItem&) const = default;
 };
 
@@ -80,8 +88,21 @@ struct ScheduleItem {
 ///    allows, else the oldest pending W. The V keeps the first forward's turn and the
 ///    loss on the same stages, so the pipeline fills and drains in about half 1F1B's
 ///    time at 1F1B's memory.
+///  * dualpipe (DeepSeek-AI 2024, DeepSeek-V3 technical report §3.2.1, and the order of
+///    its reference implementation, github.com/deepseek-ai/DualPipe): two copies of the
+///    model in opposite directions (see above), m/2 micro-batches fed at each end. Stage s
+///    with h = min(s, p−1−s) and H = p/2 calls its own half's direction "near" (chunk 0 in
+///    the first half of the stages, chunk 1 in the second) and the other "far", and runs:
+///    2(H−h−1) near F; h+1 × (near F, far F); H−h−1 × (far B split, the oldest W, far F);
+///    m/2−p+h+1 × (near F & far B, far F & near B) — "&" an overlapped pair, except the
+///    middle stages' first, run apart to shorten the bubble; H−h−1 × (far B, far F & near B);
+///    h+1 × (far B, near B), the split ones from the middle of these on; H−h−1 × (the oldest
+///    W, near B split); h+1 × the oldest W. A split B defers its W to the FIFO of Ws; any
+///    other B is followed by its own W. Needs p even and m even with m >= 2p.
+///    Micro-batch indices run 0..m/2−1 in each chunk.
 /// Throws std::invalid_argument on pp < 1, m < 1, v < 1, v > 1 for a schedule other
-/// than interleaved or zb-v, zb-v with v != 2, or interleaved with m % pp != 0.
+/// than interleaved, zb-v or dualpipe, zb-v or dualpipe with v != 2, interleaved with
+/// m % pp != 0, dualpipe with an odd pp, an odd m or m < 2·pp.
 /// O(pp · m · v).
 std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp, int microbatches, int virtual_stages);
 
@@ -97,6 +118,10 @@ std::vector<std::vector<ScheduleItem>> build_schedule(Schedule schedule, int pp,
 ///  * zb-2p: (T − 3m)/T for T the makespan of the unit-time replay that builds its
 ///    order (build_schedule): exact when F, B-input and W take equal time.
 ///  * zb-v: (T − 6m)/T, its replay's makespan T in chunk units (two chunks per stage).
+///  * dualpipe: (p/2 − 1)(F&B + B − 3W) / (that + m(F + B)), the DualPipe README's
+///    bubble over a stage's window, with its units: F, B (input and weight gradient) and W
+///    per chunk of L/p layers; at F = W = 1, B = 2 and F&B = F + B (no overlap gain),
+///    (p − 2)/(3m + p − 2). Exact for this order then (test_schedule).
 double analytic_bubble(Schedule schedule, int pp, int microbatches, int virtual_stages);
 
 /// The formula analytic_bubble() evaluates for this schedule (and, for zb-h1, for m ≥ p
@@ -110,22 +135,29 @@ std::string_view analytic_bubble_formula(Schedule schedule, int pp, int microbat
 ///  * gpipe: m; 1f1b and zb-h1: min(m, p − stage); zb-2p: counted on its order (its
 ///    budget, at most 2p, counts on to the Ws);
 ///  * interleaved: min(m·v, 2(p−stage−1) + (v−1)·p + 1) (Megatron's warm-up + 1),
-///    m·v when m == p.
+///    m·v when m == p;
+///  * dualpipe: counted on its order, in chunks of L/p layers (the DualPipe README:
+///    p + 1 on the busiest stages).
 int max_inflight_microbatches(Schedule schedule, int pp, int stage, int microbatches, int virtual_stages);
 
-/// The model chunk (0..pp·v−1, in layer order) that chunk `chunk` of stage `stage` runs:
-/// chunk·pp + stage (interleaved round robin), or for zb-v's V stage (chunk 0) and
-/// 2·pp − 1 − stage (chunk 1). O(1).
+/// The model chunk (0..model_chunk_count−1, in layer order) that chunk `chunk` of stage
+/// `stage` runs: chunk·pp + stage (interleaved round robin), for zb-v's V stage (chunk 0)
+/// and 2·pp − 1 − stage (chunk 1), for dualpipe's two copies stage (chunk 0) and
+/// pp − 1 − stage (chunk 1). O(1).
 int model_chunk_of(Schedule schedule, int pp, int stage, int chunk);
-/// The inverse: {stage, chunk} of model chunk `mc`. O(1).
-std::pair<int, int> place_model_chunk(Schedule schedule, int pp, int mc);
+/// The inverse: {stage, chunk} of model chunk `mc`; for dualpipe in the copy that chunk
+/// `copy` runs (every other schedule holds each model chunk once and ignores it). O(1).
+std::pair<int, int> place_model_chunk(Schedule schedule, int pp, int mc, int copy = 0);
+/// Model chunks one copy of the model is cut into: pp·v, or pp for dualpipe (two copies
+/// of pp chunks, L/pp layers each).
+int model_chunk_count(Schedule schedule, int pp, int virtual_stages);
 
 /// "F", "B", "Bi", "W": short names for traces and messages.
 const char* item_kind_name(ItemKind k);
 
 /// Every schedule with its scenario spelling: the one place a schedule's name is
 /// written (the loader, the key table, search's --vary and every report read it).
-inline constexpr NameTable<Schedule, 6> kScheduleNames{{
+inline constexpr NameTable<Schedule, 7> kScheduleNames{{
     {Schedule::gpipe, "gpipe", "every forward, then every backward (Huang et al. 2019): m micro-batches' activations held"},
     {Schedule::one_f_one_b, "1f1b", "one forward, one backward in the steady state (PipeDream-Flush): at most pp micro-batches held"},
     {Schedule::interleaved_1f1b, "interleaved-1f1b",
@@ -138,12 +170,20 @@ inline constexpr NameTable<Schedule, 6> kScheduleNames{{
     {Schedule::zb_v, "zb-v",
      "zero-bubble V (Qi et al. 2023, ZB-V): two chunks per stage in a V (stage s holds chunks s and 2p-1-s), the "
      "backward split as zb-h1: about zb-2p's bubble at 1f1b's activation memory (virtual_stages 2)"},
+    {Schedule::dualpipe, "dualpipe",
+     "DualPipe (DeepSeek-V3): two copies of the model fed from both ends of the pipeline, a forward and a backward "
+     "overlapped so that each one's all-to-alls hide behind the other's compute; twice the parameters per stage "
+     "(virtual_stages 2; pp and micro-batches even, micro-batches >= 2·pp)"},
 }};
 
 /// True when the schedule splits each backward into input (B) and weight (W) gradients.
-constexpr bool splits_backward(Schedule s) { return s == Schedule::zb_h1 || s == Schedule::zb_2p || s == Schedule::zb_v; }
+constexpr bool splits_backward(Schedule s) {
+  return s == Schedule::zb_h1 || s == Schedule::zb_2p || s == Schedule::zb_v || s == Schedule::dualpipe;
+}
+/// True when the schedule holds two chunks per stage whatever virtual_stages says (zb-v, dualpipe).
+constexpr bool two_chunks_per_stage(Schedule s) { return s == Schedule::zb_v || s == Schedule::dualpipe; }
 
-/// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-2p", "zb-v".
+/// The scenario spelling: "gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-2p", "zb-v", "dualpipe".
 const char* schedule_name(Schedule s);
 /// The schedule a scenario spelling names; nullopt for any other text.
 std::optional<Schedule> schedule_from_name(std::string_view name);

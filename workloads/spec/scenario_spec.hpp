@@ -136,7 +136,7 @@ struct ModelSpec {
   MlaSpec mla;                       // attention: mla
 };
 
-enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1, zb_2p, zb_v };
+enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1, zb_2p, zb_v, dualpipe };
 enum class Recompute { none, selective, every_second_matmul, full };
 enum class StageLayersMode { auto_even, balanced, explicit_list };
 /// How context-parallel ranks share keys and values (cp_attention.hpp): `ring` passes
