@@ -10,6 +10,7 @@
 
 #include "fixtures.hpp"
 #include "sim/stage_program_builder.hpp"
+#include "workloads/advice/cp_advice.hpp"
 #include "workloads/build/pair_overlap.hpp"
 #include "workloads/build/program_builder.hpp"
 #include "workloads/build/stage_memory.hpp"
@@ -169,7 +170,7 @@ TEST_CASE("dualpipe hides the pair's all-to-alls: less exposed expert-parallel t
   CHECK(dual.step_time_s < zbv.step_time_s);
 }
 
-TEST_CASE("dualpipe layout rules: even pp, an even number of at least 2·pp micro-batches, no cp, no TP comm overlap") {
+TEST_CASE("dualpipe layout rules: even pp, an even number of at least 2·pp micro-batches, no cp, no ZeRO-3, no TP comm overlap") {
   auto message = [](Scenario s) {
     try {
       resolve(s);
@@ -188,10 +189,27 @@ TEST_CASE("dualpipe layout rules: even pp, an even number of at least 2·pp micr
   CHECK(message(few).find("layout.microbatches") != std::string::npos);
   Scenario three = test::uniform_pipeline(3, 12, Schedule::dualpipe);
   CHECK(message(three).find("even pp") != std::string::npos);
+  Scenario z3 = s;
+  z3.layout.zero = 3;
+  CHECK(message(z3).find("layout.zero") != std::string::npos);
   Scenario tpo = s;
   tpo.layout.tp = 2;
   tpo.layout.dp = 4;
   tpo.layout.ep = 4;
   tpo.implementation.tp_comm_overlap = true;
   CHECK(message(tpo).find("implementation.tp_comm_overlap") != std::string::npos);
+}
+
+TEST_CASE("the out-of-memory advice offers no context parallelism with dualpipe (the layout rules refuse it)") {
+  // A long-sequence dense model whose largest term is activations: cp would be offered.
+  Scenario s = test::preset_slice("llama3-8b", 8, 2, 8);
+  s.model.seq_len = 32768;
+  s.layout.dp = 4;
+  s.layout.ep = 1;
+  MemoryTerms mt;
+  mt.activations = 100e9;
+  mt.peak = 120e9;
+  CHECK(cp_remedy(resolve(s), mt).has_value());
+  s.layout.schedule = Schedule::dualpipe;
+  CHECK_FALSE(cp_remedy(resolve(s), mt).has_value());
 }

@@ -35,11 +35,17 @@ struct Run {
   std::vector<long long> busy;          // per stage
 };
 
+/// Where each chunk's data goes next (schedule.hpp): down the stages chunk after chunk,
+/// in zb-v's V, or in dualpipe's two directions.
+enum class Shape { chain, v, dual };
+
 /// As-soon-as-possible execution: a stage runs its items in order; an item starts
 /// when the stage is free and its cross-stage dependency (schedule.hpp) has finished.
-/// Durations: F = tf, B = tb (whole backward) or B-input = tbi, W = tw.
+/// Durations: F = tf, B = tb (whole backward) or B-input = tbi, W = tw. An overlapped
+/// forward runs with the backward and W after it as one block of their summed time whose
+/// outputs leave when the block ends (as DualPipe's reference implementation sends them).
 Run execute(const std::vector<std::vector<ScheduleItem>>& sched, int v, long long tf, long long tb, long long tbi, long long tw,
-            bool v_shape = false) {
+            Shape shape = Shape::chain) {
   const int p = static_cast<int>(sched.size());
   // finish[(stage, kind class, mb, chunk)]; kind class 0 = F, 1 = B/Bi, 2 = W
   std::map<std::tuple<int, int, int, int>, long long> finish;
@@ -60,7 +66,20 @@ Run execute(const std::vector<std::vector<ScheduleItem>>& sched, int v, long lon
       std::tuple<int, int, int, int> dep{-1, 0, 0, 0};
       long long dur = 0;
       int cls = 0;
-      if (v_shape && it.kind != ItemKind::backward_weight) {
+      if (shape == Shape::dual && it.kind != ItemKind::backward_weight) {
+        // Chunk 0 runs down the stages, chunk 1 up; the loss at each one's far end.
+        const int c = it.chunk, mb = it.microbatch;
+        if (it.kind == ItemKind::forward) {
+          dur = tf;
+          if (c == 0 && s > 0) dep = {s - 1, 0, mb, 0};
+          if (c == 1 && s < p - 1) dep = {s + 1, 0, mb, 1};
+        } else {
+          cls = 1;
+          dur = tbi;
+          const bool loss = (c == 0 && s == p - 1) || (c == 1 && s == 0);
+          dep = loss ? std::tuple{s, 0, mb, c} : std::tuple{c == 0 ? s + 1 : s - 1, 1, mb, c};
+        }
+      } else if (shape == Shape::v && it.kind != ItemKind::backward_weight) {
         // zb-v's V (schedule.hpp): chunk 0 runs down the stages, chunk 1 back up.
         const int c = it.chunk;
         if (it.kind == ItemKind::forward) {
@@ -93,6 +112,29 @@ Run execute(const std::vector<std::vector<ScheduleItem>>& sched, int v, long lon
         auto f = finish.find(dep);
         if (f == finish.end()) continue;  // not yet produced
         ready = std::max(ready, f->second);
+      }
+      if (it.overlapped) {
+        // The pair: its backward's input gradient must have arrived too (dualpipe's rule).
+        const ScheduleItem bi = sched[static_cast<std::size_t>(s)][n + 1];
+        const bool loss = (bi.chunk == 0 && s == p - 1) || (bi.chunk == 1 && s == 0);
+        const auto bdep = loss ? std::tuple{s, 0, bi.microbatch, bi.chunk}
+                               : std::tuple{bi.chunk == 0 ? s + 1 : s - 1, 1, bi.microbatch, bi.chunk};
+        const auto f = finish.find(bdep);
+        if (f == finish.end()) continue;
+        ready = std::max(ready, f->second);
+        const long long end = ready + tf + tbi + tw;
+        for (int k = 0; k < 3; ++k) {
+          const ScheduleItem x = sched[static_cast<std::size_t>(s)][n + static_cast<std::size_t>(k)];
+          finish[{s, k, x.microbatch, x.chunk}] = end;
+        }
+        free_at[static_cast<std::size_t>(s)] = end;
+        r.busy[static_cast<std::size_t>(s)] += tf + tbi + tw;
+        if (first < 0 || ready < first) first = ready;
+        last = std::max(last, end);
+        n += 3;
+        remaining -= 3;
+        progress = true;
+        continue;
       }
       const long long end = ready + dur;
       finish[{s, cls, it.microbatch, it.chunk}] = end;
@@ -239,7 +281,7 @@ TEST_CASE("no schedule deadlocks, and unit-time execution reproduces the analyti
         CAPTURE(m);
         CAPTURE(v);
         const auto sched = build_schedule(sch, p, m, v);
-        const Run r = splits_backward(sch) ? execute(sched, v, 1, 0, 1, 1, sch == Schedule::zb_v) : execute(sched, v, 1, 2, 0, 0);
+        const Run r = splits_backward(sch) ? execute(sched, v, 1, 0, 1, 1, sch == Schedule::zb_v ? Shape::v : Shape::chain) : execute(sched, v, 1, 2, 0, 0);
         REQUIRE_FALSE(r.deadlock);
         const double want = analytic_bubble(sch, p, m, v);
         for (int s = 0; s < p; ++s) {
@@ -302,7 +344,7 @@ TEST_CASE("zb-v: below zb-h1's bubble at zb-h1's activation memory, the V's turn
     CAPTURE(p);
     CAPTURE(m);
     const auto sched = build_schedule(Schedule::zb_v, p, m, 2);
-    const Run r = execute(sched, 2, 1, 0, 1, 1, true);
+    const Run r = execute(sched, 2, 1, 0, 1, 1, Shape::v);
     REQUIRE_FALSE(r.deadlock);
     CHECK(analytic_bubble(Schedule::zb_v, p, m, 2) < analytic_bubble(Schedule::zb_h1, p, m, 1));
     for (int s = 0; s < p; ++s) {
@@ -349,80 +391,6 @@ TEST_CASE("bad arguments throw") {
   CHECK(std::string(item_kind_name(ItemKind::backward_weight)) == "W");
 }
 
-namespace {
-
-/// As-soon-as-possible unit-time execution of a DualPipe order (schedule.hpp's rules:
-/// chunk 0 down the stages, chunk 1 up; a W after its own B): F = Bi = W = 1, an
-/// overlapped pair as one block of its passes back to back (F&B = F + B = 3) whose
-/// outputs leave when the block ends, as the reference implementation sends them after
-/// the pair. Returns the window (first start to last finish) or -1 on a deadlock.
-long long dualpipe_window(const std::vector<std::vector<ScheduleItem>>& sched) {
-  const int p = static_cast<int>(sched.size());
-  std::map<std::tuple<int, int, int, int>, long long> finish;  // (stage, class F/B/W, mb, chunk)
-  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-  std::vector<long long> free_at(static_cast<std::size_t>(p), 0);
-  std::size_t remaining = 0;
-  for (const auto& s : sched) remaining += s.size();
-  long long last = 0;
-  while (remaining > 0) {
-    bool progress = false;
-    for (int s = 0; s < p; ++s) {
-      auto& n = next[static_cast<std::size_t>(s)];
-      if (n >= sched[static_cast<std::size_t>(s)].size()) continue;
-      const ScheduleItem it = sched[static_cast<std::size_t>(s)][n];
-      const int c = it.chunk, mb = it.microbatch;
-      std::tuple<int, int, int, int> dep{-1, 0, 0, 0};
-      int cls = 0;
-      if (it.kind == ItemKind::forward) {
-        if (c == 0 && s > 0) dep = {s - 1, 0, mb, 0};
-        if (c == 1 && s < p - 1) dep = {s + 1, 0, mb, 1};
-      } else if (it.kind == ItemKind::backward_input) {
-        cls = 1;
-        const bool loss = (c == 0 && s == p - 1) || (c == 1 && s == 0);
-        dep = loss ? std::tuple{s, 0, mb, c} : std::tuple{c == 0 ? s + 1 : s - 1, 1, mb, c};
-      } else {
-        cls = 2;
-        dep = {s, 1, mb, c};
-      }
-      long long ready = free_at[static_cast<std::size_t>(s)];
-      if (std::get<0>(dep) >= 0) {
-        const auto f = finish.find(dep);
-        if (f == finish.end()) continue;
-        ready = std::max(ready, f->second);
-      }
-      if (it.overlapped) {
-        // The pair: its backward's input gradient must have arrived too.
-        const ScheduleItem bi = sched[static_cast<std::size_t>(s)][n + 1];
-        const bool loss = (bi.chunk == 0 && s == p - 1) || (bi.chunk == 1 && s == 0);
-        const auto bdep = loss ? std::tuple{s, 0, bi.microbatch, bi.chunk}
-                               : std::tuple{bi.chunk == 0 ? s + 1 : s - 1, 1, bi.microbatch, bi.chunk};
-        const auto f = finish.find(bdep);
-        if (f == finish.end()) continue;
-        ready = std::max(ready, f->second);
-        const long long end = ready + 3;
-        finish[{s, 0, mb, c}] = end;
-        finish[{s, 1, bi.microbatch, bi.chunk}] = end;
-        finish[{s, 2, bi.microbatch, bi.chunk}] = end;
-        free_at[static_cast<std::size_t>(s)] = end;
-        last = std::max(last, end);
-        n += 3;
-        remaining -= 3;
-        progress = true;
-        continue;
-      }
-      finish[{s, cls, mb, c}] = ready + 1;
-      free_at[static_cast<std::size_t>(s)] = ready + 1;
-      last = std::max(last, ready + 1);
-      ++n;
-      --remaining;
-      progress = true;
-    }
-    if (!progress) return -1;
-  }
-  return last;  // every stage 0 starts at time 0 with a forward
-}
-
-}  // namespace
 
 TEST_CASE("dualpipe: every pass once, no deadlock, and the README's bubble (p/2-1)(F&B+B-3W) at unit times") {
   for (const Grid& grid : {Grid{2, 4}, Grid{4, 8}, Grid{4, 20}, Grid{8, 16}, Grid{8, 20}, Grid{8, 64}, Grid{16, 60}}) {
@@ -464,9 +432,9 @@ TEST_CASE("dualpipe: every pass once, no deadlock, and the README's bubble (p/2-
       }
     }
     // Unit times: the window is 3m + (p/2 − 1)·2 = 3m + p − 2, the README's bubble.
-    const long long window = dualpipe_window(sched);
-    REQUIRE(window > 0);
-    CHECK(window == 3LL * m + p - 2);
+    const Run r = execute(sched, 2, 1, 0, 1, 1, Shape::dual);
+    REQUIRE_FALSE(r.deadlock);
+    CHECK(r.window == 3LL * m + p - 2);
     CHECK(analytic_bubble(Schedule::dualpipe, p, m, 2) == doctest::Approx((p - 2.0) / (3.0 * m + p - 2)).epsilon(1e-12));
   }
   // The activations held: the README's p + 1 on the busiest stage (chunks of L/p layers).

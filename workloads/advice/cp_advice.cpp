@@ -8,6 +8,7 @@ namespace ls::wl {
 std::optional<int> cp_remedy(const Scenario& s, const MemoryTerms& mt) {
   const auto& L = s.layout;
   if (s.model.seq_len < kCpAdviceMinSeqLen || s.model.moe.experts > 0 || L.cp > 1 || L.dp < 2) return std::nullopt;
+  if (L.schedule == Schedule::dualpipe) return std::nullopt;  // the layout rules refuse cp with it
   for (double other : {mt.weights, mt.gradients, mt.master, mt.optimizer, mt.buffers})
     if (other > mt.activations) return std::nullopt;  // the largest term is not activations
   std::optional<int> best;

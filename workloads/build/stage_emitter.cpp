@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
 
 #include "workloads/model/cp_attention.hpp"
 #include "workloads/model/headroom.hpp"
@@ -138,13 +139,15 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
   // so do ZeRO-2/3 with accumulate_unsharded (FSDP no_sync: a full gradient buffer).
   const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp * s_.layout.cp > 1 && !s_.layout.accumulate_unsharded;
   // An overlapped pair (dualpipe's F&B): where its forward's ops begin and its backward's.
-  std::uint32_t pair_begin = 0, pair_split = 0;
+  std::uint32_t pair_begin = 0, pair_split = 0, pair_prefetch = 0, pair_overlap = 0;
   int pair_last = -1;  // index of the pair's last item (its backward's W)
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {
     const auto& it = items[static_cast<std::size_t>(i)];
     const Site at{it.microbatch, it.chunk};
     if (it.overlapped) {
       pair_begin = builder_.count(stream::compute);
+      pair_prefetch = builder_.count(stream::prefetch);
+      pair_overlap = builder_.count(stream::overlap);
       pair_last = i + 2;  // F, then the backward's Bi and W (schedule.hpp)
     } else if (i == pair_last - 1) {
       pair_split = builder_.count(stream::compute);
@@ -159,14 +162,19 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
       case ItemKind::backward_input: emit_backward(at, Pass::backward_input, !zb && last_gradient); break;
       case ItemKind::backward_weight: emit_backward_weight(at, last_gradient); break;
     }
-    if (i == pair_last) overlap_pair(pair_begin, pair_split);
+    if (i == pair_last) overlap_pair(pair_begin, pair_split, pair_prefetch, pair_overlap);
   }
   emit_optimizer(stage_params);
   builder_.program().static_memory_bytes = static_cast<std::int64_t>(
       static_memory.weights + static_memory.gradients + static_memory.master + static_memory.optimizer + static_memory.buffers);
 }
 
-void StageEmitter::overlap_pair(std::uint32_t begin, std::uint32_t split) {
+void StageEmitter::overlap_pair(std::uint32_t begin, std::uint32_t split, std::uint32_t prefetch_before, std::uint32_t overlap_before) {
+  // Ops the passes put on the prefetch or overlap stream would keep their issue order
+  // there while their compute is re-threaded, which can deadlock: the layout rules
+  // refuse what adds them (ZeRO-3, offload, cp, TP comm overlap).
+  if (builder_.count(stream::prefetch) != prefetch_before || builder_.count(stream::overlap) != overlap_before)
+    throw std::logic_error(fmt::format("dualpipe pair with weight gathers, offload copies or side-stream collectives (the layout rules should refuse it): stage {}, prefetch {} -> {}, overlap {} -> {}", stage_, prefetch_before, builder_.count(stream::prefetch), overlap_before, builder_.count(stream::overlap)));
   // The expert-parallel all-to-alls go beside the other pass's compute (pair_overlap.hpp).
   const auto where = interleave_pair(builder_.program(), stream::compute, stream::overlap, begin, split,
                                      builder_.count(stream::compute), [](const Op& op) {

@@ -255,6 +255,9 @@ int check_schedule(const LayoutSpec& L, Errors& e) {
     if (L.cp > 1)
       e.add("layout.cp", "dualpipe with context parallelism is not modelled (its K/V exchange shares the stream the pair's all-to-alls use)",
             "use cp: 1 with dualpipe, or schedule: zb-v");
+    if (L.zero >= 3)
+      e.add("layout.zero", "dualpipe with ZeRO-3 is not modelled (the two passes of a pair would gather weights through one queue)",
+            "use zero: 1 (DeepSeek-V3 shards its optimizer state, not its weights) or 2");
     return 1;  // one copy of the model is cut into pp chunks
   } else if (L.virtual_stages != 1) {
     e.add("layout.virtual_stages",
