@@ -704,3 +704,38 @@ TEST_CASE("tp comm overlap as an axis: the compact string, the JSON and CSV colu
   const std::string header = csv.out.substr(0, csv.out.find('\n'));
   CHECK(header.find(",placement,tp_comm_overlap,dp_overlap,outcome,") != std::string::npos);
 }
+
+TEST_CASE("the estimate against the simulation: Spearman's rank correlation and the mean gap, by hand") {
+  // Monotone: 1; reversed: -1; ties at their mean rank. x = (1, 2, 2, 3) ranks (1, 2.5, 2.5, 4);
+  // y = (1, 3, 2, 4) ranks (1, 3, 2, 4): Pearson of the ranks = 4.5 / sqrt(4.5 · 5) = 0.9487.
+  CHECK(tools::spearman({1, 2, 3, 4}, {10, 20, 30, 50}) == doctest::Approx(1));
+  CHECK(tools::spearman({1, 2, 3, 4}, {4, 3, 2, 1}) == doctest::Approx(-1));
+  CHECK(tools::spearman({1, 2, 2, 3}, {1, 3, 2, 4}) == doctest::Approx(4.5 / std::sqrt(4.5 * 5)).epsilon(1e-12));
+  CHECK(tools::spearman({1, 1, 1}, {1, 2, 3}) == 0);  // constant: no order to compare
+  CHECK(tools::spearman({1}, {2}) == 0);
+
+  tools::SearchReport r;
+  for (auto [est, sim, simulated] : std::vector<std::tuple<double, double, bool>>{{9, 10, true}, {22, 20, true}, {27, 30, true}, {1, 100, false}}) {
+    tools::CandidateOutcome c;
+    c.analytic_step_s = est;
+    c.step_time_s = sim;
+    c.simulated = simulated;
+    r.ranked.push_back(c);
+  }
+  const tools::EstimateCheck ec = tools::estimate_check(r);
+  CHECK(ec.count == 3);  // the estimate-only candidate is not compared
+  CHECK(ec.rank_correlation == doctest::Approx(1));
+  CHECK(ec.mean_gap == doctest::Approx((-0.1 + 0.1 - 0.1) / 3));
+  CHECK(ec.mean_abs_gap == doctest::Approx(0.1));
+  CHECK(tools::estimate_check_text(r).find("rank correlation 1.00; the estimate is 3.3 % under") != std::string::npos);
+
+  // The search's JSON carries it, over its simulated candidates.
+  const auto run = test::run_layoutsim("search '" + tiny_path() + "' --simulate-top 6 --no-remedies --json -");
+  REQUIRE(run.rc == 0);
+  const json j = json::parse(run.out);
+  std::size_t simulated = 0;
+  for (const auto& c : j["candidates"]) simulated += c["simulated"].get<bool>();
+  CHECK(j["estimate_check"]["simulated"] == simulated);
+  CHECK(j["estimate_check"]["rank_correlation"].get<double>() >= -1);
+  CHECK(j["estimate_check"]["rank_correlation"].get<double>() <= 1);
+}

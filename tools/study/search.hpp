@@ -270,6 +270,27 @@ std::vector<std::size_t> pareto_front(const SearchReport& r);
 /// error, so this is the cautious reading: the order between them is not established.
 bool within_band(const SearchReport& r, const CandidateOutcome& c);
 
+/// How the analytic estimate that ranks the space did against the simulation, over the
+/// candidates that were simulated: Spearman's rank correlation between estimated and
+/// simulated step times (tied values share their mean rank; 0 with fewer than two
+/// candidates or when either side is constant), and the mean signed and absolute
+/// relative gap, estimate / simulation − 1. Only the estimate's best K are simulated,
+/// so the correlation is over a narrow band of near-equal layouts: lower than over the
+/// whole space would be, and the cautious reading. O(K log K).
+struct EstimateCheck {
+  std::size_t count = 0;
+  double rank_correlation = 0;
+  double mean_gap = 0, mean_abs_gap = 0;
+};
+EstimateCheck estimate_check(const SearchReport& r);
+/// The table's and the HTML page's sentence for it ("Estimate against simulation (72
+/// simulated): rank correlation 0.34; ..."); "" under two simulated candidates.
+std::string estimate_check_text(const SearchReport& r);
+
+/// Spearman's rank correlation of two equal-length series (ties share their mean
+/// rank); 0 when shorter than 2 or when either series is constant.
+double spearman(const std::vector<double>& x, const std::vector<double>& y);
+
 /// A candidate's exposed communication as the table prints it, "tp / pp / dp / ep"
 /// seconds, or "(estimate, not simulated)".
 std::string exposed_comm_text(const CandidateOutcome& c);

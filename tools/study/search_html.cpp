@@ -102,8 +102,10 @@ std::string pareto_svg(const SearchReport& r) {
 std::string counts_paragraph(const SearchReport& r) {
   std::string reasons;
   for (const auto& [why, count] : r.rejected_by_reason) reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ", why, count);
-  return fmt::format("<p id=\"counts\">{} candidates evaluated: {} rejected{}, {} kept, {} simulated.</p>\n", r.evaluated,
-                     r.evaluated - r.ranked.size(), reasons.empty() ? "" : " (" + xml_escape(reasons) + ")", r.ranked.size(), r.simulated);
+  const std::string check = estimate_check_text(r);
+  return fmt::format("<p id=\"counts\">{} candidates evaluated: {} rejected{}, {} kept, {} simulated.</p>\n{}", r.evaluated,
+                     r.evaluated - r.ranked.size(), reasons.empty() ? "" : " (" + xml_escape(reasons) + ")", r.ranked.size(), r.simulated,
+                     check.empty() ? "" : "<p id=\"estimate-check\">" + xml_escape(check) + ".</p>\n");
 }
 
 }  // namespace

@@ -78,6 +78,65 @@ nlohmann::ordered_json layout_json(const SearchLayout& l) {
 
 }  // namespace
 
+namespace {
+
+/// 1-based ranks, ties at their mean rank.
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    const double mean = (static_cast<double>(i) + static_cast<double>(j)) / 2 + 1;
+    for (std::size_t k = i; k <= j; ++k) r[order[k]] = mean;
+    i = j + 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) return 0;
+  // Pearson's correlation of the ranks (exact with ties, unlike 1 − 6Σd²/(n(n²−1))).
+  const std::vector<double> rx = ranks(x), ry = ranks(y);
+  const double n = static_cast<double>(x.size()), mean = (n + 1) / 2;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < rx.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : 0;
+}
+
+EstimateCheck estimate_check(const SearchReport& r) {
+  EstimateCheck e;
+  std::vector<double> est, sim;
+  for (const auto& c : r.ranked) {
+    if (!c.simulated || !(c.step_time_s > 0) || !(c.analytic_step_s > 0)) continue;
+    est.push_back(c.analytic_step_s);
+    sim.push_back(c.step_time_s);
+    const double gap = c.analytic_step_s / c.step_time_s - 1;
+    e.mean_gap += gap;
+    e.mean_abs_gap += std::abs(gap);
+  }
+  e.count = est.size();
+  if (e.count > 0) e.mean_gap /= static_cast<double>(e.count), e.mean_abs_gap /= static_cast<double>(e.count);
+  e.rank_correlation = spearman(est, sim);
+  return e;
+}
+
+std::string estimate_check_text(const SearchReport& r) {
+  const EstimateCheck ec = estimate_check(r);
+  if (ec.count < 2) return "";
+  return fmt::format("Estimate against simulation ({} simulated): rank correlation {:.2f}; the estimate is {:.1f} % {} the simulated "
+                     "step on average (mean |gap| {:.1f} %)",
+                     ec.count, ec.rank_correlation, std::abs(ec.mean_gap) * 100, ec.mean_gap < 0 ? "under" : "over", ec.mean_abs_gap * 100);
+}
+
 const char* objective_name(SearchObjective o) {
   return o == SearchObjective::tokens_per_s ? "tokens_per_s" : o == SearchObjective::cost ? "cost" : "step_time";
 }
@@ -240,6 +299,7 @@ std::string format_search(const SearchReport& r, int top) {
   for (const auto& [why, n] : r.rejected_by_reason) reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ", why, n);
   s += fmt::format("\nCandidates: {} evaluated = {} rejected{} + {} kept; {} simulated\n", r.evaluated,
                    r.evaluated - r.ranked.size(), reasons.empty() ? "" : " (" + reasons + ")", r.ranked.size(), r.simulated);
+  if (const std::string check = estimate_check_text(r); !check.empty()) s += check + "\n";
   const std::size_t analysed = r.evaluated;
   s += fmt::format("Wall time: {} (analytic {}: {} candidates/s; simulation {}: {} simulated/s; {} threads)\n",
                    human_seconds(r.wall_s), human_seconds(r.analytic_wall_s),
@@ -326,6 +386,11 @@ nlohmann::ordered_json search_json(const SearchReport& r) {
   nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
   for (const auto& [why, n] : r.rejected_by_reason) rejected[why] = n;
   j["counts"] = {{"evaluated", r.evaluated}, {"kept", r.ranked.size()}, {"rejected", rejected}, {"simulated", r.simulated}};
+  const EstimateCheck ec = estimate_check(r);
+  j["estimate_check"] = {{"simulated", ec.count},
+                         {"rank_correlation", ec.count >= 2 ? nlohmann::ordered_json(ec.rank_correlation) : nlohmann::ordered_json()},
+                         {"mean_gap", ec.count > 0 ? nlohmann::ordered_json(ec.mean_gap) : nlohmann::ordered_json()},
+                         {"mean_abs_gap", ec.count > 0 ? nlohmann::ordered_json(ec.mean_abs_gap) : nlohmann::ordered_json()}};
   // Why the best beats the best layout of other degrees, the table's paragraph ("" when
   // fewer than two such layouts were simulated).
   std::string why = explain_winner(r);
