@@ -21,7 +21,10 @@
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
 #include "workloads/advice/memory_remedies.hpp"
+#include "workloads/analysis/scale_noise.hpp"
 #include "workloads/model/headroom.hpp"
+#include "workloads/cost/hardware.hpp"
+#include "workloads/spec/compute_profile.hpp"
 #include "workloads/layout_report.hpp"
 #include "workloads/build/program_totals.hpp"
 #include "workloads/build/program_builder.hpp"
@@ -80,15 +83,20 @@ double idle_network_seconds(const topo::Cluster& cluster, const sim::CommPlan& p
 }
 
 /// The estimated step time of a built program, read off its op templates:
-///   step ≈ max over stages of (compute + blocking TP/EP collectives) / (1 − bubble)
+///   step ≈ max over stages of (compute·noise·interference + blocking TP/EP collectives)
+///            / (1 − bubble)
 ///          + the gradient / parameter traffic (dp and prefetch streams) and the
 ///            activation offload's PCIe copies that the stage's compute cannot
 ///            hide, and at least its last collective
 ///            (the final gradient bucket runs after the last backward).
+/// noise is the slowest of the step's GPUs (scale_noise.hpp, as the simulation applies
+/// it); interference is the simulation's 1 + (ρ − 1)·overlap/compute (interference.hpp)
+/// with the overlap taken as all of the side streams' collective time that compute can
+/// cover: a candidate that hides more traffic behind its compute pays for it here too.
 /// The bubble is the schedule's analytic one (schedule.hpp). Pipeline sends overlap
 /// compute and are left out; contention between concurrent collectives too: the
 /// simulation of the best candidates prices both.
-double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const topo::Cluster& cluster, double bubble) {
+double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const topo::Cluster& cluster, double bubble, double rho) {
   const auto& prog = bp.program;
   topo::Planner planner(cluster, sc.cluster.ideal_network);
   std::map<std::tuple<int, int, double>, double> cache;  // (group, collective, bytes) → seconds
@@ -105,6 +113,7 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
     }
     return it->second * op.repeat;
   };
+  const double noise = wl::scale_noise_factor(sc.implementation.compute_variability, static_cast<long>(prog.ranks.size()));
   double busiest = 0, exposed = 0;
   for (std::size_t st = 0; st < prog.stages.size(); ++st) {
     const sim::RankInfo* rep = nullptr;
@@ -116,10 +125,10 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
     }
     if (!rep) continue;
     const auto& streams = prog.stages[st].streams;
-    double main_s = 0, side_s = 0, last_side = 0;
+    double compute_s = 0, blocking_s = 0, side_s = 0, interfering_s = 0, last_side = 0;
     for (const auto& op : streams[static_cast<std::size_t>(wl::stream::compute)]) {
-      if (op.kind == sim::OpKind::compute) main_s += op.duration.seconds() * (op.scaled_by_rank ? scale : 1.0);
-      if (op.kind == sim::OpKind::collective) main_s += collective_s(op, *rep);
+      if (op.kind == sim::OpKind::compute) compute_s += op.duration.seconds() * (op.scaled_by_rank ? scale : 1.0);
+      if (op.kind == sim::OpKind::collective) blocking_s += collective_s(op, *rep);
     }
     for (auto s : {wl::stream::dp, wl::stream::prefetch, wl::stream::overlap})
       for (const auto& op : streams[static_cast<std::size_t>(s)]) {
@@ -128,8 +137,13 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
         if (op.kind != sim::OpKind::collective) continue;
         const double t = collective_s(op, *rep);
         side_s += t;
+        // The overlap stream's collectives are priced by their own factor (interference.hpp).
+        if (s != wl::stream::overlap) interfering_s += t;
         if (s == wl::stream::dp) last_side = t;
       }
+    compute_s *= noise;
+    if (compute_s > 0) compute_s *= 1 + (rho - 1) * std::min(1.0, interfering_s / compute_s);
+    const double main_s = compute_s + blocking_s;
     busiest = std::max(busiest, main_s);
     exposed = std::max(exposed, std::max(side_s - main_s, last_side));
   }
@@ -145,7 +159,7 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
 /// perturbations are the base's, already checked. Skipping resolve's topology build
 /// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
 /// simulation stage resolves its candidates in full.
-Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
+Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster, double rho) {
   Estimate e;
   std::vector<wl::LayoutError> errors = wl::validate(sc);
   if (sc.layout.microbatches > wl::kMaxMicrobatches) errors.push_back({"layout.global_batch", "too many micro-batches", ""});
@@ -176,7 +190,7 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster) {
     e.rejected = "memory";
     return e;
   }
-  e.step_s = estimate_step(sc, bp, cluster, e.bubble);
+  e.step_s = estimate_step(sc, bp, cluster, e.bubble, rho);
   return e;
 }
 
@@ -319,6 +333,8 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
   for (std::size_t i = first; i < mine.size(); ++i)
     if (mine[i].rejected.empty()) todo.push_back(i);
   std::vector<Estimate> est(todo.size());
+  // The GPU's SM-sharing factor under collectives, as the simulation applies it.
+  const double rho = wl::overlap_slowdown(wl::compute_profile_of(base.gpu));
   std::mutex progress_mu;
   std::size_t analyzed = 0;
   exchange_items(
@@ -327,7 +343,7 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
         try {
           auto& cluster = clusters[worker];
           if (!cluster) cluster.emplace(topo::Cluster::build(wl::effective_cluster(base)));
-          est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), *cluster);
+          est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), *cluster, rho);
         } catch (const std::exception&) {
           est[k].rejected = "analytic-error";
         }
