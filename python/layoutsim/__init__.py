@@ -228,8 +228,9 @@ def search(scenario=None, overrides=None, vary=None, fix=None, objective="step_t
         As for run(): the base scenario.
     vary : dict or list of str, optional
         The values of an axis (`--vary`): {"cp": [1, 2]} or ["cp=1,2"]; axes: tp pp dp ep
-        cp zero sp recompute mbs schedule v stage_layers placement global_batch (several
-        batches need objective="tokens_per_s" or "cost").
+        cp zero sp recompute mbs schedule v stage_layers placement global_batch tp_overlap
+        dp_overlap (several batches need objective="tokens_per_s" or "cost"; {"v": ["all"]}
+        and {"mbs": ["all"]}: every divisor, as `--whole-space` sets with the two switches).
     fix : dict or list of str, optional
         An axis pinned to one value (`--fix`): {"pp": 1} or ["pp=1"].
     objective : {"step_time", "tokens_per_s", "cost"}
@@ -248,7 +249,9 @@ def search(scenario=None, overrides=None, vary=None, fix=None, objective="step_t
         step-time / memory front), counts (candidates per stage of the search),
         explanation (why the best beats the best layout of other degrees, one line per part
         of the step: compute, bubble, exposed communication by axis, memory; "" when fewer
-        than two such were simulated), wall_s, analytic_wall_s, simulate_wall_s. A remedy
+        than two such were simulated), estimate_check (the analytic estimate against the
+        simulation: simulated, rank_correlation, mean_gap, mean_abs_gap), wall_s,
+        analytic_wall_s, simulate_wall_s. A remedy
         candidate (a near miss of the memory rule with the out-of-memory warning's remedy)
         carries origin, e.g. "remedy of #12: layout.offload.optimizer: true".
     """

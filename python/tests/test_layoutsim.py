@@ -177,6 +177,14 @@ def test_search_equals_the_command():
     expected = timeless(json.loads(out.stdout))
     assert timeless(layoutsim.search(path, vary=["tp=1,2"], fix=["pp=1"], simulate_top=2, jobs=1)) == expected
     assert timeless(layoutsim.search(path, vary={"tp": [1, 2]}, fix={"pp": 1}, simulate_top=2, jobs=1)) == expected
+    assert expected["estimate_check"]["simulated"] == sum(c["simulated"] for c in expected["candidates"])
+    # The switches and `all` spell the same through Python.
+    args = ["--vary", "tp_overlap=false,true", "--vary", "mbs=all", "--fix", "tp=2", "--fix", "pp=1", "--simulate-top", "2",
+            "--jobs", "1"]
+    out = subprocess.run([BIN, "search", path, *args, "--json", "-", "-q"], check=True, capture_output=True, text=True)
+    got = layoutsim.search(path, vary={"tp_overlap": [False, True], "mbs": ["all"]}, fix={"tp": 2, "pp": 1}, simulate_top=2, jobs=1)
+    assert timeless(got) == timeless(json.loads(out.stdout))
+    assert {c["layout"]["tp_comm_overlap"] for c in got["candidates"]} == {False, True}
 
 
 def test_validate_calibrate_and_diff_equal_the_command(tmp_path):
