@@ -192,8 +192,8 @@ SearchAxes default_axes(const wl::Scenario& base) {
 }
 
 std::vector<std::string> search_axis_keys() {
-  return {"tp",       "pp", "dp",           "ep",        "cp",           "zero",       "sp",        "recompute",
-          "mbs",      "schedule", "v",      "stage_layers", "placement", "global_batch", "tp_overlap", "dp_overlap"};
+  return {"tp", "pp", "dp", "ep", "cp", "zero", "sp", "recompute", "mbs", "schedule", "v", "stage_layers", "placement",
+          "global_batch", "tp_overlap", "dp_overlap"};
 }
 
 void apply_axis_option(SearchAxes& a, const std::string& text, bool fix) {
@@ -299,64 +299,63 @@ std::vector<Candidate> enumerate_at_batch(const wl::Scenario& base, std::int64_t
                 for (std::size_t isp = 0; isp < first_only(a.sequence_parallel, tp == 1); ++isp) {
                   for (wl::Recompute rc : a.recompute) {
                     for (int mbs : microbatch_sizes(a, global_batch, dp)) {
-                     for (std::size_t ito = 0; ito < first_only(a.tp_overlap, tp == 1); ++ito) {
-                      for (std::size_t ido = 0; ido < first_only(a.dp_overlap, dp * cp == 1); ++ido) {
-                      // Placements that order the same axes of degree > 1 alike are one layout.
-                      std::vector<std::vector<std::string>> seen;
-                      for (const auto& place : a.placement) {
-                        std::vector<std::string> reduced;
-                        for (const auto& axis : place)
-                          if ((axis == "tp" ? tp : axis == "pp" ? pp : dp) > 1) reduced.push_back(axis);
-                        if (std::find(seen.begin(), seen.end(), reduced) != seen.end()) continue;
-                        seen.push_back(reduced);
+                      for (std::size_t ito = 0; ito < first_only(a.tp_overlap, tp == 1); ++ito) {
+                        for (std::size_t ido = 0; ido < first_only(a.dp_overlap, dp * cp == 1); ++ido) {
+                          // Placements that order the same axes of degree > 1 alike are one layout.
+                          std::vector<std::vector<std::string>> seen;
+                          for (const auto& place : a.placement) {
+                            std::vector<std::string> reduced;
+                            for (const auto& axis : place)
+                              if ((axis == "tp" ? tp : axis == "pp" ? pp : dp) > 1) reduced.push_back(axis);
+                            if (std::find(seen.begin(), seen.end(), reduced) != seen.end()) continue;
+                            seen.push_back(reduced);
 
-                        Candidate c;
-                        c.index = out.size();
-                        SearchLayout& l = c.layout;
-                        l.tp = tp, l.pp = pp, l.dp = dp, l.ep = ep, l.cp = cp, l.zero = a.zero[iz];
-                        l.sequence_parallel = a.sequence_parallel[isp];
-                        l.recompute = rc;
-                        l.microbatch_size = mbs;
-                        l.schedule = sched;
-                        l.virtual_stages = v;
-                        l.stage_layers_mode = a.stage_layers[isl];
-                        l.placement = place;
-                        l.tp_comm_overlap = a.tp_overlap[ito];
-                        l.dp_overlap = a.dp_overlap[ido];
-                        // Not searched: the base's own (a remedy candidate sets them; search.cpp).
-                        l.offload = base.layout.offload;
-                        l.shard_group = base.layout.shard_group;
-                        const long long per_step = static_cast<long long>(dp) * mbs;
-                        // Clamped: a count past the limit stays past it (and is rejected).
-                        l.microbatches = global_batch % per_step == 0
-                                             ? static_cast<int>(std::min<std::int64_t>(global_batch / per_step, wl::kMaxMicrobatches + 1))
-                                             : 0;
-                        const int chunks = wl::model_chunk_count(sched, pp, v);
-                        const bool moe = m.moe.experts > 0;
-                        if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn_hidden % tp != 0 ||
-                            (moe && m.moe.expert_ffn_hidden % tp != 0))
-                          c.rejected = "tp-indivisible";
-                        else if (ep > 1 && (!moe || m.moe.experts % ep != 0 || (static_cast<long long>(cp) * dp) % ep != 0))
-                          c.rejected = "ep-indivisible";  // expert_tp = tp: ep folds over cp·dp
-                        else if (cp > 1 && m.seq_len % (2 * cp) != 0)
-                          c.rejected = "cp-indivisible";
-                        else if (chunks > m.layers)
-                          c.rejected = "too-few-layers";
-                        else if (l.stage_layers_mode == wl::StageLayersMode::auto_even && m.layers % chunks != 0)
-                          c.rejected = "layers-indivisible";
-                        else if (l.microbatches == 0)
-                          c.rejected = "batch-indivisible";
-                        else if (sched == interleaved && l.microbatches % pp != 0)
-                          c.rejected = "interleaved-microbatches";
-                        // Megatron-Core shards gradients (ZeRO-2/3) only without pipeline
-                        // parallelism: such a layout would warn zero-with-pp and is not
-                        // something a user can run, so the search does not rank it.
-                        else if (l.zero >= 2 && pp > 1)
-                          c.rejected = "zero-with-pp";
-                        out.push_back(std::move(c));
+                            Candidate c;
+                            c.index = out.size();
+                            SearchLayout& l = c.layout;
+                            l.tp = tp, l.pp = pp, l.dp = dp, l.ep = ep, l.cp = cp, l.zero = a.zero[iz];
+                            l.sequence_parallel = a.sequence_parallel[isp];
+                            l.recompute = rc;
+                            l.microbatch_size = mbs;
+                            l.schedule = sched;
+                            l.virtual_stages = v;
+                            l.stage_layers_mode = a.stage_layers[isl];
+                            l.placement = place;
+                            l.tp_comm_overlap = a.tp_overlap[ito];
+                            l.dp_overlap = a.dp_overlap[ido];
+                            // Not searched: the base's own (a remedy candidate sets them; search.cpp).
+                            l.offload = base.layout.offload;
+                            l.shard_group = base.layout.shard_group;
+                            const long long per_step = static_cast<long long>(dp) * mbs;
+                            // Clamped: a count past the limit stays past it (and is rejected).
+                            const std::int64_t count = std::min<std::int64_t>(global_batch / per_step, wl::kMaxMicrobatches + 1);
+                            l.microbatches = global_batch % per_step == 0 ? static_cast<int>(count) : 0;
+                            const int chunks = wl::model_chunk_count(sched, pp, v);
+                            const bool moe = m.moe.experts > 0;
+                            if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.ffn_hidden % tp != 0 ||
+                                (moe && m.moe.expert_ffn_hidden % tp != 0))
+                              c.rejected = "tp-indivisible";
+                            else if (ep > 1 && (!moe || m.moe.experts % ep != 0 || (static_cast<long long>(cp) * dp) % ep != 0))
+                              c.rejected = "ep-indivisible";  // expert_tp = tp: ep folds over cp·dp
+                            else if (cp > 1 && m.seq_len % (2 * cp) != 0)
+                              c.rejected = "cp-indivisible";
+                            else if (chunks > m.layers)
+                              c.rejected = "too-few-layers";
+                            else if (l.stage_layers_mode == wl::StageLayersMode::auto_even && m.layers % chunks != 0)
+                              c.rejected = "layers-indivisible";
+                            else if (l.microbatches == 0)
+                              c.rejected = "batch-indivisible";
+                            else if (sched == interleaved && l.microbatches % pp != 0)
+                              c.rejected = "interleaved-microbatches";
+                            // Megatron-Core shards gradients (ZeRO-2/3) only without pipeline
+                            // parallelism: such a layout would warn zero-with-pp and is not
+                            // something a user can run, so the search does not rank it.
+                            else if (l.zero >= 2 && pp > 1)
+                              c.rejected = "zero-with-pp";
+                            out.push_back(std::move(c));
+                          }
+                        }
                       }
-                      }
-                     }
                     }
                   }
                 }

@@ -174,7 +174,10 @@ void StageEmitter::overlap_pair(std::uint32_t begin, std::uint32_t split, std::u
   // there while their compute is re-threaded, which can deadlock: the layout rules
   // refuse what adds them (ZeRO-3, offload, cp, TP comm overlap).
   if (builder_.count(stream::prefetch) != prefetch_before || builder_.count(stream::overlap) != overlap_before)
-    throw std::logic_error(fmt::format("dualpipe pair with weight gathers, offload copies or side-stream collectives (the layout rules should refuse it): stage {}, prefetch {} -> {}, overlap {} -> {}", stage_, prefetch_before, builder_.count(stream::prefetch), overlap_before, builder_.count(stream::overlap)));
+    throw std::logic_error(fmt::format(
+        "dualpipe pair with weight gathers, offload copies or side-stream collectives (the layout rules should refuse it): "
+        "stage {}, prefetch ops {} -> {}, overlap ops {} -> {}",
+        stage_, prefetch_before, builder_.count(stream::prefetch), overlap_before, builder_.count(stream::overlap)));
   // The expert-parallel all-to-alls go beside the other pass's compute (pair_overlap.hpp).
   const auto where = interleave_pair(builder_.program(), stream::compute, stream::overlap, begin, split,
                                      builder_.count(stream::compute), [](const Op& op) {
