@@ -21,6 +21,7 @@
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
 #include "workloads/advice/memory_remedies.hpp"
+#include "workloads/analysis/interference.hpp"
 #include "workloads/analysis/scale_noise.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/cost/hardware.hpp"
@@ -137,12 +138,11 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
         if (op.kind != sim::OpKind::collective) continue;
         const double t = collective_s(op, *rep);
         side_s += t;
-        // The overlap stream's collectives are priced by their own factor (interference.hpp).
-        if (s != wl::stream::overlap) interfering_s += t;
+        if ((wl::interference_streams() >> static_cast<unsigned>(s)) & 1U) interfering_s += t;
         if (s == wl::stream::dp) last_side = t;
       }
     compute_s *= noise;
-    if (compute_s > 0) compute_s *= 1 + (rho - 1) * std::min(1.0, interfering_s / compute_s);
+    compute_s *= wl::interference_factor(rho, interfering_s, compute_s);
     const double main_s = compute_s + blocking_s;
     busiest = std::max(busiest, main_s);
     exposed = std::max(exposed, std::max(side_s - main_s, last_side));

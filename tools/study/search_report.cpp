@@ -49,6 +49,9 @@ std::string placement_text(const std::vector<std::string>& p, const char* sep) {
   return s;
 }
 
+/// The sequences per step a candidate ran: its own when the search varies the batch.
+std::int64_t batch_of(const SearchReport& r, const SearchLayout& l) { return l.global_batch > 0 ? l.global_batch : r.global_batch; }
+
 /// Shortest round-trip text of a double (CSV cells; JSON uses nlohmann's own).
 std::string num(double v) { return fmt::format("{}", v); }
 
@@ -325,7 +328,7 @@ std::string search_csv(const SearchReport& r) {
   auto layout_cells = [&r](const SearchLayout& l) {
     return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(compact_layout(l)), l.tp, l.pp, l.dp, l.cp, l.ep,
                        l.zero, l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute), l.microbatch_size,
-                       l.microbatches, l.global_batch > 0 ? l.global_batch : r.global_batch, wl::schedule_name(l.schedule), l.virtual_stages,
+                       l.microbatches, batch_of(r, l), wl::schedule_name(l.schedule), l.virtual_stages,
                        stage_layers_name(l.stage_layers_mode), placement_text(l.placement, "/"), l.tp_comm_overlap ? "true" : "false",
                        l.dp_overlap ? "true" : "false");
   };
@@ -451,7 +454,7 @@ std::string emit_scenario_yaml(const std::string& text, const std::string& sourc
   block += fmt::format("  tp: {}\n  pp: {}\n  dp: {}\n  ep: {}\n  zero: {}\n  sequence_parallel: {}\n  recompute: {}\n", l.tp, l.pp,
                        l.dp, l.ep, l.zero, l.sequence_parallel ? "true" : "false", wl::name_of(wl::kRecomputeNames, l.recompute));
   block += fmt::format("  microbatch_size: {}\n  global_batch: {}   # {} micro-batches\n  schedule: {}\n", l.microbatch_size,
-                       l.global_batch > 0 ? l.global_batch : r.global_batch, l.microbatches, wl::schedule_name(l.schedule));
+                       batch_of(r, l), l.microbatches, wl::schedule_name(l.schedule));
   if (l.schedule == wl::Schedule::interleaved_1f1b) block += fmt::format("  virtual_stages: {}\n", l.virtual_stages);
   if (l.cp > 1) block += fmt::format("  cp: {}\n", l.cp);
   if (r.cp_all_gather) block += "  cp_kind: all-gather\n";

@@ -15,12 +15,7 @@ namespace ls::wl {
 
 namespace {
 
-/// The virtual stages the schedule runs (interleaved: the layout's; zb-v, dualpipe: 2).
-int chunks_of(const LayoutSpec& l) {
-  return l.schedule == Schedule::interleaved_1f1b || two_chunks_per_stage(l.schedule) ? std::max(1, l.virtual_stages) : 1;
-}
-
-double bubble_of(const LayoutSpec& l) { return analytic_bubble(l.schedule, l.pp, l.microbatches, chunks_of(l)); }
+double bubble_of(const LayoutSpec& l) { return analytic_bubble(l.schedule, l.pp, l.microbatches, std::max(1, l.virtual_stages)); }
 
 // A candidate is offered only if the layout rules accept it (layers divisible by
 // pp·v, m a multiple of pp for interleaving, ...). Explicit stage_layers are reset
@@ -117,7 +112,7 @@ std::string bubble_remedies(const Scenario& s, double target, const std::vector<
     const int m = microbatches_for_bubble(L.schedule, L.pp, L.microbatches, std::max(1, L.virtual_stages), target);
     if (m > L.microbatches)
       out += fmt::format("{}microbatches: {} ({:.1f}%; a global batch of {} sequences instead of {})", out.empty() ? "" : "; or ", m,
-                         analytic_bubble(L.schedule, L.pp, m, chunks_of(L)) * 100,
+                         analytic_bubble(L.schedule, L.pp, m, std::max(1, L.virtual_stages)) * 100,
                          static_cast<long long>(m) * L.microbatch_size * L.dp, batch);
   }
   return out;

@@ -15,6 +15,11 @@ std::uint8_t interference_streams() {
   return mask;
 }
 
+double interference_factor(double rho, double beside_s, double compute_s) {
+  if (!(compute_s > 0)) return 1.0;
+  return 1 + (rho - 1) * std::min(beside_s, compute_s) / compute_s;
+}
+
 std::vector<double> interference_factors(const sim::Engine& engine, double rho) {
   const auto& stats = engine.stats();
   std::vector<double> out(stats.size(), 1.0);
@@ -23,7 +28,7 @@ std::vector<double> interference_factors(const sim::Engine& engine, double rho) 
     if (!engine.simulated(static_cast<std::int32_t>(r))) continue;
     const sim::RankStats& st = stats[r];
     if (st.compute_busy > sim::Time::zero())
-      out[r] = 1 + (rho - 1) * st.compute_beside_comm.seconds() / st.compute_busy.seconds();
+      out[r] = interference_factor(rho, st.compute_beside_comm.seconds(), st.compute_busy.seconds());
   }
   return out;
 }

@@ -31,7 +31,12 @@ namespace ls::wl {
 /// stage_emitter.cpp): counting them here too would slow those GEMMs twice.
 std::uint8_t interference_streams();
 
-/// Per rank: 1 + (ρ − 1) · RankStats::compute_beside_comm / compute_busy, from a step
+/// The compute multiplier 1 + (ρ − 1) · beside / compute for `beside` seconds of a rank's
+/// `compute` seconds run beside side-stream collectives (beside capped at compute); 1
+/// without compute. The simulation's factor below and the search's estimate both use it.
+double interference_factor(double rho, double beside_s, double compute_s);
+
+/// Per rank: interference_factor(ρ, RankStats::compute_beside_comm, compute_busy), from a step
 /// run with EngineConfig::overlap_streams = interference_streams(). 1 for a rank
 /// without compute, and for one the symmetric fast path did not run (the caller gives
 /// it its representative's factor). O(ranks).

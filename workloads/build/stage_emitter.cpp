@@ -138,19 +138,14 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
   // saves). ZeRO-0/1 accumulate locally and reduce once, after the last micro-batch;
   // so do ZeRO-2/3 with accumulate_unsharded (FSDP no_sync: a full gradient buffer).
   const bool reduce_every_microbatch = s_.layout.zero >= 2 && s_.layout.dp * s_.layout.cp > 1 && !s_.layout.accumulate_unsharded;
-  // An overlapped pair (dualpipe's F&B): where its forward's ops begin and its backward's.
-  std::uint32_t pair_begin = 0, pair_split = 0, pair_prefetch = 0, pair_overlap = 0;
-  int pair_last = -1;  // index of the pair's last item (its backward's W)
+  PairMarks pair;  // the overlapped pair (dualpipe's F&B) being emitted, if any
   for (int i = 0; i < static_cast<int>(items.size()); ++i) {
     const auto& it = items[static_cast<std::size_t>(i)];
     const Site at{it.microbatch, it.chunk};
     if (it.overlapped) {
-      pair_begin = builder_.count(stream::compute);
-      pair_prefetch = builder_.count(stream::prefetch);
-      pair_overlap = builder_.count(stream::overlap);
-      pair_last = i + 2;  // F, then the backward's Bi and W (schedule.hpp)
-    } else if (i == pair_last - 1) {
-      pair_split = builder_.count(stream::compute);
+      pair = {builder_.count(stream::compute), 0, builder_.count(stream::prefetch), builder_.count(stream::overlap), i + 2};
+    } else if (i == pair.last_item - 1) {
+      pair.split = builder_.count(stream::compute);
     }
     const bool gradient_item = zb ? it.kind == ItemKind::backward_weight
                                   : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
@@ -162,32 +157,32 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
       case ItemKind::backward_input: emit_backward(at, Pass::backward_input, !zb && last_gradient); break;
       case ItemKind::backward_weight: emit_backward_weight(at, last_gradient); break;
     }
-    if (i == pair_last) overlap_pair(pair_begin, pair_split, pair_prefetch, pair_overlap);
+    if (i == pair.last_item) overlap_pair(pair);
   }
   emit_optimizer(stage_params);
   builder_.program().static_memory_bytes = static_cast<std::int64_t>(
       static_memory.weights + static_memory.gradients + static_memory.master + static_memory.optimizer + static_memory.buffers);
 }
 
-void StageEmitter::overlap_pair(std::uint32_t begin, std::uint32_t split, std::uint32_t prefetch_before, std::uint32_t overlap_before) {
+void StageEmitter::overlap_pair(const PairMarks& pair) {
   // Ops the passes put on the prefetch or overlap stream would keep their issue order
   // there while their compute is re-threaded, which can deadlock: the layout rules
   // refuse what adds them (ZeRO-3, offload, cp, TP comm overlap).
-  if (builder_.count(stream::prefetch) != prefetch_before || builder_.count(stream::overlap) != overlap_before)
+  if (builder_.count(stream::prefetch) != pair.prefetch || builder_.count(stream::overlap) != pair.overlap)
     throw std::logic_error(fmt::format(
         "dualpipe pair with weight gathers, offload copies or side-stream collectives (the layout rules should refuse it): "
         "stage {}, prefetch ops {} -> {}, overlap ops {} -> {}",
-        stage_, prefetch_before, builder_.count(stream::prefetch), overlap_before, builder_.count(stream::overlap)));
+        stage_, pair.prefetch, builder_.count(stream::prefetch), pair.overlap, builder_.count(stream::overlap)));
   // The expert-parallel all-to-alls go beside the other pass's compute (pair_overlap.hpp).
-  const auto where = interleave_pair(builder_.program(), stream::compute, stream::overlap, begin, split,
+  const auto where = interleave_pair(builder_.program(), stream::compute, stream::overlap, pair.compute, pair.split,
                                      builder_.count(stream::compute), [](const Op& op) {
                                        return op.kind == OpKind::collective && axis_of(op) == Axis::ep;
                                      });
   // Indices this emitter keeps of compute ops (recvs, ZeRO-3 gather users) follow them.
-  const auto end = begin + static_cast<std::uint32_t>(where.size());
+  const auto end = pair.compute + static_cast<std::uint32_t>(where.size());
   for (auto* list : {&recv_, &gather_user_})
     for (std::uint32_t& idx : *list)
-      if (idx >= begin && idx < end) idx = where[idx - begin].index;
+      if (idx >= pair.compute && idx < end) idx = where[idx - pair.compute].index;
 }
 
 void StageEmitter::emit_forward(const Site& at) {

@@ -80,11 +80,16 @@ private:
   /// runs on another stage: only then does a boundary tensor travel (zb-v's turn, model
   /// chunks p−1 and p on stage p−1, does not).
   bool on_other_stage(int model_chunk, int copy) const;
-  /// Re-threads the overlapped pair whose forward's compute ops start at `begin` and
-  /// whose backward's start at `split` (pair_overlap.hpp), and follows its indices; the
-  /// prefetch and overlap streams held `prefetch_before` and `overlap_before` ops when
-  /// the pair began (nothing may have joined them).
-  void overlap_pair(std::uint32_t begin, std::uint32_t split, std::uint32_t prefetch_before, std::uint32_t overlap_before);
+  /// Where an overlapped pair's ops begin: the op counts of the compute stream (the
+  /// forward's first op), of the prefetch and overlap streams (nothing may join those)
+  /// when it began, the compute count where its backward begins, and the item index of
+  /// its last item (the backward's W).
+  struct PairMarks {
+    std::uint32_t compute = 0, split = 0, prefetch = 0, overlap = 0;
+    int last_item = -1;
+  };
+  /// Re-threads the overlapped pair just emitted (pair_overlap.hpp) and follows its indices.
+  void overlap_pair(const PairMarks& pair);
   /// dualpipe: the gradient shard this stage updates, to and from the mirror stage.
   void exchange_mirror_gradients(const StageParams& stage_params);
   std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;
