@@ -137,6 +137,35 @@ TEST_CASE("GEMM time: compute-bound at the shape's efficiency, memory-bound when
   CHECK(gemm_time(no_ramp, g, shallow, 2) == Time::from_seconds(bytes / (g.hbm_bandwidth_Bps * p.hbm_fraction)));
 }
 
+TEST_CASE("a power limit slows compute-bound kernels by the cube root of the power ratio, not memory-bound ones") {
+  const GpuSpec full = *gpu_preset("h100-sxm");
+  REQUIRE(full.tdp_watts == 700);
+  const ComputeProfile p = full.compute;
+  GpuSpec capped = full;
+  capped.power_limit_watts = 500;
+  const double f = std::cbrt(500.0 / 700.0);  // 0.8939
+  CHECK(power_clock_fraction(full) == 1.0);
+  CHECK(power_clock_fraction(capped) == doctest::Approx(f).epsilon(1e-15));
+  // The cap at or above the TDP is no cap.
+  GpuSpec at_tdp = full;
+  at_tdp.power_limit_watts = 700;
+  CHECK(power_clock_fraction(at_tdp) == 1.0);
+  // A compute-bound GEMM: FLOPs / (peak · f · fraction), exactly to the picosecond.
+  const GemmShape big{16 * 256.0, 33 * 128.0, 8192};
+  CHECK(gemm_time(p, capped, big, 2) ==
+        Time::from_seconds(big.flops() / (full.peak_flops * f * gemm_efficiency(p, big))));
+  CHECK(fp8_gemm_time(p, capped, big).seconds() / fp8_gemm_time(p, full, big).seconds() == doctest::Approx(1 / f).epsilon(1e-9));
+  // Attention on the tensor cores: the same clock.
+  CHECK(flash_time(p, capped, 1e15, 1e6, false, false).seconds() / flash_time(p, full, 1e15, 1e6, false, false).seconds() ==
+        doctest::Approx(1 / f).epsilon(1e-9));
+  // HBM-bound work keeps its rate.
+  CHECK(memory_time(p, capped, 1e9) == memory_time(p, full, 1e9));
+  // The law against the one published pair of one die at two powers (H100 NVL 400 W,
+  // 835 dense bf16 TFLOP/s; SXM 700 W, 989): within 2 %.
+  capped.power_limit_watts = 400;
+  CHECK(power_clock_fraction(capped) == doctest::Approx(835.0 / 989.0).epsilon(0.02));
+}
+
 TEST_CASE("memory-bound kernel time = bytes / (HBM · fraction) + launch") {
   const ComputeProfile p = a100();
   const GpuSpec g = a100_gpu();

@@ -403,6 +403,12 @@ TEST_CASE("bad scenarios: compiler-style message with file, line and key path") 
       {"custom gpu missing keys", edit(3, "  gpu: {peak_tflops: 100}"), {}, "bad.yaml", 3, "cluster.gpu.memory",
        "missing required key"},
       {"empty gpu", edit(3, "  gpu:"), {}, "bad.yaml", 3, "cluster.gpu", "expected a GPU preset name or a map"},
+      {"power limit above the TDP", edit(3, "  gpu: {preset: h100-sxm, power_limit: 900}"), {}, "bad.yaml", 3,
+       "cluster.gpu.power_limit", "must be within [tdp / 4, tdp] = [175, 700] W"},
+      {"power limit without a TDP",
+       edit(3, "  gpu: {peak_tflops: 100, memory: 80 GB, hbm_bandwidth: 2 TB/s, nvlink_bandwidth: 100 GB/s, "
+               "nic_bandwidth: 50 GB/s, power_limit: 300}"),
+       {}, "bad.yaml", 3, "cluster.gpu.power_limit", "needs the GPU's TDP"},
       {"misspelled model shorthand", edit(8, "model: llama-70b\nx:"), {}, "bad.yaml", 8, "model.preset",
        "did you mean 'llama3-70b'?"},
       {"stray comma (yaml-cpp#1040 would hang)", "# c\n,# x\nb: 1\n", {}, "bad.yaml", 2, "", "unexpected ','"},

@@ -14,6 +14,7 @@
 #include "tools/report/human_units.hpp"
 #include "tools/report/report_json.hpp"
 #include "tools/report/training_report.hpp"
+#include "workloads/cost/hardware.hpp"
 #include "workloads/model/schedule.hpp"
 #include "workloads/spec/vocabulary.hpp"
 
@@ -266,7 +267,11 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   const auto& L = s.layout;
   std::string out;
   out += fmt::format("layoutsim check: {} ({}) — valid\n\n", s.name, s.source);
-  out += fmt::format("  {:<20} {} x {} GPUs = {} ({})\n", "cluster", s.cluster.nodes, s.cluster.gpus_per_node, p.devices, s.gpu.name);
+  out += fmt::format("  {:<20} {} x {} GPUs = {} ({}{})\n", "cluster", s.cluster.nodes, s.cluster.gpus_per_node, p.devices, s.gpu.name,
+                     wl::power_clock_fraction(s.gpu) < 1
+                         ? fmt::format(", capped at {:g} W of {:g}: tensor clock {:.3f} of the datasheet's", s.gpu.power_limit_watts,
+                                       s.gpu.tdp_watts, wl::power_clock_fraction(s.gpu))
+                         : std::string());
   // Block variants the activation does not imply (model.hpp's conventions), so that a
   // reader sees what the FLOPs and the TP traffic were priced for.
   std::string variants;

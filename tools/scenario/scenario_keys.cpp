@@ -223,6 +223,14 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "preset's GEMM fraction, else 0.75"),
       scaled_number_key("cluster.gpu.fp8_tflops", LS_FIELD(gpu.fp8_peak_flops), 1e12, 0, 1e9, "",
                         "dense FP8 TFLOP/s (`precision.compute: fp8` needs it)", "preset, else 0 (no FP8 tensor cores)"),
+      number_key("cluster.gpu.tdp", LS_FIELD(gpu.tdp_watts), 0, 1e5, true, "",
+                 "watts, the board power the datasheet's peaks are quoted at",
+                 "preset (A100 400, H100/H200/H800 700, B200 1000, B300 1100, GB200 1200, GB300 1400), else unknown"),
+      number_key("cluster.gpu.power_limit", LS_FIELD(gpu.power_limit_watts), 0, 1e5, true, "",
+                 "watts, the board power cap the run sets (nvidia-smi -pl), in [tdp / 4, tdp]: GEMM and attention run at "
+                 "the clock fraction (power_limit / tdp)^(1/3) (the H100 NVL at 400 W quotes 0.844 of the 700 W SXM's "
+                 "peak, the law 0.830); memory-bound kernels keep their rate; MFU stays against the datasheet peak",
+                 "`tdp` (no cap)"),
       bool_key("cluster.gpu.mx_formats", LS_FIELD(gpu.mx_formats), std::nullopt,
                "block-scaled MX formats on the tensor cores (`precision.compute: mxfp8` needs it)", "preset, else false"),
       bandwidth_key("cluster.gpu.nvlink_bandwidth", LS_FIELD(gpu.nvlink_bandwidth_Bps), "", "per GPU per direction",

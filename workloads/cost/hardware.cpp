@@ -2,6 +2,7 @@
 #include "workloads/cost/hardware.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -57,29 +58,36 @@ GpuSpec with_fp8(GpuSpec g, double fp8_tflops, bool mx_formats) {
   return g;
 }
 
+/// The board power the datasheet's peaks are quoted at (TDP, W).
+GpuSpec with_tdp(GpuSpec g, double watts) {
+  g.tdp_watts = watts;
+  return g;
+}
+
 std::vector<GpuSpec> presets() {
   return {
       // NVIDIA A100 Tensor Core GPU datasheet (2021): bf16 dense 312 TFLOP/s; 40GB HBM2
       // at 1,555 GB/s; NVLink 600 GB/s total (12 links) = 300 GB/s per direction.
       // A100-era DGX (DGX A100) ships one 200 Gb/s HDR InfiniBand NIC per GPU.
-      // No FP8 tensor cores (Ampere): precision.compute fp8 is an error.
-      make("a100-40gb", 312, 40, 1.555, 300, 200, 0.75, 1024, sim::us(5)),
+      // No FP8 tensor cores (Ampere): precision.compute fp8 is an error. Max TDP 400 W (SXM).
+      with_tdp(make("a100-40gb", 312, 40, 1.555, 300, 200, 0.75, 1024, sim::us(5)), 400),
       // Same datasheet, 80GB HBM2e at 2,039 GB/s (SXM).
-      make("a100-80gb", 312, 80, 2.039, 300, 200, 0.75, 1024, sim::us(5)),
+      with_tdp(make("a100-80gb", 312, 80, 2.039, 300, 200, 0.75, 1024, sim::us(5)), 400),
       // NVIDIA H100 Tensor Core GPU datasheet, SXM5: bf16 dense 989 TFLOP/s
       // (1,979 with sparsity); FP8 3,958 TFLOP/s with sparsity = 1,979 dense;
       // 80GB HBM3 at 3.35 TB/s; NVLink 900 GB/s total
       // = 450 GB/s per direction; DGX H100: one 400 Gb/s NDR ConnectX-7 per GPU.
-      with_fp8(make("h100-sxm", 989, 80, 3.35, 450, 400, 0.70, 2048, sim::us(4)), 1979, false),
+      // Max TDP up to 700 W (configurable); the H200 and H800 SXM parts the same.
+      with_tdp(with_fp8(make("h100-sxm", 989, 80, 3.35, 450, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
       // NVIDIA H200 datasheet (SXM): same compute as H100 (989 TFLOP/s dense bf16,
       // 1,979 dense FP8); 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s total; 400 Gb/s NDR per GPU.
-      with_fp8(make("h200", 989, 141, 4.8, 450, 400, 0.70, 2048, sim::us(4)), 1979, false),
+      with_tdp(with_fp8(make("h200", 989, 141, 4.8, 450, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
       // NVIDIA H800 SXM5 (the export H100): H100 SXM compute and memory (989 dense bf16,
       // 1,979 dense FP8 TFLOP/s; 80 GB HBM3 at 3.35 TB/s) with NVLink cut to 400 GB/s
       // total = 200 GB/s per direction. DeepSeek-AI 2024 ("DeepSeek-V3 Technical Report",
       // §3.1, its H800 cluster) measures 160 GB/s over NVLink and 50 GB/s (400 Gb/s) per
       // GPU over InfiniBand; the preset keeps the datasheet rate, as every preset here does.
-      with_fp8(make("h800", 989, 80, 3.35, 200, 400, 0.70, 2048, sim::us(4)), 1979, false),
+      with_tdp(with_fp8(make("h800", 989, 80, 3.35, 200, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
       // NVIDIA DGX B200 / HGX B200 datasheet, per 8 GPUs: FP8 72 PFLOP/s and FP16/BF16
       // 36 PFLOP/s, both with sparsity -> 4,500 dense FP8 and 2,250 dense bf16 TFLOP/s per
       // GPU; 1,440 GB HBM3e per 8 GPUs = 180 GB per GPU (the 192 GB part is the
@@ -88,12 +96,12 @@ std::vector<GpuSpec> presets() {
       // ConnectX-7 400 Gb/s per GPU. Blackwell tensor cores run MXFP8 natively. TDP
       // configurable up to 1,000 W per GPU (NVIDIA GB200 NVL72 / HGX B200 spec table).
       // Sustained FP8 and attention fractions per type: compute_profile.cpp (calibrated).
-      with_fp8(make("b200", 2250, 180, 8.0, 900, 400, 0.65, 2048, sim::us(4)), 4500, true),
+      with_tdp(with_fp8(make("b200", 2250, 180, 8.0, 900, 400, 0.65, 2048, sim::us(4)), 4500, true), 1000),
       // NVIDIA HGX B300 datasheet, per 8 GPUs: FP8 72 PFLOP/s and FP16/BF16 36 PFLOP/s
       // with sparsity (Blackwell Ultra raised FP4, not FP8/BF16) -> 4,500 / 2,250 dense per
       // GPU; up to 2.3 TB HBM3e per 8 GPUs = 288 GB per GPU at 8 TB/s; NVLink 5 1.8 TB/s
       // total; networking 1.6 TB/s per 8 GPUs = one 800 Gb/s ConnectX-8 per GPU.
-      with_fp8(make("b300", 2250, 288, 8.0, 900, 800, 0.65, 2048, sim::us(4)), 4500, true),
+      with_tdp(with_fp8(make("b300", 2250, 288, 8.0, 900, 800, 0.65, 2048, sim::us(4)), 4500, true), 1100),
       // NVIDIA GB200 NVL72 datasheet, per rack of 72 GPUs: FP8/FP6 720 PFLOP/s and
       // FP16/BF16 360 PFLOP/s with sparsity -> 5,000 dense FP8 and 2,500 dense bf16
       // TFLOP/s per GPU (1,200 W parts: more than HGX B200's 1,000 W); up to 13.4 TB
@@ -101,14 +109,14 @@ std::vector<GpuSpec> presets() {
       // (130 TB/s per rack) through the NVLink Switch System: one 72-GPU NVLink domain
       // (cluster.nvlink_domain: 72, nodes = compute trays of 4 GPUs); DGX GB200: one
       // 400 Gb/s ConnectX-7 per GPU.
-      with_fp8(make("gb200", 2500, 186, 8.0, 900, 400, 0.65, 2048, sim::us(4)), 5000, true),
+      with_tdp(with_fp8(make("gb200", 2500, 186, 8.0, 900, 400, 0.65, 2048, sim::us(4)), 5000, true), 1200),
       // NVIDIA GB300 NVL72 datasheet, per rack: FP8 720 PFLOP/s and FP16/BF16 360 PFLOP/s
       // with sparsity -> 5,000 / 2,500 dense per GPU; up to 20 TB HBM3e at 576 TB/s ->
       // 279 GB at 8 TB/s per GPU; NVLink 5 1.8 TB/s per GPU in one 72-GPU domain;
       // 72 ConnectX-8 SuperNICs per rack = one 800 Gb/s NIC per GPU. 1,400 W per GPU (as
       // reported for Blackwell Ultra in NVL72; HGX B300 1,100 W) and twice Blackwell's SFU
       // (exponential) rate ("Inside NVIDIA Blackwell Ultra", NVIDIA technical blog, 2025).
-      with_fp8(make("gb300", 2500, 279, 8.0, 900, 800, 0.65, 2048, sim::us(4)), 5000, true),
+      with_tdp(with_fp8(make("gb300", 2500, 279, 8.0, 900, 800, 0.65, 2048, sim::us(4)), 5000, true), 1400),
   };
 }
 
@@ -186,11 +194,16 @@ double matmul_efficiency(const GpuSpec& gpu, double rows) {
   return gpu.matmul_efficiency * std::min(1.0, rows / gpu.saturation_rows);
 }
 
+double power_clock_fraction(const GpuSpec& gpu) {
+  if (!(gpu.tdp_watts > 0) || !(gpu.power_limit_watts > 0) || gpu.power_limit_watts >= gpu.tdp_watts) return 1.0;
+  return std::cbrt(gpu.power_limit_watts / gpu.tdp_watts);
+}
+
 sim::Time compute_time(const GpuSpec& gpu, double flops, double bytes, double rows) {
   if (flops <= 0 && bytes <= 0) return sim::Time::zero();
   double t = 0;
   if (flops > 0) {
-    const double rate = gpu.peak_flops * matmul_efficiency(gpu, rows);
+    const double rate = gpu.peak_flops * power_clock_fraction(gpu) * matmul_efficiency(gpu, rows);
     if (!(rate > 0))
       throw std::invalid_argument(fmt::format("compute_time: GPU '{}' has no compute rate (peak {} FLOP/s, efficiency {})",
                                               gpu.name, gpu.peak_flops, gpu.matmul_efficiency));

@@ -46,6 +46,16 @@ const char* gpu_family_name(GpuFamily f);
 /// every Planner that prices a scenario's collectives is built with it. O(1).
 topo::CollectiveCostModel collective_costs_of(const GpuSpec& gpu);
 
+/// The tensor-core clock under the GPU's power limit, as a fraction of the clock its
+/// datasheet peaks assume: (power_limit / TDP)^(1/3), 1 without a limit below the TDP.
+/// Why a cube root: a compute-bound kernel at the cap draws dynamic power C·V²·f, and on
+/// the DVFS curve the voltage rises about linearly with the clock, so power goes as f³.
+/// Check against two datasheets of one die (GH100, 132 SMs): the H100 NVL at 400 W quotes
+/// 835 dense bf16 TFLOP/s, the SXM at 700 W 989 (tensor clocks 1,545 and 1,830 MHz):
+/// 0.844, where the law gives (400/700)^(1/3) = 0.830. Memory-bound kernels keep their
+/// rate: the HBM clock is not what a board power cap lowers first.
+double power_clock_fraction(const GpuSpec& gpu);
+
 /// Achieved fraction of peak for a matmul whose M dimension is `rows`:
 /// matmul_efficiency · min(1, rows / saturation_rows).
 /// rows <= 0 means "not a matmul" (element-wise work): no floor, matmul_efficiency.

@@ -1,5 +1,6 @@
 // workloads/cost/kernels.cpp — kernel times, breakdown and the optimizer step (see kernels.hpp).
 #include "workloads/cost/kernels.hpp"
+#include "workloads/cost/hardware.hpp"
 #include "workloads/model/model.hpp"
 
 #include <algorithm>
@@ -69,7 +70,7 @@ sim::Time gemm_time_at(const ComputeProfile& p, const GpuSpec& gpu, const GemmSh
   const Tiling tiles = best_tiling(p, s);
   const double eff = fraction * s.flops() / tiles.padded_flops;
   require_rate(peak > 0 && eff > 0, what, gpu, "gemm");
-  const double compute = s.flops() / (peak * eff);
+  const double compute = s.flops() / (peak * power_clock_fraction(gpu) * eff);
   const double bytes = s.batch * ((s.m * s.k + s.k * s.n) * ab_bytes + s.m * s.n * c_bytes);
   const double hbm = gpu.hbm_bandwidth_Bps * p.hbm_fraction;
   require_rate(hbm > 0, "HBM bandwidth × hbm_fraction", gpu, "gemm");
@@ -114,7 +115,7 @@ sim::Time flash_time(const ComputeProfile& p, const GpuSpec& gpu, double execute
   require_rate(gpu.peak_flops > 0 && eff > 0, "peak FLOP/s × flash efficiency", gpu, "flash attention");
   const double hbm = gpu.hbm_bandwidth_Bps * p.hbm_fraction;
   require_rate(hbm > 0, "HBM bandwidth × hbm_fraction", gpu, "flash attention");
-  return sim::Time::from_seconds(std::max(executed_flops / (gpu.peak_flops * eff), bytes / hbm));
+  return sim::Time::from_seconds(std::max(executed_flops / (gpu.peak_flops * power_clock_fraction(gpu) * eff), bytes / hbm));
 }
 
 double causal_block_fraction(double seq_len, int block, bool causal, double window) {

@@ -66,6 +66,16 @@ void check_hardware(const Scenario& s, Errors& e) {
   if (!(s.gpu.hbm_bandwidth_Bps > 0)) e.add("cluster.gpu", "GPU hbm_bandwidth must be > 0", "set cluster.gpu.hbm_bandwidth, e.g. 2 TB/s");
   if (!(s.gpu.matmul_efficiency > 0 && s.gpu.matmul_efficiency <= 1))
     e.add("cluster.gpu", fmt::format("matmul_efficiency must be in (0, 1], got {}", s.gpu.matmul_efficiency), "typical values are 0.6-0.8");
+  if (s.gpu.power_limit_watts > 0) {
+    if (!(s.gpu.tdp_watts > 0))
+      e.add("cluster.gpu.power_limit", "a power limit needs the GPU's TDP, and this GPU has none",
+            "set cluster.gpu.tdp (the board power its peak_tflops is quoted at), or start from a preset");
+    else if (s.gpu.power_limit_watts > s.gpu.tdp_watts || s.gpu.power_limit_watts < s.gpu.tdp_watts / 4)
+      e.add("cluster.gpu.power_limit",
+            fmt::format("power_limit ({:g} W) must be within [tdp / 4, tdp] = [{:g}, {:g}] W", s.gpu.power_limit_watts,
+                        s.gpu.tdp_watts / 4, s.gpu.tdp_watts),
+            "a cap above the TDP does not raise the clocks; raise peak_tflops for a faster part");
+  }
 }
 
 /// Each degree at least 1, and dp·tp·cp·pp the cluster's GPU count.

@@ -35,6 +35,11 @@ struct GpuSpec {
   double nvlink_bandwidth_Bps = 0;  // per GPU, per direction
   double nic_bandwidth_Bps = 0;     // typical NIC per GPU, per direction
   double matmul_efficiency = 0.75;  // achieved / peak for large matmuls
+  /// Board power (W): the datasheet's maximum the peaks are quoted at (0: not known), and
+  /// the limit the run sets (nvidia-smi -pl, a site's default cap; 0: the TDP). Under a
+  /// lower limit the tensor cores hold a lower clock (hardware.hpp power_clock_fraction).
+  double tdp_watts = 0;
+  double power_limit_watts = 0;
   /// Arithmetic-intensity floor: a matmul with fewer rows (tokens b·s per device)
   /// than this runs at efficiency · rows / saturation_rows.
   double saturation_rows = 1024;
