@@ -21,13 +21,15 @@ namespace {
 // 8 H100s on one NVSwitch node, ZeRO-3 over all of them, gathers not prefetched (on the
 // compute stream, so each one's cost is exposed) and gradients reduced after the
 // backward (so nothing shares the links with a gather). Untied GPT-style model. No
-// list-form copies unless `copies` says so.
-std::string zero3_yaml(const std::string& granularity, bool copies = false) {
+// list-form copies unless `copies` says so; every tensor sharded and gradients reduced in
+// buckets unless `extra` sets persistence_threshold or reduce_granularity.
+std::string zero3_yaml(const std::string& granularity, bool copies = false,
+                       const std::string& extra = "persistence_threshold: 0, reduce_granularity: bucket") {
   return R"(cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
 model: {layers: 4, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, activation: gelu}
 layout: {dp: 8, zero: 3, microbatch_size: 1, microbatches: 2}
 implementation: {preset: deepspeed, param_gather_overlap: false, dp_overlap: false, gather_list_copies: )" +
-         std::string(copies ? "true" : "false") + ", gather_granularity: " + granularity + "}\n";
+         std::string(copies ? "true" : "false") + ", gather_granularity: " + granularity + ", " + extra + "}\n";
 }
 
 struct Gathers {
@@ -49,6 +51,19 @@ Gathers rank0_gathers(const wl::ResolvedScenario& sc, int layer) {
   return g;
 }
 
+/// Rank 0's gradient reduce-scatters over the data-parallel group, Op::repeat counted.
+Gathers rank0_reduces(const wl::ResolvedScenario& sc) {
+  const auto bp = wl::build_program(sc.scenario());
+  Gathers g;
+  for (const auto& stream : bp.program.stages.front().streams)
+    for (const auto& op : stream)
+      if (op.kind == sim::OpKind::collective && op.tag == static_cast<std::uint8_t>(wl::Work::grad_sync)) {
+        g.calls += op.repeat;
+        g.bytes += op.bytes * op.repeat;
+      }
+  return g;
+}
+
 }  // namespace
 
 TEST_CASE("parameter tensors and modules of a layer") {
@@ -58,6 +73,72 @@ TEST_CASE("parameter tensors and modules of a layer") {
   wl::ModelSpec llama = *wl::model_preset("llama3-8b");
   CHECK(wl::layer_parameter_tensors(llama, 0) == 7);  // QKV, proj, gate, up, down; 2 RMSNorm weights
   CHECK(wl::layer_parameter_modules(llama, 0) == 7);
+  // Of them, vectors: GPT's four biases and two LayerNorms' weight and bias; Llama's two norms.
+  CHECK(wl::layer_vector_tensors(gpt, 0) == 8);
+  CHECK(wl::layer_norm_modules(gpt, 0) == 2);
+  CHECK(wl::layer_vector_tensors(llama, 0) == 2);
+  // The widest: GPT-3's MLP bias, 4 · 12288 elements; over tp 8, its norms' 12288.
+  CHECK(wl::widest_layer_vector(gpt, 1) == 49152);
+  CHECK(wl::widest_layer_vector(gpt, 8) == 12288);
+}
+
+TEST_CASE("ZeRO-3 persistence: vectors under the threshold are never gathered") {
+  // hidden 1024, ffn 4096: the widest vector has 4096 elements. DeepSpeed's 100,000
+  // (stage3_param_persistence_threshold) keeps every bias and norm whole: the middle
+  // layer gathers its 4 matrices per pass, its 4 linear modules; layer 0 adds the
+  // embedding and position tables; the last layer the head (its final norm persists).
+  const auto at = [](const std::string& granularity, const std::string& threshold) {
+    return tools::load_scenario_string(
+        zero3_yaml(granularity, false, "persistence_threshold: " + threshold + ", reduce_granularity: bucket"), "<persist>");
+  };
+  const int passes = 2 * 2;  // forward and backward, two micro-batches
+  CHECK(rank0_gathers(at("parameter", "100000"), 1).calls == passes * 4);
+  CHECK(rank0_gathers(at("module", "100000"), 1).calls == passes * 4);
+  CHECK(rank0_gathers(at("parameter", "100000"), 0).calls == passes * (4 + 2));
+  CHECK(rank0_gathers(at("parameter", "100000"), 3).calls == passes * (4 + 1));
+  // A threshold at the widest vector keeps it sharded (fewer elements than the threshold persist).
+  CHECK(rank0_gathers(at("parameter", "4096"), 1).calls == passes * 12);
+  CHECK(rank0_gathers(at("parameter", "4097"), 1).calls == passes * 4);
+  // The deepspeed preset's threshold is DeepSpeed's default.
+  const auto preset = tools::load_scenario_string(zero3_yaml("parameter", false, "gather_bucket: 50 MB"), "<preset>");
+  CHECK(preset->implementation.persistence_threshold == 100000);
+  CHECK(preset->implementation.reduce_granularity == wl::ReduceGranularity::parameter);
+}
+
+TEST_CASE("ZeRO-3 gradients per parameter: one reduce-scatter per tensor, the same bytes, each paying its latency") {
+  const auto bucket = tools::load_scenario_string(zero3_yaml("layer"), "<bucket>");
+  const auto param =
+      tools::load_scenario_string(zero3_yaml("layer", false, "persistence_threshold: 0, reduce_granularity: parameter"), "<param>");
+  const Gathers b = rank0_reduces(bucket), p = rank0_reduces(param);
+  // Every micro-batch's backward (ZeRO-3 keeps only its gradient shard): 12 tensors per
+  // layer, the final norm's two with the last, and the embedding, position table and
+  // untied head.
+  CHECK(p.calls == 2 * (4 * 12 + 2 + 3));
+  CHECK(p.bytes == doctest::Approx(b.bytes).epsilon(1e-12));
+  // After the backward, back to back on the dp stream: each extra call adds NCCL's fixed
+  // cost and 7 ring steps of 3.4 us over NVSwitch (topology/collective_costs.cpp).
+  wl::SimOptions opt;
+  opt.what_if = false;
+  const double extra = (p.calls - b.calls) * (10e-6 + 7 * 3.4e-6);
+  CHECK(wl::simulate(param, opt).step_time_s - wl::simulate(bucket, opt).step_time_s == doctest::Approx(extra).epsilon(1e-6));
+  // With list-form copies, each reduce-scatter's inputs are copied in rank by rank first:
+  // per call 8 × 3 us of launches (the bytes through HBM are the same in total).
+  const auto bucket_copies = tools::load_scenario_string(zero3_yaml("layer", true), "<bucket copies>");
+  const auto param_copies = tools::load_scenario_string(
+      zero3_yaml("layer", true, "persistence_threshold: 0, reduce_granularity: parameter"), "<param copies>");
+  const wl::Result bc = wl::simulate(bucket_copies, opt), pc = wl::simulate(param_copies, opt);
+  CHECK(pc.step_time_s - bc.step_time_s ==
+        doctest::Approx(extra + (p.calls - b.calls) * 8 * 3e-6 * pc.scale_noise.factor).epsilon(1e-6));
+}
+
+TEST_CASE("reduce_granularity is ZeRO-3's, as its doc says: ZeRO-2 keeps its buckets") {
+  std::string yaml = zero3_yaml("layer", false, "persistence_threshold: 0, reduce_granularity: parameter");
+  yaml.replace(yaml.find("zero: 3"), 7, "zero: 2");
+  std::string yaml_bucket = zero3_yaml("layer");
+  yaml_bucket.replace(yaml_bucket.find("zero: 3"), 7, "zero: 2");
+  const Gathers a = rank0_reduces(tools::load_scenario_string(yaml, "<zero2 parameter>")),
+                b = rank0_reduces(tools::load_scenario_string(yaml_bucket, "<zero2 bucket>"));
+  CHECK(a.calls == b.calls);
 }
 
 TEST_CASE("ZeRO-3 gathers: calls per layer by granularity, the same bytes") {
@@ -98,7 +179,7 @@ TEST_CASE("ZeRO-3 gathers per parameter cost calls x (fixed + (n-1) step latency
   CHECK(t_param - t_layer == doctest::Approx(extra * per_call).epsilon(1e-6));
 }
 
-TEST_CASE("list-form gathers add, per call, one copy kernel per rank and the call's bytes read and written once") {
+TEST_CASE("list-form gathers and reduce-scatters add, per call, one copy kernel per rank and the call's bytes read and written once") {
   const auto plain = tools::load_scenario_string(zero3_yaml("parameter"), "<plain>");
   const auto copies = tools::load_scenario_string(zero3_yaml("parameter", true), "<copies>");
   wl::SimOptions opt;
@@ -112,6 +193,9 @@ TEST_CASE("list-form gathers add, per call, one copy kernel per rank and the cal
     const Gathers g = rank0_gathers(copies, l);
     expect += g.calls * 8 * 3e-6 + 2 * g.bytes / (3.35e12 * 0.90);
   }
+  // The gradient reduce-scatters are list-form too: their inputs copied in the same way.
+  const Gathers r = rank0_reduces(copies);
+  expect += r.calls * 8 * 3e-6 + 2 * r.bytes / (3.35e12 * 0.90);
   expect *= b.scale_noise.factor;
   CHECK(b.step_time_s - a.step_time_s == doctest::Approx(expect).epsilon(1e-6));
   // The gathers themselves are the same.

@@ -112,6 +112,8 @@ private:
           impl.dp_overlap = bundle->dp_overlap;
           impl.param_gather_overlap = bundle->param_gather_overlap;
           impl.gather_granularity = bundle->gather_granularity;
+          impl.reduce_granularity = bundle->reduce_granularity;
+          impl.persistence_threshold = bundle->persistence_threshold;
           impl.reshard = bundle->reshard;
           impl.compute_variability = bundle->compute_variability;
           impl.gather_list_copies = bundle->gather_list_copies;

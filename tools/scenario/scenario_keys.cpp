@@ -477,6 +477,15 @@ const std::vector<ScenarioKey>& scenario_keys() {
       bool_key("implementation.param_gather_overlap", LS_FIELD(implementation.param_gather_overlap), true, "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer", "the preset's (`true`)"),
       choice_key("implementation.gather_granularity", LS_FIELD(implementation.gather_granularity), wl::kGatherGranularityNames, wl::GatherGranularity::layer,
                  "ZeRO-3 weight all-gathers per layer; each call pays the collective's latency over the group", "the preset's (`parameter` for `deepspeed`, else `layer`)"),
+      choice_key("implementation.reduce_granularity", LS_FIELD(implementation.reduce_granularity), wl::kReduceGranularityNames,
+                 wl::ReduceGranularity::bucket,
+                 "ZeRO-3 gradient reduce-scatters; each call pays the collective's latency over the group (with "
+                 "`gather_list_copies`, its inputs are copied in rank by rank too); ZeRO-1/2 reduce in `layout.dp_bucket`s",
+                 "the preset's (`parameter` for `deepspeed`, else `bucket`)"),
+      number_key("implementation.persistence_threshold", LS_FIELD(implementation.persistence_threshold), 0, 1e12, false, "",
+                 "ZeRO-3: parameter tensors of fewer elements (per TP shard) stay whole on every rank and are never gathered "
+                 "(DeepSpeed's stage3_param_persistence_threshold); their gradients are still reduced",
+                 "the preset's (100000 for `deepspeed`, else 0)"),
       choice_key("implementation.reshard", LS_FIELD(implementation.reshard), wl::kReshardNames, wl::Reshard::after_forward,
                  "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),
@@ -484,7 +493,8 @@ const std::vector<ScenarioKey>& scenario_keys() {
       bool_key("implementation.gather_list_copies", LS_FIELD(implementation.gather_list_copies), false,
                "each ZeRO-3 weight gather is PyTorch's list-form all_gather: after the collective, one copy kernel per rank "
                "of the group moves that rank's slice (DeepSpeed up to 0.5); each call costs ranks × the GPU's launch overhead "
-               "+ its bytes read and written through HBM, on the compute stream",
+               "+ its bytes read and written through HBM, on the compute stream; ZeRO-3's gradient reduce-scatters are "
+               "list-form too, their inputs copied in the same way before the collective",
                "the preset's (`true` for `deepspeed`, else `false`)"),
       number_key("implementation.compute_variability", LS_FIELD(implementation.compute_variability), 0, 0.2, false, "",
                  "coefficient of variation of one GPU's sustained compute speed against another's of the same type; the "

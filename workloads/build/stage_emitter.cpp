@@ -385,7 +385,7 @@ void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   }
   const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, cost, 0);
   // implementation.dp_overlap false: every gradient collective starts after the backward.
-  for (const Op& g : deferred_grad_sync_) builder_.add(stream::dp, g, {builder_.last(stream::compute)});
+  for (const DeferredSync& g : deferred_grad_sync_) issue_grad_sync(g.op, g.copies);
   deferred_grad_sync_.clear();
   if (s_.layout.schedule == Schedule::dualpipe) exchange_mirror_gradients(stage_params);
   // Memory-bound, after every gradient is reduced.
@@ -497,12 +497,19 @@ int StageEmitter::gather_calls(int layer, double bytes) const {
   // The embedding (and a GPT model's position table) ride with the first layer; the
   // final norm (weight, and bias under LayerNorm) and an untied head with the last.
   const int first_modules = layer == 0 ? (gpt ? 2 : 1) : 0;
-  const int last_modules = last ? 1 + (m.tied_embeddings ? 0 : 1) : 0;
-  const int last_tensors = last ? (gpt ? 2 : 1) + (m.tied_embeddings ? 0 : 1) : 0;
+  // Vectors under the persistence threshold stay whole on every rank: a norm module is
+  // then never gathered, nor a bias. (Their bytes, about a thousandth of a layer's at
+  // hidden 1,024 and above, stay in the gathered bytes.)
+  const bool persist = widest_layer_vector(m, s_.layout.tp) < s_.implementation.persistence_threshold;
+  const int final_norm_tensors = gpt && has_bias(m) ? 2 : 1;
+  const int last_modules = last ? (persist ? 0 : 1) + (m.tied_embeddings ? 0 : 1) : 0;
+  const int last_tensors = last ? (persist ? 0 : final_norm_tensors) + (m.tied_embeddings ? 0 : 1) : 0;
   switch (s_.implementation.gather_granularity) {
     case GatherGranularity::layer: return 1;
-    case GatherGranularity::module: return layer_parameter_modules(m, layer) + first_modules + last_modules;
-    case GatherGranularity::parameter: return layer_parameter_tensors(m, layer) + first_modules + last_tensors;
+    case GatherGranularity::module:
+      return layer_parameter_modules(m, layer) - (persist ? layer_norm_modules(m, layer) : 0) + first_modules + last_modules;
+    case GatherGranularity::parameter:
+      return layer_parameter_tensors(m, layer) - (persist ? layer_vector_tensors(m, layer) : 0) + first_modules + last_tensors;
     case GatherGranularity::bucket: return std::max(1, static_cast<int>(std::ceil(bytes / s_.implementation.gather_bucket_bytes)));
   }
   return 1;
@@ -596,15 +603,50 @@ void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, in
   // A flush with nothing pending (the bucket size divided the gradients) issues no
   // collective: an empty all-reduce still costs its latency.
   if (bucket_bytes_ <= 0) return;
-  const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  if (zero_shard_ranks(L) > 1)
-    add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, bucket_bytes_, 1));
-  // HSDP, or ZeRO over dp alone with cp: the reduced shard (bucket / shard group) is
-  // all-reduced across the replicas.
-  if (replica_degree(L) > 1)
-    add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
-                                bucket_bytes_ / zero_shard_ranks(L), 1));
+  issue_gradient_reduce(bucket_bytes_, 1, chunk, layer_begin, layer_end);
   bucket_bytes_ = 0;
+}
+
+void StageEmitter::issue_gradient_reduce(double bytes, int calls, int chunk, int layer_begin, int layer_end) {
+  const auto& L = s_.layout;
+  const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
+  const double ranks = static_cast<double>(zero_shard_ranks(L));
+  // `calls` collectives of bytes/calls each, up to 255 back to back in one op (Op::repeat).
+  constexpr int kMaxRepeat = 255;
+  for (int done = 0; done < calls;) {
+    const int n = std::min(kMaxRepeat, calls - done);
+    const double batch_bytes = bytes * n / calls;
+    done += n;
+    std::optional<Op> copies;
+    if (s_.implementation.gather_list_copies && L.zero >= 3 && ranks > 1) {
+      // List-form reduce_scatter (implementation_profile.cpp [DSL]): each call's inputs
+      // are copied into one flat buffer rank by rank before the collective, one kernel
+      // per rank of the group, its bytes read and written once through HBM.
+      PassCost c;
+      c.time = sim::Time::from_seconds(n * ranks * profile_.launch_overhead_s) + memory_time(profile_, s_.gpu, 2 * batch_bytes);
+      c.breakdown.launch = c.time;  // no kernel of the layer: booked as overhead
+      copies = compute_op(Work::backward, -1, chunk, layer_begin, layer_end, c, 0);
+    }
+    if (ranks > 1)
+      add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, batch_bytes / n, n), copies);
+    // HSDP, or ZeRO over dp alone with cp: the reduced shard (bucket / shard group) is
+    // all-reduced across the replicas.
+    if (replica_degree(L) > 1)
+      add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
+                                  batch_bytes / n / ranks, n));
+  }
+}
+
+int StageEmitter::reduce_calls(int layer) const {
+  const ModelSpec& m = s_.model;
+  const bool gpt = m.activation == Activation::gelu;
+  // Every tensor's gradient is reduced, persistent ones too; the final norm with the last layer.
+  const int final_norm = layer == m.layers - 1 ? (gpt && has_bias(m) ? 2 : 1) : 0;
+  return layer_parameter_tensors(m, layer) + final_norm;
+}
+
+bool StageEmitter::reduce_per_parameter() const {
+  return zero3_ && s_.implementation.reduce_granularity == ReduceGranularity::parameter;
 }
 
 void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
@@ -615,11 +657,21 @@ void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
                               params_.trained_experts(layer) * s_.precision.gradients, 1));
 }
 
-void StageEmitter::add_grad_sync(const Op& op) {
+void StageEmitter::add_grad_sync(const Op& op, const std::optional<Op>& copies) {
   any_gradient_sync_ = true;
   if (!s_.implementation.dp_overlap) {
-    deferred_grad_sync_.push_back(op);
+    deferred_grad_sync_.push_back(DeferredSync{op, copies});
     return;
+  }
+  issue_grad_sync(op, copies);
+}
+
+void StageEmitter::issue_grad_sync(const Op& op, const std::optional<Op>& copies) {
+  // The copies run on the compute stream after the previous reduction (they share the
+  // collective's stream in the framework), and the reduction after them.
+  if (copies) {
+    if (builder_.count(stream::dp) > 0) builder_.add(stream::compute, *copies, {builder_.last(stream::dp)});
+    else builder_.add(stream::compute, *copies);
   }
   builder_.add(stream::dp, op, {builder_.last(stream::compute)});
 }
@@ -704,7 +756,12 @@ void StageEmitter::layer_compute(Pass pass, const Site& at, int l, const PassCos
 }
 
 void StageEmitter::reduce_layer_gradients(int chunk, int layer) {
-  reduce_gradients(params_.trained_dense(layer) * s_.precision.gradients, chunk, layer, layer + 1, false);
+  const double bytes = params_.trained_dense(layer) * s_.precision.gradients;
+  if (reduce_per_parameter()) {
+    if (s_.layout.dp * s_.layout.cp > 1 && bytes > 0) issue_gradient_reduce(bytes, reduce_calls(layer), chunk, layer, layer + 1);
+  } else {
+    reduce_gradients(bytes, chunk, layer, layer + 1, false);
+  }
   reduce_expert_gradients(chunk, layer);
 }
 
@@ -713,7 +770,16 @@ void StageEmitter::reduce_chunk_gradients(int chunk) {
   const int mc = model_chunk_of(s_.layout.schedule, s_.layout.pp, stage_, chunk);
   const auto cl = chunks_[static_cast<std::size_t>(chunk)];
   const double extra = (mc == 0 ? params_.trained_embedding() : 0.0) + (mc == last_model_chunk_ ? params_.trained_head() : 0.0);
-  reduce_gradients(extra / s_.layout.tp * s_.precision.gradients, chunk, cl.begin, cl.end, true);
+  const double bytes = extra / s_.layout.tp * s_.precision.gradients;
+  if (reduce_per_parameter()) {
+    // The embedding (and a GPT model's position table), an untied head: a tensor each.
+    const bool gpt = s_.model.activation == Activation::gelu;
+    const int calls = (mc == 0 && params_.trained_embedding() > 0 ? (gpt ? 2 : 1) : 0) +
+                      (mc == last_model_chunk_ && params_.trained_head() > 0 && !s_.model.tied_embeddings ? 1 : 0);
+    if (s_.layout.dp * s_.layout.cp > 1 && bytes > 0) issue_gradient_reduce(bytes, std::max(1, calls), chunk, cl.begin, cl.end);
+  } else {
+    reduce_gradients(bytes, chunk, cl.begin, cl.end, true);
+  }
 }
 
 }  // namespace ls::wl

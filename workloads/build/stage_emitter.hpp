@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/stage_program_builder.hpp"
@@ -106,7 +107,9 @@ private:
                      std::int64_t& gather, bool overlap_tp);
   /// Adds a gradient collective on the dp stream now (dp_overlap) or keeps it for after
   /// the backward (flushed before the optimizer).
-  void add_grad_sync(const sim::Op& op);
+  void add_grad_sync(const sim::Op& op, const std::optional<sim::Op>& copies = std::nullopt);
+  /// The gradient collective (after its list-form input copies, if any) on the dp stream now.
+  void issue_grad_sync(const sim::Op& op, const std::optional<sim::Op>& copies);
   /// Activation offload (offload.hpp): a copy of `bytes` of layer `layer` on the prefetch stream.
   sim::Op copy_op(const Site& at, int layer, double bytes) const;
   /// TP all-reduces of a dense layer's pass: 2, or 1 in the parallel block.
@@ -130,6 +133,12 @@ private:
   std::int64_t zero3_gather(const Site& at, int layer, bool backward);
   std::int64_t first_use_gather(int chunk, int layer);
   void reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush);
+  /// `calls` gradient reductions of `bytes` in all over the ZeRO / data-parallel group
+  /// (and the replicas' all-reduce under HSDP), each after its list-form copies.
+  void issue_gradient_reduce(double bytes, int calls, int chunk, int layer_begin, int layer_end);
+  /// ZeRO-3 reduce_granularity parameter: one reduce-scatter per tensor of the layer.
+  bool reduce_per_parameter() const;
+  int reduce_calls(int layer) const;
   void reduce_expert_gradients(int chunk, int layer);
   void reduce_layer_gradients(int chunk, int layer);
   void reduce_chunk_gradients(int chunk);
@@ -155,7 +164,11 @@ private:
   std::vector<char> gathered_this_step_;   // ZeRO-1/2, and ZeRO-3 resharded after the step: layer already gathered
   double bucket_bytes_ = 0;                // DP gradient bytes not yet reduced
   bool any_gradient_sync_ = false;
-  std::vector<sim::Op> deferred_grad_sync_;  // implementation.dp_overlap false: after the backward
+  struct DeferredSync {
+    sim::Op op;
+    std::optional<sim::Op> copies;
+  };
+  std::vector<DeferredSync> deferred_grad_sync_;  // implementation.dp_overlap false: after the backward
   std::vector<std::uint32_t> offload_copy_;  // by layer: its latest activation copy (prefetch stream)
   std::int64_t pending_copy_ = kNoGather;    // copy the next compute op waits on
   std::int64_t pending_mem_ = 0;             // memory change the next compute op carries

@@ -1,6 +1,7 @@
 // workloads/model/model.cpp — model presets and transformer arithmetic (see model.hpp).
 #include "workloads/model/model.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -432,6 +433,20 @@ int layer_parameter_modules(const ModelSpec& m, int layer) {
   const int norms = norms_per_layer(m);
   const int mtp_entry = is_mtp_block(m, layer) ? 3 : 0;  // projection, two norms
   return attention + norms + mtp_entry + (layer_is_moe(m, layer) ? moe_mlp_modules(m) : mlp_matrices(m));
+}
+
+int layer_norm_modules(const ModelSpec& m, int layer) {
+  return norms_per_layer(m) + (is_mtp_block(m, layer) ? 2 : 0);
+}
+
+int layer_vector_tensors(const ModelSpec& m, int layer) {
+  const int matrices = 2 + (layer_is_moe(m, layer) ? moe_mlp_modules(m) : mlp_matrices(m)) + (is_mtp_block(m, layer) ? 1 : 0);
+  return layer_parameter_tensors(m, layer) - matrices;
+}
+
+double widest_layer_vector(const ModelSpec& m, int tp) {
+  const double h = static_cast<double>(m.hidden);
+  return std::max({h, 3 * h / tp, static_cast<double>(m.ffn_hidden) / tp});
 }
 
 int layer_parameter_tensors(const ModelSpec& m, int layer) {

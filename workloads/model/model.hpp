@@ -105,6 +105,13 @@ int layer_parameter_tensors(const ModelSpec& m, int layer);
 /// The modules holding them (each linear layer with its bias, each norm): 6 (gelu) or
 /// 7 (swiglu) for a dense layer; DeepSpeed from 0.6 gathers one module at a time.
 int layer_parameter_modules(const ModelSpec& m, int layer);
+/// Of layer_parameter_tensors, the vectors (biases, norm weights and biases) and the
+/// modules that hold only vectors (the norms).
+int layer_vector_tensors(const ModelSpec& m, int layer);
+int layer_norm_modules(const ModelSpec& m, int layer);
+/// Elements of the widest vector of a layer on one of `tp` ranks: hidden (norms),
+/// 3·hidden / tp (a fused QKV bias), ffn_hidden / tp (the MLP's first bias).
+double widest_layer_vector(const ModelSpec& m, int tp);
 
 /// Cost of one piece of work for one micro-batch of b sequences on one device of a
 /// tp-way group. FLOPs are hardware FLOPs on that device; bytes are HBM bytes touched

@@ -25,6 +25,19 @@
 //         partitioned_param_coordinator.py gathers each sub-module's parameters with one
 //         coalesced all-gather. The preset is the 2021 DeepSpeed (its overlap_comm default
 //         above is of that time too): per parameter; state gather_granularity: module for 0.6+.
+//         The gradients likewise: up to v0.5.10, stage3.py average_tensor() hands the bucket
+//         to partition_parameters.py _reduce_scatter_gradients(), which issues one
+//         torch.distributed.reduce_scatter per parameter tensor (a list of one input view
+//         per rank); v0.6.0 (the same PR) reduce-scatters the bucket coalesced
+//         (reduce_scatter_coalesced): reduce_granularity parameter, bucket for 0.6+.
+//  [DSP]  DeepSpeed ZeRO-3 persistence (deepspeed/runtime/zero/constants.py, v0.3.13 on):
+//         stage3_param_persistence_threshold defaults to 100,000 elements; stage3.py
+//         persistent_parameters() marks every smaller parameter ds_persist, and
+//         release_sub_module() never partitions one, so biases and norms are gathered once,
+//         never per layer. ZeRO-3's overlap_comm defaults to true there
+//         (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT), but every sub-module fetch synchronises
+//         the device [DSF], so a reduction runs beside at most the rest of its own module:
+//         the preset keeps dp_overlap false.
 //  [DSF]  DeepSpeed ZeRO-3 fetch, v0.3.13 to v0.5.10 (microsoft/DeepSpeed,
 //         deepspeed/runtime/zero/stage3.py): fetch_sub_module is documented as blocking and,
 //         in every sub-module's pre-forward and pre-backward hook, waits on the gather
@@ -43,6 +56,9 @@
 //         (torch/lib/c10d/ProcessGroupNCCL.cpp, 2021) gathers into a new flat buffer and then
 //         copies it back into each of the world_size outputs, one copy_ kernel each, on the
 //         NCCL stream. v0.5.5 moved to _all_gather_base (one flat output) where PyTorch had it.
+//         The gradient side is list-form too (_reduce_scatter_gradient: one input view per
+//         rank), and ProcessGroupNCCL's reduce_scatter copies each of them into a flat
+//         buffer, one copy_ per rank, before the collective.
 //  [VAR]  Per-GPU compute-speed spread: Sinha et al., "Not All GPUs Are Created Equal:
 //         Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC22; arXiv
 //         2208.11035 v3): over 90 % of the GPUs of five clusters (V100 and MI60; SGEMM, ResNet-50,
@@ -125,13 +141,16 @@ ImplementationBundle pytorch_fsdp() {
   return b;
 }
 
-/// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time [DSZ3],
-/// each a list-form all_gather with a copy per rank [DSL], and each layer waits for its own
+/// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time and
+/// reduce-scatters one gradient at a time [DSZ3], each list-form with a copy per rank [DSL],
+/// keeps tensors under 100,000 elements whole [DSP], and each layer waits for its own
 /// gathers (the fetch synchronises the device) [DSF].
 /// The other presets gather a layer at a time: an FSDP unit [FSDPU], Megatron's buckets.
 ImplementationBundle deepspeed() {
   ImplementationBundle b = bundle("deepspeed", AttentionKind::unfused, true, 0, 0, false);
   b.gather_granularity = GatherGranularity::parameter;
+  b.reduce_granularity = ReduceGranularity::parameter;
+  b.persistence_threshold = 100000;
   b.param_gather_overlap = false;
   b.gather_list_copies = true;
   return b;

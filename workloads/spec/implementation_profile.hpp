@@ -64,6 +64,15 @@ inline constexpr NameTable<GatherGranularity, 4> kGatherGranularityNames{{
     {GatherGranularity::parameter, "parameter", "one per parameter tensor (DeepSpeed up to 0.5)"},
     {GatherGranularity::bucket, "bucket", "one per `gather_bucket` bytes"}}};
 
+/// How ZeRO-3 reduce-scatters a layer's gradients: in `layout.dp_bucket`s (Megatron,
+/// FSDP's per-unit reduce, DeepSpeed from 0.6's coalesced buckets), or one collective per
+/// parameter tensor (DeepSpeed up to 0.5), each paying the collective's fixed cost and
+/// ring latency over the group.
+enum class ReduceGranularity { bucket, parameter };
+inline constexpr NameTable<ReduceGranularity, 2> kReduceGranularityNames{{
+    {ReduceGranularity::bucket, "bucket", "one per `layout.dp_bucket` bytes"},
+    {ReduceGranularity::parameter, "parameter", "one per parameter tensor (DeepSpeed up to 0.5)"}}};
+
 /// When a sharded (ZeRO-3 / FSDP) layer's gathered weights are freed: after its
 /// forward, so the backward (and a full recompute) gathers them again — FSDP FULL_SHARD,
 /// DeepSpeed ZeRO-3; after its backward, so each micro-batch gathers each layer once and
@@ -85,6 +94,10 @@ struct ImplementationBundle {
   bool dp_overlap = true;
   bool param_gather_overlap = true;
   GatherGranularity gather_granularity = GatherGranularity::layer;
+  ReduceGranularity reduce_granularity = ReduceGranularity::bucket;
+  /// ZeRO-3 keeps parameter tensors of fewer elements than this whole on every rank: never
+  /// gathered (their gradients are still reduced). 0: every tensor is sharded.
+  double persistence_threshold = 0;
   Reshard reshard = Reshard::after_forward;
   /// Each ZeRO-3 weight gather is PyTorch's list-form all_gather: NCCL fills a flat buffer,
   /// then one copy kernel per rank of the group moves that rank's slice into its own tensor.

@@ -247,6 +247,10 @@ struct ImplementationSpec {
   /// ZeRO-3 weight gathers: calls per layer (implementation_profile.hpp); the preset's unless given.
   GatherGranularity gather_granularity = GatherGranularity::layer;
   double gather_bucket_bytes = 50e6;  // bytes per call under GatherGranularity::bucket
+  /// ZeRO-3 gradient reduce-scatters: in dp buckets or per parameter tensor (implementation_profile.hpp).
+  ReduceGranularity reduce_granularity = ReduceGranularity::bucket;
+  /// ZeRO-3: tensors of fewer elements stay whole on every rank, never gathered (implementation_profile.hpp).
+  double persistence_threshold = 0;
   /// ZeRO-3 gathered weights freed after the forward, the backward or the step (implementation_profile.hpp).
   Reshard reshard = Reshard::after_forward;
   /// ZeRO-3 gathers as list-form all_gathers: a copy kernel per rank per call (implementation_profile.hpp).
