@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "tools/scenario/scenario.hpp"
 #include "workloads/model/model.hpp"
@@ -245,4 +246,47 @@ TEST_CASE("implementation.reshard: weights kept past the forward hold the stage'
   CHECK(step.memory_per_stage[0].buffers - fwd.memory_per_stage[0].buffers == doctest::Approx(all - 2 * widest));
   CHECK(bwd.memory_per_stage[0].buffers == doctest::Approx(step.memory_per_stage[0].buffers));
   CHECK(step.memory_per_stage[0].weights == doctest::Approx(fwd.memory_per_stage[0].weights));  // the shards
+}
+
+TEST_CASE("ZeRO-3 reuse distance: under full recompute, modules with more than the limit behind them are gathered again") {
+  // hidden 1024, ffn 4096: QKV 3·2^20 elements, projection 2^20, fc1 and fc2 4·2^20 each.
+  // After its recompute a module waits for the later modules twice (recomputed, then
+  // their backward): QKV 2·9·2^20 = 18.9 M, projection 16.8 M, fc1 8.4 M, fc2 0.
+  const auto at = [](const std::string& limit) {
+    std::string yaml = zero3_yaml("parameter", false,
+                                  "persistence_threshold: 100000, reduce_granularity: bucket, max_reuse_distance: " + limit);
+    yaml.replace(yaml.find("microbatches: 2}"), 16, "microbatches: 2, recompute: full}");
+    return tools::load_scenario_string(yaml, "<reuse " + limit + ">");
+  };
+  const Gathers kept = rank0_gathers(at("0"), 1), ten = rank0_gathers(at("1e7"), 1), one = rank0_gathers(at("1"), 1),
+                big = rank0_gathers(at("1e8"), 1);
+  const int m = 2;  // micro-batches
+  // Kept: the forward's 4 matrices and the backward's 4 (shared by the recompute).
+  CHECK(kept.calls == m * (4 + 4));
+  CHECK(big.calls == kept.calls);
+  // 10 M: QKV and the projection again, a third of the layer's matrix elements (4 of 12 · 2^20).
+  CHECK(ten.calls == m * (4 + 4 + 2));
+  CHECK(ten.bytes == doctest::Approx(kept.bytes * (2 + 1.0 / 3) / 2).epsilon(1e-12));
+  // Any distance at all: every module but the last, three quarters of the elements.
+  CHECK(one.calls == m * (4 + 4 + 3));
+  CHECK(one.bytes == doctest::Approx(kept.bytes * (2 + 8.0 / 12) / 2).epsilon(1e-12));
+  // The deepspeed preset's limit is DeepSpeed's default, 1e9: nothing at this size.
+  const auto preset = tools::load_scenario_string(zero3_yaml("parameter", false, "gather_bucket: 50 MB"), "<preset>");
+  CHECK(preset->implementation.max_reuse_distance == 1e9);
+}
+
+TEST_CASE("the matrices of a dense layer in forward order, and equal shares elsewhere") {
+  wl::ModelSpec gpt = *wl::model_preset("gpt3-175b");
+  const double h = 12288;
+  const std::vector<double> n = wl::layer_matrix_numels(gpt, 0);
+  REQUIRE(n.size() == 4);
+  CHECK(n[0] == 3 * h * h);
+  CHECK(n[1] == h * h);
+  CHECK(n[2] == 4 * h * h);
+  CHECK(n[3] == 4 * h * h);
+  wl::ModelSpec llama = *wl::model_preset("llama3-8b");  // GQA: 32 query heads, 8 K/V heads of 128
+  const std::vector<double> l = wl::layer_matrix_numels(llama, 0);
+  REQUIRE(l.size() == 5);
+  CHECK(l[0] == 4096.0 * (4096 + 2 * 1024));
+  CHECK(l[4] == 4096.0 * 14336);
 }

@@ -52,6 +52,7 @@ const std::vector<std::string> kScenarioFiles = {
     "unbalanced-stages.yaml",
     "straggler.yaml",
     "throttling.yaml",
+    "power-capped.yaml",
     "zero3-vs-zero1.yaml",
     "jitter.yaml",
     "degraded-link.yaml",

@@ -114,6 +114,7 @@ private:
           impl.gather_granularity = bundle->gather_granularity;
           impl.reduce_granularity = bundle->reduce_granularity;
           impl.persistence_threshold = bundle->persistence_threshold;
+          impl.max_reuse_distance = bundle->max_reuse_distance;
           impl.reshard = bundle->reshard;
           impl.compute_variability = bundle->compute_variability;
           impl.gather_list_copies = bundle->gather_list_copies;

@@ -486,6 +486,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "ZeRO-3: parameter tensors of fewer elements (per TP shard) stay whole on every rank and are never gathered "
                  "(DeepSpeed's stage3_param_persistence_threshold); their gradients are still reduced",
                  "the preset's (100000 for `deepspeed`, else 0)"),
+      number_key("implementation.max_reuse_distance", LS_FIELD(implementation.max_reuse_distance), 0, 1e15, false, "",
+                 "ZeRO-3 with full recompute: after a module's recomputed forward the layer's later modules run twice "
+                 "(recomputed, then their backward) before its backward; when those hold more parameters (per TP rank) than "
+                 "this, the module's weights are released and gathered again (DeepSpeed's stage3_max_reuse_distance); 0: kept",
+                 "the preset's (1e9 for `deepspeed`, else 0)"),
       choice_key("implementation.reshard", LS_FIELD(implementation.reshard), wl::kReshardNames, wl::Reshard::after_forward,
                  "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),

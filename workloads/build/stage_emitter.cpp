@@ -291,6 +291,7 @@ void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pa
   const Recompute rc = recompute_of_layer(L, l);
   const bool separate_recompute = moe ? rc != Recompute::none : rc == Recompute::full || rc == Recompute::every_second_matmul;
   const std::int64_t held = separate_recompute ? emit_layer(l, Pass::recompute, at, gather) : 0;
+  if (rc == Recompute::full && !moe) gather = std::max(gather, zero3_regather(at, l));
   emit_layer(l, pass, at, gather, held);
   if (reload_next)
     offload_copy_[static_cast<std::size_t>(l - 2)] = builder_.add(
@@ -526,10 +527,43 @@ std::int64_t StageEmitter::zero3_gather(const Site& at, int layer, bool backward
     if (done) return kNoGather;
     done = 1;
   }
+  const double bytes = params_.gather_weight_bytes(layer);
+  return emit_weight_gathers(at, layer, bytes, gather_calls(layer, bytes), backward);
+}
+
+std::int64_t StageEmitter::zero3_regather(const Site& at, int layer) {
+  // DeepSpeed's reuse distance [DSP]: after a module's recomputed forward, the layer's
+  // later modules run twice (recomputed, then their backward) before this module's
+  // backward; a module whose weights would wait behind more than max_reuse_distance
+  // parameters is released and gathered again.
+  const double limit = s_.implementation.max_reuse_distance;
+  if (!zero3_ || !(limit > 0) || s_.implementation.reshard != Reshard::after_forward) return kNoGather;
+  const std::vector<double> numels = layer_matrix_numels(s_.model, layer);
+  const double tp = s_.layout.tp;
+  double after = 0, again = 0, all = 0;
+  int modules = 0;
+  for (auto it = numels.rbegin(); it != numels.rend(); ++it) {
+    if (2 * after / tp > limit) {
+      again += *it;
+      ++modules;
+    }
+    after += *it;
+    all += *it;
+  }
+  if (modules == 0) return kNoGather;
+  const double bytes = params_.gather_weight_bytes(layer) * again / all;
+  const bool persist = widest_layer_vector(s_.model, s_.layout.tp) < s_.implementation.persistence_threshold;
+  const int per_module = s_.implementation.gather_granularity == GatherGranularity::parameter && !persist && has_bias(s_.model) ? 2 : 1;
+  int calls = modules * per_module;
+  if (s_.implementation.gather_granularity == GatherGranularity::layer) calls = 1;
+  if (s_.implementation.gather_granularity == GatherGranularity::bucket)
+    calls = std::max(1, static_cast<int>(std::ceil(bytes / s_.implementation.gather_bucket_bytes)));
+  return emit_weight_gathers(at, layer, bytes, calls, true);
+}
+
+std::int64_t StageEmitter::emit_weight_gathers(const Site& at, int layer, double bytes, int calls, bool backward) {
   // `calls` all-gathers of bytes/calls each, as the framework issues them
   // (gather_granularity): one op runs up to 255 of them back to back (Op::repeat).
-  const double bytes = params_.gather_weight_bytes(layer);
-  const int calls = gather_calls(layer, bytes);
   constexpr int kMaxRepeat = 255;
   std::int64_t idx = kNoGather;
   for (int done = 0; done < calls;) {

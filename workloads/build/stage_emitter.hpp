@@ -131,6 +131,12 @@ private:
   /// All-gathers that ZeRO-3 issues for layer `layer`'s `bytes` (gather_granularity).
   int gather_calls(int layer, double bytes) const;
   std::int64_t zero3_gather(const Site& at, int layer, bool backward);
+  /// ZeRO-3 under full recompute with implementation.max_reuse_distance: the modules of
+  /// layer `layer` released between its recomputed forward and its backward, gathered again.
+  std::int64_t zero3_regather(const Site& at, int layer);
+  /// `calls` weight all-gathers of `bytes` in all for layer `layer` (and their list-form
+  /// copies), on the compute stream or prefetched; the prefetched gather's index.
+  std::int64_t emit_weight_gathers(const Site& at, int layer, double bytes, int calls, bool backward);
   std::int64_t first_use_gather(int chunk, int layer);
   void reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush);
   /// `calls` gradient reductions of `bytes` in all over the ZeRO / data-parallel group

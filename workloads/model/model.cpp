@@ -449,6 +449,17 @@ double widest_layer_vector(const ModelSpec& m, int tp) {
   return std::max({h, 3 * h / tp, static_cast<double>(m.ffn_hidden) / tp});
 }
 
+std::vector<double> layer_matrix_numels(const ModelSpec& m, int layer) {
+  const int matrices = layer_parameter_tensors(m, layer) - layer_vector_tensors(m, layer);
+  const AttentionShape A = attention_shape(m);
+  if (A.mla || layer_is_moe(m, layer) || is_mtp_block(m, layer))
+    return std::vector<double>(static_cast<std::size_t>(matrices), layer_params(m, layer) / matrices);
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  std::vector<double> out{h * (A.q_width() + A.k_width() + A.v_width()), A.context_width() * h};
+  for (int i = 0; i < mlp_matrices(m); ++i) out.push_back(h * f);
+  return out;
+}
+
 int layer_parameter_tensors(const ModelSpec& m, int layer) {
   // A GPT-style linear carries a bias and a LayerNorm a bias beside its weight; the
   // router has no bias in either style.

@@ -112,6 +112,10 @@ int layer_norm_modules(const ModelSpec& m, int layer);
 /// Elements of the widest vector of a layer on one of `tp` ranks: hidden (norms),
 /// 3·hidden / tp (a fused QKV bias), ffn_hidden / tp (the MLP's first bias).
 double widest_layer_vector(const ModelSpec& m, int tp);
+/// Elements of each weight matrix of a layer (one per linear module), in forward order:
+/// QKV, output projection, the MLP's matrices. Layers of other kinds (MoE, MLA, an MTP
+/// block) get their matrices as equal shares of the layer's parameters.
+std::vector<double> layer_matrix_numels(const ModelSpec& m, int layer);
 
 /// Cost of one piece of work for one micro-batch of b sequences on one device of a
 /// tp-way group. FLOPs are hardware FLOPs on that device; bytes are HBM bytes touched

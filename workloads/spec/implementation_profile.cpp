@@ -37,7 +37,14 @@
 //         never per layer. ZeRO-3's overlap_comm defaults to true there
 //         (ZERO3_OPTIMIZATION_OVERLAP_COMM_DEFAULT), but every sub-module fetch synchronises
 //         the device [DSF], so a reduction runs beside at most the rest of its own module:
-//         the preset keeps dp_overlap false.
+//         the preset keeps dp_overlap false. stage3_max_reuse_distance defaults to 1e9
+//         elements: release_sub_module() keeps a module's parameters only while
+//         _keep_for_later() finds their next use within that many parameters of the traced
+//         module order (get_reuse_distance_in_numel, summing the modules in between). Under
+//         activation checkpointing the recomputed forward of a layer and its backward are
+//         both traced, so a module is released after its recompute when the layer's later
+//         modules, run twice in between, hold more than that (GPT-3 175B: QKV, projection
+//         and the first MLP matrix; never at hidden 4,096), and gathered again.
 //  [DSF]  DeepSpeed ZeRO-3 fetch, v0.3.13 to v0.5.10 (microsoft/DeepSpeed,
 //         deepspeed/runtime/zero/stage3.py): fetch_sub_module is documented as blocking and,
 //         in every sub-module's pre-forward and pre-backward hook, waits on the gather
@@ -143,7 +150,8 @@ ImplementationBundle pytorch_fsdp() {
 
 /// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time and
 /// reduce-scatters one gradient at a time [DSZ3], each list-form with a copy per rank [DSL],
-/// keeps tensors under 100,000 elements whole [DSP], and each layer waits for its own
+/// keeps tensors under 100,000 elements whole and gathers a module again between its
+/// recompute and its backward past a reuse distance of 1e9 elements [DSP], and each layer waits for its own
 /// gathers (the fetch synchronises the device) [DSF].
 /// The other presets gather a layer at a time: an FSDP unit [FSDPU], Megatron's buckets.
 ImplementationBundle deepspeed() {
@@ -151,6 +159,7 @@ ImplementationBundle deepspeed() {
   b.gather_granularity = GatherGranularity::parameter;
   b.reduce_granularity = ReduceGranularity::parameter;
   b.persistence_threshold = 100000;
+  b.max_reuse_distance = 1e9;
   b.param_gather_overlap = false;
   b.gather_list_copies = true;
   return b;

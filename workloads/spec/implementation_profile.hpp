@@ -98,6 +98,10 @@ struct ImplementationBundle {
   /// ZeRO-3 keeps parameter tensors of fewer elements than this whole on every rank: never
   /// gathered (their gradients are still reduced). 0: every tensor is sharded.
   double persistence_threshold = 0;
+  /// ZeRO-3 under full recompute: a module whose weights, gathered for its recomputed
+  /// forward, would wait behind more parameters than this before its backward is
+  /// released and gathered again. 0: always kept.
+  double max_reuse_distance = 0;
   Reshard reshard = Reshard::after_forward;
   /// Each ZeRO-3 weight gather is PyTorch's list-form all_gather: NCCL fills a flat buffer,
   /// then one copy kernel per rank of the group moves that rank's slice into its own tensor.

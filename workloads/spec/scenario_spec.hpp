@@ -251,6 +251,8 @@ struct ImplementationSpec {
   ReduceGranularity reduce_granularity = ReduceGranularity::bucket;
   /// ZeRO-3: tensors of fewer elements stay whole on every rank, never gathered (implementation_profile.hpp).
   double persistence_threshold = 0;
+  /// ZeRO-3 with full recompute: modules gathered again for the backward past this reuse distance (implementation_profile.hpp).
+  double max_reuse_distance = 0;
   /// ZeRO-3 gathered weights freed after the forward, the backward or the step (implementation_profile.hpp).
   Reshard reshard = Reshard::after_forward;
   /// ZeRO-3 gathers as list-form all_gathers: a copy kernel per rank per call (implementation_profile.hpp).
