@@ -48,6 +48,15 @@ TEST_CASE("the critical path's op budget changes no other number: the interferen
   };
   CHECK_FALSE(has(full, "no-critical-path"));
   CHECK(has(bounded, "no-critical-path"));
+  // A caller that asks for no critical path (validate) gets the same numbers and no warning.
+  SimOptions opt;
+  opt.critical_path = false;
+  const Result asked = simulate(resolve(zero3_data_parallel(36)), opt);
+  CHECK(asked.step_time_s == full.step_time_s);
+  CHECK(asked.per_stage[0].compute_s == full.per_stage[0].compute_s);
+  CHECK(full.critical_path.compute_s > 0);
+  CHECK(asked.critical_path.compute_s == 0);
+  CHECK_FALSE(has(asked, "no-critical-path"));
 }
 
 TEST_CASE("stepping the micro-batches across the critical path's op budget moves the time per micro-batch smoothly") {

@@ -271,7 +271,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   // simulation.critical_path_ops it is left out and a warning says so. Nothing else reads
   // the traces: every number but the critical path's is the same either way.
   const std::size_t ops = simulated_ops(prog, cfg.symmetry);
-  cfg.record_ops = ops <= static_cast<std::size_t>(sc.simulation.critical_path_ops);
+  cfg.record_ops = opts.critical_path && ops <= static_cast<std::size_t>(sc.simulation.critical_path_ops);
 
   const ComputeProfile profile = compute_profile_of(sc.gpu);
   const double rho = overlap_slowdown(profile);
@@ -339,7 +339,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   fold_tp_crossing(res, cluster, prog);
   fold_scale_noise(res, sc.implementation.compute_variability, noise, cfg.record_ops);
 
-  res.warnings = dynamic_warnings(sc, bp, res, cfg.record_ops ? 0 : ops);
+  res.warnings = dynamic_warnings(sc, bp, res, cfg.record_ops || !opts.critical_path ? 0 : ops);
   res.events = eng.events_processed();
   res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;

@@ -44,6 +44,10 @@ struct SimOptions {
   /// Price the warnings by simulating the fix (no straggler, balanced stages, TP
   /// inside nodes). Each what-if is one more simulation, run only when its warning fires.
   bool what_if = true;
+  /// Walk the critical path (one 24-byte op trace per simulated op, up to
+  /// simulation.critical_path_ops). False: no walk, no traces and no warning about it;
+  /// the step time and every number but the critical path's are the same.
+  bool critical_path = true;
 };
 
 /// Runs the simulation. Throws std::runtime_error on a deadlocked schedule, with a

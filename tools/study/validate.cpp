@@ -334,6 +334,7 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
         if (adjust) adjust(sc);
         wl::SimOptions opt;
         opt.what_if = false;  // the predicted step is all validation needs
+        opt.critical_path = false;
         return wl::simulate(wl::resolve(std::move(sc)), opt);
       },
       jobs, progress);
