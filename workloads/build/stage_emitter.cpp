@@ -386,7 +386,7 @@ void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   }
   const Op opt = compute_op(Work::optimizer, -1, 0, -1, -1, cost, 0);
   // implementation.dp_overlap false: every gradient collective starts after the backward.
-  for (const DeferredSync& g : deferred_grad_sync_) issue_grad_sync(g.op, g.copies);
+  for (const DeferredSync& g : deferred_grad_sync_) issue_grad_sync(g.op, g.copies, true);
   deferred_grad_sync_.clear();
   if (s_.layout.schedule == Schedule::dualpipe) exchange_mirror_gradients(stage_params);
   // Memory-bound, after every gradient is reduced.
@@ -697,14 +697,16 @@ void StageEmitter::add_grad_sync(const Op& op, const std::optional<Op>& copies) 
     deferred_grad_sync_.push_back(DeferredSync{op, copies});
     return;
   }
-  issue_grad_sync(op, copies);
+  issue_grad_sync(op, copies, false);
 }
 
-void StageEmitter::issue_grad_sync(const Op& op, const std::optional<Op>& copies) {
-  // The copies run on the compute stream after the previous reduction (they share the
-  // collective's stream in the framework), and the reduction after them.
+void StageEmitter::issue_grad_sync(const Op& op, const std::optional<Op>& copies, bool after_backward) {
+  // The copies are kernels on the GPU (booked on the compute stream) and the reduction
+  // waits for them. After the backward nothing else runs: each copy waits for the
+  // previous reduction, as on the one NCCL stream they share in the framework. Beside
+  // the backward they must not hold the backward up behind a reduction.
   if (copies) {
-    if (builder_.count(stream::dp) > 0) builder_.add(stream::compute, *copies, {builder_.last(stream::dp)});
+    if (after_backward && builder_.count(stream::dp) > 0) builder_.add(stream::compute, *copies, {builder_.last(stream::dp)});
     else builder_.add(stream::compute, *copies);
   }
   builder_.add(stream::dp, op, {builder_.last(stream::compute)});

@@ -108,8 +108,9 @@ private:
   /// Adds a gradient collective on the dp stream now (dp_overlap) or keeps it for after
   /// the backward (flushed before the optimizer).
   void add_grad_sync(const sim::Op& op, const std::optional<sim::Op>& copies = std::nullopt);
-  /// The gradient collective (after its list-form input copies, if any) on the dp stream now.
-  void issue_grad_sync(const sim::Op& op, const std::optional<sim::Op>& copies);
+  /// The gradient collective (after its list-form input copies, if any) on the dp stream
+  /// now; `after_backward`: the deferred ones, flushed before the optimizer.
+  void issue_grad_sync(const sim::Op& op, const std::optional<sim::Op>& copies, bool after_backward);
   /// Activation offload (offload.hpp): a copy of `bytes` of layer `layer` on the prefetch stream.
   sim::Op copy_op(const Site& at, int layer, double bytes) const;
   /// TP all-reduces of a dense layer's pass: 2, or 1 in the parallel block.
