@@ -54,6 +54,7 @@ const std::vector<std::string> kScenarioFiles = {
     "throttling.yaml",
     "power-capped.yaml",
     "zero3-vs-zero1.yaml",
+    "deepspeed-zero3-2021.yaml",
     "jitter.yaml",
     "degraded-link.yaml",
     "small-microbatch.yaml",
