@@ -405,6 +405,8 @@ TEST_CASE("bad scenarios: compiler-style message with file, line and key path") 
       {"empty gpu", edit(3, "  gpu:"), {}, "bad.yaml", 3, "cluster.gpu", "expected a GPU preset name or a map"},
       {"power limit above the TDP", edit(3, "  gpu: {preset: h100-sxm, power_limit: 900}"), {}, "bad.yaml", 3,
        "cluster.gpu.power_limit", "must be within [tdp / 4, tdp] = [175, 700] W"},
+      {"power limit under a quarter of the TDP", edit(3, "  gpu: {preset: h100-sxm, power_limit: 100}"), {}, "bad.yaml", 3,
+       "cluster.gpu.power_limit", "state the part's own peak_tflops"},
       {"power limit without a TDP",
        edit(3, "  gpu: {peak_tflops: 100, memory: 80 GB, hbm_bandwidth: 2 TB/s, nvlink_bandwidth: 100 GB/s, "
                "nic_bandwidth: 50 GB/s, power_limit: 300}"),

@@ -74,7 +74,10 @@ void check_hardware(const Scenario& s, Errors& e) {
       e.add("cluster.gpu.power_limit",
             fmt::format("power_limit ({:g} W) must be within [tdp / 4, tdp] = [{:g}, {:g}] W", s.gpu.power_limit_watts,
                         s.gpu.tdp_watts / 4, s.gpu.tdp_watts),
-            "a cap above the TDP does not raise the clocks; raise peak_tflops for a faster part");
+            s.gpu.power_limit_watts > s.gpu.tdp_watts
+                ? "a cap above the TDP does not raise the clocks; raise peak_tflops for a faster part"
+                : "the cube law is checked down to 400/700 of the TDP; far below (drivers stop near a quarter) "
+                  "state the part's own peak_tflops instead");
   }
 }
 

@@ -149,10 +149,10 @@ ImplementationBundle pytorch_fsdp() {
 }
 
 /// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time and
-/// reduce-scatters one gradient at a time [DSZ3], each list-form with a copy per rank [DSL],
-/// keeps tensors under 100,000 elements whole and gathers a module again between its
-/// recompute and its backward past a reuse distance of 1e9 elements [DSP], and each layer waits for its own
-/// gathers (the fetch synchronises the device) [DSF].
+/// reduce-scatters one gradient at a time [DSZ3], each list-form with a copy per rank [DSL];
+/// it keeps tensors under 100,000 elements whole and gathers a module again between its
+/// recompute and its backward past a reuse distance of 1e9 elements [DSP]; each layer waits
+/// for its own gathers (the fetch synchronises the device) [DSF].
 /// The other presets gather a layer at a time: an FSDP unit [FSDPU], Megatron's buckets.
 ImplementationBundle deepspeed() {
   ImplementationBundle b = bundle("deepspeed", AttentionKind::unfused, true, 0, 0, false);

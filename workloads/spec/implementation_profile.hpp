@@ -64,8 +64,8 @@ inline constexpr NameTable<GatherGranularity, 4> kGatherGranularityNames{{
     {GatherGranularity::parameter, "parameter", "one per parameter tensor (DeepSpeed up to 0.5)"},
     {GatherGranularity::bucket, "bucket", "one per `gather_bucket` bytes"}}};
 
-/// How ZeRO-3 reduce-scatters a layer's gradients: in `layout.dp_bucket`s (Megatron,
-/// FSDP's per-unit reduce, DeepSpeed from 0.6's coalesced buckets), or one collective per
+/// How ZeRO-3 reduce-scatters a layer's gradients: in `layout.dp_bucket`s (every preset
+/// but `deepspeed`; DeepSpeed from 0.6 coalesces its buckets too), or one collective per
 /// parameter tensor (DeepSpeed up to 0.5), each paying the collective's fixed cost and
 /// ring latency over the group.
 enum class ReduceGranularity { bucket, parameter };
