@@ -9,6 +9,9 @@
 
 #include "tools/scenario/scenario_keys.hpp"
 
+#ifndef FUZZ_DICT_PATH
+#error "FUZZ_DICT_PATH must be defined (path of tests/fuzz/scenario.dict)"
+#endif
 #ifndef README_PATH
 #error "README_PATH must be defined (path of README.md)"
 #endif
@@ -63,5 +66,21 @@ TEST_CASE("the README's scenario reference is the table's markdown") {
     quoted += k.path;
     quoted += "`";
     CHECK(section.find(quoted) != std::string::npos);
+  }
+}
+
+TEST_CASE("the fuzzer's dictionary holds every key's name, as its header says") {
+  // libFuzzer mutates scenarios with these tokens; a key missing here is one the fuzzer
+  // reaches only by chance.
+  std::ifstream in(FUZZ_DICT_PATH);
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string dict = text.str();
+  for (const auto& k : scenario_keys()) {
+    std::string leaf(k.path.substr(k.path.find_last_of('.') + 1));
+    if (leaf.size() > 2 && leaf.substr(leaf.size() - 2) == "[]") leaf.resize(leaf.size() - 2);
+    CAPTURE(k.path);
+    CHECK(dict.find("=\"" + leaf + ":\"") != std::string::npos);
   }
 }
