@@ -290,3 +290,24 @@ TEST_CASE("the matrices of a dense layer in forward order, and equal shares else
   CHECK(l[0] == 4096.0 * (4096 + 2 * 1024));
   CHECK(l[4] == 4096.0 * 14336);
 }
+
+TEST_CASE("check's sharded-collective counts are the program's: per step on stage 0") {
+  const auto sc = tools::load_scenario_string(
+      zero3_yaml("parameter", true, "persistence_threshold: 100000, reduce_granularity: parameter"), "<report>");
+  const wl::LayoutReport rep = wl::layout_report(sc);
+  int gathers = 0;
+  double gather_bytes = 0;
+  for (int l = 0; l < sc->model.layers; ++l) {
+    const Gathers g = rank0_gathers(sc, l);
+    gathers += g.calls;
+    gather_bytes += g.bytes;
+  }
+  // Per micro-batch (2): 4 matrices per layer and pass (2), the embedding and positions
+  // twice on layer 0, the head twice on the last.
+  CHECK(gathers == 2 * (2 * 4 * 4 + 2 * 2 + 2 * 1));
+  CHECK(rep.weight_gathers_per_step == gathers);
+  CHECK(rep.weight_gather_bytes_per_step == doctest::Approx(gather_bytes).epsilon(1e-12));
+  const Gathers r = rank0_reduces(sc);
+  CHECK(rep.gradient_reductions_per_step == r.calls);
+  CHECK(rep.gradient_reduction_bytes_per_step == doctest::Approx(r.bytes).epsilon(1e-12));
+}

@@ -43,6 +43,19 @@ LayoutReport layout_report(const ResolvedScenario& resolved) {
     ps.max_peak_bytes = std::max(ps.max_peak_bytes, mt.peak);
   }
   ps.fits = memory_fits(sc, ps.max_peak_bytes);
+  // The calls a framework's gather / reduce granularity makes (implementation.*), read off
+  // the program rather than restated.
+  for (const auto& stream : bp.program.stages.front().streams)
+    for (const auto& op : stream) {
+      if (op.kind != sim::OpKind::collective) continue;
+      if (op.tag == static_cast<std::uint8_t>(Work::param_gather)) {
+        ps.weight_gathers_per_step += op.repeat;
+        ps.weight_gather_bytes_per_step += op.bytes * op.repeat;
+      } else if (op.tag == static_cast<std::uint8_t>(Work::grad_sync)) {
+        ps.gradient_reductions_per_step += op.repeat;
+        ps.gradient_reduction_bytes_per_step += op.bytes * op.repeat;
+      }
+    }
   ps.verdict = memory_verdict_name(memory_verdict(sc, ps.max_peak_bytes));
   // One representative group per axis, and every TP group that leaves its node.
   const auto& prog = bp.program;

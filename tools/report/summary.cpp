@@ -301,6 +301,23 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   out += fmt::format("  {:<20} {}FLOP\n", "model FLOPs/step", human_count(p.model_flops_per_step));
   out += fmt::format("  {:<20} {}  ({})\n", "bubble (analytic)", percent(p.bubble_fraction_analytic),
                      wl::analytic_bubble_formula(L.schedule, L.pp, L.microbatches));
+  if (L.zero >= 1 && p.weight_gathers_per_step + p.gradient_reductions_per_step > 0) {
+    // How the framework issues its sharded collectives decides their latency cost: the
+    // counts here are the program's, under the implementation keys named beside them.
+    const auto& impl = s.implementation;
+    std::string gathers = fmt::format("{} weight all-gathers ({}", p.weight_gathers_per_step, human_bytes(p.weight_gather_bytes_per_step));
+    if (L.zero >= 3) {
+      gathers += fmt::format(", per {}", wl::name_of(wl::kGatherGranularityNames, impl.gather_granularity));
+      if (impl.persistence_threshold > 0) gathers += fmt::format(", tensors under {} elements kept whole", human_count(impl.persistence_threshold));
+      if (impl.max_reuse_distance > 0 && L.recompute == wl::Recompute::full)
+        gathers += fmt::format(", again after the recompute past {} elements", human_count(impl.max_reuse_distance));
+    }
+    std::string reductions = fmt::format("{} gradient reductions ({}", p.gradient_reductions_per_step, human_bytes(p.gradient_reduction_bytes_per_step));
+    if (L.zero >= 3)
+      reductions += fmt::format(", per {}", wl::name_of(wl::kReduceGranularityNames, impl.reduce_granularity));
+    out += fmt::format("  {:<20} per step on stage 0: {}), {}){}\n", "sharded collectives", gathers, reductions,
+                       impl.gather_list_copies && L.zero >= 3 ? "; list-form, a copy kernel per rank per call" : "");
+  }
 
   out += "\nCommunication groups\n";
   for (const auto& g : p.groups) {
