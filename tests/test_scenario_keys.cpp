@@ -41,12 +41,21 @@ TEST_CASE("names and values come in table order") {
   CHECK_THROWS_AS(scenario_key_values("layout.tp"), std::logic_error);  // not a choice
 }
 
-TEST_CASE("the README's scenario reference is the table's markdown") {
-  std::ifstream in(README_PATH);
-  REQUIRE(in);
+namespace {
+
+/// The file's whole text; empty when it cannot be read (the caller REQUIREs text).
+std::string read_text(const char* path) {
+  std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("the README's scenario reference is the table's markdown") {
+  const std::string text = read_text(README_PATH);
+  REQUIRE(!text.empty());
   const std::string begin = "<!-- keys:begin -->\n", end = "<!-- keys:end -->";
   const auto b = text.find(begin);
   const auto e = text.find(end);
@@ -72,11 +81,8 @@ TEST_CASE("the README's scenario reference is the table's markdown") {
 TEST_CASE("the fuzzer's dictionary holds every key's name, as its header says") {
   // libFuzzer mutates scenarios with these tokens; a key missing here is one the fuzzer
   // reaches only by chance.
-  std::ifstream in(FUZZ_DICT_PATH);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string dict = text.str();
+  const std::string dict = read_text(FUZZ_DICT_PATH);
+  REQUIRE(!dict.empty());
   for (const auto& k : scenario_keys()) {
     std::string leaf(k.path.substr(k.path.find_last_of('.') + 1));
     if (leaf.size() > 2 && leaf.substr(leaf.size() - 2) == "[]") leaf.resize(leaf.size() - 2);
