@@ -43,6 +43,7 @@ LayoutReport layout_report(const ResolvedScenario& resolved) {
     ps.max_peak_bytes = std::max(ps.max_peak_bytes, mt.peak);
   }
   ps.fits = memory_fits(sc, ps.max_peak_bytes);
+  ps.verdict = memory_verdict_name(memory_verdict(sc, ps.max_peak_bytes));
   // The calls a framework's gather / reduce granularity makes (implementation.*), read off
   // the program rather than restated.
   for (const auto& stream : bp.program.stages.front().streams)
@@ -56,7 +57,6 @@ LayoutReport layout_report(const ResolvedScenario& resolved) {
         ps.gradient_reduction_bytes_per_step += op.bytes * op.repeat;
       }
     }
-  ps.verdict = memory_verdict_name(memory_verdict(sc, ps.max_peak_bytes));
   // One representative group per axis, and every TP group that leaves its node.
   const auto& prog = bp.program;
   std::vector<bool> shown(static_cast<std::size_t>(kAxisCount), false);

@@ -331,9 +331,10 @@ struct LayoutReport {
   double model_flops_per_step = 0;       // summed over the program's ops: equals run's
   double hardware_flops_per_step = 0;    // likewise (recompute included)
   AxisComm comm[kAxisCount];             // indexed by Axis; the reported axes (analysis/axis_comm.hpp)
-  /// Sharded data parallelism as the program issues it, on stage 0's first rank per step
-  /// (Op::repeat counted): weight all-gathers and gradient reductions over dp, their calls
-  /// and bytes. Zero without ZeRO / FSDP traffic.
+  /// Data-parallel collectives as the program issues them, on stage 0's first rank per
+  /// step (Op::repeat counted): weight all-gathers (ZeRO / FSDP) and gradient reductions
+  /// (over dp, HSDP's replicas and the experts' data-parallel group; all-reduces without
+  /// ZeRO), their calls and bytes.
   int weight_gathers_per_step = 0;
   double weight_gather_bytes_per_step = 0;
   int gradient_reductions_per_step = 0;
