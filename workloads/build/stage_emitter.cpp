@@ -1,4 +1,6 @@
-// workloads/build/stage_emitter.cpp — see stage_emitter.hpp.
+// workloads/build/stage_emitter.cpp — see stage_emitter.hpp: the passes, pipeline transfers and
+// in-layer collectives of a stage; its data-parallel gathers and reductions are in
+// stage_emitter_dp.cpp.
 #include "workloads/spec/vocabulary.hpp"
 #include "workloads/build/stage_emitter.hpp"
 
@@ -13,6 +15,7 @@
 #include "workloads/model/model.hpp"
 #include "workloads/build/offload.hpp"
 #include "workloads/build/pair_overlap.hpp"
+#include "workloads/build/stage_ops.hpp"
 #include "workloads/cost/kernels.hpp"
 
 namespace ls::wl {
@@ -34,29 +37,6 @@ Work work_of(Pass pass) {
     case Pass::recompute: return Work::recompute;
   }
   return Work::other;
-}
-
-/// Fields every op of a micro-batch pass carries; microbatch < 0 marks work outside any micro-batch.
-Op base_op(OpKind kind, Work work, int microbatch, int chunk, int layer_begin, int layer_end) {
-  Op op;
-  op.kind = kind;
-  op.tag = tag(work);
-  op.counts_as_busy = microbatch >= 0;
-  op.labels[label::microbatch] = microbatch;
-  op.labels[label::chunk] = chunk;
-  op.labels[label::layer_begin] = layer_begin;
-  op.labels[label::layer_end] = layer_end;
-  return op;
-}
-
-Op collective_op(Axis axis, CollOp coll, Work work, int microbatch, int chunk, int layer_begin, int layer_end, double bytes,
-                 int repeat) {
-  Op op = base_op(OpKind::collective, work, microbatch, chunk, layer_begin, layer_end);
-  op.group_slot = slot(axis);
-  op.coll = coll;
-  op.bytes = bytes;
-  op.repeat = static_cast<std::uint8_t>(repeat);
-  return op;
 }
 
 /// A pipeline transfer end: the send (pp_send stream) or the recv (compute stream).
@@ -291,7 +271,11 @@ void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pa
   const Recompute rc = recompute_of_layer(L, l);
   const bool separate_recompute = moe ? rc != Recompute::none : rc == Recompute::full || rc == Recompute::every_second_matmul;
   const std::int64_t held = separate_recompute ? emit_layer(l, Pass::recompute, at, gather) : 0;
-  if (rc == Recompute::full && !moe) gather = std::max(gather, zero3_regather(at, l));
+  // The recompute consumed the layer's gather; a module released after it is gathered again.
+  if (rc == Recompute::full && !moe) {
+    const std::int64_t again = zero3_regather(at, l);
+    if (again != kNoGather) gather = again;
+  }
   emit_layer(l, pass, at, gather, held);
   if (reload_next)
     offload_copy_[static_cast<std::size_t>(l - 2)] = builder_.add(
@@ -491,227 +475,6 @@ void StageEmitter::ep_all_to_all(Pass pass, const Site& at, int layer, int varia
   builder_.add(stream::compute, op);
 }
 
-int StageEmitter::gather_calls(int layer, double bytes) const {
-  const ModelSpec& m = s_.model;
-  const bool gpt = m.activation == Activation::gelu;
-  const bool last = layer == m.layers - 1;
-  // The embedding (and a GPT model's position table) ride with the first layer; the
-  // final norm (weight, and bias under LayerNorm) and an untied head with the last.
-  const int first_modules = layer == 0 ? (gpt ? 2 : 1) : 0;
-  // Vectors under the persistence threshold stay whole on every rank: a norm module is
-  // then never gathered, nor a bias. (Their bytes, about a thousandth of a layer's at
-  // hidden 1,024 and above, stay in the gathered bytes.)
-  const bool persist = widest_layer_vector(m, s_.layout.tp) < s_.implementation.persistence_threshold;
-  const int final_norm_tensors = gpt && has_bias(m) ? 2 : 1;
-  const int last_modules = last ? (persist ? 0 : 1) + (m.tied_embeddings ? 0 : 1) : 0;
-  const int last_tensors = last ? (persist ? 0 : final_norm_tensors) + (m.tied_embeddings ? 0 : 1) : 0;
-  switch (s_.implementation.gather_granularity) {
-    case GatherGranularity::layer: return 1;
-    case GatherGranularity::module:
-      return layer_parameter_modules(m, layer) - (persist ? layer_norm_modules(m, layer) : 0) + first_modules + last_modules;
-    case GatherGranularity::parameter:
-      return layer_parameter_tensors(m, layer) - (persist ? layer_vector_tensors(m, layer) : 0) + first_modules + last_tensors;
-    case GatherGranularity::bucket: return std::max(1, static_cast<int>(std::ceil(bytes / s_.implementation.gather_bucket_bytes)));
-  }
-  return 1;
-}
-
-std::int64_t StageEmitter::zero3_gather(const Site& at, int layer, bool backward) {
-  if (!zero3_) return kNoGather;
-  // Weights kept past the forward need no gather for the backward (and its recompute);
-  // kept past the step, none after the layer's first use in it.
-  const Reshard reshard = s_.implementation.reshard;
-  if (backward && reshard != Reshard::after_forward) return kNoGather;
-  if (reshard == Reshard::after_step) {
-    auto& done = gathered_this_step_[static_cast<std::size_t>(layer)];
-    if (done) return kNoGather;
-    done = 1;
-  }
-  const double bytes = params_.gather_weight_bytes(layer);
-  return emit_weight_gathers(at, layer, bytes, gather_calls(layer, bytes), backward);
-}
-
-std::int64_t StageEmitter::zero3_regather(const Site& at, int layer) {
-  // DeepSpeed's reuse distance [DSP]: after a module's recomputed forward, the layer's
-  // later modules run twice (recomputed, then their backward) before this module's
-  // backward; a module whose weights would wait behind more than max_reuse_distance
-  // parameters is released and gathered again.
-  const double limit = s_.implementation.max_reuse_distance;
-  if (!zero3_ || !(limit > 0) || s_.implementation.reshard != Reshard::after_forward) return kNoGather;
-  const std::vector<double> numels = layer_matrix_numels(s_.model, layer);
-  const double tp = s_.layout.tp;
-  double after = 0, again = 0, all = 0;
-  int modules = 0;
-  for (auto it = numels.rbegin(); it != numels.rend(); ++it) {
-    if (2 * after / tp > limit) {
-      again += *it;
-      ++modules;
-    }
-    after += *it;
-    all += *it;
-  }
-  if (modules == 0) return kNoGather;
-  const double bytes = params_.gather_weight_bytes(layer) * again / all;
-  const bool persist = widest_layer_vector(s_.model, s_.layout.tp) < s_.implementation.persistence_threshold;
-  const int per_module = s_.implementation.gather_granularity == GatherGranularity::parameter && !persist && has_bias(s_.model) ? 2 : 1;
-  int calls = modules * per_module;
-  if (s_.implementation.gather_granularity == GatherGranularity::layer) calls = 1;
-  if (s_.implementation.gather_granularity == GatherGranularity::bucket)
-    calls = std::max(1, static_cast<int>(std::ceil(bytes / s_.implementation.gather_bucket_bytes)));
-  return emit_weight_gathers(at, layer, bytes, calls, true);
-}
-
-std::int64_t StageEmitter::emit_weight_gathers(const Site& at, int layer, double bytes, int calls, bool backward) {
-  // `calls` all-gathers of bytes/calls each, as the framework issues them
-  // (gather_granularity): one op runs up to 255 of them back to back (Op::repeat).
-  constexpr int kMaxRepeat = 255;
-  std::int64_t idx = kNoGather;
-  for (int done = 0; done < calls;) {
-    const int n = std::min(kMaxRepeat, calls - done);
-    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1, bytes / calls, n);
-    g.labels[label::microbatch] = at.microbatch;
-    const bool first_op = done == 0;
-    done += n;
-    if (!s_.implementation.param_gather_overlap) {  // not prefetched: the layer waits for its gathers
-      builder_.add(stream::compute, g);
-      continue;
-    }
-    // One-layer prefetch: gather k may start once the layer that used gather k−2 has
-    // finished, so at most two gathered layers are resident; a layer's later ops follow
-    // its first on the prefetch stream.
-    if (first_op && gathers_issued_ >= 2)
-      idx = builder_.add(stream::prefetch, g, {OpRef{static_cast<std::uint8_t>(stream::compute), gather_user_[gathers_issued_ - 2]}});
-    else
-      idx = builder_.add(stream::prefetch, g);
-  }
-  if (s_.implementation.gather_list_copies) {
-    // List-form all_gather (implementation_profile.cpp [DSL]): each call's flat buffer is
-    // copied out rank by rank, one kernel per rank of the group, its bytes read and written
-    // once through HBM. The layer needs the copies, so they run on its stream, after the
-    // gathers.
-    const double ranks = static_cast<double>(zero_shard_ranks(s_.layout));
-    PassCost copies;
-    copies.time = sim::Time::from_seconds(calls * ranks * profile_.launch_overhead_s) + memory_time(profile_, s_.gpu, 2 * bytes);
-    copies.breakdown.launch = copies.time;  // no kernel of the layer: booked as overhead
-    const Work work = backward ? Work::backward : Work::forward;
-    Op c = compute_op(work, at.microbatch, at.chunk, layer, layer + 1, copies, 0);
-    if (s_.implementation.param_gather_overlap)
-      builder_.add(stream::compute, c, {OpRef{static_cast<std::uint8_t>(stream::prefetch), static_cast<std::uint32_t>(idx)}});
-    else
-      builder_.add(stream::compute, c);
-  }
-  if (!s_.implementation.param_gather_overlap) return kNoGather;
-  ++gathers_issued_;
-  return idx;
-}
-
-std::int64_t StageEmitter::first_use_gather(int chunk, int layer) {
-  if (!zero12_gather_ || gathered_this_step_[static_cast<std::size_t>(layer)]) return kNoGather;
-  gathered_this_step_[static_cast<std::size_t>(layer)] = 1;
-  const double weights = s_.precision.weights;
-  // Only trained weights change in the optimizer step: frozen ones need no gather.
-  double dense = params_.gather_weight_bytes(layer) - params_.experts(layer) * weights;
-  dense -= (params_.dense(layer) - params_.trained_dense(layer)) * weights;
-  if (layer == 0) dense -= (params_.embedding() - params_.trained_embedding()) / s_.layout.tp * weights;
-  if (layer == s_.model.layers - 1) dense -= (params_.head() - params_.trained_head()) / s_.layout.tp * weights;
-  if (!s_.implementation.param_gather_overlap) {  // not prefetched: exposed before the layer's first forward
-    builder_.add(stream::compute, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1, dense, 1));
-    if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
-      builder_.add(stream::compute, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1,
-                                                  params_.trained_experts(layer) * weights, 1));
-    return kNoGather;
-  }
-  const auto idx = builder_.add(stream::prefetch, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk,
-                                                                layer, layer + 1, dense, 1));
-  if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
-    return builder_.add(stream::prefetch, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer,
-                                                        layer + 1, params_.trained_experts(layer) * weights, 1));
-  return idx;
-}
-
-void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush) {
-  const auto& L = s_.layout;
-  if (L.dp * L.cp <= 1) return;  // weight gradients reduce over dp·cp
-  bucket_bytes_ += bytes;
-  if (!flush && bucket_bytes_ < L.dp_bucket_bytes) return;
-  // A flush with nothing pending (the bucket size divided the gradients) issues no
-  // collective: an empty all-reduce still costs its latency.
-  if (bucket_bytes_ <= 0) return;
-  issue_gradient_reduce(bucket_bytes_, 1, chunk, layer_begin, layer_end);
-  bucket_bytes_ = 0;
-}
-
-void StageEmitter::issue_gradient_reduce(double bytes, int calls, int chunk, int layer_begin, int layer_end) {
-  const auto& L = s_.layout;
-  const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  const double ranks = static_cast<double>(zero_shard_ranks(L));
-  // `calls` collectives of bytes/calls each, up to 255 back to back in one op (Op::repeat).
-  constexpr int kMaxRepeat = 255;
-  for (int done = 0; done < calls;) {
-    const int n = std::min(kMaxRepeat, calls - done);
-    const double batch_bytes = bytes * n / calls;
-    done += n;
-    std::optional<Op> copies;
-    if (s_.implementation.gather_list_copies && L.zero >= 3 && ranks > 1) {
-      // List-form reduce_scatter (implementation_profile.cpp [DSL]): each call's inputs
-      // are copied into one flat buffer rank by rank before the collective, one kernel
-      // per rank of the group, its bytes read and written once through HBM.
-      PassCost c;
-      c.time = sim::Time::from_seconds(n * ranks * profile_.launch_overhead_s) + memory_time(profile_, s_.gpu, 2 * batch_bytes);
-      c.breakdown.launch = c.time;  // no kernel of the layer: booked as overhead
-      copies = compute_op(Work::backward, -1, chunk, layer_begin, layer_end, c, 0);
-    }
-    if (ranks > 1)
-      add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, batch_bytes / n, n), copies);
-    // HSDP, or ZeRO over dp alone with cp: the reduced shard (bucket / shard group) is
-    // all-reduced across the replicas.
-    if (replica_degree(L) > 1)
-      add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
-                                  batch_bytes / n / ranks, n));
-  }
-}
-
-int StageEmitter::reduce_calls(int layer) const {
-  const ModelSpec& m = s_.model;
-  const bool gpt = m.activation == Activation::gelu;
-  // Every tensor's gradient is reduced, persistent ones too; the final norm with the last layer.
-  const int final_norm = layer == m.layers - 1 ? (gpt && has_bias(m) ? 2 : 1) : 0;
-  return layer_parameter_tensors(m, layer) + final_norm;
-}
-
-bool StageEmitter::reduce_per_parameter() const {
-  return zero3_ && s_.implementation.reduce_granularity == ReduceGranularity::parameter;
-}
-
-void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
-  // Expert gradients reduce over the ranks holding the same experts.
-  if (!expert_dp_ || !layer_is_moe(s_.model, layer) || params_.trained_experts(layer) <= 0) return;
-  const CollOp op = s_.layout.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  add_grad_sync(collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
-                              params_.trained_experts(layer) * s_.precision.gradients, 1));
-}
-
-void StageEmitter::add_grad_sync(const Op& op, const std::optional<Op>& copies) {
-  any_gradient_sync_ = true;
-  if (!s_.implementation.dp_overlap) {
-    deferred_grad_sync_.push_back(DeferredSync{op, copies});
-    return;
-  }
-  issue_grad_sync(op, copies, false);
-}
-
-void StageEmitter::issue_grad_sync(const Op& op, const std::optional<Op>& copies, bool after_backward) {
-  // The copies are kernels on the GPU (booked on the compute stream) and the reduction
-  // waits for them. After the backward nothing else runs: each copy waits for the
-  // previous reduction, as on the one NCCL stream they share in the framework. Beside
-  // the backward they must not hold the backward up behind a reduction.
-  if (copies) {
-    if (after_backward && builder_.count(stream::dp) > 0) builder_.add(stream::compute, *copies, {builder_.last(stream::dp)});
-    else builder_.add(stream::compute, *copies);
-  }
-  builder_.add(stream::dp, op, {builder_.last(stream::compute)});
-}
-
 void StageEmitter::layer_compute(Pass pass, const Site& at, int l, const PassCost& cost, std::int64_t mem_delta,
                                  std::int64_t& gather, bool overlap_tp) {
   const auto& L = s_.layout;
@@ -789,33 +552,6 @@ void StageEmitter::layer_compute(Pass pass, const Site& at, int l, const PassCos
                  {OpRef{static_cast<std::uint8_t>(stream::overlap), static_cast<std::uint32_t>(waits_on)}});
   }
   for (const Op& op : after) builder_.add(stream::compute, op);
-}
-
-void StageEmitter::reduce_layer_gradients(int chunk, int layer) {
-  const double bytes = params_.trained_dense(layer) * s_.precision.gradients;
-  if (reduce_per_parameter()) {
-    if (s_.layout.dp * s_.layout.cp > 1 && bytes > 0) issue_gradient_reduce(bytes, reduce_calls(layer), chunk, layer, layer + 1);
-  } else {
-    reduce_gradients(bytes, chunk, layer, layer + 1, false);
-  }
-  reduce_expert_gradients(chunk, layer);
-}
-
-void StageEmitter::reduce_chunk_gradients(int chunk) {
-  // The embedding and LM head gradients join the chunk's last bucket.
-  const int mc = model_chunk_of(s_.layout.schedule, s_.layout.pp, stage_, chunk);
-  const auto cl = chunks_[static_cast<std::size_t>(chunk)];
-  const double extra = (mc == 0 ? params_.trained_embedding() : 0.0) + (mc == last_model_chunk_ ? params_.trained_head() : 0.0);
-  const double bytes = extra / s_.layout.tp * s_.precision.gradients;
-  if (reduce_per_parameter()) {
-    // The embedding (and a GPT model's position table), an untied head: a tensor each.
-    const bool gpt = s_.model.activation == Activation::gelu;
-    const int calls = (mc == 0 && params_.trained_embedding() > 0 ? (gpt ? 2 : 1) : 0) +
-                      (mc == last_model_chunk_ && params_.trained_head() > 0 && !s_.model.tied_embeddings ? 1 : 0);
-    if (s_.layout.dp * s_.layout.cp > 1 && bytes > 0) issue_gradient_reduce(bytes, std::max(1, calls), chunk, cl.begin, cl.end);
-  } else {
-    reduce_gradients(bytes, chunk, cl.begin, cl.end, true);
-  }
 }
 
 }  // namespace ls::wl

@@ -129,8 +129,14 @@ private:
   /// (the gathers, offload reloads, recompute and the backward pass).
   void forward_block(const Site& at, ChunkLayers cl, int l);
   void backward_block(const Site& at, ChunkLayers cl, int l, Pass pass);
-  /// All-gathers that ZeRO-3 issues for layer `layer`'s `bytes` (gather_granularity).
+  /// All-gathers that ZeRO-3 issues for layer `layer`'s `bytes` (gather_granularity), and
+  /// for any `modules` holding `tensors` and `bytes`.
   int gather_calls(int layer, double bytes) const;
+  int gather_calls_for(int modules, int tensors, double bytes) const;
+  /// Biases and norms under implementation.persistence_threshold: never gathered.
+  bool vectors_persist() const;
+  /// The list-form copies of `calls` ZeRO-3 collectives moving `bytes` (implementation.gather_list_copies).
+  PassCost list_copies(int calls, double bytes) const;
   std::int64_t zero3_gather(const Site& at, int layer, bool backward);
   /// ZeRO-3 under full recompute with implementation.max_reuse_distance: the modules of
   /// layer `layer` released between its recomputed forward and its backward, gathered again.

@@ -435,6 +435,10 @@ int layer_parameter_modules(const ModelSpec& m, int layer) {
   return attention + norms + mtp_entry + (layer_is_moe(m, layer) ? moe_mlp_modules(m) : mlp_matrices(m));
 }
 
+int norm_tensors(const ModelSpec& m) { return gpt_style(m) && has_bias(m) ? 2 : 1; }
+
+int embedding_tensors(const ModelSpec& m) { return gpt_style(m) ? 2 : 1; }
+
 int layer_norm_modules(const ModelSpec& m, int layer) {
   return norms_per_layer(m) + (is_mtp_block(m, layer) ? 2 : 0);
 }
@@ -464,7 +468,7 @@ int layer_parameter_tensors(const ModelSpec& m, int layer) {
   // A GPT-style linear carries a bias and a LayerNorm a bias beside its weight; the
   // router has no bias in either style.
   const int per_linear = has_bias(m) ? 2 : 1;
-  const int per_norm = gpt_style(m) && has_bias(m) ? 2 : 1;
+  const int per_norm = norm_tensors(m);
   const int mlp = layer_is_moe(m, layer) ? 1 + (moe_mlp_modules(m) - 1) * per_linear : mlp_matrices(m) * per_linear;
   const int mtp_entry = is_mtp_block(m, layer) ? per_linear + 2 * per_norm : 0;  // projection, two norms
   return 2 * per_linear + norms_per_layer(m) * per_norm + mlp + mtp_entry;

@@ -108,6 +108,10 @@ int layer_parameter_modules(const ModelSpec& m, int layer);
 /// Of layer_parameter_tensors, the vectors (biases, norm weights and biases) and the
 /// modules that hold only vectors (the norms).
 int layer_vector_tensors(const ModelSpec& m, int layer);
+/// Tensors of one norm: weight and bias (LayerNorm with biases) or the weight alone.
+int norm_tensors(const ModelSpec& m);
+/// Tensors of the input embedding: the token table and, GPT style, the position table.
+int embedding_tensors(const ModelSpec& m);
 int layer_norm_modules(const ModelSpec& m, int layer);
 /// Elements of the widest vector of a layer on one of `tp` ranks: hidden (norms),
 /// 3·hidden / tp (a fused QKV bias), ffn_hidden / tp (the MLP's first bias).

@@ -1,0 +1,273 @@
+// workloads/build/stage_emitter_dp.cpp — the data-parallel collectives of one stage
+// (see stage_emitter.hpp): ZeRO-1/2 and ZeRO-3 / FSDP weight all-gathers, gradient
+// reductions in buckets or per tensor, and the list-form copies of DeepSpeed's. Apart
+// from stage_emitter.cpp, which emits the passes these wait on or follow.
+#include "workloads/build/stage_emitter.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "workloads/build/stage_ops.hpp"
+#include "workloads/cost/kernels.hpp"
+#include "workloads/model/headroom.hpp"
+#include "workloads/model/layout.hpp"
+#include "workloads/model/model.hpp"
+
+namespace ls::wl {
+
+using sim::CollOp;
+using sim::Op;
+using sim::OpRef;
+
+bool StageEmitter::vectors_persist() const {
+  return widest_layer_vector(s_.model, s_.layout.tp) < s_.implementation.persistence_threshold;
+}
+
+int StageEmitter::gather_calls_for(int modules, int tensors, double bytes) const {
+  switch (s_.implementation.gather_granularity) {
+    case GatherGranularity::layer: return 1;
+    case GatherGranularity::module: return modules;
+    case GatherGranularity::parameter: return tensors;
+    case GatherGranularity::bucket: return std::max(1, static_cast<int>(std::ceil(bytes / s_.implementation.gather_bucket_bytes)));
+  }
+  return 1;
+}
+
+int StageEmitter::gather_calls(int layer, double bytes) const {
+  const ModelSpec& m = s_.model;
+  const bool last = layer == m.layers - 1;
+  // The embedding (and a GPT model's position table) ride with the first layer; the
+  // final norm and an untied head with the last. Vectors under the persistence threshold
+  // stay whole on every rank: a norm module is then never gathered, nor a bias. (Their
+  // bytes, about a thousandth of a layer's at hidden 1,024 and above, stay in the
+  // gathered bytes.)
+  const bool persist = vectors_persist();
+  const int first = layer == 0 ? embedding_tensors(m) : 0;
+  const int head = last && !m.tied_embeddings ? 1 : 0;
+  const int modules = layer_parameter_modules(m, layer) - (persist ? layer_norm_modules(m, layer) : 0) + first + head +
+                      (last && !persist ? 1 : 0);
+  const int tensors = layer_parameter_tensors(m, layer) - (persist ? layer_vector_tensors(m, layer) : 0) + first + head +
+                      (last && !persist ? norm_tensors(m) : 0);
+  return gather_calls_for(modules, tensors, bytes);
+}
+
+std::int64_t StageEmitter::zero3_gather(const Site& at, int layer, bool backward) {
+  if (!zero3_) return kNoGather;
+  // Weights kept past the forward need no gather for the backward (and its recompute);
+  // kept past the step, none after the layer's first use in it.
+  const Reshard reshard = s_.implementation.reshard;
+  if (backward && reshard != Reshard::after_forward) return kNoGather;
+  if (reshard == Reshard::after_step) {
+    auto& done = gathered_this_step_[static_cast<std::size_t>(layer)];
+    if (done) return kNoGather;
+    done = 1;
+  }
+  const double bytes = params_.gather_weight_bytes(layer);
+  return emit_weight_gathers(at, layer, bytes, gather_calls(layer, bytes), backward);
+}
+
+std::int64_t StageEmitter::zero3_regather(const Site& at, int layer) {
+  // DeepSpeed's reuse distance [DSP]: after a module's recomputed forward, the layer's
+  // later modules run twice (recomputed, then their backward) before this module's
+  // backward; a module whose weights would wait behind more than max_reuse_distance
+  // parameters is released and gathered again.
+  const double limit = s_.implementation.max_reuse_distance;
+  if (!zero3_ || !(limit > 0) || s_.implementation.reshard != Reshard::after_forward) return kNoGather;
+  const std::vector<double> numels = layer_matrix_numels(s_.model, layer);
+  const double tp = s_.layout.tp;
+  double after = 0, again = 0, all = 0;
+  int modules = 0;
+  for (auto it = numels.rbegin(); it != numels.rend(); ++it) {
+    if (2 * after / tp > limit) {
+      again += *it;
+      ++modules;
+    }
+    after += *it;
+    all += *it;
+  }
+  if (modules == 0) return kNoGather;
+  const double bytes = params_.gather_weight_bytes(layer) * again / all;
+  const int per_module = !vectors_persist() && has_bias(s_.model) ? 2 : 1;  // a matrix and its bias
+  return emit_weight_gathers(at, layer, bytes, gather_calls_for(modules, modules * per_module, bytes), true);
+}
+
+std::int64_t StageEmitter::emit_weight_gathers(const Site& at, int layer, double bytes, int calls, bool backward) {
+  // `calls` all-gathers of bytes/calls each, as the framework issues them
+  // (gather_granularity): one op runs up to 255 of them back to back (Op::repeat).
+  constexpr int kMaxRepeat = 255;
+  std::int64_t idx = kNoGather;
+  for (int done = 0; done < calls;) {
+    const int n = std::min(kMaxRepeat, calls - done);
+    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1, bytes / calls, n);
+    g.labels[label::microbatch] = at.microbatch;
+    const bool first_op = done == 0;
+    done += n;
+    if (!s_.implementation.param_gather_overlap) {  // not prefetched: the layer waits for its gathers
+      builder_.add(stream::compute, g);
+      continue;
+    }
+    // One-layer prefetch: gather k may start once the layer that used gather k−2 has
+    // finished, so at most two gathered layers are resident; a layer's later ops follow
+    // its first on the prefetch stream.
+    if (first_op && gathers_issued_ >= 2)
+      idx = builder_.add(stream::prefetch, g, {OpRef{static_cast<std::uint8_t>(stream::compute), gather_user_[gathers_issued_ - 2]}});
+    else
+      idx = builder_.add(stream::prefetch, g);
+  }
+  if (s_.implementation.gather_list_copies) {
+    // List-form all_gather (implementation_profile.cpp [DSL]): each call's flat buffer is
+    // copied out rank by rank, one kernel per rank of the group, its bytes read and written
+    // once through HBM. The layer needs the copies, so they run on its stream, after the
+    // gathers.
+    const Work work = backward ? Work::backward : Work::forward;
+    Op c = compute_op(work, at.microbatch, at.chunk, layer, layer + 1, list_copies(calls, bytes), 0);
+    if (s_.implementation.param_gather_overlap)
+      builder_.add(stream::compute, c, {OpRef{static_cast<std::uint8_t>(stream::prefetch), static_cast<std::uint32_t>(idx)}});
+    else
+      builder_.add(stream::compute, c);
+  }
+  if (!s_.implementation.param_gather_overlap) return kNoGather;
+  ++gathers_issued_;
+  return idx;
+}
+
+std::int64_t StageEmitter::first_use_gather(int chunk, int layer) {
+  if (!zero12_gather_ || gathered_this_step_[static_cast<std::size_t>(layer)]) return kNoGather;
+  gathered_this_step_[static_cast<std::size_t>(layer)] = 1;
+  const double weights = s_.precision.weights;
+  // Only trained weights change in the optimizer step: frozen ones need no gather.
+  double dense = params_.gather_weight_bytes(layer) - params_.experts(layer) * weights;
+  dense -= (params_.dense(layer) - params_.trained_dense(layer)) * weights;
+  if (layer == 0) dense -= (params_.embedding() - params_.trained_embedding()) / s_.layout.tp * weights;
+  if (layer == s_.model.layers - 1) dense -= (params_.head() - params_.trained_head()) / s_.layout.tp * weights;
+  if (!s_.implementation.param_gather_overlap) {  // not prefetched: exposed before the layer's first forward
+    builder_.add(stream::compute, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1, dense, 1));
+    if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
+      builder_.add(stream::compute, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1,
+                                                  params_.trained_experts(layer) * weights, 1));
+    return kNoGather;
+  }
+  const auto idx = builder_.add(stream::prefetch, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk,
+                                                                layer, layer + 1, dense, 1));
+  if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
+    return builder_.add(stream::prefetch, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer,
+                                                        layer + 1, params_.trained_experts(layer) * weights, 1));
+  return idx;
+}
+
+void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush) {
+  const auto& L = s_.layout;
+  if (L.dp * L.cp <= 1) return;  // weight gradients reduce over dp·cp
+  bucket_bytes_ += bytes;
+  if (!flush && bucket_bytes_ < L.dp_bucket_bytes) return;
+  // A flush with nothing pending (the bucket size divided the gradients) issues no
+  // collective: an empty all-reduce still costs its latency.
+  if (bucket_bytes_ <= 0) return;
+  issue_gradient_reduce(bucket_bytes_, 1, chunk, layer_begin, layer_end);
+  bucket_bytes_ = 0;
+}
+
+void StageEmitter::issue_gradient_reduce(double bytes, int calls, int chunk, int layer_begin, int layer_end) {
+  const auto& L = s_.layout;
+  if (L.dp * L.cp <= 1 || !(bytes > 0)) return;  // weight gradients reduce over dp·cp
+  const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
+  const double ranks = static_cast<double>(zero_shard_ranks(L));
+  // `calls` collectives of bytes/calls each, up to 255 back to back in one op (Op::repeat).
+  constexpr int kMaxRepeat = 255;
+  for (int done = 0; done < calls;) {
+    const int n = std::min(kMaxRepeat, calls - done);
+    const double batch_bytes = bytes * n / calls;
+    done += n;
+    std::optional<Op> copies;
+    if (s_.implementation.gather_list_copies && L.zero >= 3 && ranks > 1) {
+      // List-form reduce_scatter (implementation_profile.cpp [DSL]): each call's inputs
+      // are copied into one flat buffer rank by rank before the collective, one kernel
+      // per rank of the group, its bytes read and written once through HBM.
+      copies = compute_op(Work::backward, -1, chunk, layer_begin, layer_end, list_copies(n, batch_bytes), 0);
+    }
+    if (ranks > 1)
+      add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, batch_bytes / n, n), copies);
+    // HSDP, or ZeRO over dp alone with cp: the reduced shard (bucket / shard group) is
+    // all-reduced across the replicas.
+    if (replica_degree(L) > 1)
+      add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
+                                  batch_bytes / n / ranks, n));
+  }
+}
+
+PassCost StageEmitter::list_copies(int calls, double bytes) const {
+  // One copy kernel per rank of the ZeRO group per call, the bytes read and written once.
+  PassCost c;
+  c.time = sim::Time::from_seconds(calls * static_cast<double>(zero_shard_ranks(s_.layout)) * profile_.launch_overhead_s) +
+           memory_time(profile_, s_.gpu, 2 * bytes);
+  c.breakdown.launch = c.time;  // no kernel of the layer: booked as overhead
+  return c;
+}
+
+int StageEmitter::reduce_calls(int layer) const {
+  // Every tensor's gradient is reduced, persistent ones too; the final norm with the last layer.
+  const ModelSpec& m = s_.model;
+  return layer_parameter_tensors(m, layer) + (layer == m.layers - 1 ? norm_tensors(m) : 0);
+}
+
+bool StageEmitter::reduce_per_parameter() const {
+  return zero3_ && s_.implementation.reduce_granularity == ReduceGranularity::parameter;
+}
+
+void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
+  // Expert gradients reduce over the ranks holding the same experts.
+  if (!expert_dp_ || !layer_is_moe(s_.model, layer) || params_.trained_experts(layer) <= 0) return;
+  const CollOp op = s_.layout.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
+  add_grad_sync(collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
+                              params_.trained_experts(layer) * s_.precision.gradients, 1));
+}
+
+void StageEmitter::add_grad_sync(const Op& op, const std::optional<Op>& copies) {
+  any_gradient_sync_ = true;
+  if (!s_.implementation.dp_overlap) {
+    deferred_grad_sync_.push_back(DeferredSync{op, copies});
+    return;
+  }
+  issue_grad_sync(op, copies, false);
+}
+
+void StageEmitter::issue_grad_sync(const Op& op, const std::optional<Op>& copies, bool after_backward) {
+  // The copies are kernels on the GPU (booked on the compute stream) and the reduction
+  // waits for them. After the backward nothing else runs: each copy waits for the
+  // previous reduction, as on the one NCCL stream they share in the framework. Beside
+  // the backward they must not hold the backward up behind a reduction.
+  if (copies) {
+    if (after_backward && builder_.count(stream::dp) > 0) builder_.add(stream::compute, *copies, {builder_.last(stream::dp)});
+    else builder_.add(stream::compute, *copies);
+  }
+  builder_.add(stream::dp, op, {builder_.last(stream::compute)});
+}
+
+void StageEmitter::reduce_layer_gradients(int chunk, int layer) {
+  const double bytes = params_.trained_dense(layer) * s_.precision.gradients;
+  if (reduce_per_parameter()) {
+    issue_gradient_reduce(bytes, reduce_calls(layer), chunk, layer, layer + 1);
+  } else {
+    reduce_gradients(bytes, chunk, layer, layer + 1, false);
+  }
+  reduce_expert_gradients(chunk, layer);
+}
+
+void StageEmitter::reduce_chunk_gradients(int chunk) {
+  // The embedding and LM head gradients join the chunk's last bucket.
+  const int mc = model_chunk_of(s_.layout.schedule, s_.layout.pp, stage_, chunk);
+  const auto cl = chunks_[static_cast<std::size_t>(chunk)];
+  const double extra = (mc == 0 ? params_.trained_embedding() : 0.0) + (mc == last_model_chunk_ ? params_.trained_head() : 0.0);
+  const double bytes = extra / s_.layout.tp * s_.precision.gradients;
+  if (reduce_per_parameter()) {
+    // The embedding (and a GPT model's position table), an untied head: a tensor each.
+    const int calls = (mc == 0 && params_.trained_embedding() > 0 ? embedding_tensors(s_.model) : 0) +
+                      (mc == last_model_chunk_ && params_.trained_head() > 0 && !s_.model.tied_embeddings ? 1 : 0);
+    issue_gradient_reduce(bytes, std::max(1, calls), chunk, cl.begin, cl.end);
+  } else {
+    reduce_gradients(bytes, chunk, cl.begin, cl.end, true);
+  }
+}
+
+}  // namespace ls::wl
