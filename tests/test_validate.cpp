@@ -251,10 +251,13 @@ TEST_CASE("validation_corpus_subset" * doctest::skip()) {
   // on the 11 rows: 7.0 %, worst 14.4 % (Narayanan's GPT 3.6B, +14.4 %; -2.0 % before),
   // signed -2.1 %. Measured 2026-12-05 with the SM share for compute beside collectives and
   // the slowest of N GPUs (scale_noise.hpp): 7.1 %, worst 18.2 % (the same row, which the
-  // noise moves by +3.5 % as it does every 64-GPU row), signed -1.5 %. Bound = measured + 3
-  // points, as for validation_subset: a change that undoes the fit on held-out runs fails.
-  CHECK(lo["mean_abs_error"].get<double>() <= 0.100);
-  CHECK(lo["max_abs_error"].get<double>() <= 0.212);
+  // noise moves by +3.5 % as it does every 64-GPU row), signed -1.5 %. Measured 2026-12-06
+  // with that row's micro-batch, schedule and DDP from the authors' own script (it was
+  // assumed before): 6.0 %, worst 10.7 % (trainy2025's H200 row), signed +0.3 %. Bound =
+  // measured + 3 points, as for validation_subset: a change that undoes the fit on held-out
+  // runs fails.
+  CHECK(lo["mean_abs_error"].get<double>() <= 0.090);
+  CHECK(lo["max_abs_error"].get<double>() <= 0.137);
   MESSAGE("corpus subset (held out) mean |error| = " << lo["mean_abs_error"].get<double>());
 }
 
