@@ -235,6 +235,38 @@ TEST_CASE("shards 0/2 and 1/2 together are the unsharded candidate set") {
   CHECK_THROWS_AS(tools::run_search(base, o), std::invalid_argument);
 }
 
+TEST_CASE("candidates equal but for their placement share one program build, and each gets the estimate it gets alone") {
+  // The analytic stage builds one program for a run of candidates that differ only in
+  // placement and re-places its ranks for the others (search.cpp, analyze_run). Searched
+  // one placement at a time nothing is shared: every estimate must be the same double.
+  const auto base = tiny();
+  auto o = options(*base);
+  o.simulate_top = 1;
+  REQUIRE(o.axes.placement.size() >= 2);
+  const auto all = tools::run_search(base, o);
+  std::map<std::string, std::pair<double, double>> alone;  // compact layout -> (estimate, peak)
+  for (const auto& place : o.axes.placement) {
+    auto one = o;
+    one.axes.placement = {place};
+    for (const auto& c : tools::run_search(base, one).ranked)
+      alone[tools::compact_layout(c.layout)] = {c.analytic_step_s, c.analytic_peak_bytes};
+  }
+  REQUIRE(!all.ranked.empty());
+  std::map<std::string, std::set<double>> by_degrees;  // the layout less its placement -> estimates
+  for (const auto& c : all.ranked) {
+    const std::string key = tools::compact_layout(c.layout);
+    CAPTURE(key);
+    REQUIRE(alone.count(key) == 1);
+    CHECK(c.analytic_step_s == alone[key].first);
+    CHECK(c.analytic_peak_bytes == alone[key].second);
+    auto bare = c.layout;
+    bare.placement = o.axes.placement.front();
+    by_degrees[tools::compact_layout(bare)].insert(c.analytic_step_s);
+  }
+  // The placement moves the estimate somewhere: sharing did not just copy a step time.
+  CHECK(std::any_of(by_degrees.begin(), by_degrees.end(), [](const auto& e) { return e.second.size() > 1; }));
+}
+
 TEST_CASE("layoutsim search: the same JSON whatever --jobs; CSV rows = evaluated candidates") {
   const std::string p = tiny_path();
   const auto r1 = test::run_layoutsim("search '" + p + "' --simulate-top 12 --jobs 1 --json -");

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "tools/study/parallel_for.hpp"
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
+#include "sim/hash.hpp"
 #include "workloads/advice/memory_remedies.hpp"
 #include "workloads/analysis/interference.hpp"
 #include "workloads/analysis/scale_noise.hpp"
@@ -29,6 +31,7 @@
 #include "workloads/layout_report.hpp"
 #include "workloads/build/program_totals.hpp"
 #include "workloads/build/program_builder.hpp"
+#include "workloads/build/rank_groups.hpp"
 #include "workloads/model/layout.hpp"
 #include "workloads/cost/pass_costs.hpp"
 #include "workloads/model/schedule.hpp"
@@ -59,6 +62,18 @@ struct Estimate {
   double step_s = 0, peak_bytes = 0, bubble = 0, model_flops = 0, tokens = 0;
 };
 
+/// The two slowdowns the simulation applies to compute, as every candidate of one search
+/// shares them: the SM-sharing factor under collectives, and the slowest of the search's
+/// GPUs (dp·tp·cp·pp is the GPU count by construction). The latter is a 4,800-interval
+/// integral, some 20,000 transcendental calls: computed once, not per candidate.
+struct ComputeSlowdowns {
+  double rho = 1;
+  double variability = 0;
+  long devices = 0;
+  double noise = 1;  // at `devices`
+  double noise_at(long d) const { return d == devices ? noise : wl::scale_noise_factor(variability, d); }
+};
+
 /// A collective's time on an idle network: per phase, each flow drains at its
 /// bottleneck link's bandwidth shared among the flow traversals of the phase on that
 /// link (max-min's answer when the flows are alike), plus the phase's latency.
@@ -83,6 +98,45 @@ double idle_network_seconds(const topo::Cluster& cluster, const sim::CommPlan& p
   return total;
 }
 
+/// Idle-network collective times by (collective, bytes, member devices), kept by one
+/// worker across the candidates it estimates: they meet the same groups again and again
+/// (a placement, a degree, a bucket size), and a plan over hundreds of members costs far
+/// more to build than to look up. Pure values: the cache changes no estimate.
+class CollectiveTimes {
+ public:
+  CollectiveTimes(const topo::Cluster& cluster, bool ideal_network) : cluster_(cluster), ideal_(ideal_network) {}
+
+  double seconds(std::vector<std::int32_t> devices, sim::CollOp coll, double bytes) {
+    Key key{static_cast<int>(coll), bytes, std::move(devices)};
+    if (auto it = times_.find(key); it != times_.end()) return it->second;
+    if (!planner_) planner_.emplace(cluster_, ideal_);
+    const double s = idle_network_seconds(cluster_, planner_->collective(key.devices, coll, bytes));
+    times_.emplace(std::move(key), s);
+    return s;
+  }
+
+ private:
+  struct Key {
+    int coll;
+    double bytes;
+    std::vector<std::int32_t> devices;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &k.bytes, sizeof bits);
+      std::uint64_t h = sim::splitmix64(static_cast<std::uint64_t>(k.coll) ^ sim::splitmix64(bits));
+      for (std::int32_t d : k.devices) h = sim::splitmix64(h ^ static_cast<std::uint32_t>(d));
+      return static_cast<std::size_t>(h);
+    }
+  };
+  const topo::Cluster& cluster_;
+  bool ideal_;
+  std::optional<topo::Planner> planner_;  // built on the first miss
+  std::unordered_map<Key, double, KeyHash> times_;
+};
+
 /// The estimated step time of a built program, read off its op templates:
 ///   step ≈ max over stages of (compute·noise·interference + blocking TP/EP collectives)
 ///            / (1 − bubble)
@@ -97,24 +151,28 @@ double idle_network_seconds(const topo::Cluster& cluster, const sim::CommPlan& p
 /// The bubble is the schedule's analytic one (schedule.hpp). Pipeline sends overlap
 /// compute and are left out; contention between concurrent collectives too: the
 /// simulation of the best candidates prices both.
-double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const topo::Cluster& cluster, double bubble, double rho) {
+double estimate_step(const wl::BuiltProgram& bp, CollectiveTimes& times, double bubble, const ComputeSlowdowns& slow) {
   const auto& prog = bp.program;
-  topo::Planner planner(cluster, sc.cluster.ideal_network);
-  std::map<std::tuple<int, int, double>, double> cache;  // (group, collective, bytes) → seconds
+  struct Seen {
+    int gid;
+    sim::CollOp coll;
+    double bytes;
+    double seconds;
+  };
+  std::vector<Seen> seen;  // this program's (group, collective, bytes): a few dozen at most
   auto collective_s = [&](const sim::Op& op, const sim::RankInfo& rank) {
     const int gid = op.group_slot == sim::kNoGroup ? -1 : rank.group[op.group_slot];
     if (gid < 0) return 0.0;
-    const auto key = std::make_tuple(gid, static_cast<int>(op.coll), op.bytes);
-    auto it = cache.find(key);
-    if (it == cache.end()) {
-      const auto& grp = prog.groups[static_cast<std::size_t>(gid)];
-      std::vector<std::int32_t> devices;
-      for (auto r : grp.ranks) devices.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
-      it = cache.emplace(key, idle_network_seconds(cluster, planner.collective(devices, op.coll, op.bytes))).first;
-    }
-    return it->second * op.repeat;
+    for (const Seen& s : seen)
+      if (s.gid == gid && s.coll == op.coll && s.bytes == op.bytes) return s.seconds * op.repeat;
+    const auto& grp = prog.groups[static_cast<std::size_t>(gid)];
+    std::vector<std::int32_t> devices;
+    devices.reserve(grp.ranks.size());
+    for (auto r : grp.ranks) devices.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
+    seen.push_back({gid, op.coll, op.bytes, times.seconds(std::move(devices), op.coll, op.bytes)});
+    return seen.back().seconds * op.repeat;
   };
-  const double noise = wl::scale_noise_factor(sc.implementation.compute_variability, static_cast<long>(prog.ranks.size()));
+  const double noise = slow.noise_at(static_cast<long>(prog.ranks.size()));
   double busiest = 0, exposed = 0;
   for (std::size_t st = 0; st < prog.stages.size(); ++st) {
     const sim::RankInfo* rep = nullptr;
@@ -142,7 +200,7 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
         if (s == wl::stream::dp) last_side = t;
       }
     compute_s *= noise;
-    compute_s *= wl::interference_factor(rho, interfering_s, compute_s);
+    compute_s *= wl::interference_factor(slow.rho, interfering_s, compute_s);
     const double main_s = compute_s + blocking_s;
     busiest = std::max(busiest, main_s);
     exposed = std::max(exposed, std::max(side_s - main_s, last_side));
@@ -159,16 +217,23 @@ double estimate_step(const wl::Scenario& sc, const wl::BuiltProgram& bp, const t
 /// perturbations are the base's, already checked. Skipping resolve's topology build
 /// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
 /// simulation stage resolves its candidates in full.
-Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster, double rho) {
-  Estimate e;
+/// The layout rules' verdict: "" when the candidate is valid, else "invalid-<key>".
+std::string invalid_layout(const wl::Scenario& sc) {
   std::vector<wl::LayoutError> errors = wl::validate(sc);
   if (sc.layout.microbatches > wl::kMaxMicrobatches) errors.push_back({"layout.global_batch", "too many micro-batches", ""});
-  if (!errors.empty()) {
-    std::string key = errors.front().key_path;
-    if (key.rfind("layout.", 0) == 0) key = key.substr(7);
-    e.rejected = "invalid-" + (key.empty() ? std::string("layout") : key);
-    return e;
-  }
+  if (errors.empty()) return {};
+  std::string key = errors.front().key_path;
+  if (key.rfind("layout.", 0) == 0) key = key.substr(7);
+  return "invalid-" + (key.empty() ? std::string("layout") : key);
+}
+
+/// `built` receives the candidate's program when one was built (kept, or rejected for
+/// its built memory peak), for candidates that differ from it only in placement.
+Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSlowdowns& slow,
+                 std::optional<wl::BuiltProgram>& built) {
+  Estimate e;
+  e.rejected = invalid_layout(sc);
+  if (!e.rejected.empty()) return e;
   // Most candidates that do not fit are caught here, without building the program.
   e.peak_bytes = memory_lower_bound(sc);
   if (!fits_with_margin(sc, e.peak_bytes)) {
@@ -176,7 +241,7 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster, double rh
     return e;
   }
   e.peak_bytes = 0;
-  const wl::BuiltProgram bp = wl::build_program(sc);
+  const wl::BuiltProgram& bp = built.emplace(wl::build_program(sc));
   const wl::ProgramTotals totals = wl::program_totals(bp.program);
   for (std::size_t st = 0; st < bp.static_memory.size(); ++st) {
     const auto& m = bp.static_memory[st];
@@ -190,8 +255,45 @@ Estimate analyze(const wl::Scenario& sc, const topo::Cluster& cluster, double rh
     e.rejected = "memory";
     return e;
   }
-  e.step_s = estimate_step(sc, bp, cluster, e.bubble, rho);
+  e.step_s = estimate_step(bp, times, e.bubble, slow);
   return e;
+}
+
+/// Whether two candidates build the same stage programs: equal but for the placement,
+/// which moves ranks onto devices (the rank table and the groups) and nothing else.
+bool same_but_placement(const SearchLayout& a, const SearchLayout& b) {
+  SearchLayout x = a;
+  x.placement = b.placement;
+  return x == b;
+}
+
+/// Stage 2 for a run of candidates equal but for their placement (the enumeration's
+/// innermost axis): the first is analysed in full; the others share its verdict on
+/// memory, its peak, bubble and FLOPs, and its stage programs with their own ranks and
+/// groups, on which their step is estimated. The same estimates, to the bit, as one
+/// analyze() each (test_search), for one program build per run instead of per candidate.
+void analyze_run(const std::vector<wl::Scenario>& run, CollectiveTimes& times, const ComputeSlowdowns& slow,
+                 Estimate* out) {
+  std::optional<wl::BuiltProgram> built;
+  std::optional<Estimate> shared;  // the first analysed member's verdict, kept or "memory"
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    const wl::Scenario& sc = run[i];
+    if (!shared) {
+      out[i] = analyze(sc, times, slow, built);
+      if (out[i].rejected.empty() || out[i].rejected == "memory") shared = out[i];
+      continue;
+    }
+    out[i].rejected = invalid_layout(sc);
+    if (!out[i].rejected.empty()) continue;
+    out[i] = *shared;
+    if (!shared->rejected.empty()) continue;
+    sim::Program& prog = built->program;
+    prog.ranks.clear();
+    prog.groups.clear();
+    prog.pp_peer.clear();
+    wl::assign_ranks_and_groups(sc, sc.model.moe.experts > 0 ? &built->routing : nullptr, prog);
+    out[i].step_s = estimate_step(*built, times, shared->bubble, slow);
+  }
 }
 
 }  // namespace
@@ -327,40 +429,73 @@ std::vector<Candidate> shard_candidates(const wl::Scenario& base, const SearchRe
 /// rules left. Marks the candidates it rejects; returns the kept ones in the estimate's order.
 std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, const SearchReport& rep, const SearchOptions& opts,
                                                   std::vector<Candidate>& mine, std::size_t first) {
-  // One cluster per thread: a Cluster's route cache is not thread-safe (cluster.hpp).
+  // One cluster and one collective-time cache per thread: a Cluster's route cache is not
+  // thread-safe (cluster.hpp).
   std::vector<std::optional<topo::Cluster>> clusters(static_cast<std::size_t>(rep.threads));
+  std::vector<std::optional<CollectiveTimes>> times(static_cast<std::size_t>(rep.threads));
+  auto times_of = [&](std::size_t worker) -> CollectiveTimes& {
+    if (!clusters[worker]) clusters[worker].emplace(topo::Cluster::build(wl::effective_cluster(base)));
+    if (!times[worker]) times[worker].emplace(*clusters[worker], base.cluster.ideal_network);
+    return *times[worker];
+  };
   std::vector<std::size_t> todo;
   for (std::size_t i = first; i < mine.size(); ++i)
     if (mine[i].rejected.empty()) todo.push_back(i);
   std::vector<Estimate> est(todo.size());
-  // The GPU's SM-sharing factor under collectives, as the simulation applies it.
-  const double rho = wl::overlap_slowdown(wl::compute_profile_of(base.gpu));
+  ComputeSlowdowns slow;
+  slow.rho = wl::overlap_slowdown(wl::compute_profile_of(base.gpu));  // as the simulation applies it
+  slow.variability = base.implementation.compute_variability;
+  slow.devices = rep.devices;
+  slow.noise = wl::scale_noise_factor(slow.variability, slow.devices);
+  // Runs of consecutive candidates equal but for their placement share one program build.
+  std::vector<std::size_t> run_begin;
+  for (std::size_t k = 0; k < todo.size(); ++k)
+    if (k == 0 || !same_but_placement(mine[todo[k - 1]].layout, mine[todo[k]].layout)) run_begin.push_back(k);
+  run_begin.push_back(todo.size());
+  const std::size_t runs = run_begin.size() - 1;
   std::mutex progress_mu;
   std::size_t analyzed = 0;
   exchange_items(
-      opts.exchange, todo.size(), rep.threads,
-      [&](std::size_t k, std::size_t worker) {
+      opts.exchange, runs, rep.threads,
+      [&](std::size_t r, std::size_t worker) {
+        const std::size_t b = run_begin[r], n = run_begin[r + 1] - b;
         try {
-          auto& cluster = clusters[worker];
-          if (!cluster) cluster.emplace(topo::Cluster::build(wl::effective_cluster(base)));
-          est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), *cluster, rho);
+          CollectiveTimes& ct = times_of(worker);
+          std::vector<wl::Scenario> run;
+          run.reserve(n);
+          for (std::size_t k = b; k < b + n; ++k) run.push_back(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout));
+          analyze_run(run, ct, slow, &est[b]);
         } catch (const std::exception&) {
-          est[k].rejected = "analytic-error";
+          // One at a time, so that only the candidate that throws is the error.
+          for (std::size_t k = b; k < b + n; ++k) {
+            try {
+              std::optional<wl::BuiltProgram> built;
+              est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), times_of(worker), slow, built);
+            } catch (const std::exception&) {
+              est[k] = Estimate{"analytic-error"};
+            }
+          }
         }
         if (opts.on_analyzed) {
           std::lock_guard lock(progress_mu);
-          if (++analyzed % 256 == 0 || analyzed == todo.size()) opts.on_analyzed(analyzed, todo.size());
+          const std::size_t before = analyzed;
+          analyzed += n;
+          if (analyzed / 256 != before / 256 || analyzed == todo.size()) opts.on_analyzed(analyzed, todo.size());
         }
       },
-      [&](std::size_t k, BlobWriter& w) {
-        const Estimate& e = est[k];
-        w.put_string(e.rejected);
-        for (double v : {e.step_s, e.peak_bytes, e.bubble, e.model_flops, e.tokens}) w.put(v);
+      [&](std::size_t r, BlobWriter& w) {
+        for (std::size_t k = run_begin[r]; k < run_begin[r + 1]; ++k) {
+          const Estimate& e = est[k];
+          w.put_string(e.rejected);
+          for (double v : {e.step_s, e.peak_bytes, e.bubble, e.model_flops, e.tokens}) w.put(v);
+        }
       },
-      [&](std::size_t k, BlobReader& r) {
-        Estimate& e = est[k];
-        e.rejected = r.get_string();
-        for (double* v : {&e.step_s, &e.peak_bytes, &e.bubble, &e.model_flops, &e.tokens}) *v = r.get<double>();
+      [&](std::size_t r, BlobReader& rd) {
+        for (std::size_t k = run_begin[r]; k < run_begin[r + 1]; ++k) {
+          Estimate& e = est[k];
+          e.rejected = rd.get_string();
+          for (double* v : {&e.step_s, &e.peak_bytes, &e.bubble, &e.model_flops, &e.tokens}) *v = rd.get<double>();
+        }
       });
   for (std::size_t k = 0; k < todo.size(); ++k) mine[todo[k]].rejected = est[k].rejected;
   std::vector<CandidateOutcome> kept;

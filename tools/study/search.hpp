@@ -58,6 +58,7 @@ namespace ls::tools {
 struct SearchLayout : wl::LayoutSpec {
   bool tp_comm_overlap = false;  // implementation.tp_comm_overlap
   bool dp_overlap = true;        // implementation.dp_overlap
+  bool operator==(const SearchLayout&) const = default;
 };
 
 /// "t8·p16(v2)·d16 z1 sp sel mbs1 1f1b": degrees (ep as ·e4 when > 1; "bal" inside

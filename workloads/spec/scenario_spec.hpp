@@ -210,7 +210,12 @@ struct LayoutSpec {
   /// a replica of the dp shards (gradients all-reduced across the cp replicas).
   bool shard_over_cp = true;
   /// What moves to host memory over the GPU's PCIe link (offload.hpp).
-  struct Offload { bool activations = false; bool optimizer = false; } offload;
+  struct Offload {
+    bool activations = false;
+    bool optimizer = false;
+    bool operator==(const Offload&) const = default;
+  } offload;
+  bool operator==(const LayoutSpec&) const = default;
 };
 
 /// The number format of the linear layers' GEMMs (TransformerEngine recipes): bf16 / fp16
