@@ -545,6 +545,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
     st.busy_from = std::min(st.busy_from, ss.started);
     st.busy_until = std::max(st.busy_until, now);
   }
+  if (op.mem_working_bytes != 0) st.mem_peak = std::max(st.mem_peak, st.mem_now + op.mem_working_bytes);
   if (op.mem_delta_bytes != 0) {
     st.mem_now += op.mem_delta_bytes;
     st.mem_peak = std::max(st.mem_peak, st.mem_now);

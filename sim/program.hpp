@@ -20,7 +20,9 @@
 //  * A send op moves `bytes` to the rank Program::pp_peer gives for `peer_stage`
 //    and marks the receiver's op `peer_op` (a recv) as arrived.
 //    A recv op completes as soon as it has started and its data has arrived.
-//  * mem_delta_bytes is applied to the rank's memory counter when the op completes.
+//  * mem_delta_bytes is applied to the rank's memory counter when the op completes;
+//    mem_working_bytes is held on top of the counter while the op runs (buffers it
+//    allocates and frees itself): it counts in the peak, never in the counter.
 //
 // Units: bytes, FLOP, sim::Time.
 #pragma once
@@ -79,6 +81,7 @@ struct Op {
   std::int32_t peer_stage = -1;       // send: destination stage
   std::uint32_t peer_op = 0;          // send: index of the matching recv on the main stream there
   std::int64_t mem_delta_bytes = 0;   // applied at completion
+  std::int64_t mem_working_bytes = 0; // held while the op runs, on top of the counter before its delta
   std::uint32_t dep_begin = 0;        // into StageProgram::deps
   std::uint32_t dep_count = 0;
 };

@@ -253,3 +253,39 @@ TEST_CASE("out-of-memory remedies: offload and HSDP candidates, valid layouts on
   CHECK(scenario_warnings(zero2).size() == 1);
   CHECK(scenario_warnings(zero2).front().code == "zero-with-pp");
 }
+
+TEST_CASE("the loss's working buffers: fused holds lo + f32 then lo, eager lo + 2·f32 then 2·f32; the peak counts them") {
+  // T tokens of the micro-batch on a device, V/t logits each: lo = T·V/t·2 (bf16), f32 =
+  // T·V/t·4. At the loss every forward activation of the micro-batch is kept, so the
+  // backward's buffers sit on top of all of them (with the kept softmax, f32 ≥ lo) and the
+  // step's peak differs between the two forms by exactly 2·f32 − lo = 3·lo.
+  Scenario s = data_parallel(2, 1, 2);
+  s.layout.embedding_free = false;
+  s.layout.tp = 2;
+  s.layout.dp = 1;
+  s.layout.microbatch_size = 2;
+  const double T = 2.0 * s.model.seq_len, V = s.model.vocab / 2.0;
+  const double lo = T * V * 2, f32 = T * V * 4;
+  auto peak = [&](bool fused) {
+    Scenario x = s;
+    x.implementation.fused_loss = fused;
+    const PassBytes b = pass_bytes(x);
+    CHECK(b.loss_working.forward == doctest::Approx(fused ? lo + f32 : lo + 2 * f32));
+    CHECK(b.loss_working.backward == doctest::Approx(fused ? lo : 2 * f32));
+    const BuiltProgram bp = build_program(x);
+    return program_totals(bp.program).activation_peak_bytes[0];
+  };
+  const double eager = peak(false), fused = peak(true);
+  CHECK(eager - fused == doctest::Approx(3 * lo).epsilon(1e-9));
+  // The simulated peak is the plan's: the engine counts the working buffers as the
+  // program's totals do.
+  Scenario x = s;
+  x.implementation.fused_loss = false;
+  const ResolvedScenario rx = resolve(x);
+  const BuiltProgram bp = build_program(rx.scenario());
+  const MemoryTerms& m = bp.static_memory[0];
+  const Result r = simulate(rx);
+  CHECK(r.max_peak_bytes == doctest::Approx(m.weights + m.gradients + m.master + m.optimizer + m.buffers +
+                                            program_totals(bp.program).activation_peak_bytes[0])
+                                .epsilon(1e-9));
+}

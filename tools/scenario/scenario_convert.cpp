@@ -108,6 +108,7 @@ private:
           impl.preset = *name;
           impl.attention = bundle->attention;
           impl.fused_elementwise = bundle->fused_elementwise;
+          impl.fused_loss = bundle->fused_loss;
           impl.tp_comm_overlap = bundle->tp_comm_overlap;
           impl.dp_overlap = bundle->dp_overlap;
           impl.param_gather_overlap = bundle->param_gather_overlap;

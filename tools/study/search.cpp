@@ -160,16 +160,24 @@ double estimate_step(const wl::BuiltProgram& bp, CollectiveTimes& times, double 
     double seconds;
   };
   std::vector<Seen> seen;  // this program's (group, collective, bytes): a few dozen at most
+  std::size_t last = 0;    // where the previous lookup hit: a stage's ops repeat a short pattern
   auto collective_s = [&](const sim::Op& op, const sim::RankInfo& rank) {
     const int gid = op.group_slot == sim::kNoGroup ? -1 : rank.group[op.group_slot];
     if (gid < 0) return 0.0;
-    for (const Seen& s : seen)
-      if (s.gid == gid && s.coll == op.coll && s.bytes == op.bytes) return s.seconds * op.repeat;
+    for (std::size_t n = 0; n < seen.size(); ++n) {
+      const std::size_t i = (last + n) % seen.size();
+      const Seen& s = seen[i];
+      if (s.gid == gid && s.coll == op.coll && s.bytes == op.bytes) {
+        last = i;
+        return s.seconds * op.repeat;
+      }
+    }
     const auto& grp = prog.groups[static_cast<std::size_t>(gid)];
     std::vector<std::int32_t> devices;
     devices.reserve(grp.ranks.size());
     for (auto r : grp.ranks) devices.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
     seen.push_back({gid, op.coll, op.bytes, times.seconds(std::move(devices), op.coll, op.bytes)});
+    last = seen.size() - 1;
     return seen.back().seconds * op.repeat;
   };
   const double noise = slow.noise_at(static_cast<long>(prog.ranks.size()));

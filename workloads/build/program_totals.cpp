@@ -26,6 +26,7 @@ ProgramTotals program_totals(const sim::Program& prog) {
     auto& f = per_stage[st];
     std::int64_t now = 0, peak = 0;
     for (const auto& op : prog.stages[st].streams[static_cast<std::size_t>(stream::compute)]) {
+      if (op.mem_working_bytes != 0) peak = std::max(peak, now + op.mem_working_bytes);
       if (op.mem_delta_bytes != 0) {
         now += op.mem_delta_bytes;
         peak = std::max(peak, now);

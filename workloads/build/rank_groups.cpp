@@ -2,10 +2,12 @@
 #include "workloads/spec/vocabulary.hpp"
 #include "workloads/build/rank_groups.hpp"
 
+#include <algorithm>
 #include <cstddef>
-#include <map>
-#include <tuple>
+#include <cstdint>
+#include <unordered_map>
 
+#include "sim/hash.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/model/layout.hpp"
 
@@ -21,14 +23,25 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   // Group ids: tp groups indexed by (dp·cp, pp), dp groups by (tp, pp) — a dp group
   // spans every (dp, cp) coordinate: weight gradients reduce over dp·cp ranks
   // (Megatron-Core's data-parallel-with-context-parallel group) — cp groups by (tp, dp·pp).
-  std::map<std::tuple<int, int, int>, int> ids;  // (axis, a, b) -> group
+  // (axis, a, b) -> group, numbered in the order first met. Hashed: the search assigns
+  // ranks for every candidate it estimates, and an ordered map was a tenth of that.
+  struct Key {
+    int axis, a, b;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return static_cast<std::size_t>(sim::splitmix64((static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.axis)) << 32 |
+                                                       static_cast<std::uint32_t>(k.a)) ^
+                                                      sim::splitmix64(static_cast<std::uint32_t>(k.b))));
+    }
+  };
+  std::unordered_map<Key, int, KeyHash> ids;
+  ids.reserve(static_cast<std::size_t>(D) / static_cast<std::size_t>(std::max(1, std::min(t, d))) + 16);
   auto group_of = [&](Axis ax, int a, int b) {
-    const auto key = std::make_tuple(static_cast<int>(ax), a, b);
-    if (auto it = ids.find(key); it != ids.end()) return it->second;
-    const int id = static_cast<int>(prog.groups.size());
-    prog.groups.push_back(sim::Group{slot(ax), {}});
-    ids.emplace(key, id);
-    return id;
+    const auto [it, inserted] = ids.try_emplace(Key{static_cast<int>(ax), a, b}, static_cast<int>(prog.groups.size()));
+    if (inserted) prog.groups.push_back(sim::Group{slot(ax), {}});
+    return it->second;
   };
   for (int r = 0; r < D; ++r) {
     const Coord co = mesh.coord(r);

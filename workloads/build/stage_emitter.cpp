@@ -183,12 +183,11 @@ void StageEmitter::emit_forward(const Site& at) {
   const int layers = s_.model.layers;
   for (int l = cl.begin; l < std::min(cl.end, layers); ++l) forward_block(at, cl, l);
   if (mc == last_model_chunk_ && !L.embedding_free)
-    builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, layers, layers + 1,
-                                             costs_.head(Pass::forward), static_cast<std::int64_t>(bytes_.logits)));
+    builder_.add(stream::compute, head_op(Pass::forward, at, static_cast<std::int64_t>(bytes_.logits)));
   for (int l = std::max(cl.begin, layers); l < cl.end; ++l) {
     mtp_entry(Pass::forward, at, l);
     forward_block(at, cl, l);
-    builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, layers, layers + 1, costs_.head(Pass::forward), 0));
+    builder_.add(stream::compute, head_op(Pass::forward, at, 0));
   }
   if (mc < last_model_chunk_ && on_other_stage(mc + 1, at.chunk)) {
     const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc + 1, at.chunk);
@@ -197,6 +196,15 @@ void StageEmitter::emit_forward(const Site& at) {
                                   {builder_.last(stream::compute)});
     sends_.push_back(PendingSend{idx, peer, false, at.microbatch, peer_chunk});
   }
+}
+
+sim::Op StageEmitter::head_op(Pass pass, const Site& at, std::int64_t mem_delta) {
+  const int layers = s_.model.layers;
+  const bool forward = pass == Pass::forward;
+  sim::Op op = compute_op(forward ? Work::forward : Work::backward, at.microbatch, at.chunk, layers, layers + 1, costs_.head(pass),
+                          mem_delta);
+  op.mem_working_bytes = static_cast<std::int64_t>(forward ? bytes_.loss_working.forward : bytes_.loss_working.backward);
+  return op;
 }
 
 void StageEmitter::forward_block(const Site& at, ChunkLayers cl, int l) {
@@ -225,15 +233,14 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
   // model's head, then its layers.
   const int layers = s_.model.layers;
   for (int l = cl.end - 1; l >= std::max(cl.begin, layers); --l) {
-    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, layers, layers + 1, costs_.head(Pass::backward), 0));
+    builder_.add(stream::compute, head_op(Pass::backward, at, 0));
     tp_all_reduce(Pass::backward, at, layers, layers + 1, 1);
     backward_block(at, cl, l, pass);
     mtp_entry(Pass::backward, at, l);
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
   if (mc == last_model_chunk_ && !L.embedding_free) {
-    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, layers, layers + 1,
-                                             costs_.head(Pass::backward), -static_cast<std::int64_t>(bytes_.logits)));
+    builder_.add(stream::compute, head_op(Pass::backward, at, -static_cast<std::int64_t>(bytes_.logits)));
     tp_all_reduce(Pass::backward, at, layers, layers + 1, 1);
   }
   for (int l = std::min(cl.end, layers) - 1; l >= cl.begin; --l) {

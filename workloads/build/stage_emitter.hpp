@@ -76,6 +76,9 @@ private:
   /// (every compute op is made here and added to the program at once).
   sim::Op compute_op(Work work, int microbatch, int chunk, int layer_begin, int layer_end, const PassCost& cost,
                      std::int64_t mem_delta);
+  /// The head's pass (final norm, LM head, loss; Pass::forward or Pass::backward) with the
+  /// loss's working buffers held while it runs (PassBytes::loss_working).
+  sim::Op head_op(Pass pass, const Site& at, std::int64_t mem_delta);
 
   /// True when model chunk `model_chunk` (of the copy that chunk `copy` runs: dualpipe)
   /// runs on another stage: only then does a boundary tensor travel (zb-v's turn, model

@@ -396,7 +396,7 @@ public:
     linear("lm_head", "lm_head.dgrad", "lm_head.wgrad", {T_, V, h_}, Tn_ * h_, logits);
     // Vocab-parallel cross-entropy in fp32 (4-byte) on T×V/t logits; keeps the softmax.
     const double lo = T_ * V * ab_, f32 = T_ * V * 4;
-    if (o_.fused_elementwise) {
+    if (fused_loss()) {
       steps.push_back({mem("cross_entropy", lo + f32, f32, logits), {mem("cross_entropy.bwd", f32 + lo, 0, logits)}, {}});
       return;
     }
@@ -408,6 +408,16 @@ public:
     steps.push_back({mem("ce.exp", 2 * f32, 0, logits), {}, {}});
     steps.push_back({mem("ce.sum", f32, 0, logits), {}, {}});
     steps.push_back({mem("ce.normalise", 2 * f32, f32, logits), {mem("ce.grad", 2 * f32, 0, logits)}, {}});
+  }
+
+  bool fused_loss() const { return o_.fused_loss.value_or(o_.fused_elementwise); }
+
+  /// loss_working_bytes (layer_kernels.hpp), on lm_head's T×V/t logits.
+  LossWorkingSet loss_working_set() const {
+    const double V = static_cast<double>(m_.vocab) / t_;
+    const double lo = T_ * V * ab_, f32 = T_ * V * 4;
+    if (fused_loss()) return {lo + f32, lo};
+    return {lo + 2 * f32, 2 * f32};
   }
 
   std::vector<Kernel> pass(LayerPass p, Recompute rc) const {
@@ -529,6 +539,7 @@ std::vector<Kernel> mtp_entry_pass_kernels(const ModelSpec& m, const KernelOptio
 }
 double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o) { return part_saved_bytes(m, o, &Builder::embedding); }
 double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o) { return part_saved_bytes(m, o, &Builder::lm_head); }
+LossWorkingSet loss_working_bytes(const ModelSpec& m, const KernelOptions& o) { return Builder(m, o).loss_working_set(); }
 double mtp_entry_activation_bytes(const ModelSpec& m, const KernelOptions& o) { return part_saved_bytes(m, o, &Builder::mtp_entry); }
 
 ComputeBreakdown pass_breakdown(const ModelSpec& m, int first_layer, int layer_count, bool with_embedding,

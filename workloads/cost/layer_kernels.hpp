@@ -38,7 +38,8 @@ struct KernelOptions {
   int cp = 1;
   bool sequence_parallel = false;
   AttentionKind attention = AttentionKind::flash;
-  bool fused_elementwise = true;  // fused norm, bias+activation, bias+dropout+add, softmax, RoPE, CE
+  bool fused_elementwise = true;  // fused norm, bias+activation, bias+dropout+add, softmax, RoPE
+  std::optional<bool> fused_loss;  // the loss (implementation.fused_loss); unset: fused_elementwise
   double dropout = 0;        // probability; > 0 runs dropout kernels and keeps 1-byte masks
   bool causal = true;        // causal attention (FlashAttention skips the blocks above the diagonal)
   Recompute recompute = Recompute::none;
@@ -69,6 +70,22 @@ std::vector<Kernel> lm_head_pass_kernels(const ModelSpec& m, const KernelOptions
 /// head input, the fp32 softmax of the loss: T·V/t·4) keep for the backward. O(1).
 double embedding_activation_bytes(const ModelSpec& m, const KernelOptions& o);
 double lm_head_activation_bytes(const ModelSpec& m, const KernelOptions& o);
+/// What the loss holds while it runs, beyond what it keeps (T tokens of the micro-batch
+/// on this device, V/t logits each, lo = T·V/t activation bytes, f32 = T·V/t·4):
+///  * fused (o.fused_loss; Megatron's vocab-parallel cross-entropy, which works
+///    in place on one fp32 copy of the logits and returns its gradient in that buffer):
+///    forward lo + f32 (the logits and their fp32 copy, which becomes the kept softmax),
+///    backward lo (the gradient cast back for the head's GEMMs);
+///  * eager (PyTorch's F.cross_entropy on logits.float(), as torchtitan calls it):
+///    forward lo + 2·f32 (the logits, their fp32 copy and log_softmax's fp32 output, the
+///    kept one), backward 2·f32 (nll_loss's gradient and log_softmax's, both fp32,
+///    beside the kept output).
+/// The forward's is counted from before the op keeps anything, the backward's on top of
+/// what is kept. O(1).
+struct LossWorkingSet {
+  double forward = 0, backward = 0;
+};
+LossWorkingSet loss_working_bytes(const ModelSpec& m, const KernelOptions& o);
 /// An MTP module's entry (model.mtp_depth): the embedding lookup of the shifted
 /// tokens, an RMSNorm of the previous hidden state and one of that embedding, their
 /// concatenation and the 2h → h projection (split over tp, as the block's linears).

@@ -181,6 +181,7 @@ KernelOptions kernel_options(const Scenario& sc) {
   o.sequence_parallel = L.sequence_parallel && L.tp > 1;
   o.attention = sc.implementation.attention;
   o.fused_elementwise = sc.implementation.fused_elementwise;
+  o.fused_loss = sc.implementation.fused_loss;
   o.dropout = sc.model.dropout;
   o.causal = true;
   o.recompute = L.recompute;
@@ -353,6 +354,7 @@ PassBytes pass_bytes(const Scenario& sc) {
   if (!L.embedding_free) {
     pb.embedding = embedding_activation_bytes(m, o);
     pb.logits = lm_head_activation_bytes(m, o);
+    pb.loss_working = loss_working_bytes(m, o);
     if (m.mtp_depth > 0) pb.mtp_entry = mtp_entry_activation_bytes(m, o);
   }
   // Tokens of the micro-batch on this device: s/cp per sequence under context parallelism.

@@ -118,6 +118,7 @@ struct PassBytes {
   double activation_full_moe_layer = 0;
   double embedding = 0;                  // embedding: what its backward needs (dropout mask)
   double logits = 0;                     // LM head: final-norm and head inputs, fp32 softmax of the loss
+  LossWorkingSet loss_working;           // the loss's buffers while it runs (layer_kernels.hpp)
   double mtp_entry = 0;                  // an MTP module's entry: its norms' and projection's inputs
   double tp_all_reduce = 0;              // one TP all-reduce buffer: b·s·h·activation_bytes
   double ep_all_to_all = 0;              // one MoE dispatch/combine buffer: b·(s/cp)·k·h·activation_bytes / t

@@ -66,6 +66,14 @@
 //         The gradient side is list-form too (_reduce_scatter_gradient: one input view per
 //         rank), and ProcessGroupNCCL's reduce_scatter copies each of them into a flat
 //         buffer, one copy_ per rank, before the collective.
+//  [MCE]  Megatron-Core's vocab-parallel cross-entropy (megatron/core/tensor_parallel/
+//         cross_entropy.py, core_r0.8.0): one fp32 copy of the logits, max-subtracted,
+//         exponentiated and normalised in place and kept as the softmax; its backward
+//         writes the gradient into that same buffer. Megatron-DeepSpeed calls Megatron's.
+//  [TTL]  torchtitan train.py at 9dec370ad26b (2024-12-26, the commit its benchmark
+//         tables ran): loss_fn = F.cross_entropy(pred.flatten(0, 1).float(), labels), and
+//         "compiling loss function causes CUDA errors, turning off for now": the loss
+//         stays eager under training.compile; `del pred` before the backward.
 //  [VAR]  Per-GPU compute-speed spread: Sinha et al., "Not All GPUs Are Created Equal:
 //         Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC22; arXiv
 //         2208.11035 v3): over 90 % of the GPUs of five clusters (V100 and MI60; SGEMM, ResNet-50,
@@ -109,6 +117,11 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
   ImplementationBundle b;
   b.attention = attention;
   b.fused_elementwise = fused;
+  // The loss as the framework calls it: Megatron (and Megatron-DeepSpeed) its fused
+  // vocab-parallel cross-entropy [MCE]; the PyTorch stacks F.cross_entropy on the
+  // logits cast to fp32, eager, as torchtitan's train.py does [TTL] (its torch.compile
+  // compiles the blocks, not the loss).
+  b.fused_loss = fused;
   // Overlap switches: tp_comm_overlap off in every preset (Megatron-Core's default; NeMo
   // recipes turn it on), weight gathers prefetched in every stack that shards weights.
   b.tp_comm_overlap = false;

@@ -90,6 +90,7 @@ inline constexpr NameTable<Reshard, 3> kReshardNames{{
 struct ImplementationBundle {
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;
+  bool fused_loss = true;
   bool tp_comm_overlap = false;
   bool dp_overlap = true;
   bool param_gather_overlap = true;

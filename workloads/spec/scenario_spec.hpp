@@ -243,6 +243,9 @@ struct ImplementationSpec {
   std::string preset{kDefaultImplementation};
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;
+  /// The loss as a fused, in-place cross-entropy (Megatron's vocab-parallel one, a compiled
+  /// loss); false: eager F.cross_entropy on an fp32 copy of the logits.
+  bool fused_loss = true;
   /// Overlap switches (the preset's unless given): TP collectives overlapped with the
   /// adjacent GEMMs; gradient reduction overlapped with the backward (false: after it);
   /// ZeRO / FSDP weight gathers prefetched (false: exposed before the layer).
