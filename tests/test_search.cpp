@@ -242,7 +242,6 @@ TEST_CASE("candidates equal but for their placement share one program build, and
   const auto base = tiny();
   auto o = options(*base);
   o.simulate_top = 1;
-  REQUIRE(o.axes.placement.size() >= 2);
   const auto all = tools::run_search(base, o);
   std::map<std::string, std::pair<double, double>> alone;  // compact layout -> (estimate, peak)
   for (const auto& place : o.axes.placement) {
@@ -251,7 +250,6 @@ TEST_CASE("candidates equal but for their placement share one program build, and
     for (const auto& c : tools::run_search(base, one).ranked)
       alone[tools::compact_layout(c.layout)] = {c.analytic_step_s, c.analytic_peak_bytes};
   }
-  REQUIRE(!all.ranked.empty());
   std::map<std::string, std::set<double>> by_degrees;  // the layout less its placement -> estimates
   for (const auto& c : all.ranked) {
     const std::string key = tools::compact_layout(c.layout);
@@ -260,10 +258,10 @@ TEST_CASE("candidates equal but for their placement share one program build, and
     CHECK(c.analytic_step_s == alone[key].first);
     CHECK(c.analytic_peak_bytes == alone[key].second);
     auto bare = c.layout;
-    bare.placement = o.axes.placement.front();
+    bare.placement = {};
     by_degrees[tools::compact_layout(bare)].insert(c.analytic_step_s);
   }
-  // The placement moves the estimate somewhere: sharing did not just copy a step time.
+  // The placement moves the estimate somewhere (sharing did not just copy a step time).
   CHECK(std::any_of(by_degrees.begin(), by_degrees.end(), [](const auto& e) { return e.second.size() > 1; }));
 }
 

@@ -12,7 +12,6 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -109,8 +108,10 @@ class CollectiveTimes {
   double seconds(std::vector<std::int32_t> devices, sim::CollOp coll, double bytes) {
     Key key{static_cast<int>(coll), bytes, std::move(devices)};
     if (auto it = times_.find(key); it != times_.end()) return it->second;
-    if (!planner_) planner_.emplace(cluster_, ideal_);
-    const double s = idle_network_seconds(cluster_, planner_->collective(key.devices, coll, bytes));
+    // A planner of its own: the plan is needed once (its time is what is kept), and a
+    // planner kept for the search would keep every plan it ever built.
+    topo::Planner planner(cluster_, ideal_);
+    const double s = idle_network_seconds(cluster_, planner.collective(key.devices, coll, bytes));
     times_.emplace(std::move(key), s);
     return s;
   }
@@ -133,7 +134,6 @@ class CollectiveTimes {
   };
   const topo::Cluster& cluster_;
   bool ideal_;
-  std::optional<topo::Planner> planner_;  // built on the first miss
   std::unordered_map<Key, double, KeyHash> times_;
 };
 
@@ -216,15 +216,6 @@ double estimate_step(const wl::BuiltProgram& bp, CollectiveTimes& times, double 
   return busiest / std::max(1e-9, 1.0 - bubble) + exposed;
 }
 
-/// Stage 2 for one candidate: the resolver's rules, the memory peak of the built
-/// program (the numbers `layoutsim check` prints), and the estimate.
-///
-/// `candidate` is the resolved base with a complete layout (candidate_scenario), so
-/// of wl::resolve's three stages only the layout rules (wl::validate) can fail: the
-/// derived fields it sets (dp, micro-batches) are set, and the cluster and its
-/// perturbations are the base's, already checked. Skipping resolve's topology build
-/// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
-/// simulation stage resolves its candidates in full.
 /// The layout rules' verdict: "" when the candidate is valid, else "invalid-<key>".
 std::string invalid_layout(const wl::Scenario& sc) {
   std::vector<wl::LayoutError> errors = wl::validate(sc);
@@ -235,8 +226,17 @@ std::string invalid_layout(const wl::Scenario& sc) {
   return "invalid-" + (key.empty() ? std::string("layout") : key);
 }
 
-/// `built` receives the candidate's program when one was built (kept, or rejected for
-/// its built memory peak), for candidates that differ from it only in placement.
+/// Stage 2 for one candidate: the resolver's rules, the memory peak of the built
+/// program (the numbers `layoutsim check` prints), and the estimate.
+///
+/// `candidate` is the resolved base with a complete layout (candidate_scenario), so
+/// of wl::resolve's three stages only the layout rules (wl::validate) can fail: the
+/// derived fields it sets (dp, micro-batches) are set, and the cluster and its
+/// perturbations are the base's, already checked. Skipping resolve's topology build
+/// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
+/// simulation stage resolves its candidates in full. `built` receives the candidate's
+/// program when one was built (kept, or rejected for its built memory peak), for the
+/// candidates that differ from it only in placement.
 Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSlowdowns& slow,
                  std::optional<wl::BuiltProgram>& built) {
   Estimate e;

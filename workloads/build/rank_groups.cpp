@@ -2,7 +2,6 @@
 #include "workloads/spec/vocabulary.hpp"
 #include "workloads/build/rank_groups.hpp"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -37,7 +36,6 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     }
   };
   std::unordered_map<Key, int, KeyHash> ids;
-  ids.reserve(static_cast<std::size_t>(D) / static_cast<std::size_t>(std::max(1, std::min(t, d))) + 16);
   auto group_of = [&](Axis ax, int a, int b) {
     const auto [it, inserted] = ids.try_emplace(Key{static_cast<int>(ax), a, b}, static_cast<int>(prog.groups.size()));
     if (inserted) prog.groups.push_back(sim::Group{slot(ax), {}});
