@@ -71,9 +71,9 @@
 //         exponentiated and normalised in place and kept as the softmax; its backward
 //         writes the gradient into that same buffer. Megatron-DeepSpeed calls Megatron's.
 //  [TTL]  torchtitan train.py at 9dec370ad26b (2024-12-26, the commit its benchmark
-//         tables ran): loss_fn = F.cross_entropy(pred.flatten(0, 1).float(), labels), and
-//         "compiling loss function causes CUDA errors, turning off for now": the loss
-//         stays eager under training.compile; `del pred` before the backward.
+//         tables ran): the loss is F.cross_entropy on the flattened logits cast to fp32,
+//         and its torch.compile is commented out there (a comment cites CUDA errors): the
+//         loss stays eager under training.compile; the logits are deleted before the backward.
 //  [VAR]  Per-GPU compute-speed spread: Sinha et al., "Not All GPUs Are Created Equal:
 //         Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC22; arXiv
 //         2208.11035 v3): over 90 % of the GPUs of five clusters (V100 and MI60; SGEMM, ResNet-50,
