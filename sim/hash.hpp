@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 namespace ls::sim {
 
@@ -21,6 +22,13 @@ constexpr std::uint64_t splitmix64_next(std::uint64_t& state) {
   const std::uint64_t out = splitmix64(state);
   state += 0x9e3779b97f4a7c15ULL;
   return out;
+}
+
+/// Folds `values` into `h` one at a time (h ← splitmix64(h ^ v)): the hash of a key
+/// that holds a list of device or coordinate numbers.
+constexpr std::uint64_t hash_ints(std::uint64_t h, std::span<const std::int32_t> values) {
+  for (std::int32_t v : values) h = splitmix64(h ^ static_cast<std::uint32_t>(v));
+  return h;
 }
 
 }  // namespace ls::sim

@@ -275,8 +275,7 @@ Planner::Planner(const Cluster& cluster, bool ideal, CollectiveCostModel costs)
 Planner::~Planner() = default;
 
 std::size_t Planner::KeyHash::operator()(const Key& k) const {
-  std::uint64_t h = mix64(k.op);
-  for (std::int32_t d : k.devices) h = mix64(h ^ static_cast<std::uint32_t>(d));
+  std::uint64_t h = sim::hash_ints(mix64(k.op), k.devices);
   for (double v : k.values) h = mix64(h ^ std::hash<double>{}(v));
   return static_cast<std::size_t>(h);
 }

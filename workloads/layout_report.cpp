@@ -49,10 +49,10 @@ LayoutReport layout_report(const ResolvedScenario& resolved) {
   for (const auto& stream : bp.program.stages.front().streams)
     for (const auto& op : stream) {
       if (op.kind != sim::OpKind::collective) continue;
-      if (op.tag == static_cast<std::uint8_t>(Work::param_gather)) {
+      if (work_of(op) == Work::param_gather) {
         ps.weight_gathers_per_step += op.repeat;
         ps.weight_gather_bytes_per_step += op.bytes * op.repeat;
-      } else if (op.tag == static_cast<std::uint8_t>(Work::grad_sync)) {
+      } else if (work_of(op) == Work::grad_sync) {
         ps.gradient_reductions_per_step += op.repeat;
         ps.gradient_reduction_bytes_per_step += op.bytes * op.repeat;
       }

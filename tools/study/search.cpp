@@ -67,10 +67,7 @@ struct Estimate {
 /// integral, some 20,000 transcendental calls: computed once, not per candidate.
 struct ComputeSlowdowns {
   double rho = 1;
-  double variability = 0;
-  long devices = 0;
-  double noise = 1;  // at `devices`
-  double noise_at(long d) const { return d == devices ? noise : wl::scale_noise_factor(variability, d); }
+  double noise = 1;
 };
 
 /// A collective's time on an idle network: per phase, each flow drains at its
@@ -127,9 +124,8 @@ class CollectiveTimes {
     std::size_t operator()(const Key& k) const {
       std::uint64_t bits = 0;
       std::memcpy(&bits, &k.bytes, sizeof bits);
-      std::uint64_t h = sim::splitmix64(static_cast<std::uint64_t>(k.coll) ^ sim::splitmix64(bits));
-      for (std::int32_t d : k.devices) h = sim::splitmix64(h ^ static_cast<std::uint32_t>(d));
-      return static_cast<std::size_t>(h);
+      return static_cast<std::size_t>(
+          sim::hash_ints(sim::splitmix64(static_cast<std::uint64_t>(k.coll) ^ sim::splitmix64(bits)), k.devices));
     }
   };
   const topo::Cluster& cluster_;
@@ -180,7 +176,7 @@ double estimate_step(const wl::BuiltProgram& bp, CollectiveTimes& times, double 
     last = seen.size() - 1;
     return seen.back().seconds * op.repeat;
   };
-  const double noise = slow.noise_at(static_cast<long>(prog.ranks.size()));
+  const double noise = slow.noise;
   double busiest = 0, exposed = 0;
   for (std::size_t st = 0; st < prog.stages.size(); ++st) {
     const sim::RankInfo* rep = nullptr;
@@ -295,11 +291,7 @@ void analyze_run(const std::vector<wl::Scenario>& run, CollectiveTimes& times, c
     if (!out[i].rejected.empty()) continue;
     out[i] = *shared;
     if (!shared->rejected.empty()) continue;
-    sim::Program& prog = built->program;
-    prog.ranks.clear();
-    prog.groups.clear();
-    prog.pp_peer.clear();
-    wl::assign_ranks_and_groups(sc, sc.model.moe.experts > 0 ? &built->routing : nullptr, prog);
+    wl::assign_ranks_and_groups(sc, sc.model.moe.experts > 0 ? &built->routing : nullptr, built->program);
     out[i].step_s = estimate_step(*built, times, shared->bubble, slow);
   }
 }
@@ -452,9 +444,7 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
   std::vector<Estimate> est(todo.size());
   ComputeSlowdowns slow;
   slow.rho = wl::overlap_slowdown(wl::compute_profile_of(base.gpu));  // as the simulation applies it
-  slow.variability = base.implementation.compute_variability;
-  slow.devices = rep.devices;
-  slow.noise = wl::scale_noise_factor(slow.variability, slow.devices);
+  slow.noise = wl::scale_noise_factor(base.implementation.compute_variability, rep.devices);
   // Runs of consecutive candidates equal but for their placement share one program build.
   std::vector<std::size_t> run_begin;
   for (std::size_t k = 0; k < todo.size(); ++k)

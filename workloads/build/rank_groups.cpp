@@ -17,7 +17,8 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   const int p = L.pp, t = L.tp, d = L.dp, c = L.cp;
   const Mesh mesh(d, t, p, L.placement, c);
   const int D = mesh.size();
-  prog.ranks.resize(static_cast<std::size_t>(D));
+  prog.ranks.assign(static_cast<std::size_t>(D), sim::RankInfo{});
+  prog.groups.clear();
   prog.pp_peer.assign(static_cast<std::size_t>(D) * static_cast<std::size_t>(p), -1);
   // Group ids: tp groups indexed by (dp·cp, pp), dp groups by (tp, pp) — a dp group
   // spans every (dp, cp) coordinate: weight gradients reduce over dp·cp ranks
@@ -30,9 +31,8 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   };
   struct KeyHash {
     std::size_t operator()(const Key& k) const {
-      return static_cast<std::size_t>(sim::splitmix64((static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.axis)) << 32 |
-                                                       static_cast<std::uint32_t>(k.a)) ^
-                                                      sim::splitmix64(static_cast<std::uint32_t>(k.b))));
+      const std::int32_t ints[] = {k.axis, k.a, k.b};
+      return static_cast<std::size_t>(sim::hash_ints(0, ints));
     }
   };
   std::unordered_map<Key, int, KeyHash> ids;

@@ -13,7 +13,8 @@
 namespace ls::wl {
 
 /// `routing`: the MoE token routing (nullptr for dense models); sets each rank's
-/// work_scale. Leaves prog.stages and prog.all_to_all_weight untouched.
+/// work_scale. Replaces prog.ranks, prog.groups and prog.pp_peer (so a built program can
+/// be re-placed); leaves prog.stages and prog.all_to_all_weight untouched.
 void assign_ranks_and_groups(const Scenario& s, const Routing* routing, sim::Program& prog);
 
 }  // namespace ls::wl

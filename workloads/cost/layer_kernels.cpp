@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -395,7 +396,7 @@ public:
     const auto logits = KernelCategory::logits;
     linear("lm_head", "lm_head.dgrad", "lm_head.wgrad", {T_, V, h_}, Tn_ * h_, logits);
     // Vocab-parallel cross-entropy in fp32 (4-byte) on T×V/t logits; keeps the softmax.
-    const double lo = T_ * V * ab_, f32 = T_ * V * 4;
+    const auto [lo, f32] = logit_bytes();
     if (fused_loss()) {
       steps.push_back({mem("cross_entropy", lo + f32, f32, logits), {mem("cross_entropy.bwd", f32 + lo, 0, logits)}, {}});
       return;
@@ -412,10 +413,15 @@ public:
 
   bool fused_loss() const { return o_.fused_loss.value_or(o_.fused_elementwise); }
 
-  /// loss_working_bytes (layer_kernels.hpp), on lm_head's T×V/t logits.
+  /// The T×V/t logits on this device: in the activation type (lo) and in fp32.
+  std::pair<double, double> logit_bytes() const {
+    const double V = static_cast<double>(m_.vocab) / t_, elements = T_ * V;
+    return {elements * ab_, elements * 4};
+  }
+
+  /// loss_working_bytes (layer_kernels.hpp), on lm_head's logits.
   LossWorkingSet loss_working_set() const {
-    const double V = static_cast<double>(m_.vocab) / t_;
-    const double lo = T_ * V * ab_, f32 = T_ * V * 4;
+    const auto [lo, f32] = logit_bytes();
     if (fused_loss()) return {lo + f32, lo};
     return {lo + 2 * f32, 2 * f32};
   }
