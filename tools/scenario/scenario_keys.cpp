@@ -498,8 +498,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
       bytes_key("implementation.gather_bucket", LS_FIELD(implementation.gather_bucket_bytes), "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"),
       bool_key("implementation.gather_list_copies", LS_FIELD(implementation.gather_list_copies), false,
                "each ZeRO-3 weight gather is PyTorch's list-form all_gather: after the collective, one copy kernel per rank "
-               "of the group moves that rank's slice (DeepSpeed up to 0.5); each call costs ranks × the GPU's launch overhead "
-               "+ its bytes read and written through HBM, on the compute stream; ZeRO-3's gradient reduce-scatters are "
+               "of the group moves that rank's slice (DeepSpeed up to 0.5); each call costs ranks × the larger of the GPU's "
+               "launch overhead and the host's time per rank (a view made, a copy issued: 10 µs in every preset) + its bytes "
+               "read and written through HBM, on the compute stream; ZeRO-3's gradient reduce-scatters are "
                "list-form too, their inputs copied in the same way before the collective",
                "the preset's (`true` for `deepspeed`, else `false`)"),
       number_key("implementation.compute_variability", LS_FIELD(implementation.compute_variability), 0, 0.2, false, "",

@@ -197,9 +197,11 @@ void StageEmitter::issue_gradient_reduce(double bytes, int calls, int chunk, int
 }
 
 PassCost StageEmitter::list_copies(int calls, double bytes) const {
-  // One copy kernel per rank of the ZeRO group per call, the bytes read and written once.
+  // One copy kernel per rank of the ZeRO group per call, the bytes read and written once;
+  // a rank's copy starts no sooner than the host has made its view and issued it.
   PassCost c;
-  c.time = sim::Time::from_seconds(calls * static_cast<double>(zero_shard_ranks(s_.layout)) * profile_.launch_overhead_s) +
+  const double per_rank = std::max(profile_.launch_overhead_s, s_.implementation.profile.list_rank_overhead_s);
+  c.time = sim::Time::from_seconds(calls * static_cast<double>(zero_shard_ranks(s_.layout)) * per_rank) +
            memory_time(profile_, s_.gpu, 2 * bytes);
   c.breakdown.launch = c.time;  // no kernel of the layer: booked as overhead
   return c;

@@ -138,6 +138,12 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
   b.profile.name = std::move(name);
   b.profile.dispatch_overhead_s = dispatch_us * 1e-6;
   b.profile.module_overhead_s = module_us * 1e-6;
+  // A list-form collective's per-rank host work [DSL]: one view made from Python and one
+  // copy_ issued from C++ per rank, about one op's path from Python to a launch: [PTD]'s
+  // 5–25 µs per op, taken at 10 µs (the view launches nothing, the copy skips Python);
+  // an estimate from the cited per-op range, not fitted. It shows only where a preset (or
+  // a scenario) turns gather_list_copies on.
+  b.profile.list_rank_overhead_s = 10e-6;
   return b;
 }
 
@@ -190,7 +196,7 @@ std::vector<ImplementationBundle> presets() {
 // Bounds: dispatch 0 (host always ahead) to 40 µs ([PTD]'s 25 µs top per op, raised for
 // FSDP's per-module hooks; an assumption); module 0–2 ms per block per pass (an FSDP
 // unit's unshard / reshard and hook work, an assumption).
-const std::array<ImplementationConstant, 3> kConstants{{
+const std::array<ImplementationConstant, 4> kConstants{{
     {"dispatch_overhead", "s", "host time to dispatch one kernel (shows when the kernel is shorter)", 0, 40e-6,
      [](const ImplementationProfile& p) { return p.dispatch_overhead_s; },
      [](ImplementationProfile& p, double v) { p.dispatch_overhead_s = v; }},
@@ -200,6 +206,9 @@ const std::array<ImplementationConstant, 3> kConstants{{
     {"tp_overlap_slowdown", "", "GEMM slowdown while an overlapped TP collective shares the SMs [TEUB]", 0, 0.3,
      [](const ImplementationProfile& p) { return p.tp_overlap_slowdown; },
      [](ImplementationProfile& p, double v) { p.tp_overlap_slowdown = v; }},
+    {"list_rank_overhead", "s", "host time per rank of the group per list-form collective call (a view and a copy issued) [DSL]", 2e-6,
+     25e-6, [](const ImplementationProfile& p) { return p.list_rank_overhead_s; },
+     [](ImplementationProfile& p, double v) { p.list_rank_overhead_s = v; }},
 }};
 
 }  // namespace

@@ -44,6 +44,12 @@ struct ImplementationProfile {
   /// (implementation.tp_comm_overlap): the communication kernels take SMs and HBM
   /// bandwidth from the GEMM. Dimensionless, time × (1 + slowdown).
   double tp_overlap_slowdown = 0;
+  /// Host time per rank of the group per list-form collective call (gather_list_copies):
+  /// the framework's Python loop builds one view per rank, and PyTorch's ProcessGroupNCCL
+  /// issues one copy per rank from C++. The GPU waits for it (the fetch synchronises the
+  /// device first, and the copies come no faster than the host issues them), so each
+  /// rank's copy takes max(this, the GPU's launch overhead) plus its bytes through HBM.
+  double list_rank_overhead_s = 0;
   /// Whether the framework's `flash` attention is written for the part's own tensor-core
   /// instructions (FlashAttention-3 or cuDNN fused attention on Hopper, their Blackwell
   /// versions: ComputeProfile::flash_*), or is the flash-attn 2.x package, which issues
