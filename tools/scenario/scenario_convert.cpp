@@ -119,6 +119,7 @@ private:
           impl.reshard = bundle->reshard;
           impl.compute_variability = bundle->compute_variability;
           impl.gather_list_copies = bundle->gather_list_copies;
+          impl.grad_accumulation = bundle->grad_accumulation;
           impl.profile = bundle->profile;
         }
       }

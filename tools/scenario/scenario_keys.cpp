@@ -492,6 +492,14 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "(recomputed, then their backward) before its backward; when those hold more parameters (per TP rank) than "
                  "this, the module's weights are released and gathered again (DeepSpeed's stage3_max_reuse_distance); 0: kept",
                  "the preset's (1e9 for `deepspeed`, else 0)"),
+      choice_key("implementation.grad_accumulation", LS_FIELD(implementation.grad_accumulation), wl::kGradAccumulationNames,
+                 wl::GradAccumulation::fused,
+                 "how weight gradients are summed over a step's micro-batches where they are reduced once, after the last "
+                 "(ZeRO-0/1; ZeRO-2/3 with `layout.accumulate_unsharded`): a memory-bound add after each layer's weight "
+                 "gradients, w + 2g bytes per parameter every micro-batch (`buffer`) or 3w from the second on (`autograd`), "
+                 "w and g the bytes of `precision.weights` and `precision.gradients`",
+                 "the preset's (`buffer` for `megatron-lm-2021` and `pytorch-fsdp`, `autograd` for `deepspeed`, `fused` for "
+                 "`megatron-core`)"),
       choice_key("implementation.reshard", LS_FIELD(implementation.reshard), wl::kReshardNames, wl::Reshard::after_forward,
                  "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),

@@ -201,8 +201,9 @@ void StageEmitter::emit_forward(const Site& at) {
 sim::Op StageEmitter::head_op(Pass pass, const Site& at, std::int64_t mem_delta) {
   const int layers = s_.model.layers;
   const bool forward = pass == Pass::forward;
-  sim::Op op = compute_op(forward ? Work::forward : Work::backward, at.microbatch, at.chunk, layers, layers + 1, costs_.head(pass),
-                          mem_delta);
+  const PassCost cost =
+      forward ? costs_.head(pass) : with_grad_accumulation(costs_.head(pass), params_.trained_head() / s_.layout.tp, at.microbatch);
+  sim::Op op = compute_op(forward ? Work::forward : Work::backward, at.microbatch, at.chunk, layers, layers + 1, cost, mem_delta);
   op.mem_working_bytes = static_cast<std::int64_t>(forward ? bytes_.loss_working.forward : bytes_.loss_working.backward);
   return op;
 }
@@ -248,8 +249,10 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
   if (mc == 0 && !L.embedding_free)
-    builder_.add(stream::compute, compute_op(Work::backward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::backward),
-                                             -static_cast<std::int64_t>(bytes_.embedding)));
+    builder_.add(stream::compute,
+                 compute_op(Work::backward, at.microbatch, at.chunk, -1, 0,
+                            with_grad_accumulation(costs_.embedding(Pass::backward), params_.trained_embedding() / L.tp, at.microbatch),
+                            -static_cast<std::int64_t>(bytes_.embedding)));
   if (last_gradient) reduce_chunk_gradients(at.chunk);
   if (mc > 0 && on_other_stage(mc - 1, at.chunk)) {
     const auto [peer, peer_chunk] = place_model_chunk(L.schedule, p, mc - 1, at.chunk);
@@ -346,11 +349,13 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
         // Mirror of the forward: gradients go to the expert owners and back.
         expert_tp_all_reduce(pass, at, l);
         expert_round_trip(pass, at, l);
-        compute(costs_.layer(kind, pass), freed);
+        const PassCost cost = costs_.layer(kind, pass);
+        compute(pass == Pass::backward ? with_grad_accumulation(cost, layer_trained_params(l), at.microbatch) : cost, freed);
         tp_all_reduce(pass, at, l, l + 1, 1);
       } else {
         PassCost cost = costs_.layer(kind, pass);
         if (rc == Recompute::selective) cost = cost + costs_.layer(kind, Pass::recompute);
+        if (pass == Pass::backward) cost = with_grad_accumulation(cost, layer_trained_params(l), at.microbatch);
         compute(cost, freed);
         if (!overlap_tp) tp_all_reduce(pass, at, l, l + 1, dense_tp_all_reduces());
       }
@@ -358,7 +363,9 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
     }
     case Pass::backward_weight:
       if (moe) expert_op_for(pass, at, l);
-      add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1, costs_.layer(kind, pass), -act), gather);
+      add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1,
+                             with_grad_accumulation(costs_.layer(kind, pass), layer_trained_params(l), at.microbatch), -act),
+                  gather);
       return 0;
   }
   return 0;

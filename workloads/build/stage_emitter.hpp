@@ -140,6 +140,12 @@ private:
   bool vectors_persist() const;
   /// The list-form copies of `calls` ZeRO-3 collectives moving `bytes` (implementation.gather_list_copies).
   PassCost list_copies(int calls, double bytes) const;
+  /// `cost` plus the add that sums `params` parameters' weight gradients of micro-batch
+  /// `microbatch` into the step's (implementation.grad_accumulation), where they are
+  /// reduced once per step.
+  PassCost with_grad_accumulation(PassCost cost, double params, int microbatch) const;
+  /// Trained parameters of layer l on this device (its dense part and its routed experts).
+  double layer_trained_params(int l) const { return params_.trained_dense(l) + params_.trained_experts(l); }
   std::int64_t zero3_gather(const Site& at, int layer, bool backward);
   /// ZeRO-3 under full recompute with implementation.max_reuse_distance: the modules of
   /// layer `layer` released between its recomputed forward and its backward, gathered again.

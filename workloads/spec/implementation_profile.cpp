@@ -74,6 +74,20 @@
 //         tables ran): the loss is F.cross_entropy on the flattened logits cast to fp32,
 //         and its torch.compile is commented out there (a comment cites CUDA errors): the
 //         loss stays eager under training.compile; the logits are deleted before the backward.
+//  [ACC]  Gradient accumulation over micro-batches. Megatron-LM at the commit of the SC21
+//         paper's scripts (6985e589, August 2021), megatron/model/distributed.py: a hook on
+//         every parameter's gradient accumulator runs main_grad.add_(grad) and frees the
+//         gradient, each backward (main_grad fp32 under accumulate_allreduce_grads_in_fp32,
+//         forced for bf16, else the parameter's type); commit 83b1e42f (February 2022)
+//         added gradient-accumulation fusion, on unless --no-gradient-accumulation-fusion:
+//         the weight-gradient GEMM accumulates into main_grad in fp32, as Megatron-Core
+//         does through TransformerEngine (fuse_wgrad_accumulation). PyTorch FSDP2
+//         (torch/distributed/fsdp/_fully_shard/_fsdp_param.py) keeps a no-sync
+//         micro-batch's unsharded gradient in unsharded_accumulated_grad, in the reduce
+//         type, adding each later one into it (its cast to that type, a separate copy, is
+//         not counted). DeepSpeed ZeRO-0/1 and torch DDP under no_sync leave it to
+//         autograd, which adds each new gradient into .grad in place from the second
+//         micro-batch on.
 //  [VAR]  Per-GPU compute-speed spread: Sinha et al., "Not All GPUs Are Created Equal:
 //         Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC22; arXiv
 //         2208.11035 v3): over 90 % of the GPUs of five clusters (V100 and MI60; SGEMM, ResNet-50,
@@ -164,6 +178,7 @@ ImplementationBundle bundle(std::string name, AttentionKind attention, bool fuse
 ImplementationBundle pytorch_fsdp() {
   ImplementationBundle b = bundle("pytorch-fsdp", AttentionKind::flash, false, 20, 1000, true);
   b.profile.native_flash = false;
+  b.grad_accumulation = GradAccumulation::buffer;  // [ACC]
   return b;
 }
 
@@ -181,13 +196,23 @@ ImplementationBundle deepspeed() {
   b.max_reuse_distance = 1e9;
   b.param_gather_overlap = false;
   b.gather_list_copies = true;
+  b.grad_accumulation = GradAccumulation::autograd;  // [ACC]
+  return b;
+}
+
+/// megatron-lm-2021: Megatron-LM as of the SC21 paper, its DDP adding each micro-batch's
+/// gradients into the main-gradient buffer [ACC]. Runs of its later code (2022 on) state
+/// grad_accumulation: fused.
+ImplementationBundle megatron_lm_2021() {
+  ImplementationBundle b = bundle("megatron-lm-2021", AttentionKind::unfused, true, 0, 0, true);
+  b.grad_accumulation = GradAccumulation::buffer;
   return b;
 }
 
 std::vector<ImplementationBundle> presets() {
   return {
       bundle("megatron-core", AttentionKind::flash, true, 0, 0, true),
-      bundle("megatron-lm-2021", AttentionKind::unfused, true, 0, 0, true),
+      megatron_lm_2021(),
       deepspeed(),
       pytorch_fsdp(),
   };

@@ -92,6 +92,23 @@ inline constexpr NameTable<Reshard, 3> kReshardNames{{
     {Reshard::after_backward, "after-backward", "one gather per layer per micro-batch (FSDP `reshard_after_forward=False`)"},
     {Reshard::after_step, "after-step", "one gather per layer per step, kept across the micro-batches"}}};
 
+/// How a framework accumulates weight gradients over the micro-batches of a step when
+/// it reduces them once, after the last (ZeRO-0/1, and ZeRO-2/3 with
+/// layout.accumulate_unsharded): `fused` — the weight-gradient GEMM adds into the
+/// gradient buffer itself (Megatron's gradient-accumulation fusion, TransformerEngine's
+/// fused wgrad accumulation), nothing more; `buffer` — each micro-batch's gradient, in the
+/// weights' type, is added by a kernel of its own into a buffer in `precision.gradients`
+/// (Megatron-LM's DDP of 2021, FSDP2's unsharded accumulation): w + 2g bytes per
+/// parameter every micro-batch; `autograd` — PyTorch's autograd adds each new gradient
+/// into `.grad` in the weights' type from the second micro-batch on (torch DDP under
+/// no_sync, DeepSpeed ZeRO-0/1): 3w bytes per parameter. Memory-bound, after the layer's
+/// weight gradients, on the compute stream.
+enum class GradAccumulation { fused, buffer, autograd };
+inline constexpr NameTable<GradAccumulation, 3> kGradAccumulationNames{{
+    {GradAccumulation::fused, "fused", "the weight-gradient GEMM accumulates into the buffer (Megatron since 2022, Megatron-Core)"},
+    {GradAccumulation::buffer, "buffer", "a kernel adds each micro-batch's gradient into a buffer of `precision.gradients` (Megatron-LM 2021, FSDP2)"},
+    {GradAccumulation::autograd, "autograd", "autograd adds into `.grad` from the second micro-batch on (torch DDP no_sync, DeepSpeed ZeRO-0/1)"}}};
+
 /// A preset: the attention kernel, the fusion choice and the profile.
 struct ImplementationBundle {
   AttentionKind attention = AttentionKind::flash;
@@ -113,6 +130,7 @@ struct ImplementationBundle {
   /// Each ZeRO-3 weight gather is PyTorch's list-form all_gather: NCCL fills a flat buffer,
   /// then one copy kernel per rank of the group moves that rank's slice into its own tensor.
   bool gather_list_copies = false;
+  GradAccumulation grad_accumulation = GradAccumulation::fused;
   /// Coefficient of variation of the sustained compute speed of one GPU against another of
   /// the same type in the same job (manufacturing spread and power management): a
   /// synchronous step waits for the slowest of its GPUs (workloads/analysis/scale_noise.hpp).

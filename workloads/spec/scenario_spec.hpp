@@ -265,6 +265,9 @@ struct ImplementationSpec {
   Reshard reshard = Reshard::after_forward;
   /// ZeRO-3 gathers as list-form all_gathers: a copy kernel per rank per call (implementation_profile.hpp).
   bool gather_list_copies = false;
+  /// Weight gradients summed over the micro-batches: fused, a kernel per micro-batch into a
+  /// buffer, or autograd's in-place add (implementation_profile.hpp).
+  GradAccumulation grad_accumulation = GradAccumulation::fused;
   /// Per-GPU compute-speed spread (coefficient of variation; scale_noise.hpp). −1: unset,
   /// resolve() takes the preset's.
   double compute_variability = -1;
