@@ -301,14 +301,19 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   out += fmt::format("  {:<20} {}FLOP\n", "model FLOPs/step", human_count(p.model_flops_per_step));
   out += fmt::format("  {:<20} {}  ({})\n", "bubble (analytic)", percent(p.bubble_fraction_analytic),
                      wl::analytic_bubble_formula(L.schedule, L.pp, L.microbatches));
-  if ((L.zero <= 1 || L.accumulate_unsharded) && s.implementation.grad_accumulation != wl::GradAccumulation::fused) {
+  {
     // Gradients reduced once per step are summed over the micro-batches by a kernel of the
     // framework's (implementation.grad_accumulation): say what it moves.
-    const bool buffer = s.implementation.grad_accumulation == wl::GradAccumulation::buffer;
-    const double per_param = buffer ? s.precision.weights + 2.0 * s.precision.gradients : 3.0 * s.precision.weights;
-    out += fmt::format("  {:<20} {}: an add after the weight gradients, {} B per parameter, {} of {} micro-batches\n",
-                       "grad accumulation", wl::name_of(wl::kGradAccumulationNames, s.implementation.grad_accumulation),
-                       per_param, buffer ? L.microbatches : L.microbatches - 1, L.microbatches);
+    double per_param = 0;
+    int summed = 0;
+    for (int mb = 0; mb < L.microbatches; ++mb) {
+      const double b = wl::grad_accumulation_bytes_per_param(s, mb);
+      if (b > 0) ++summed, per_param = b;
+    }
+    if (summed > 0)
+      out += fmt::format("  {:<20} {}: an add after the weight gradients, {} B per parameter, {} of {} micro-batches\n",
+                         "grad accumulation", wl::name_of(wl::kGradAccumulationNames, s.implementation.grad_accumulation),
+                         per_param, summed, L.microbatches);
   }
   if (L.zero >= 1 && p.weight_gathers_per_step + p.gradient_reductions_per_step > 0) {
     // How the framework issues its sharded collectives decides their latency cost: the

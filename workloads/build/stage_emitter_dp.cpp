@@ -208,21 +208,8 @@ PassCost StageEmitter::list_copies(int calls, double bytes) const {
 }
 
 PassCost StageEmitter::with_grad_accumulation(PassCost cost, double params, int microbatch) const {
-  const auto& L = s_.layout;
-  // Gradients reduced after every micro-batch (ZeRO-2/3 without accumulate_unsharded)
-  // are summed in their shard by the reduction, not here.
-  const bool once_per_step = L.zero <= 1 || L.accumulate_unsharded;
-  if (!once_per_step || !(params > 0)) return cost;
-  const double w = s_.precision.weights, g = s_.precision.gradients;
-  double per_param = 0;
-  switch (s_.implementation.grad_accumulation) {
-    case GradAccumulation::fused: return cost;
-    case GradAccumulation::buffer: per_param = w + 2 * g; break;  // read the new one, read and write the sum
-    case GradAccumulation::autograd:
-      if (microbatch == 0) return cost;  // the first gradient becomes .grad as it is
-      per_param = 3 * w;
-      break;
-  }
+  const double per_param = grad_accumulation_bytes_per_param(s_, microbatch);
+  if (!(per_param > 0) || !(params > 0)) return cost;
   const sim::Time t = memory_time(profile_, s_.gpu, params * per_param);
   cost.time += t;
   cost.breakdown.elementwise += t;

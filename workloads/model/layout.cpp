@@ -488,6 +488,18 @@ int Mesh::rank(Coord c) const {
   return c.dp * stride_dp_ + c.tp * stride_tp_ + c.pp * stride_pp_ + c.cp * stride_cp_;
 }
 
+double grad_accumulation_bytes_per_param(const Scenario& s, int microbatch) {
+  const LayoutSpec& L = s.layout;
+  if (L.zero >= 2 && !L.accumulate_unsharded) return 0;
+  const double w = s.precision.weights, g = s.precision.gradients;
+  switch (s.implementation.grad_accumulation) {
+    case GradAccumulation::fused: return 0;
+    case GradAccumulation::buffer: return w + 2 * g;  // read the new one, read and write the sum
+    case GradAccumulation::autograd: return microbatch == 0 ? 0 : 3 * w;  // the first becomes .grad as it is
+  }
+  return 0;
+}
+
 std::vector<int> even_stage_layers(int layers, int parts) {
   if (parts < 1 || layers < parts)
     throw std::invalid_argument(fmt::format("even_stage_layers: cannot split {} layers into {} non-empty parts", layers, parts));

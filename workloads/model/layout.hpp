@@ -85,6 +85,13 @@ ExpertCoord expert_coord(const LayoutSpec& L, const Coord& c);
 int expert_dp_block(const LayoutSpec& L);
 
 
+/// Bytes per parameter through HBM of the add that sums micro-batch `microbatch`'s weight
+/// gradients into the step's (implementation.grad_accumulation): w + 2g for `buffer`, 3w
+/// for `autograd` from the second micro-batch on (w, g: weight and gradient bytes); 0 when
+/// `fused`, and where the gradients are reduce-scattered every micro-batch (ZeRO-2/3
+/// without accumulate_unsharded: the reduction sums them). O(1).
+double grad_accumulation_bytes_per_param(const Scenario& s, int microbatch);
+
 /// `layers` split over `parts` pieces as evenly as possible; when it does not divide,
 /// the first layers % parts pieces get one more (the last stage carries the LM head,
 /// the heaviest extra). Throws std::invalid_argument when parts < 1 or layers < parts.
