@@ -262,6 +262,22 @@ TEST_CASE("implementation.reshard: weights kept past the forward hold the stage'
   CHECK(step.memory_per_stage[0].weights == doctest::Approx(fwd.memory_per_stage[0].weights));  // the shards
 }
 
+TEST_CASE("ZeRO-3 gathered per module (DeepSpeed) holds two modules at once, not two layers") {
+  // The same model and group; each sub-module fetched and released by itself: the widest
+  // matrix (the MLP's 1024 × 4096, a third of the layer's 12.6 M matrix elements) sets the
+  // two gathered units.
+  const auto by_layer = tools::load_scenario_string(zero3_yaml("layer"), "<layer>");
+  const auto by_module = tools::load_scenario_string(zero3_yaml("module"), "<module>");
+  const wl::DeviceParams params(by_layer.scenario());
+  const std::vector<double> numels = wl::layer_matrix_numels(by_layer->model, 1);
+  REQUIRE(numels.size() == 4);
+  const double layer = params.layer_weight_bytes(1);
+  const double module = layer * 1024.0 * 4096 / (3 * 1024.0 * 1024 + 1024.0 * 1024 + 2 * 1024.0 * 4096);
+  const double fwd_layer = wl::layout_report(by_layer).memory_per_stage[0].buffers;
+  const double fwd_module = wl::layout_report(by_module).memory_per_stage[0].buffers;
+  CHECK(fwd_layer - fwd_module == doctest::Approx(2 * (layer - module)));
+}
+
 TEST_CASE("ZeRO-3 reuse distance: under full recompute, modules with more than the limit behind them are gathered again") {
   // hidden 1024, ffn 4096: QKV 3·2^20 elements, projection 2^20, fc1 and fc2 4·2^20 each.
   // After its recompute a module waits for the later modules twice (recomputed, then

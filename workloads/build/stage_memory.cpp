@@ -14,6 +14,22 @@ namespace ls::wl {
 
 namespace {
 int last_model_chunk(const Scenario& s) { return model_chunk_count(s.layout.schedule, s.layout.pp, s.layout.virtual_stages) - 1; }
+
+/// Layer l's weight bytes on one device that a ZeRO-3 gather holds at once: the layer
+/// where the framework gathers and frees it as a unit (an FSDP unit, Megatron's buckets);
+/// its widest module where it fetches and releases each sub-module by itself (DeepSpeed,
+/// gather_granularity module or parameter; implementation_profile.cpp [RESH]).
+double gathered_unit_bytes(const Scenario& s, const DeviceParams& params, int l) {
+  const GatherGranularity g = s.implementation.gather_granularity;
+  if (g != GatherGranularity::module && g != GatherGranularity::parameter) return params.layer_weight_bytes(l);
+  const std::vector<double> numels = layer_matrix_numels(s.model, l);
+  double widest = 0, all = 0;
+  for (double n : numels) {
+    widest = std::max(widest, n);
+    all += n;
+  }
+  return all > 0 ? params.layer_weight_bytes(l) * widest / all : params.layer_weight_bytes(l);
+}
 }  // namespace
 
 DeviceParams::DeviceParams(const Scenario& s) : s_(&s) {
@@ -113,13 +129,14 @@ MemoryTerms static_memory(const Scenario& s, const DeviceParams& params, const s
   if (L.offload.optimizer) mt.master = mt.optimizer = 0;
   double buffers = 0;
   if (L.zero >= 3 && shard > 1) {
-    // Resharded after the forward: two gathered layers (one-layer prefetch). Kept past
-    // the forward: every layer of the stage is gathered while a micro-batch is in flight
-    // (its forward done, its backward not), beside the shards.
+    // Resharded after the forward: two gathered units, the one in use and the one
+    // prefetched (layers, or DeepSpeed's modules). Kept past the forward: every layer of
+    // the stage is gathered while a micro-batch is in flight (its forward done, its
+    // backward not), beside the shards.
     double widest = 0, all = 0;
     for (const auto& cl : chunks)
       for (int l = cl.begin; l < cl.end; ++l) {
-        widest = std::max(widest, params.layer_weight_bytes(l));
+        widest = std::max(widest, gathered_unit_bytes(s, params, l));
         all += params.layer_weight_bytes(l);
       }
     buffers += s.implementation.reshard == Reshard::after_forward ? 2 * widest : all;
