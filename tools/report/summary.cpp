@@ -308,7 +308,10 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
     int summed = 0;
     for (int mb = 0; mb < L.microbatches; ++mb) {
       const double b = wl::grad_accumulation_bytes_per_param(s, mb);
-      if (b > 0) ++summed, per_param = b;
+      if (b > 0) {
+        ++summed;
+        per_param = b;
+      }
     }
     if (summed > 0)
       out += fmt::format("  {:<20} {}: an add after the weight gradients, {} B per parameter, {} of {} micro-batches\n",
