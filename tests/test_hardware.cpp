@@ -12,23 +12,26 @@ TEST_CASE("presets carry the datasheet figures") {
   const auto a40 = gpu_preset("a100-40gb");
   REQUIRE(a40);
   CHECK(a40->peak_flops == doctest::Approx(312e12));
-  CHECK(a40->memory_bytes == doctest::Approx(40e9));
+  // Memory: NVML's total (MiB) where it was read, the datasheet's decimal figure elsewhere.
+  constexpr double MiB = 1024.0 * 1024.0;
+  CHECK(a40->memory_bytes == doctest::Approx(40960 * MiB));  // 42.9 GB: "40 GB" is 40 GiB
   CHECK(a40->hbm_bandwidth_Bps == doctest::Approx(1.555e12));
   CHECK(a40->nvlink_bandwidth_Bps == doctest::Approx(300e9));
   CHECK(a40->nic_bandwidth_Bps == doctest::Approx(25e9));  // 200 Gb/s HDR
   const auto a80 = gpu_preset("a100-80gb");
   REQUIRE(a80);
-  CHECK(a80->memory_bytes == doctest::Approx(80e9));
+  CHECK(a80->memory_bytes == doctest::Approx(81920 * MiB));
   CHECK(a80->hbm_bandwidth_Bps == doctest::Approx(2.039e12));
   const auto h100 = gpu_preset("h100-sxm");
   REQUIRE(h100);
   CHECK(h100->peak_flops == doctest::Approx(989e12));
+  CHECK(h100->memory_bytes == doctest::Approx(81559 * MiB));  // 85.5 GB
   CHECK(h100->hbm_bandwidth_Bps == doctest::Approx(3.35e12));
   CHECK(h100->nvlink_bandwidth_Bps == doctest::Approx(450e9));
   CHECK(h100->nic_bandwidth_Bps == doctest::Approx(50e9));  // 400 Gb/s NDR
   const auto h200 = gpu_preset("h200");
   REQUIRE(h200);
-  CHECK(h200->memory_bytes == doctest::Approx(141e9));
+  CHECK(h200->memory_bytes == doctest::Approx(143771 * MiB));
   CHECK(h200->hbm_bandwidth_Bps == doctest::Approx(4.8e12));
   // The export part: H100 compute and memory, NVLink 400 GB/s total (200 per direction).
   const auto h800 = gpu_preset("h800");

@@ -140,7 +140,8 @@ TEST_CASE("HSDP validation: shard_group divides dp and needs ZeRO") {
 
 TEST_CASE("headroom: usable = capacity - reserved - fragmentation * capacity") {
   Scenario s = data_parallel(4, 1, 1);
-  // h100-sxm: 80e9 B; default reserved 2e9 B; fragmentation 0.05 -> 80 - 2 - 4 = 74 GB.
+  s.gpu.memory_bytes = 80e9;  // round figures for the arithmetic below
+  // 80e9 B; default reserved 2e9 B; fragmentation 0.05 -> 80 - 2 - 4 = 74 GB.
   CHECK(usable_memory_bytes(s) == doctest::Approx(74e9));
   s.gpu.reserved_memory_bytes = 4e9;
   s.memory.fragmentation = 0.1;

@@ -58,6 +58,17 @@ GpuSpec with_fp8(GpuSpec g, double fp8_tflops, bool mx_formats) {
   return g;
 }
 
+/// The memory CUDA sees, NVML's total in MiB, for the parts where it was read: HBM comes in
+/// binary sizes, so a part marketed as "80 GB" holds 80 GiB less what the driver keeps,
+/// about 7 % more than 80e9 bytes. Modal's engineering blog ("Why does an NVIDIA H100 80GB
+/// card offer 85.52 GB?", 2024) lists nvidia-smi's totals: A100 40GB 40,960 MiB, A100 80GB
+/// 81,920 MiB, H100 80GB 81,559 MiB, H200 143,771 MiB. The other presets keep their
+/// datasheet figure in decimal bytes (no total read here).
+GpuSpec with_visible_memory(GpuSpec g, double mib) {
+  g.memory_bytes = mib * 1024.0 * 1024.0;
+  return g;
+}
+
 /// The board power the datasheet's peaks are quoted at (TDP, W).
 GpuSpec with_tdp(GpuSpec g, double watts) {
   g.tdp_watts = watts;
@@ -70,24 +81,28 @@ std::vector<GpuSpec> presets() {
       // at 1,555 GB/s; NVLink 600 GB/s total (12 links) = 300 GB/s per direction.
       // A100-era DGX (DGX A100) ships one 200 Gb/s HDR InfiniBand NIC per GPU.
       // No FP8 tensor cores (Ampere): precision.compute fp8 is an error. Max TDP 400 W (SXM).
-      with_tdp(make("a100-40gb", 312, 40, 1.555, 300, 200, 0.75, 1024, sim::us(5)), 400),
+      with_visible_memory(with_tdp(make("a100-40gb", 312, 40, 1.555, 300, 200, 0.75, 1024, sim::us(5)), 400), 40960),
       // Same datasheet, 80GB HBM2e at 2,039 GB/s (SXM).
-      with_tdp(make("a100-80gb", 312, 80, 2.039, 300, 200, 0.75, 1024, sim::us(5)), 400),
+      with_visible_memory(with_tdp(make("a100-80gb", 312, 80, 2.039, 300, 200, 0.75, 1024, sim::us(5)), 400), 81920),
       // NVIDIA H100 Tensor Core GPU datasheet, SXM5: bf16 dense 989 TFLOP/s
       // (1,979 with sparsity); FP8 3,958 TFLOP/s with sparsity = 1,979 dense;
       // 80GB HBM3 at 3.35 TB/s; NVLink 900 GB/s total
       // = 450 GB/s per direction; DGX H100: one 400 Gb/s NDR ConnectX-7 per GPU.
       // Max TDP up to 700 W (configurable); the H200 and H800 SXM parts the same.
-      with_tdp(with_fp8(make("h100-sxm", 989, 80, 3.35, 450, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
+      with_visible_memory(with_tdp(with_fp8(make("h100-sxm", 989, 80, 3.35, 450, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
+                          81559),
       // NVIDIA H200 datasheet (SXM): same compute as H100 (989 TFLOP/s dense bf16,
       // 1,979 dense FP8); 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s total; 400 Gb/s NDR per GPU.
-      with_tdp(with_fp8(make("h200", 989, 141, 4.8, 450, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
+      with_visible_memory(with_tdp(with_fp8(make("h200", 989, 141, 4.8, 450, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
+                          143771),
       // NVIDIA H800 SXM5 (the export H100): H100 SXM compute and memory (989 dense bf16,
       // 1,979 dense FP8 TFLOP/s; 80 GB HBM3 at 3.35 TB/s) with NVLink cut to 400 GB/s
       // total = 200 GB/s per direction. DeepSeek-AI 2024 ("DeepSeek-V3 Technical Report",
       // §3.1, its H800 cluster) measures 160 GB/s over NVLink and 50 GB/s (400 Gb/s) per
       // GPU over InfiniBand; the preset keeps the datasheet rate, as every preset here does.
-      with_tdp(with_fp8(make("h800", 989, 80, 3.35, 200, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
+      // Its memory total is taken as the H100 SXM's (the same 80 GB of HBM3; not read here).
+      with_visible_memory(with_tdp(with_fp8(make("h800", 989, 80, 3.35, 200, 400, 0.70, 2048, sim::us(4)), 1979, false), 700),
+                          81559),
       // NVIDIA DGX B200 / HGX B200 datasheet, per 8 GPUs: FP8 72 PFLOP/s and FP16/BF16
       // 36 PFLOP/s, both with sparsity -> 4,500 dense FP8 and 2,250 dense bf16 TFLOP/s per
       // GPU; 1,440 GB HBM3e per 8 GPUs = 180 GB per GPU (the 192 GB part is the
