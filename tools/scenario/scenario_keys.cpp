@@ -216,7 +216,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
       string_key("cluster.gpu.name", LS_FIELD(gpu.name), "", "the preset's name, else `custom`"),
       {"cluster.gpu.peak_tflops", "number", {}, "preset; *required* without one",
        "dense bf16 TFLOP/s (or a string with a unit, `\"312 TFLOP/s\"`)"},
-      bytes_key("cluster.gpu.memory", LS_FIELD(gpu.memory_bytes), "", "(HBM capacity)", "preset; *required* without one"),
+      bytes_key("cluster.gpu.memory", LS_FIELD(gpu.memory_bytes), "",
+                "(HBM capacity as CUDA sees it: nvidia-smi's memory.total, e.g. `81559 MiB` for an \"80 GB\" H100; a marketed "
+                "\"80 GB\" is 80 GiB, not 80e9 bytes)",
+                "preset; *required* without one"),
       bandwidth_key("cluster.gpu.hbm_bandwidth", LS_FIELD(gpu.hbm_bandwidth_Bps), "", "", "preset; *required* without one"),
       number_key("cluster.gpu.matmul_efficiency", LS_FIELD(gpu.matmul_efficiency), 0, 1, true, "",
                  "achieved/peak of large BF16 GEMMs (on a preset: replaces its profile's gemm_sustained_fraction)",
