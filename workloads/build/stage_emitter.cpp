@@ -345,17 +345,17 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
       // Activations are freed by the op that last needs them: the full backward,
       // or (zb-h1) the weight-gradient half.
       const std::int64_t freed = -recomputed_bytes - (pass == Pass::backward_input ? 0 : act);
+      // The full backward ends with the weight gradients, which the step's sum follows.
+      PassCost cost = costs_.layer(kind, pass);
+      if (pass == Pass::backward) cost = with_grad_accumulation(cost, layer_trained_params(l), at.microbatch);
       if (moe) {
         // Mirror of the forward: gradients go to the expert owners and back.
         expert_tp_all_reduce(pass, at, l);
         expert_round_trip(pass, at, l);
-        const PassCost cost = costs_.layer(kind, pass);
-        compute(pass == Pass::backward ? with_grad_accumulation(cost, layer_trained_params(l), at.microbatch) : cost, freed);
+        compute(cost, freed);
         tp_all_reduce(pass, at, l, l + 1, 1);
       } else {
-        PassCost cost = costs_.layer(kind, pass);
         if (rc == Recompute::selective) cost = cost + costs_.layer(kind, Pass::recompute);
-        if (pass == Pass::backward) cost = with_grad_accumulation(cost, layer_trained_params(l), at.microbatch);
         compute(cost, freed);
         if (!overlap_tp) tp_all_reduce(pass, at, l, l + 1, dense_tp_all_reduces());
       }
