@@ -284,9 +284,38 @@ TEST_CASE("activation memory follows the attention kind and dropout") {
   const double f = 2816;
   KernelOptions lu = lf;
   lu.fused_elementwise = false;
-  // Unfused RMSNorm also keeps its normalised output: two more sbh·2 tensors.
+  // Unfused RMSNorm keeps an fp32 copy of its input (4 B), its rstd (4 B a token) and its
+  // bf16 output, where the fused kernel keeps the bf16 input: 4·sbh + 4·sb more per norm.
   CHECK(layer_activation_bytes(llama, 0, lu) - layer_activation_bytes(llama, 0, lf) ==
-        doctest::Approx(s * b * f * 2 + 2 * sbh * 2).epsilon(1e-14));
+        doctest::Approx(s * b * f * 2 + 2 * (4 * sbh + 4 * s * b)).epsilon(1e-14));
+}
+
+TEST_CASE("unfused RMSNorm moves 36 B per element forward and 92 backward, in 8 + 14 kernels") {
+  // Eager PyTorch normalises an fp32 copy (upcast 2+4, square 4+4, mean 4, ·rstd 4+4,
+  // downcast 4+2, ·weight 2+2 bytes per element); its autograd backward mirrors each op
+  // (weight 2+2, 2+2+2, 2; downcast 2+4; scale 4+4, 4+4+4, 4; mean 4; square 4+4, 4+4,
+  // 4+4+4; the fp32 copy's two gradients added 4+4+4; upcast 4+2), per-token ops aside.
+  ModelSpec llama = small_gpt();
+  llama.activation = Activation::swiglu;
+  llama.ffn_hidden = 2816;
+  KernelOptions o;
+  o.microbatch_size = 2;
+  o.fused_elementwise = false;
+  const double e = 2 * 512 * 1024.0, row = 2 * 512 * 4.0;  // elements of one norm; its per-token fp32 values
+  auto norm_bytes = [&](LayerPass pass, int& kernels) {
+    double bytes = 0;
+    kernels = 0;
+    for (const auto& k : layer_pass_kernels(llama, 0, o, pass))
+      if (k.name.rfind("rmsnorm.", 0) == 0) bytes += k.bytes, ++kernels;
+    return bytes;
+  };
+  int fwd_kernels = 0, bwd_kernels = 0;
+  // Two norms a layer; per norm the per-token values cross HBM 6 times each way (the
+  // mean's output, +eps and rsqrt read and write, the scale's read; backward the mirror).
+  CHECK(norm_bytes(LayerPass::forward, fwd_kernels) == doctest::Approx(2 * (36 * e + 6 * row)).epsilon(1e-14));
+  CHECK(norm_bytes(LayerPass::backward_input, bwd_kernels) == doctest::Approx(2 * (92 * e + 6 * row)).epsilon(1e-14));
+  CHECK(fwd_kernels == 2 * 8);
+  CHECK(bwd_kernels == 2 * 14);
 }
 
 TEST_CASE("unfused attention moves b·a·s² elements through HBM") {

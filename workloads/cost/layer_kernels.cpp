@@ -124,10 +124,38 @@ public:
       steps.push_back({mem(name, 2 * x, x), {mem("norm.bwd", 3 * x), mem("residual_grad_add", 3 * x)}, {}});
       return;
     }
-    // Unfused RMSNorm (plain PyTorch): mean of squares, x·rstd (keeps x), ·weight (keeps x·rstd).
-    steps.push_back({mem("rmsnorm.square_mean", x), {}, {}});
-    steps.push_back({mem("rmsnorm.scale", 2 * x, x), {mem("rmsnorm.scale.bwd", 3 * x), mem("residual_grad_add", 3 * x)}, {}});
-    steps.push_back({mem("rmsnorm.weight", 2 * x, x), {mem("rmsnorm.weight.bwd", 3 * x)}, {}});
+    unfused_rmsnorm();
+  }
+
+  /// RMSNorm as eager PyTorch runs it: torchtitan's RMSNorm (`_norm(x.float()).type_as(x)
+  /// * weight`, the Llama reference code's) and PyTorch's own composite rms_norm both
+  /// normalise an fp32 copy: upcast, square, mean, +eps and rsqrt (per token), ·rstd,
+  /// downcast, ·weight, each op one kernel through HBM. Autograd keeps the fp32 copy (for
+  /// the square's and the scale's backward), the per-token rstd and the downcast output
+  /// (for the weight's), and runs each op's backward: the weight's two products and the
+  /// weight gradient's sum over tokens, the downcast's upcast, the scale's two products
+  /// and its sum over the row, the mean's broadcast, the square's 2·x·grad (a copy of x,
+  /// then two products), the add of the fp32 copy's two gradients, the upcast's downcast.
+  /// e elements of a bytes and f = 4: 36 B per element forward at a = 2, 92 backward.
+  void unfused_rmsnorm() {
+    const double e = Tn_ * h_, a = ab_, f = 4, row = Tn_ * f;
+    steps.push_back({mem("rmsnorm.upcast", e * (a + f), e * f), {mem("rmsnorm.upcast.bwd", e * (f + a))}, {}});
+    steps.push_back({mem("rmsnorm.square", 2 * e * f),
+                     {mem("rmsnorm.square.bwd.copy", 2 * e * f), mem("rmsnorm.square.bwd.double", 2 * e * f),
+                      mem("rmsnorm.square.bwd.mul", 3 * e * f), mem("rmsnorm.grad_add", 3 * e * f)},
+                     {}});
+    steps.push_back({mem("rmsnorm.mean", e * f + row), {mem("rmsnorm.mean.bwd", row + e * f)}, {}});
+    steps.push_back({mem("rmsnorm.eps_add", 2 * row), {}, {}});
+    steps.push_back({mem("rmsnorm.rsqrt", 2 * row, row), {mem("rmsnorm.rsqrt.bwd", 3 * row)}, {}});
+    steps.push_back({mem("rmsnorm.scale", 2 * e * f + row),
+                     {mem("rmsnorm.scale.bwd.input", 2 * e * f + row), mem("rmsnorm.scale.bwd.rstd", 3 * e * f),
+                      mem("rmsnorm.scale.bwd.row_sum", e * f + row)},
+                     {}});
+    steps.push_back({mem("rmsnorm.downcast", e * (f + a), e * a), {mem("rmsnorm.downcast.bwd", e * (a + f))}, {}});
+    steps.push_back({mem("rmsnorm.weight", 2 * e * a),
+                     {mem("rmsnorm.weight.bwd.input", 2 * e * a), mem("rmsnorm.weight.bwd.product", 3 * e * a),
+                      mem("rmsnorm.weight.bwd.token_sum", e * a), mem("residual_grad_add", 3 * e * a)},
+                     {}});
   }
 
   /// Bias (GPT) + dropout (when on) + residual add on Tn tokens; keeps the dropout mask.
