@@ -15,6 +15,8 @@
 #include "tools/report/report_json.hpp"
 #include "tools/report/training_report.hpp"
 #include "workloads/cost/hardware.hpp"
+#include "workloads/cost/layer_kernels.hpp"
+#include "workloads/cost/pass_costs.hpp"
 #include "workloads/model/schedule.hpp"
 #include "workloads/spec/vocabulary.hpp"
 
@@ -317,6 +319,21 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
       out += fmt::format("  {:<20} {}: an add after the weight gradients, {} B per parameter, {} of {} micro-batches\n",
                          "grad accumulation", wl::name_of(wl::kGradAccumulationNames, s.implementation.grad_accumulation),
                          per_param, summed, L.microbatches);
+  }
+  int moe_layer = -1;
+  for (int l = 0; l < s.model.layers && moe_layer < 0; ++l)
+    if (wl::layer_is_moe(s.model, l)) moe_layer = l;
+  if (moe_layer >= 0) {
+    // The token permutations around the experts (implementation.moe_permute_fusion): what
+    // they move through HBM per MoE layer and micro-batch, forward and backward.
+    const wl::KernelOptions ko = wl::kernel_options(s);
+    double moved = 0;
+    for (auto pass : {wl::LayerPass::forward, wl::LayerPass::backward_input})
+      for (const auto& k : wl::layer_pass_kernels(s.model, moe_layer, ko, pass))
+        if (k.name.rfind("moe.", 0) == 0) moved += k.bytes;
+    out += fmt::format("  {:<20} {}: {} per MoE layer and micro-batch, forward and backward\n", "moe permutations",
+                       s.implementation.moe_permute_fusion ? "fused kernels" : "PyTorch ops (index_select, regroup by expert, scatter_add)",
+                       human_bytes(moved));
   }
   if (L.zero >= 1 && p.weight_gathers_per_step + p.gradient_reductions_per_step > 0) {
     // How the framework issues its sharded collectives decides their latency cost: the

@@ -120,6 +120,7 @@ private:
           impl.compute_variability = bundle->compute_variability;
           impl.gather_list_copies = bundle->gather_list_copies;
           impl.grad_accumulation = bundle->grad_accumulation;
+          impl.moe_permute_fusion = bundle->moe_permute_fusion;
           impl.profile = bundle->profile;
         }
       }

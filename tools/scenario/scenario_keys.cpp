@@ -503,6 +503,13 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "w and g the bytes of `precision.weights` and `precision.gradients`",
                  "the preset's (`buffer` for `megatron-lm-2021` and `pytorch-fsdp`, `autograd` for `deepspeed`, `fused` for "
                  "`megatron-core`)"),
+      bool_key("implementation.moe_permute_fusion", LS_FIELD(implementation.moe_permute_fusion), false,
+               "MoE layers: each token's copies gathered into expert order and combined back by one fused kernel each "
+               "(TransformerEngine's moe_permute / moe_unpermute, Megatron-Core's --moe-permute-fusion; a dispatch that "
+               "writes tokens in expert order); false: as PyTorch ops, as Megatron-Core's dispatcher runs them by default "
+               "(index_select, a split-and-cat regrouping by local expert after the all-to-all and back, the probabilities' "
+               "product and a scatter_add into zeros, each with its backward)",
+               "the preset's (`false`)"),
       choice_key("implementation.reshard", LS_FIELD(implementation.reshard), wl::kReshardNames, wl::Reshard::after_forward,
                  "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),

@@ -344,12 +344,23 @@ public:
     linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_, KernelCategory::gemm,
            /*te_linear=*/false);
     steps.push_back({mem("router.softmax_topk", T_ * E * 4 * 2, T_ * E * 4), {mem("router.softmax_topk.bwd", T_ * E * 4 * 3)}, {}});
-    steps.push_back({mem("moe.permute", 2 * pairs * h_ * ab_), {mem("moe.permute.bwd", (pairs + T_) * h_ * ab_)}, {}});
+    // P: the token-expert pairs' hidden states on this device; X: its tokens'.
+    const double P = pairs * h_ * ab_, X = T_ * h_ * ab_;
+    const bool fused = o_.moe_permute_fusion;
+    // Gather each token's copies into expert order: one read and one write of P either way;
+    // backward, PyTorch's index_select gradient zeroes X and index-adds P into it.
+    steps.push_back({mem("moe.permute", 2 * P), {mem("moe.permute.bwd", fused ? P + X : P + 3 * X)}, {}});
     const std::size_t first_expert_step = steps.size();
+    // Tokens arrive from the ep ranks grouped by sender; with several local experts the
+    // PyTorch dispatcher regroups them by expert (split, then cat: a copy of P) and back
+    // after the experts, each copied again in the backward (cat's gradient is a cat).
+    const bool regroup = !fused && local > 1 && o_.ep > 1;
+    if (regroup) steps.push_back({mem("moe.sort_chunks", 2 * P), {mem("moe.sort_chunks.bwd", 2 * P)}, {}});
     linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * expert_width, h_, local}, pairs * h_,
            KernelCategory::gemm, true, up_parts());
     activation(pairs, expert_width);
     linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, expert_width, local}, pairs * expert_width);
+    if (regroup) steps.push_back({mem("moe.unsort_chunks", 2 * P), {mem("moe.unsort_chunks.bwd", 2 * P)}, {}});
     for (std::size_t i = first_expert_step; i < steps.size(); ++i) mark_routed_expert(steps[i]);
     if (shared > 0) {
       linear("shared_expert.up", "shared_expert.up.dgrad", "shared_expert.up.wgrad", {T_, gate * width, h_, shared}, 0,
@@ -358,9 +369,21 @@ public:
       linear("shared_expert.down", "shared_expert.down.dgrad", "shared_expert.down.wgrad", {T_, h_, width, shared},
              T_ * shared * width);
     }
-    // Combine: weighted sum of each token's expert outputs (kept for the router-probability gradient).
-    steps.push_back({mem("moe.unpermute", (pairs + T_) * h_ * ab_, pairs * h_ * ab_),
-                     {mem("moe.unpermute.bwd", (T_ + 2 * pairs) * h_ * ab_)}, {}});
+    // Combine: weighted sum of each token's expert outputs (kept for the router-probability
+    // gradient). Fused: one kernel reads P and writes X; its backward reads X and writes P
+    // and reads P again for the probabilities' gradient. As PyTorch ops (Megatron-Core's
+    // unpermute): P·probs into a new tensor, a zeroed X, scatter_add of P into it; backward,
+    // scatter_add's gather of X into P, the product's two gradients (g·probs, and g·tokens
+    // summed over the hidden dimension).
+    if (fused) {
+      steps.push_back({mem("moe.unpermute", P + X, P), {mem("moe.unpermute.bwd", X + 2 * P)}, {}});
+      return;
+    }
+    steps.push_back({mem("moe.unpermute.weight", 2 * P, P), {mem("moe.unpermute.weight.bwd", 2 * P),
+                                                             mem("moe.unpermute.probs_grad", 3 * P),
+                                                             mem("moe.unpermute.probs_grad_sum", P)}, {}});
+    steps.push_back({mem("moe.unpermute.zeros", X), {}, {}});
+    steps.push_back({mem("moe.unpermute.scatter_add", P + 2 * X), {mem("moe.unpermute.scatter_add.bwd", 2 * P)}, {}});
   }
 
   static void mark_routed_expert(Step& st) {

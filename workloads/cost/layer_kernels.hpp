@@ -40,6 +40,9 @@ struct KernelOptions {
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;  // fused norm, bias+activation, bias+dropout+add, softmax, RoPE
   std::optional<bool> fused_loss;  // the loss (implementation.fused_loss); unset: fused_elementwise
+  /// MoE token permutations as fused kernels (implementation.moe_permute_fusion); false: as
+  /// PyTorch ops, as Megatron-Core's dispatcher runs them without its fused permutation.
+  bool moe_permute_fusion = false;
   double dropout = 0;        // probability; > 0 runs dropout kernels and keeps 1-byte masks
   bool causal = true;        // causal attention (FlashAttention skips the blocks above the diagonal)
   Recompute recompute = Recompute::none;

@@ -182,6 +182,7 @@ KernelOptions kernel_options(const Scenario& sc) {
   o.attention = sc.implementation.attention;
   o.fused_elementwise = sc.implementation.fused_elementwise;
   o.fused_loss = sc.implementation.fused_loss;
+  o.moe_permute_fusion = sc.implementation.moe_permute_fusion;
   o.dropout = sc.model.dropout;
   o.causal = true;
   o.recompute = L.recompute;

@@ -88,6 +88,17 @@
 //         not counted). DeepSpeed ZeRO-0/1 and torch DDP under no_sync leave it to
 //         autograd, which adds each new gradient into .grad in place from the second
 //         micro-batch on.
+//  [MCP]  Megatron-Core's MoE token permutations (core_r0.10.0,
+//         megatron/core/transformer/moe/moe_utils.py and token_dispatcher.py): permute()
+//         index_selects each token's copies into expert order; with several local experts
+//         the all-to-all dispatcher regroups the received tokens by expert
+//         (sort_chunks_by_idxs: torch.split, then torch.cat) and back after the experts;
+//         unpermute() multiplies the expert outputs by their routing probabilities and
+//         scatter_adds them into a zeroed tensor. TransformerConfig.moe_permute_fusion
+//         (TransformerEngine's fused moe_permute / moe_unpermute with a routing map,
+//         TransformerEngine PR 1373, December 2024) defaults to False, so every preset
+//         keeps the PyTorch ops; a run that fused them (or a DeepEP-style dispatch that
+//         writes tokens in expert order) states moe_permute_fusion: true.
 //  [VAR]  Per-GPU compute-speed spread: Sinha et al., "Not All GPUs Are Created Equal:
 //         Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC22; arXiv
 //         2208.11035 v3): over 90 % of the GPUs of five clusters (V100 and MI60; SGEMM, ResNet-50,

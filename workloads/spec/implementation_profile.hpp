@@ -131,6 +131,12 @@ struct ImplementationBundle {
   /// then one copy kernel per rank of the group moves that rank's slice into its own tensor.
   bool gather_list_copies = false;
   GradAccumulation grad_accumulation = GradAccumulation::fused;
+  /// MoE dispatch's token permutations as fused kernels (TransformerEngine's moe_permute /
+  /// moe_unpermute, Megatron-Core's --moe-permute-fusion) rather than as PyTorch ops: an
+  /// index_select into expert order, a regrouping by local expert after the all-to-all
+  /// (split and cat) and back, the probabilities' product and a scatter_add into zeros,
+  /// each with its autograd backward. False in every preset [MCP].
+  bool moe_permute_fusion = false;
   /// Coefficient of variation of the sustained compute speed of one GPU against another of
   /// the same type in the same job (manufacturing spread and power management): a
   /// synchronous step waits for the slowest of its GPUs (workloads/analysis/scale_noise.hpp).

@@ -268,6 +268,8 @@ struct ImplementationSpec {
   /// Weight gradients summed over the micro-batches: fused, a kernel per micro-batch into a
   /// buffer, or autograd's in-place add (implementation_profile.hpp).
   GradAccumulation grad_accumulation = GradAccumulation::fused;
+  /// MoE token permutations as fused kernels; false: as PyTorch ops (implementation_profile.hpp).
+  bool moe_permute_fusion = false;
   /// Per-GPU compute-speed spread (coefficient of variation; scale_noise.hpp). −1: unset,
   /// resolve() takes the preset's.
   double compute_variability = -1;
