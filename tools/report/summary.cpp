@@ -320,6 +320,15 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
                          "grad accumulation", wl::name_of(wl::kGradAccumulationNames, s.implementation.grad_accumulation),
                          per_param, summed, L.microbatches);
   }
+  if (L.pp > 1) {
+    // How the pipeline's sends meet the compute (implementation.p2p_overlap, pp_scatter_gather).
+    const auto& impl = s.implementation;
+    const bool blocks = wl::pipeline_sends_block(s);
+    const bool pieces = impl.pp_scatter_gather && L.tp > 1 && !L.sequence_parallel;
+    out += fmt::format("  {:<20} {}{}\n", "pipeline sends",
+                       blocks ? "blocking: the compute stream waits for each" : "overlapped with the next pass",
+                       pieces ? fmt::format("; in {} TP pieces, all-gathered at the receiver", L.tp) : std::string());
+  }
   int moe_layer = -1;
   for (int l = 0; l < s.model.layers && moe_layer < 0; ++l)
     if (wl::layer_is_moe(s.model, l)) moe_layer = l;

@@ -121,6 +121,8 @@ private:
           impl.gather_list_copies = bundle->gather_list_copies;
           impl.grad_accumulation = bundle->grad_accumulation;
           impl.moe_permute_fusion = bundle->moe_permute_fusion;
+          impl.p2p_overlap = bundle->p2p_overlap;
+          impl.pp_scatter_gather = bundle->pp_scatter_gather;
           impl.profile = bundle->profile;
         }
       }

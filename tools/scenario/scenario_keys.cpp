@@ -510,6 +510,17 @@ const std::vector<ScenarioKey>& scenario_keys() {
                "(index_select, a split-and-cat regrouping by local expert after the all-to-all and back, the probabilities' "
                "product and a scatter_add into zeros, each with its backward)",
                "the preset's (`false`)"),
+      choice_key("implementation.p2p_overlap", LS_FIELD(implementation.p2p_overlap), wl::kP2pOverlapNames, wl::P2pOverlap::interleaved,
+                 "which schedules' pipeline sends run beside the compute after them; a blocking send holds the compute "
+                 "stream until its transfer is done (the framework waits on it and synchronises the device), its time "
+                 "counted as exposed pp communication",
+                 "the preset's (`interleaved` for `megatron-core`, `all` for `pytorch-fsdp`, `none` for `megatron-lm-2021` "
+                 "and `deepspeed`)"),
+      bool_key("implementation.pp_scatter_gather", LS_FIELD(implementation.pp_scatter_gather), false,
+               "without sequence parallelism, each TP rank sends 1/tp of a pipeline boundary tensor and the receiver "
+               "all-gathers it over its TP group (Megatron-LM's scatter_gather_tensors_in_pipeline, DeepSpeed's partitioned "
+               "pipeline tensors); false: each TP rank sends the whole tensor",
+               "the preset's (`true` for `megatron-lm-2021` and `deepspeed`, else `false`)"),
       choice_key("implementation.reshard", LS_FIELD(implementation.reshard), wl::kReshardNames, wl::Reshard::after_forward,
                  "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),

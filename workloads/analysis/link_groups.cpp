@@ -116,6 +116,11 @@ std::vector<LinkGroup> group_links(const std::vector<LinkStat>& links, double ru
     ++groups.back().count;
     members.back().push_back(l);
   }
+  // Each group is named by its first member in name order: links whose statistics differ
+  // only by rounding sort either way, and the name must not follow the rounding.
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    for (const auto* m : members[gi])
+      if (m->name < groups[gi].example) groups[gi].example = m->name;
   // Pattern: the shape with each number as the set of values its members have there
   // ("leaf{0..3}->node{0..15}.nic0"), so that groups of one class read apart.
   std::vector<std::string_view> runs;

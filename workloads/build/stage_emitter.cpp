@@ -81,6 +81,7 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       zero12_gather_(zero_shard_ranks(s_.layout) > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
       expert_dp_(s_.model.moe.experts > 0 && expert_dp_of(s_.layout) > 1),
       offload_activations_(s_.layout.offload.activations),
+      sends_block_(pipeline_sends_block(s_)),
       profile_(kernel_profile(s_)),
       // One slot per (gradient, micro-batch, chunk), and one past them: dualpipe's mirror gradients.
       recv_(static_cast<std::size_t>(2 * s_.layout.microbatches + 1) * chunks.size(), 0),
@@ -172,6 +173,7 @@ void StageEmitter::emit_forward(const Site& at) {
   if (mc > 0 && on_other_stage(mc - 1, at.chunk)) {
     recv_[recv_slot(false, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
+    regather_boundary(Work::forward, at);
   }
   if (mc == 0 && !L.embedding_free) {
     builder_.add(stream::compute, compute_op(Work::forward, at.microbatch, at.chunk, -1, 0, costs_.embedding(Pass::forward),
@@ -195,6 +197,7 @@ void StageEmitter::emit_forward(const Site& at) {
                                   pipeline_op(OpKind::send, Work::forward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
                                   {builder_.last(stream::compute)});
     sends_.push_back(PendingSend{idx, peer, false, at.microbatch, peer_chunk});
+    wait_for_send(idx, Work::forward, at);
   }
 }
 
@@ -229,6 +232,7 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
   if (mc < last_model_chunk_ && on_other_stage(mc + 1, at.chunk)) {
     recv_[recv_slot(true, at.microbatch, at.chunk)] =
         builder_.add(stream::compute, pipeline_op(OpKind::recv, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, -1));
+    regather_boundary(Work::backward, at);
   }
   // Mirror of the forward: each MTP module's head, block and entry (last first), the
   // model's head, then its layers.
@@ -261,7 +265,25 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
                                   pipeline_op(OpKind::send, Work::backward, at.microbatch, at.chunk, bytes_.pp_boundary, peer),
                                   {builder_.last(stream::compute)});
     sends_.push_back(PendingSend{idx, peer, true, at.microbatch, peer_chunk});
+    wait_for_send(idx, Work::backward, at);
   }
+}
+
+void StageEmitter::wait_for_send(std::uint32_t send, Work work, const Site& at) {
+  if (!sends_block_) return;
+  // A zero-time op on the compute stream that starts when the send is done: the next
+  // pass waits behind it, and the wait counts as exposed pp time (the send's slot).
+  Op wait = compute_op(work, at.microbatch, at.chunk, -1, -1, PassCost{}, 0);
+  wait.counts_as_busy = false;
+  builder_.add(stream::compute, wait, {OpRef{static_cast<std::uint8_t>(stream::pp_send), send}});
+}
+
+void StageEmitter::regather_boundary(Work work, const Site& at) {
+  // A boundary tensor sent in TP pieces (implementation.pp_scatter_gather) is
+  // all-gathered over the TP group before the pass uses it.
+  if (bytes_.pp_regather <= 0) return;
+  builder_.add(stream::compute, collective_op(Axis::tp, CollOp::all_gather, work, at.microbatch, at.chunk, -1, -1,
+                                              bytes_.pp_regather, 1));
 }
 
 void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pass) {

@@ -119,6 +119,10 @@ private:
   /// TP all-reduces of a dense layer's pass: 2, or 1 in the parallel block.
   int dense_tp_all_reduces() const;
   void tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat);
+  /// Under a blocking p2p (implementation.p2p_overlap): the compute stream waits for pipeline send `send`.
+  void wait_for_send(std::uint32_t send, Work work, const Site& at);
+  /// The TP all-gather of a boundary tensor sent in TP pieces (implementation.pp_scatter_gather).
+  void regather_boundary(Work work, const Site& at);
   /// The expert layers' TP collective after the combine (forward) or before the
   /// dispatch (backward): layout.expert_tp's group and bytes.
   void expert_tp_all_reduce(Pass pass, const Site& at, int layer);
@@ -176,6 +180,7 @@ private:
   const bool zero12_gather_;       // one gather per layer at its first forward of the step
   const bool expert_dp_;           // expert gradients reduce over an expert-data-parallel group
   const bool offload_activations_; // layout.offload.activations
+  const bool sends_block_;         // pipeline sends hold the compute stream (implementation.p2p_overlap)
   const ComputeProfile profile_;    // kernel_profile(s_): prices the copies of list-form gathers
 
   sim::StageProgramBuilder builder_;

@@ -363,8 +363,12 @@ PassBytes pass_bytes(const Scenario& sc) {
       static_cast<double>(L.microbatch_size) * static_cast<double>(m.seq_len) / L.cp * static_cast<double>(m.hidden);
   pb.tp_all_reduce = bsh * ab;
   // With sequence parallelism the boundary activation is already split over the TP
-  // group, so each TP rank sends 1/t of it (Megatron's scatter/gather optimisation).
-  pb.pp_boundary = L.sequence_parallel && L.tp > 1 ? bsh * ab / L.tp : bsh * ab;
+  // group, so each TP rank sends 1/t of it. Without, each rank holds all of it and sends
+  // it whole, unless the framework splits it (implementation.pp_scatter_gather): each
+  // rank sends 1/t and the receiver all-gathers the t pieces over its TP group.
+  const bool split = L.tp > 1 && (L.sequence_parallel || sc.implementation.pp_scatter_gather);
+  pb.pp_boundary = split ? bsh * ab / L.tp : bsh * ab;
+  pb.pp_regather = L.tp > 1 && !L.sequence_parallel && sc.implementation.pp_scatter_gather ? bsh * ab : 0;
   // Each TP rank dispatches a disjoint 1/t of its s/cp tokens per sequence. The expert
   // layers' TP collective (layout.expert_tp other than tp) gathers the tokens of an
   // expert-TP group: 1/t of them per rank, expert_tp ranks — b·s/cp·h bytes at

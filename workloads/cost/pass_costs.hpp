@@ -124,6 +124,7 @@ struct PassBytes {
   double ep_all_to_all = 0;              // one MoE dispatch/combine buffer: b·(s/cp)·k·h·activation_bytes / t
   double expert_tp_all_reduce = 0;       // the expert layers' TP collective: b·(s/cp)·h·activation_bytes / t · expert_tp
   double pp_boundary = 0;                // one pipeline boundary tensor per TP rank
+  double pp_regather = 0;                // the TP all-gather after a scattered boundary recv (0: none)
 };
 /// Activation bytes from the kernel model (layer_kernels.hpp layer_activation_bytes and
 /// friends), following attention kind, fusion, dropout, SP and recompute. O(kernels of two layers).

@@ -574,4 +574,10 @@ std::vector<int> stage_layer_counts(const std::vector<int>& chunk_layers, int pp
   return out;
 }
 
+bool pipeline_sends_block(const Scenario& s) {
+  const P2pOverlap o = s.implementation.p2p_overlap;
+  if (s.layout.schedule == Schedule::dualpipe) return false;
+  return o == P2pOverlap::none || (o == P2pOverlap::interleaved && s.layout.schedule != Schedule::interleaved_1f1b);
+}
+
 }  // namespace ls::wl

@@ -92,6 +92,10 @@ int expert_dp_block(const LayoutSpec& L);
 /// without accumulate_unsharded: the reduction sums them). O(1).
 double grad_accumulation_bytes_per_param(const Scenario& s, int microbatch);
 
+/// Whether a pipeline send holds the compute stream until its transfer is done
+/// (implementation.p2p_overlap for the layout's schedule; DualPipe's own code overlaps).
+bool pipeline_sends_block(const Scenario& s);
+
 /// `layers` split over `parts` pieces as evenly as possible; when it does not divide,
 /// the first layers % parts pieces get one more (the last stage carries the LM head,
 /// the heaviest extra). Throws std::invalid_argument when parts < 1 or layers < parts.

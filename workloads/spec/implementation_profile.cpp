@@ -99,6 +99,21 @@
 //         TransformerEngine PR 1373, December 2024) defaults to False, so every preset
 //         keeps the PyTorch ops; a run that fused them (or a DeepEP-style dispatch that
 //         writes tokens in expert order) states moe_permute_fusion: true.
+//  [P2P]  Pipeline sends. Megatron-LM at the SC21 scripts' commit (6985e589,
+//         megatron/p2p_communication.py _communicate): batch_isend_irecv, a wait on every
+//         request, then torch.cuda.synchronize(), on every schedule; and with
+//         scatter_gather_tensors_in_pipeline (default on, --no-scatter-gather-tensors-in-
+//         pipeline) each TP rank sends 1/t of the tensor, the receiver all-gathers it.
+//         Megatron-Core (core_r0.8.0, megatron/core/pipeline_parallel/p2p_communication.py
+//         and megatron/training/arguments.py): the same wait and synchronisation unless
+//         overlap_p2p_comm, which is on by default (--no-overlap-p2p-communication turns it
+//         off) and forced off without an interleaved schedule; no scatter/gather (the
+//         sequence-parallel activation is already split). DeepSpeed's pipeline engine
+//         (deepspeed/runtime/pipe/p2p.py: send asserts async_op is False; engine.py:
+//         is_pipe_partitioned and is_grad_partitioned when model parallel) sends
+//         synchronously, a partitioned tensor the receiver gathers. PyTorch's pipelining
+//         schedules (torch.distributed.pipelining) wait on a send's work only before its
+//         buffer is reused: overlapped.
 //  [VAR]  Per-GPU compute-speed spread: Sinha et al., "Not All GPUs Are Created Equal:
 //         Characterizing Variability in Large-Scale, Accelerator-Rich Systems" (SC22; arXiv
 //         2208.11035 v3): over 90 % of the GPUs of five clusters (V100 and MI60; SGEMM, ResNet-50,
@@ -190,6 +205,7 @@ ImplementationBundle pytorch_fsdp() {
   ImplementationBundle b = bundle("pytorch-fsdp", AttentionKind::flash, false, 20, 1000, true);
   b.profile.native_flash = false;
   b.grad_accumulation = GradAccumulation::buffer;  // [ACC]
+  b.p2p_overlap = P2pOverlap::all;                 // [P2P]
   return b;
 }
 
@@ -208,6 +224,8 @@ ImplementationBundle deepspeed() {
   b.param_gather_overlap = false;
   b.gather_list_copies = true;
   b.grad_accumulation = GradAccumulation::autograd;  // [ACC]
+  b.p2p_overlap = P2pOverlap::none;                  // [P2P]
+  b.pp_scatter_gather = true;
   return b;
 }
 
@@ -217,6 +235,8 @@ ImplementationBundle deepspeed() {
 ImplementationBundle megatron_lm_2021() {
   ImplementationBundle b = bundle("megatron-lm-2021", AttentionKind::unfused, true, 0, 0, true);
   b.grad_accumulation = GradAccumulation::buffer;
+  b.p2p_overlap = P2pOverlap::none;  // [P2P]
+  b.pp_scatter_gather = true;
   return b;
 }
 

@@ -109,6 +109,19 @@ inline constexpr NameTable<GradAccumulation, 3> kGradAccumulationNames{{
     {GradAccumulation::buffer, "buffer", "a kernel adds each micro-batch's gradient into a buffer of `precision.gradients` (Megatron-LM 2021, FSDP2)"},
     {GradAccumulation::autograd, "autograd", "autograd adds into `.grad` from the second micro-batch on (torch DDP no_sync, DeepSpeed ZeRO-0/1)"}}};
 
+/// Which pipeline sends overlap the compute after them. A blocking send holds the
+/// compute stream until its transfer is done (the framework waits on the request and
+/// synchronises the device before the next pass); an overlapped one runs beside it.
+/// `none`: every schedule blocks (Megatron-LM 2021, DeepSpeed's pipeline engine);
+/// `interleaved`: only interleaved-1f1b overlaps (Megatron-Core, whose
+/// --overlap-p2p-communication is on by default and refused without interleaving);
+/// `all`: every send overlaps (PyTorch's pipelining schedules).
+enum class P2pOverlap { none, interleaved, all };
+inline constexpr NameTable<P2pOverlap, 3> kP2pOverlapNames{{
+    {P2pOverlap::none, "none", "every pipeline send blocks the compute stream until done (Megatron-LM 2021, DeepSpeed)"},
+    {P2pOverlap::interleaved, "interleaved", "sends overlap compute under interleaved-1f1b only (Megatron-Core)"},
+    {P2pOverlap::all, "all", "every send overlaps compute (PyTorch pipelining)"}}};
+
 /// A preset: the attention kernel, the fusion choice and the profile.
 struct ImplementationBundle {
   AttentionKind attention = AttentionKind::flash;
@@ -137,6 +150,11 @@ struct ImplementationBundle {
   /// (split and cat) and back, the probabilities' product and a scatter_add into zeros,
   /// each with its autograd backward. False in every preset [MCP].
   bool moe_permute_fusion = false;
+  /// Pipeline sends that overlap compute [P2P].
+  P2pOverlap p2p_overlap = P2pOverlap::interleaved;
+  /// Without sequence parallelism, each TP rank sends 1/tp of a pipeline boundary
+  /// tensor and the receiver all-gathers it over its TP group [P2P].
+  bool pp_scatter_gather = false;
   /// Coefficient of variation of the sustained compute speed of one GPU against another of
   /// the same type in the same job (manufacturing spread and power management): a
   /// synchronous step waits for the slowest of its GPUs (workloads/analysis/scale_noise.hpp).

@@ -270,6 +270,9 @@ struct ImplementationSpec {
   GradAccumulation grad_accumulation = GradAccumulation::fused;
   /// MoE token permutations as fused kernels; false: as PyTorch ops (implementation_profile.hpp).
   bool moe_permute_fusion = false;
+  /// Pipeline sends that overlap compute, and boundary tensors split over TP (implementation_profile.hpp).
+  P2pOverlap p2p_overlap = P2pOverlap::interleaved;
+  bool pp_scatter_gather = false;
   /// Per-GPU compute-speed spread (coefficient of variation; scale_noise.hpp). −1: unset,
   /// resolve() takes the preset's.
   double compute_variability = -1;
