@@ -322,9 +322,8 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   }
   if (L.pp > 1) {
     // How the pipeline's sends meet the compute (implementation.p2p_overlap, pp_scatter_gather).
-    const auto& impl = s.implementation;
     const bool blocks = wl::pipeline_sends_block(s);
-    const bool pieces = impl.pp_scatter_gather && L.tp > 1 && !L.sequence_parallel;
+    const bool pieces = wl::pass_bytes(s).pp_regather > 0;
     out += fmt::format("  {:<20} {}{}\n", "pipeline sends",
                        blocks ? "blocking: the compute stream waits for each" : "overlapped with the next pass",
                        pieces ? fmt::format("; in {} TP pieces, all-gathered at the receiver", L.tp) : std::string());
