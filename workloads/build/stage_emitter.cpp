@@ -369,7 +369,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
       const std::int64_t freed = -recomputed_bytes - (pass == Pass::backward_input ? 0 : act);
       // The full backward ends with the weight gradients, which the step's sum follows.
       PassCost cost = costs_.layer(kind, pass);
-      if (pass == Pass::backward) cost = with_grad_accumulation(cost, layer_trained_params(l), at.microbatch);
+      if (pass == Pass::backward) cost = with_layer_grad_accumulation(cost, l, at.microbatch);
       if (moe) {
         // Mirror of the forward: gradients go to the expert owners and back.
         expert_tp_all_reduce(pass, at, l);
@@ -386,7 +386,7 @@ std::int64_t StageEmitter::emit_layer(int l, Pass pass, const Site& at, std::int
     case Pass::backward_weight:
       if (moe) expert_op_for(pass, at, l);
       add_compute(compute_op(work_of(pass), at.microbatch, at.chunk, l, l + 1,
-                             with_grad_accumulation(costs_.layer(kind, pass), layer_trained_params(l), at.microbatch), -act),
+                             with_layer_grad_accumulation(costs_.layer(kind, pass), l, at.microbatch), -act),
                   gather);
       return 0;
   }

@@ -148,8 +148,9 @@ private:
   /// `microbatch` into the step's (implementation.grad_accumulation), where they are
   /// reduced once per step.
   PassCost with_grad_accumulation(PassCost cost, double params, int microbatch) const;
-  /// Trained parameters of layer l on this device (its dense part and its routed experts).
-  double layer_trained_params(int l) const { return params_.trained_dense(l) + params_.trained_experts(l); }
+  /// The same for layer l's trained parameters (its dense part and its routed experts),
+  /// counted only where an add happens: every backward asks, most need none.
+  PassCost with_layer_grad_accumulation(PassCost cost, int l, int microbatch) const;
   std::int64_t zero3_gather(const Site& at, int layer, bool backward);
   /// ZeRO-3 under full recompute with implementation.max_reuse_distance: the modules of
   /// layer `layer` released between its recomputed forward and its backward, gathered again.

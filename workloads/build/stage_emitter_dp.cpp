@@ -216,6 +216,11 @@ PassCost StageEmitter::with_grad_accumulation(PassCost cost, double params, int 
   return cost;
 }
 
+PassCost StageEmitter::with_layer_grad_accumulation(PassCost cost, int l, int microbatch) const {
+  if (!(grad_accumulation_bytes_per_param(s_, microbatch) > 0)) return cost;
+  return with_grad_accumulation(cost, params_.trained_dense(l) + params_.trained_experts(l), microbatch);
+}
+
 int StageEmitter::reduce_calls(int layer) const {
   // Every tensor's gradient is reduced, persistent ones too; the final norm with the last layer.
   const ModelSpec& m = s_.model;
