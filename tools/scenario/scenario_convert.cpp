@@ -106,24 +106,7 @@ private:
       if (auto name = r_.choice(p->value, path + ".preset", values("implementation.preset"))) {
         if (auto bundle = wl::implementation_preset(*name)) {
           impl.preset = *name;
-          impl.attention = bundle->attention;
-          impl.fused_elementwise = bundle->fused_elementwise;
-          impl.fused_loss = bundle->fused_loss;
-          impl.tp_comm_overlap = bundle->tp_comm_overlap;
-          impl.dp_overlap = bundle->dp_overlap;
-          impl.param_gather_overlap = bundle->param_gather_overlap;
-          impl.gather_granularity = bundle->gather_granularity;
-          impl.reduce_granularity = bundle->reduce_granularity;
-          impl.persistence_threshold = bundle->persistence_threshold;
-          impl.max_reuse_distance = bundle->max_reuse_distance;
-          impl.reshard = bundle->reshard;
-          impl.compute_variability = bundle->compute_variability;
-          impl.gather_list_copies = bundle->gather_list_copies;
-          impl.grad_accumulation = bundle->grad_accumulation;
-          impl.moe_permute_fusion = bundle->moe_permute_fusion;
-          impl.p2p_overlap = bundle->p2p_overlap;
-          impl.pp_scatter_gather = bundle->pp_scatter_gather;
-          impl.profile = bundle->profile;
+          static_cast<wl::ImplementationBundle&>(impl) = *bundle;
         }
       }
     }

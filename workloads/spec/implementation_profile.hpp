@@ -122,14 +122,22 @@ inline constexpr NameTable<P2pOverlap, 3> kP2pOverlapNames{{
     {P2pOverlap::interleaved, "interleaved", "sends overlap compute under interleaved-1f1b only (Megatron-Core)"},
     {P2pOverlap::all, "all", "every send overlaps compute (PyTorch pipelining)"}}};
 
-/// A preset: the attention kernel, the fusion choice and the profile.
+/// A preset: the framework's choices and its profile. A scenario's `implementation`
+/// (ImplementationSpec) holds the same fields, the preset's bundle first, then its keys;
+/// the defaults are megatron-core's.
 struct ImplementationBundle {
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;
+  /// The loss as a fused, in-place cross-entropy (Megatron's vocab-parallel one, a compiled
+  /// loss); false: eager F.cross_entropy on an fp32 copy of the logits.
   bool fused_loss = true;
+  /// Overlap switches: TP collectives overlapped with the adjacent GEMMs; gradient
+  /// reduction overlapped with the backward (false: after it); ZeRO / FSDP weight
+  /// gathers prefetched (false: exposed before the layer).
   bool tp_comm_overlap = false;
   bool dp_overlap = true;
   bool param_gather_overlap = true;
+  /// ZeRO-3 weight gathers and gradient reduce-scatters: calls per layer.
   GatherGranularity gather_granularity = GatherGranularity::layer;
   ReduceGranularity reduce_granularity = ReduceGranularity::bucket;
   /// ZeRO-3 keeps parameter tensors of fewer elements than this whole on every rank: never
@@ -139,10 +147,12 @@ struct ImplementationBundle {
   /// forward, would wait behind more parameters than this before its backward is
   /// released and gathered again. 0: always kept.
   double max_reuse_distance = 0;
+  /// ZeRO-3 gathered weights freed after the forward, the backward or the step.
   Reshard reshard = Reshard::after_forward;
   /// Each ZeRO-3 weight gather is PyTorch's list-form all_gather: NCCL fills a flat buffer,
   /// then one copy kernel per rank of the group moves that rank's slice into its own tensor.
   bool gather_list_copies = false;
+  /// Weight gradients summed over a step's micro-batches.
   GradAccumulation grad_accumulation = GradAccumulation::fused;
   /// MoE dispatch's token permutations as fused kernels (TransformerEngine's moe_permute /
   /// moe_unpermute, Megatron-Core's --moe-permute-fusion) rather than as PyTorch ops: an
@@ -159,6 +169,7 @@ struct ImplementationBundle {
   /// the same type in the same job (manufacturing spread and power management): a
   /// synchronous step waits for the slowest of its GPUs (workloads/analysis/scale_noise.hpp).
   double compute_variability = 0;
+  /// Host costs per kernel and per layer (an empty name: unset, resolve() takes the preset's).
   ImplementationProfile profile;
 };
 

@@ -239,45 +239,13 @@ struct PrecisionSpec {
 /// softmax, RoPE and the loss are fused kernels (Apex / TransformerEngine) or one eager
 /// kernel per tensor op, and the framework's per-kernel host cost. The loader applies
 /// `preset`'s bundle first, then the explicit keys; the defaults are megatron-core's.
-struct ImplementationSpec {
+struct ImplementationSpec : ImplementationBundle {
+  // The choices are the bundle's fields, so a preset applies by one assignment and a new
+  // choice is declared once. Unset here, resolve() takes the preset's spread
+  // (scale_noise.hpp) and profile (an empty name).
+  ImplementationSpec() { compute_variability = -1; }
   std::string preset{kDefaultImplementation};
-  AttentionKind attention = AttentionKind::flash;
-  bool fused_elementwise = true;
-  /// The loss as a fused, in-place cross-entropy (Megatron's vocab-parallel one, a compiled
-  /// loss); false: eager F.cross_entropy on an fp32 copy of the logits.
-  bool fused_loss = true;
-  /// Overlap switches (the preset's unless given): TP collectives overlapped with the
-  /// adjacent GEMMs; gradient reduction overlapped with the backward (false: after it);
-  /// ZeRO / FSDP weight gathers prefetched (false: exposed before the layer).
-  bool tp_comm_overlap = false;
-  bool dp_overlap = true;
-  bool param_gather_overlap = true;
-  /// ZeRO-3 weight gathers: calls per layer (implementation_profile.hpp); the preset's unless given.
-  GatherGranularity gather_granularity = GatherGranularity::layer;
   double gather_bucket_bytes = 50e6;  // bytes per call under GatherGranularity::bucket
-  /// ZeRO-3 gradient reduce-scatters: in dp buckets or per parameter tensor (implementation_profile.hpp).
-  ReduceGranularity reduce_granularity = ReduceGranularity::bucket;
-  /// ZeRO-3: tensors of fewer elements stay whole on every rank, never gathered (implementation_profile.hpp).
-  double persistence_threshold = 0;
-  /// ZeRO-3 with full recompute: modules gathered again for the backward past this reuse distance (implementation_profile.hpp).
-  double max_reuse_distance = 0;
-  /// ZeRO-3 gathered weights freed after the forward, the backward or the step (implementation_profile.hpp).
-  Reshard reshard = Reshard::after_forward;
-  /// ZeRO-3 gathers as list-form all_gathers: a copy kernel per rank per call (implementation_profile.hpp).
-  bool gather_list_copies = false;
-  /// Weight gradients summed over the micro-batches: fused, a kernel per micro-batch into a
-  /// buffer, or autograd's in-place add (implementation_profile.hpp).
-  GradAccumulation grad_accumulation = GradAccumulation::fused;
-  /// MoE token permutations as fused kernels; false: as PyTorch ops (implementation_profile.hpp).
-  bool moe_permute_fusion = false;
-  /// Pipeline sends that overlap compute, and boundary tensors split over TP (implementation_profile.hpp).
-  P2pOverlap p2p_overlap = P2pOverlap::interleaved;
-  bool pp_scatter_gather = false;
-  /// Per-GPU compute-speed spread (coefficient of variation; scale_noise.hpp). −1: unset,
-  /// resolve() takes the preset's.
-  double compute_variability = -1;
-  /// Empty name: unset, resolve() takes the preset's profile.
-  ImplementationProfile profile{};
 };
 
 struct DeviceSlowdown {
