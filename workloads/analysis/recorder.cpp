@@ -158,6 +158,10 @@ void Recorder::attach(sim::Engine& eng, sim::FlowNetwork& net, const topo::Clust
 
 void Recorder::on_op(const sim::OpRecord& rec) {
   if (!keep_spans_) return;
+  // A compute op that takes no time is a join (the pass waiting behind a blocking
+  // pipeline send), not work: it draws nothing, and as a zero-length slice beside the
+  // pass that starts at the same instant it would mis-nest in stack-based viewers.
+  if (rec.op->kind == sim::OpKind::compute && rec.end == rec.start) return;
   Span s;
   s.device = rec.rank;
   s.track = track_of(*rec.op, rec.stream);
