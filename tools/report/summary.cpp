@@ -342,6 +342,16 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
     out += fmt::format("  {:<20} {}: {} per MoE layer and micro-batch, forward and backward\n", "moe permutations",
                        s.implementation.moe_permute_fusion ? "fused kernels" : "PyTorch ops (index_select, regroup by expert, scatter_add)",
                        human_bytes(moved));
+    // The router after its GEMM (implementation.moe_router_fusion): small kernels whose
+    // launches are their cost, so the count is what the line says.
+    int router_kernels = 0;
+    for (auto pass : {wl::LayerPass::forward, wl::LayerPass::backward_input})
+      for (const auto& k : wl::layer_pass_kernels(s.model, moe_layer, ko, pass))
+        if (k.name.rfind("router.", 0) == 0 && k.kind == wl::KernelKind::memory) ++router_kernels;
+    out += fmt::format("  {:<20} {}: {} kernels per MoE layer and micro-batch, forward and backward\n", "moe router",
+                       s.implementation.moe_router_fusion ? "fused (top-k with softmax, aux-loss scores, aux loss)"
+                                                          : "PyTorch ops (top-k, softmax, masks, aux loss)",
+                       router_kernels);
   }
   if (L.zero >= 1 && p.weight_gathers_per_step + p.gradient_reductions_per_step > 0) {
     // How the framework issues its sharded collectives decides their latency cost: the

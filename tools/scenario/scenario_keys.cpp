@@ -510,6 +510,13 @@ const std::vector<ScenarioKey>& scenario_keys() {
                "(index_select, a split-and-cat regrouping by local expert after the all-to-all and back, the probabilities' "
                "product and a scatter_add into zeros, each with its backward)",
                "the preset's (`false`)"),
+      bool_key("implementation.moe_router_fusion", LS_FIELD(implementation.moe_router_fusion), false,
+               "MoE layers: the router's top-k with its softmax and masks, the aux-loss scores and the aux loss as one "
+               "fused kernel each, forward and backward (TransformerEngine 2.7+, Megatron-Core's --moe-router-fusion); "
+               "false: as the PyTorch ops of Megatron-Core's TopKRouter (top-k, softmax and cast, gates and routing map "
+               "scattered into zeroed tensors, a full fp32 softmax and column sums for the aux loss, some twenty small "
+               "kernels each way)",
+               "the preset's (`false`)"),
       choice_key("implementation.p2p_overlap", LS_FIELD(implementation.p2p_overlap), wl::kP2pOverlapNames, wl::P2pOverlap::interleaved,
                  "which schedules' pipeline sends run beside the compute after them; a blocking send holds the compute "
                  "stream until its transfer is done (the framework waits on it and synchronises the device), its time "

@@ -340,13 +340,15 @@ public:
     const double Te = T_ / t_ * etp;                             // the tokens an expert-TP group handles
     const double local = E / o_.ep, rows = Te * k * o_.ep / E;  // per local expert
     const double pairs = Te * k;                                // token-expert pairs on this device
-    // The router reads the norm output (kept once, here, for the router and the permutation).
-    linear("router", "router.dgrad", "router.wgrad", {T_, E, h_}, Tn_ * h_, KernelCategory::gemm,
+    // The router reads the norm output (kept once, here, for the router and the
+    // permutation): the sequence-parallel shard's Tn tokens.
+    linear("router", "router.dgrad", "router.wgrad", {Tn_, E, h_}, Tn_ * h_, KernelCategory::gemm,
            /*te_linear=*/false);
-    steps.push_back({mem("router.softmax_topk", T_ * E * 4 * 2, T_ * E * 4), {mem("router.softmax_topk.bwd", T_ * E * 4 * 3)}, {}});
+    router_ops(E, k);
     // P: the token-expert pairs' hidden states on this device; X: its tokens'.
     const double P = pairs * h_ * ab_, X = T_ * h_ * ab_;
     const bool fused = o_.moe_permute_fusion;
+    if (!fused) permutation_indices(E, k);
     // Gather each token's copies into expert order: one read and one write of P either way;
     // backward, PyTorch's index_select gradient zeroes X and index-adds P into it.
     steps.push_back({mem("moe.permute", 2 * P), {mem("moe.permute.bwd", fused ? P + X : P + 3 * X)}, {}});
@@ -385,6 +387,99 @@ public:
     steps.push_back({mem("moe.unpermute.zeros", X), {}, {}});
     steps.push_back({mem("moe.unpermute.scatter_add", P + 2 * X), {mem("moe.unpermute.scatter_add.bwd", 2 * P)}, {}});
   }
+
+  /// The router after its GEMM, on the Tn×E logits (R elements, in the activation
+  /// type) and the Tn·k chosen pairs, as Megatron-Core's TopKRouter runs it with the
+  /// aux-loss balancing (core_r0.10.0 moe_utils.topk_softmax_with_capacity and
+  /// switch_load_balancing_loss_func, router.aux_loss_load_balancing) and its all-to-all
+  /// dispatcher's split counts. Small kernels: their launches, not their bytes, cost.
+  /// Fused (implementation.moe_router_fusion, TransformerEngine's fused router): one
+  /// kernel each for the top-k with its softmax and masks, the aux-loss scores and the
+  /// aux loss, forward and backward. Token dropping (capacity_factor > 0) adds the
+  /// per-expert top-k over tokens and its masks, unfused either way. Kept for the
+  /// backward: the top-k indices, the softmax outputs, the capacity mask.
+  void router_ops(double E, double k) {
+    const double R = Tn_ * E, pairs = Tn_ * k, a = ab_, f4 = 4, idx = 8;
+    if (o_.moe_router_fusion) {
+      steps.push_back({mem("router.fused_topk", R * (a + f4 + 1), R * (f4 + 1)), {mem("router.fused_topk.bwd", R * (2 * f4 + 1 + a))}, {}});
+      steps.push_back({mem("router.fused_aux_scores", R * (a + f4 + 1), R * f4), {mem("router.fused_aux_scores.bwd", R * (2 * f4 + a))}, {}});
+      steps.push_back({mem("router.fused_aux_loss", R * f4), {mem("router.fused_aux_loss.bwd", R * f4)}, {}});
+    } else {
+      // Top-k of the logits, softmax over the k in fp32 and back, scattered into a zeroed
+      // E-wide gate tensor and a boolean map (zeros, int, clone, scatter, bool); backward:
+      // the gates' gather, the softmax and cast, the top-k's scatter into zeros, and the
+      // sum of the two gradients that reach the logits (this path's and the aux loss's).
+      steps.push_back({mem("router.topk", R * a + pairs * (a + idx), pairs * idx),
+                       {mem("router.topk.bwd_zeros", R * a), mem("router.topk.bwd_scatter", pairs * (idx + 2 * a)),
+                        mem("router.logits_grad_add", 3 * R * a)},
+                       {}});
+      steps.push_back({mem("router.softmax", pairs * (a + f4), pairs * f4), {mem("router.softmax.bwd", 3 * pairs * f4)}, {}});
+      steps.push_back({mem("router.softmax_cast", pairs * (f4 + a)), {mem("router.softmax_cast.bwd", pairs * (a + f4))}, {}});
+      steps.push_back({mem("router.gates_zeros", R * a), {}, {}});
+      steps.push_back({mem("router.gates_clone", 2 * R * a), {}, {}});
+      steps.push_back({mem("router.gates_scatter", pairs * (idx + 2 * a)), {mem("router.gates_scatter.bwd", pairs * (idx + 2 * a))}, {}});
+      steps.push_back({mem("router.map_zeros", R * a), {}, {}});
+      steps.push_back({mem("router.map_int", R * (a + f4)), {}, {}});
+      steps.push_back({mem("router.map_clone", 2 * R * f4), {}, {}});
+      steps.push_back({mem("router.map_scatter", pairs * (idx + f4)), {}, {}});
+      steps.push_back({mem("router.map_bool", R * (f4 + 1)), {}, {}});
+      steps.push_back({mem("router.tokens_per_expert", R), {}, {}});
+      // The aux loss: a full fp32 softmax of the logits, its column sums against the
+      // tokens per expert, scaled; the loss tracker's divide and add.
+      steps.push_back({mem("router.aux_softmax", R * (a + f4), R * f4), {mem("router.aux_softmax.bwd", 3 * R * f4), mem("router.aux_softmax.cast", R * (f4 + a))}, {}});
+      steps.push_back({mem("router.aux_column_sum", R * f4), {mem("router.aux_scale.bwd", E * f4)}, {}});
+      steps.push_back({mem("router.aux_product", 3 * E * f4), {mem("router.aux_product.bwd", 3 * E * f4)}, {}});
+      steps.push_back({mem("router.aux_sum", E * f4), {}, {}});
+      steps.push_back({mem("router.aux_scale", 2 * f4), {}, {}});
+      steps.push_back({mem("router.aux_track_divide", 2 * f4), {}, {}});
+      steps.push_back({mem("router.aux_track_add", 3 * f4), {}, {}});
+    }
+    if (m_.moe.capacity_factor > 0) {
+      // Token dropping: each expert's top `capacity` tokens by gate (a top-k over the
+      // token dimension), a capacity mask built like the map, and-ed with it, and the
+      // gates masked (whose backward masks the gradient).
+      const double cap = pairs * m_.moe.capacity_factor;
+      steps.push_back({mem("router.capacity_topk", R * a + cap * (a + idx)), {}, {}});
+      steps.push_back({mem("router.capacity_zeros", R * a), {}, {}});
+      steps.push_back({mem("router.capacity_clone", 2 * R * a), {}, {}});
+      steps.push_back({mem("router.capacity_scatter", cap * (idx + a)), {}, {}});
+      steps.push_back({mem("router.capacity_bool", R * (a + 1)), {}, {}});
+      steps.push_back({mem("router.capacity_and", 3 * R), {}, {}});
+      steps.push_back({mem("router.capacity_mask", R * (2 * a + 1), R), {mem("router.capacity_mask.bwd", R * (2 * a + 1))}, {}});
+    }
+    if (o_.ep > 1 || expert_tp() > 1) {
+      // The all-to-all dispatcher's split counts (token_dispatcher.py preprocess): tokens
+      // per expert as int64, the input splits per EP rank, the received counts sliced to
+      // the local experts, the output splits and the tokens per local expert.
+      steps.push_back({mem("dispatch.tokens_per_expert", R), {}, {}});
+      steps.push_back({mem("dispatch.counts_long", E * (idx + idx)), {}, {}});
+      if (m_.moe.capacity_factor > 0) steps.push_back({mem("dispatch.out_tokens", E * idx), {}, {}});
+      steps.push_back({mem("dispatch.input_splits", E * idx), {}, {}});
+      steps.push_back({mem("dispatch.local_counts", 2 * E * idx), {}, {}});
+      steps.push_back({mem("dispatch.output_splits", E * idx), {}, {}});
+      steps.push_back({mem("dispatch.tokens_per_local_expert", E * idx), {}, {}});
+    }
+  }
+
+  /// The PyTorch permutation's index work before its index_select and before the
+  /// combine (moe_utils.permute / unpermute, core_r0.10.0): the map transposed and made
+  /// contiguous, the token indices masked out of it (a count, then the select), and the
+  /// probabilities selected the same way, whose gradient is scattered back into zeros.
+  void permutation_indices(double E, double k) {
+    const double R = Tn_ * E, pairs = Tn_ * k, a = ab_, idx = 8;
+    steps.push_back({mem("moe_index.permute_map_transpose", 2 * R), {}, {}});
+    steps.push_back({mem("moe_index.permute_arange", Tn_ * idx), {}, {}});
+    steps.push_back({mem("moe_index.permute_count", R), {}, {}});
+    steps.push_back({mem("moe_index.permute_select", R * (1 + idx) + pairs * idx), {}, {}});
+    steps.push_back({mem("moe_index.unpermute_probs_transpose", 2 * R * a), {mem("moe_index.unpermute_probs_transpose.bwd", 2 * R * a)}, {}});
+    steps.push_back({mem("moe_index.unpermute_map_transpose", 2 * R), {}, {}});
+    steps.push_back({mem("moe_index.unpermute_count", R), {}, {}});
+    steps.push_back({mem("moe_index.unpermute_select", R * (1 + a) + pairs * a),
+                     {mem("moe_index.unpermute_select.bwd_zeros", R * a), mem("moe_index.unpermute_select.bwd_scatter", R + 2 * pairs * a)},
+                     {}});
+  }
+
+  double expert_tp() const { return o_.expert_tp > 0 ? o_.expert_tp : t_; }
 
   static void mark_routed_expert(Step& st) {
     st.fwd.routed_expert = true;

@@ -43,6 +43,9 @@ struct KernelOptions {
   /// MoE token permutations as fused kernels (implementation.moe_permute_fusion); false: as
   /// PyTorch ops, as Megatron-Core's dispatcher runs them without its fused permutation.
   bool moe_permute_fusion = false;
+  /// MoE router top-k, softmax, masks and aux loss as fused kernels
+  /// (implementation.moe_router_fusion); false: as Megatron-Core's PyTorch ops.
+  bool moe_router_fusion = false;
   double dropout = 0;        // probability; > 0 runs dropout kernels and keeps 1-byte masks
   bool causal = true;        // causal attention (FlashAttention skips the blocks above the diagonal)
   Recompute recompute = Recompute::none;

@@ -99,6 +99,18 @@
 //         TransformerEngine PR 1373, December 2024) defaults to False, so every preset
 //         keeps the PyTorch ops; a run that fused them (or a DeepEP-style dispatch that
 //         writes tokens in expert order) states moe_permute_fusion: true.
+//  [MRF]  Megatron-Core's MoE router (core_r0.10.0, megatron/core/transformer/moe/router.py
+//         TopKRouter.aux_loss_load_balancing and moe_utils.py topk_softmax_with_capacity,
+//         switch_load_balancing_loss_func): torch.topk, a softmax in fp32 and its cast,
+//         the gates and the routing map scattered into zeroed tensors, the tokens per
+//         expert, with token dropping a top-k over tokens per expert and its masks, and
+//         for the aux loss a full fp32 softmax of the logits, its column sums and their
+//         product with the tokens per expert; the all-to-all dispatcher then counts its
+//         splits (token_dispatcher.py). TransformerConfig.moe_router_fusion ("only
+//         supported in TransformerEngine 2.7.0 and above"; TransformerEngine PR 1883,
+//         2025: the top-k with its score function, the aux-loss scores and the aux loss,
+//         each one kernel forward and backward) defaults to False: every preset keeps the
+//         PyTorch ops.
 //  [P2P]  Pipeline sends. Megatron-LM at the SC21 scripts' commit (6985e589,
 //         megatron/p2p_communication.py _communicate): batch_isend_irecv, a wait on every
 //         request, then torch.cuda.synchronize(), on every schedule; and with

@@ -160,6 +160,11 @@ struct ImplementationBundle {
   /// (split and cat) and back, the probabilities' product and a scatter_add into zeros,
   /// each with its autograd backward. False in every preset [MCP].
   bool moe_permute_fusion = false;
+  /// MoE router as fused kernels (TransformerEngine's fused router, Megatron-Core's
+  /// --moe-router-fusion): one kernel each for the top-k with its softmax and masks, the
+  /// aux-loss scores and the aux loss, forward and backward, where Megatron-Core's
+  /// TopKRouter otherwise runs some twenty PyTorch ops each way. False in every preset [MRF].
+  bool moe_router_fusion = false;
   /// Pipeline sends that overlap compute [P2P].
   P2pOverlap p2p_overlap = P2pOverlap::interleaved;
   /// Without sequence parallelism, each TP rank sends 1/tp of a pipeline boundary
