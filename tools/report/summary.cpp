@@ -352,6 +352,13 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
                        s.implementation.moe_router_fusion ? "fused (top-k with softmax, aux-loss scores, aux loss)"
                                                           : "PyTorch ops (top-k, softmax, masks, aux loss)",
                        router_kernels);
+    // How the local experts' GEMMs are issued (implementation.grouped_gemm).
+    const int local = s.model.moe.experts / std::max(1, L.ep);
+    const std::string experts = fmt::format("{} local expert{}", local, local == 1 ? "" : "s");
+    out += fmt::format("  {:<20} {}\n", "moe expert gemms",
+                       s.implementation.grouped_gemm == wl::GroupedGemm::per_expert
+                           ? fmt::format("one GEMM kernel per local expert, each launched ({})", experts)
+                           : fmt::format("one grouped kernel for all local experts ({})", experts));
   }
   if (L.zero >= 1 && p.weight_gathers_per_step + p.gradient_reductions_per_step > 0) {
     // How the framework issues its sharded collectives decides their latency cost: the

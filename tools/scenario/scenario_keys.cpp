@@ -517,6 +517,12 @@ const std::vector<ScenarioKey>& scenario_keys() {
                "scattered into zeroed tensors, a full fp32 softmax and column sums for the aux loss, some twenty small "
                "kernels each way)",
                "the preset's (`false`)"),
+      choice_key("implementation.grouped_gemm", LS_FIELD(implementation.grouped_gemm), wl::kGroupedGemmNames,
+                 wl::GroupedGemm::per_expert,
+                 "MoE layers: how the local experts' GEMMs run — one kernel per expert, each paying the GPU's launch gap "
+                 "(TransformerEngine's GroupedLinear issues a cuBLAS GEMM per expert; a loop over experts), or one grouped "
+                 "kernel for all of them",
+                 "the preset's (`single-kernel` for `pytorch-fsdp`, else `per-expert`)"),
       choice_key("implementation.p2p_overlap", LS_FIELD(implementation.p2p_overlap), wl::kP2pOverlapNames, wl::P2pOverlap::interleaved,
                  "which schedules' pipeline sends run beside the compute after them; a blocking send holds the compute "
                  "stream until its transfer is done (the framework waits on it and synchronises the device), its time "

@@ -62,6 +62,9 @@ struct Kernel {
   bool core_attention = false;  // part of the core-attention region (selective recompute reruns it)
   bool routed_expert = false;   // routed-expert work of an MoE layer (scales with a device's expert load)
   bool fp8 = false;             // kind == gemm: an FP8 GEMM (low_precision.hpp), timed at the FP8 peak
+  /// Kernels this entry stands for, each with its launch: a batched GEMM the framework
+  /// issues as one GEMM per batch member (per-expert grouped GEMMs) has `batch`.
+  int launches = 1;
   /// Random numbers the kernel draws (a dropout forward: one per element of its mask).
   /// Counter-based RNG (Philox) is integer work beside the kernel's memory traffic; the
   /// slower of the two bounds the kernel (ComputeProfile::dropout_rng_rate).

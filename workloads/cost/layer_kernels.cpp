@@ -360,8 +360,10 @@ public:
     if (regroup) steps.push_back({mem("moe.sort_chunks", 2 * P), {mem("moe.sort_chunks.bwd", 2 * P)}, {}});
     linear("expert.up", "expert.up.dgrad", "expert.up.wgrad", {rows, gate * expert_width, h_, local}, pairs * h_,
            KernelCategory::gemm, true, up_parts());
+    per_expert_launches(steps.back(), local);
     activation(pairs, expert_width);
     linear("expert.down", "expert.down.dgrad", "expert.down.wgrad", {rows, h_, expert_width, local}, pairs * expert_width);
+    per_expert_launches(steps.back(), local);
     if (regroup) steps.push_back({mem("moe.unsort_chunks", 2 * P), {mem("moe.unsort_chunks.bwd", 2 * P)}, {}});
     for (std::size_t i = first_expert_step; i < steps.size(); ++i) mark_routed_expert(steps[i]);
     if (shared > 0) {
@@ -480,6 +482,18 @@ public:
   }
 
   double expert_tp() const { return o_.expert_tp > 0 ? o_.expert_tp : t_; }
+
+  /// A grouped expert GEMM the framework runs as one GEMM per local expert
+  /// (implementation.grouped_gemm per-expert): `local` launches for each of its three.
+  void per_expert_launches(Step& st, double local) const {
+    if (!o_.grouped_gemm_per_expert) return;
+    auto mark = [&](Kernel& k) {
+      if (k.kind == KernelKind::gemm) k.launches = static_cast<int>(local);
+    };
+    mark(st.fwd);
+    for (auto& k : st.bwd_input) mark(k);
+    for (auto& k : st.bwd_weight) mark(k);
+  }
 
   static void mark_routed_expert(Step& st) {
     st.fwd.routed_expert = true;

@@ -46,6 +46,9 @@ struct KernelOptions {
   /// MoE router top-k, softmax, masks and aux loss as fused kernels
   /// (implementation.moe_router_fusion); false: as Megatron-Core's PyTorch ops.
   bool moe_router_fusion = false;
+  /// Local experts' GEMMs as one kernel each (implementation.grouped_gemm per-expert);
+  /// false: one grouped kernel for all of them.
+  bool grouped_gemm_per_expert = true;
   double dropout = 0;        // probability; > 0 runs dropout kernels and keeps 1-byte masks
   bool causal = true;        // causal attention (FlashAttention skips the blocks above the diagonal)
   Recompute recompute = Recompute::none;

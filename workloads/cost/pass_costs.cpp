@@ -184,6 +184,7 @@ KernelOptions kernel_options(const Scenario& sc) {
   o.fused_loss = sc.implementation.fused_loss;
   o.moe_permute_fusion = sc.implementation.moe_permute_fusion;
   o.moe_router_fusion = sc.implementation.moe_router_fusion;
+  o.grouped_gemm_per_expert = sc.implementation.grouped_gemm == GroupedGemm::per_expert;
   o.dropout = sc.model.dropout;
   o.causal = true;
   o.recompute = L.recompute;

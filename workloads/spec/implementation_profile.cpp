@@ -111,6 +111,15 @@
 //         2025: the top-k with its score function, the aux-loss scores and the aux loss,
 //         each one kernel forward and backward) defaults to False: every preset keeps the
 //         PyTorch ops.
+//  [GGM]  Grouped expert GEMMs. Megatron-Core (core_r0.10.0, gpt_layer_specs.py
+//         _get_moe_module_spec) runs --moe-grouped-gemm on TransformerEngine's GroupedLinear
+//         (TEGroupedMLP), whose grouped GEMM calls nvte_multi_stream_cublas_gemm: one cuBLAS
+//         GEMM per local expert, round-robin over four streams joined by events
+//         (transformer_engine/common/gemm/cublaslt_gemm.cu; "for now, we only have
+//         multi-stream cublas backend" in its PyTorch extension) — a kernel and a launch
+//         per expert; without it, SequentialMLP loops over the experts, as DeepSpeed's MoE
+//         Experts module does. torchtitan's GroupedExperts calls torch._grouped_mm, one
+//         kernel per projection for every local expert.
 //  [P2P]  Pipeline sends. Megatron-LM at the SC21 scripts' commit (6985e589,
 //         megatron/p2p_communication.py _communicate): batch_isend_irecv, a wait on every
 //         request, then torch.cuda.synchronize(), on every schedule; and with
@@ -218,6 +227,7 @@ ImplementationBundle pytorch_fsdp() {
   b.profile.native_flash = false;
   b.grad_accumulation = GradAccumulation::buffer;  // [ACC]
   b.p2p_overlap = P2pOverlap::all;                 // [P2P]
+  b.grouped_gemm = GroupedGemm::single_kernel;     // [GGM]
   return b;
 }
 

@@ -122,6 +122,14 @@ inline constexpr NameTable<P2pOverlap, 3> kP2pOverlapNames{{
     {P2pOverlap::interleaved, "interleaved", "sends overlap compute under interleaved-1f1b only (Megatron-Core)"},
     {P2pOverlap::all, "all", "every send overlaps compute (PyTorch pipelining)"}}};
 
+/// How a layer's local experts run their GEMMs: one kernel per expert (TransformerEngine's
+/// GroupedLinear, a cuBLAS GEMM per expert over four streams; a loop over experts), or one
+/// grouped kernel for all of them (torch._grouped_mm, a CUTLASS grouped GEMM) [GGM].
+enum class GroupedGemm { per_expert, single_kernel };
+inline constexpr NameTable<GroupedGemm, 2> kGroupedGemmNames{{
+    {GroupedGemm::per_expert, "per-expert", "one GEMM kernel per local expert, each with its launch (TransformerEngine's GroupedLinear, Megatron-Core; DeepSpeed's expert loop)"},
+    {GroupedGemm::single_kernel, "single-kernel", "one grouped GEMM kernel for all local experts (torch._grouped_mm, torchtitan; a CUTLASS grouped GEMM)"}}};
+
 /// A preset: the framework's choices and its profile. A scenario's `implementation`
 /// (ImplementationSpec) holds the same fields, the preset's bundle first, then its keys;
 /// the defaults are megatron-core's.
@@ -165,6 +173,8 @@ struct ImplementationBundle {
   /// aux-loss scores and the aux loss, forward and backward, where Megatron-Core's
   /// TopKRouter otherwise runs some twenty PyTorch ops each way. False in every preset [MRF].
   bool moe_router_fusion = false;
+  /// Kernels per grouped expert GEMM: one per local expert, or one for all [GGM].
+  GroupedGemm grouped_gemm = GroupedGemm::per_expert;
   /// Pipeline sends that overlap compute [P2P].
   P2pOverlap p2p_overlap = P2pOverlap::interleaved;
   /// Without sequence parallelism, each TP rank sends 1/tp of a pipeline boundary
