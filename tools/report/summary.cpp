@@ -370,6 +370,11 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
       if (impl.persistence_threshold > 0) gathers += fmt::format(", tensors under {} elements kept whole", human_count(impl.persistence_threshold));
       if (impl.max_reuse_distance > 0 && L.recompute == wl::Recompute::full)
         gathers += fmt::format(", again after the recompute past {} elements", human_count(impl.max_reuse_distance));
+      const bool by_module = impl.gather_granularity == wl::GatherGranularity::module ||
+                             impl.gather_granularity == wl::GatherGranularity::parameter;
+      if (impl.param_gather_overlap && by_module && impl.max_live_parameters > 0)
+        gathers += fmt::format(", a module prefetched only after one under {} parameters",
+                               human_count(impl.max_live_parameters));
     }
     std::string reductions = fmt::format("{} gradient reductions ({}", p.gradient_reductions_per_step, human_bytes(p.gradient_reduction_bytes_per_step));
     if (L.zero >= 3)

@@ -495,6 +495,12 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "(recomputed, then their backward) before its backward; when those hold more parameters (per TP rank) than "
                  "this, the module's weights are released and gathered again (DeepSpeed's stage3_max_reuse_distance); 0: kept",
                  "the preset's (1e9 for `deepspeed`, else 0)"),
+      number_key("implementation.max_live_parameters", LS_FIELD(implementation.max_live_parameters), 0, 1e15, false, "",
+                 "ZeRO-3 with prefetched gathers, per module or parameter: a module's weights are fetched ahead, during "
+                 "the module before it, only while that module holds fewer parameters (per TP rank) than this; otherwise "
+                 "its gather waits until it is needed, exposed (DeepSpeed's stage3_max_live_parameters); 0: every module "
+                 "prefetched",
+                 "the preset's (1e9 for `deepspeed`, else 0)"),
       choice_key("implementation.grad_accumulation", LS_FIELD(implementation.grad_accumulation), wl::kGradAccumulationNames,
                  wl::GradAccumulation::fused,
                  "how weight gradients are summed over a step's micro-batches where they are reduced once, after the last "

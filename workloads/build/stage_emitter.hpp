@@ -158,6 +158,10 @@ private:
   /// `calls` weight all-gathers of `bytes` in all for layer `layer` (and their list-form
   /// copies), on the compute stream or prefetched; the prefetched gather's index.
   std::int64_t emit_weight_gathers(const Site& at, int layer, double bytes, int calls, bool backward);
+  /// Under implementation.max_live_parameters, the share of layer `layer`'s weights (by
+  /// parameters) in modules that are not fetched ahead: those after a module of that many
+  /// parameters or more, in the pass's module order. 0 without a limit.
+  double unprefetched_share(int layer, bool backward) const;
   std::int64_t first_use_gather(int chunk, int layer);
   void reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush);
   /// `calls` gradient reductions of `bytes` in all over the ZeRO / data-parallel group

@@ -92,21 +92,57 @@ std::int64_t StageEmitter::zero3_regather(const Site& at, int layer) {
   return emit_weight_gathers(at, layer, bytes, gather_calls_for(modules, modules * per_module, bytes), true);
 }
 
+double StageEmitter::unprefetched_share(int layer, bool backward) const {
+  const double limit = s_.implementation.max_live_parameters;
+  const GatherGranularity g = s_.implementation.gather_granularity;
+  if (!(limit > 0) || (g != GatherGranularity::module && g != GatherGranularity::parameter)) return 0;
+  std::vector<double> numels = layer_matrix_numels(s_.model, layer);
+  if (numels.empty()) return 0;
+  if (backward) std::reverse(numels.begin(), numels.end());
+  // The module before the layer's first is the previous layer's last in the pass order,
+  // of the same shape here: this layer's last.
+  const double tp = s_.layout.tp;
+  double all = 0, exposed = 0;
+  for (std::size_t i = 0; i < numels.size(); ++i) {
+    const double before = numels[i == 0 ? numels.size() - 1 : i - 1] / tp;
+    all += numels[i];
+    if (before >= limit) exposed += numels[i];
+  }
+  return all > 0 ? exposed / all : 0;
+}
+
 std::int64_t StageEmitter::emit_weight_gathers(const Site& at, int layer, double bytes, int calls, bool backward) {
   // `calls` all-gathers of bytes/calls each, as the framework issues them
   // (gather_granularity): one op runs up to 255 of them back to back (Op::repeat).
   constexpr int kMaxRepeat = 255;
   std::int64_t idx = kNoGather;
-  for (int done = 0; done < calls;) {
-    const int n = std::min(kMaxRepeat, calls - done);
-    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1, bytes / calls, n);
+  // Modules not fetched ahead (implementation.max_live_parameters) wait for their own
+  // gathers: that share of the calls and bytes goes on the compute stream before the
+  // layer, the rest is prefetched; all of them when the framework does not prefetch.
+  const bool overlap = s_.implementation.param_gather_overlap;
+  const double share = overlap ? unprefetched_share(layer, backward) : 1.0;
+  int exposed_calls = 0;
+  if (share >= 1 || (share > 0 && calls < 2))
+    exposed_calls = share >= 0.5 ? calls : 0;  // one call: it goes one way or the other
+  else if (share > 0)
+    exposed_calls = std::clamp(static_cast<int>(std::lround(calls * share)), 1, calls - 1);
+  const double exposed_bytes = exposed_calls == calls ? bytes : exposed_calls == 0 ? 0.0 : bytes * share;
+  for (int done = 0; done < exposed_calls;) {
+    const int n = std::min(kMaxRepeat, exposed_calls - done);
+    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1,
+                         exposed_bytes / exposed_calls, n);
+    g.labels[label::microbatch] = at.microbatch;
+    builder_.add(stream::compute, g);
+    done += n;
+  }
+  const int prefetched_calls = calls - exposed_calls;
+  for (int done = 0; done < prefetched_calls;) {
+    const int n = std::min(kMaxRepeat, prefetched_calls - done);
+    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1,
+                         (bytes - exposed_bytes) / prefetched_calls, n);
     g.labels[label::microbatch] = at.microbatch;
     const bool first_op = done == 0;
     done += n;
-    if (!s_.implementation.param_gather_overlap) {  // not prefetched: the layer waits for its gathers
-      builder_.add(stream::compute, g);
-      continue;
-    }
     // One-layer prefetch: gather k may start once the layer that used gather k−2 has
     // finished, so at most two gathered layers are resident; a layer's later ops follow
     // its first on the prefetch stream.
@@ -122,12 +158,12 @@ std::int64_t StageEmitter::emit_weight_gathers(const Site& at, int layer, double
     // gathers.
     const Work work = backward ? Work::backward : Work::forward;
     Op c = compute_op(work, at.microbatch, at.chunk, layer, layer + 1, list_copies(calls, bytes), 0);
-    if (s_.implementation.param_gather_overlap)
+    if (idx != kNoGather)
       builder_.add(stream::compute, c, {OpRef{static_cast<std::uint8_t>(stream::prefetch), static_cast<std::uint32_t>(idx)}});
     else
       builder_.add(stream::compute, c);
   }
-  if (!s_.implementation.param_gather_overlap) return kNoGather;
+  if (idx == kNoGather) return kNoGather;
   ++gathers_issued_;
   return idx;
 }

@@ -111,6 +111,15 @@
 //         2025: the top-k with its score function, the aux-loss scores and the aux loss,
 //         each one kernel forward and backward) defaults to False: every preset keeps the
 //         PyTorch ops.
+//  [DSPF] DeepSpeed ZeRO-3 prefetch (v0.6.2, partitioned_param_coordinator.py
+//         fetch_sub_module; v0.3.16 stage3.py prefetch_next_sub_modules): after a module's
+//         parameters are available, the next ones in the traced order are prefetched only
+//         while the available parameters number fewer than stage3_max_live_parameters
+//         (default 1e9), at least one parameter and up to stage3_prefetch_bucket_size
+//         elements; the module just fetched counts, and is released after its forward. So
+//         a module follows one of max_live_parameters or more unprefetched: its gather is
+//         exposed. (The bucket size decides how far ahead, not whether the next module is
+//         fetched ahead: it is not a key.)
 //  [GGM]  Grouped expert GEMMs. Megatron-Core (core_r0.10.0, gpt_layer_specs.py
 //         _get_moe_module_spec) runs --moe-grouped-gemm on TransformerEngine's GroupedLinear
 //         (TEGroupedMLP), whose grouped GEMM calls nvte_multi_stream_cublas_gemm: one cuBLAS
@@ -243,6 +252,7 @@ ImplementationBundle deepspeed() {
   b.reduce_granularity = ReduceGranularity::parameter;
   b.persistence_threshold = 100000;
   b.max_reuse_distance = 1e9;
+  b.max_live_parameters = 1e9;  // [DSPF]
   b.param_gather_overlap = false;
   b.gather_list_copies = true;
   b.grad_accumulation = GradAccumulation::autograd;  // [ACC]

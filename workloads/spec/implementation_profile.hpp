@@ -155,6 +155,10 @@ struct ImplementationBundle {
   /// forward, would wait behind more parameters than this before its backward is
   /// released and gathered again. 0: always kept.
   double max_reuse_distance = 0;
+  /// ZeRO-3 sub-module prefetch: a module's weights are fetched ahead, during the module
+  /// before it, only while that module's parameters (per TP rank) number fewer than this;
+  /// otherwise the module waits for its own gather. 0: every module prefetched [DSPF].
+  double max_live_parameters = 0;
   /// ZeRO-3 gathered weights freed after the forward, the backward or the step.
   Reshard reshard = Reshard::after_forward;
   /// Each ZeRO-3 weight gather is PyTorch's list-form all_gather: NCCL fills a flat buffer,

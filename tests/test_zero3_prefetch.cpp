@@ -1,0 +1,78 @@
+// tests/test_zero3_prefetch.cpp — implementation.max_live_parameters: which ZeRO-3 module
+// gathers are fetched ahead under DeepSpeed's rule, against the module sizes by hand.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tools/scenario/scenario.hpp"
+#include "workloads/build/program_builder.hpp"
+#include "workloads/spec/vocabulary.hpp"
+
+using namespace ls;
+
+namespace {
+
+// A GPT block of hidden 4096: modules of 3h² (QKV), h² (projection), 4h² and 4h² (MLP) =
+// 50.3 M, 16.8 M, 67.1 M, 67.1 M parameters; ZeRO-3 over 8 GPUs, gathered per module and
+// prefetched, no recompute (so no re-gather between recompute and backward).
+std::string yaml(const std::string& max_live) {
+  return "cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 8}\n"
+         "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 1024, seq_len: 1024, activation: gelu}\n"
+         "layout: {dp: 8, zero: 3, microbatch_size: 1, microbatches: 1, recompute: none}\n"
+         "implementation: {preset: deepspeed, param_gather_overlap: true, gather_granularity: module, "
+         "gather_list_copies: false, max_reuse_distance: 0, max_live_parameters: " + max_live + "}\n";
+}
+
+/// Share of the weight all-gathers' bytes issued on the compute stream (not prefetched).
+double exposed_share(const std::string& max_live) {
+  const auto s = tools::load_scenario_string(yaml(max_live), "<prefetch>");
+  const auto bp = wl::build_program(*s);
+  double on_compute = 0, all = 0;
+  const auto& st = bp.program.stages.front();
+  for (auto stream : {wl::stream::compute, wl::stream::prefetch})
+    for (const auto& op : st.streams[static_cast<std::size_t>(stream)]) {
+      if (op.kind != sim::OpKind::collective || op.coll != sim::CollOp::all_gather) continue;
+      const double bytes = op.bytes * op.repeat;
+      all += bytes;
+      if (stream == wl::stream::compute) on_compute += bytes;
+    }
+  REQUIRE(all > 0);
+  return on_compute / all;
+}
+
+}  // namespace
+
+TEST_CASE("max_live_parameters: a module after one of that many parameters or more waits for its own gather") {
+  // No limit, or one above every module (1e8 > 67.1 M): everything prefetched.
+  CHECK(exposed_share("0") == 0);
+  CHECK(exposed_share("1e8") == 0);
+  // 60 M: forward (QKV, proj, fc1, fc2), a module is exposed after fc2 (67 M) or fc1
+  // (67 M): QKV and fc2, 7h² of 12h². Backward (fc2, fc1, proj, QKV): after fc2 and fc1:
+  // fc1 and proj, 5h² of 12h². Each layer gathers the same bytes both ways: (7 + 5) / 24.
+  // The first layer's gather also carries the (small) embedding, spread the same way.
+  CHECK(exposed_share("6e7") == doctest::Approx(0.5).epsilon(0.01));
+  // 40 M: QKV (50 M) now counts too. Forward: QKV after fc2, proj after QKV, fc2 after
+  // fc1: 3 + 1 + 4 = 8h². Backward (the layer before fc2 ends in QKV): fc2 after QKV, fc1
+  // after fc2, proj after fc1: 4 + 4 + 1 = 9h². (8 + 9) / 24.
+  CHECK(exposed_share("4e7") == doctest::Approx(17.0 / 24).epsilon(0.01));
+  // Below the smallest module (16.8 M): nothing is prefetched.
+  CHECK(exposed_share("1e7") == doctest::Approx(1.0).epsilon(1e-12));
+}
+
+TEST_CASE("max_live_parameters: DeepSpeed's default in its preset, none elsewhere, a located error when negative") {
+  const std::string base = "model: llama3-8b\nlayout: {dp: 8, zero: 3}\n";
+  auto load = [&](const std::string& impl, const std::string& name) {
+    return tools::load_scenario_string(base + "implementation: {" + impl + "}\n", name);
+  };
+  CHECK(load("preset: deepspeed", "<ds>")->implementation.max_live_parameters == 1e9);
+  CHECK(load("preset: megatron-core", "<mc>")->implementation.max_live_parameters == 0);
+  CHECK(load("preset: pytorch-fsdp", "<fsdp>")->implementation.max_live_parameters == 0);
+  try {
+    (void)load("max_live_parameters: -1", "bad.yaml");
+    FAIL("a negative max_live_parameters was accepted");
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    CHECK(what.find("bad.yaml:3:") != std::string::npos);
+    CHECK(what.find("implementation.max_live_parameters") != std::string::npos);
+  }
+}
