@@ -22,6 +22,17 @@ inline wl::ModelSpec small_model(int layers) {
   return m;
 }
 
+/// small_model(2) with SwiGLU MoE layers: 16 experts of FFN width 512, top 2.
+inline wl::ModelSpec small_moe_model(double capacity_factor = 0) {
+  wl::ModelSpec m = small_model(2);
+  m.activation = wl::Activation::swiglu;
+  m.moe.experts = 16;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden = 512;
+  m.moe.capacity_factor = capacity_factor;
+  return m;
+}
+
 /// p equal stages of 2 layers per model chunk on one node of H100s, free
 /// communication, embedding and LM head made free, every GPU at one speed (no scale
 /// noise): the textbook pipeline.

@@ -17,16 +17,6 @@ using namespace ls::wl;
 
 namespace {
 
-/// 16 experts, top 2, on the small model's layers.
-ModelSpec moe_model() {
-  ModelSpec m = test::small_model(2);
-  m.activation = Activation::swiglu;
-  m.moe.experts = 16;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 512;
-  return m;
-}
-
 /// Seconds of layer 0's expert GEMMs (up, down: forward, dgrad, wgrad) on H100, and
 /// their launches alone.
 std::pair<double, double> expert_gemms(const KernelOptions& o) {
@@ -34,7 +24,7 @@ std::pair<double, double> expert_gemms(const KernelOptions& o) {
   const auto gpu = *gpu_preset("h100-sxm");
   double total = 0, launch = 0;
   for (auto pass : {LayerPass::forward, LayerPass::backward_input, LayerPass::backward_weight}) {
-    auto ks = layer_pass_kernels(moe_model(), 0, o, pass);
+    auto ks = layer_pass_kernels(test::small_moe_model(), 0, o, pass);
     time_kernels(profile, gpu, ks, 2);
     for (const auto& k : ks)
       if (std::string_view(k.name).rfind("expert.", 0) == 0 && k.kind == KernelKind::gemm) {

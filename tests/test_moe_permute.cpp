@@ -16,16 +16,6 @@ using namespace ls::wl;
 
 namespace {
 
-/// 16 experts, top 2, on the small model's layers; h 1024, 1024 tokens a sequence.
-ModelSpec moe_model() {
-  ModelSpec m = test::small_model(2);
-  m.activation = Activation::swiglu;
-  m.moe.experts = 16;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 512;
-  return m;
-}
-
 /// Bytes of the kernels named moe.* in one pass of layer 0, and how many there are.
 double moe_bytes(const ModelSpec& m, const KernelOptions& o, LayerPass pass, int* count = nullptr) {
   double bytes = 0;
@@ -39,7 +29,7 @@ double moe_bytes(const ModelSpec& m, const KernelOptions& o, LayerPass pass, int
 }  // namespace
 
 TEST_CASE("fused permutations: a gather and a weighted combine, P + X each way beside the gather's 2P") {
-  const ModelSpec m = moe_model();
+  const ModelSpec m = test::small_moe_model();
   KernelOptions o;
   o.microbatch_size = 2;
   o.ep = 4;
@@ -53,7 +43,7 @@ TEST_CASE("fused permutations: a gather and a weighted combine, P + X each way b
 }
 
 TEST_CASE("PyTorch-op permutations: 8P + 3X more, and 8P more again when a rank holds several experts") {
-  const ModelSpec m = moe_model();
+  const ModelSpec m = test::small_moe_model();
   KernelOptions o;
   o.microbatch_size = 2;
   o.ep = 4;  // 16 / 4 = 4 local experts: the received tokens are regrouped by expert
@@ -79,7 +69,7 @@ TEST_CASE("PyTorch-op permutations: 8P + 3X more, and 8P more again when a rank 
 }
 
 TEST_CASE("the permutations keep what they kept: the expert outputs for the probabilities' gradient") {
-  const ModelSpec m = moe_model();
+  const ModelSpec m = test::small_moe_model();
   KernelOptions o;
   o.ep = 4;
   o.moe_permute_fusion = true;

@@ -18,17 +18,6 @@ using namespace ls::wl;
 
 namespace {
 
-/// 16 experts, top 2, on the small model's layers; h 1024, 1024 tokens a sequence.
-ModelSpec moe_model(double capacity_factor = 0) {
-  ModelSpec m = test::small_model(2);
-  m.activation = Activation::swiglu;
-  m.moe.experts = 16;
-  m.moe.top_k = 2;
-  m.moe.expert_ffn_hidden = 512;
-  m.moe.capacity_factor = capacity_factor;
-  return m;
-}
-
 struct Tally {
   int kernels = 0;
   double bytes = 0;
@@ -56,7 +45,7 @@ TEST_CASE("router as PyTorch ops: Megatron-Core's TopKRouter, op by op") {
   // Dropless. Forward: top-k, softmax, cast; gates zeros, clone, scatter; map zeros, int,
   // clone, scatter, bool; tokens per expert; aux softmax, column sums, product, sum,
   // scale; the tracker's divide and add: 19 kernels.
-  const Tally fwd = tally(moe_model(), o, LayerPass::forward, "router.");
+  const Tally fwd = tally(test::small_moe_model(), o, LayerPass::forward, "router.");
   CHECK(fwd.kernels == 19);
   const double expected_fwd = (R * a + K * (a + 8)) + K * (a + 4) + K * (4 + a) + R * a + 2 * R * a + K * (8 + 2 * a) +
                               R * a + R * (a + 4) + 2 * R * 4 + K * (8 + 4) + R * 5 + R + R * (a + 4) + R * 4 +
@@ -65,21 +54,21 @@ TEST_CASE("router as PyTorch ops: Megatron-Core's TopKRouter, op by op") {
   // Backward: the top-k's zeros and scatter and the logits' two gradients added; the
   // softmax and its cast; the gates' gather; the aux softmax and its cast; the aux
   // scale's and product's: 10 kernels.
-  CHECK(tally(moe_model(), o, LayerPass::backward_input, "router.").kernels == 10);
+  CHECK(tally(test::small_moe_model(), o, LayerPass::backward_input, "router.").kernels == 10);
   // Token dropping adds the top-k over tokens and its masks: 7 forward, 1 backward.
-  CHECK(tally(moe_model(1.0), o, LayerPass::forward, "router.").kernels == 19 + 7);
-  CHECK(tally(moe_model(1.0), o, LayerPass::backward_input, "router.").kernels == 10 + 1);
+  CHECK(tally(test::small_moe_model(1.0), o, LayerPass::forward, "router.").kernels == 19 + 7);
+  CHECK(tally(test::small_moe_model(1.0), o, LayerPass::backward_input, "router.").kernels == 10 + 1);
   // The all-to-all dispatcher's split counts, with expert parallelism only.
-  CHECK(tally(moe_model(), o, LayerPass::forward, "dispatch.").kernels == 6);
+  CHECK(tally(test::small_moe_model(), o, LayerPass::forward, "dispatch.").kernels == 6);
   o.ep = 1;
-  CHECK(tally(moe_model(), o, LayerPass::forward, "dispatch.").kernels == 0);
+  CHECK(tally(test::small_moe_model(), o, LayerPass::forward, "dispatch.").kernels == 0);
 }
 
 TEST_CASE("fused router: three kernels each way, and the difference is launches") {
   KernelOptions o;
   o.microbatch_size = 2;
   o.ep = 4;
-  const ModelSpec m = moe_model();
+  const ModelSpec m = test::small_moe_model();
   o.moe_router_fusion = true;
   CHECK(tally(m, o, LayerPass::forward, "router.").kernels == 3);
   CHECK(tally(m, o, LayerPass::backward_input, "router.").kernels == 3);
@@ -109,7 +98,7 @@ TEST_CASE("the router keeps what its backward reads: indices and softmax outputs
   KernelOptions o;
   o.microbatch_size = 2;
   o.ep = 4;
-  const ModelSpec m = moe_model();
+  const ModelSpec m = test::small_moe_model();
   const double R = 2048.0 * 16, K = 2048.0 * 2;
   const double unfused = layer_activation_bytes(m, 0, o);
   o.moe_router_fusion = true;

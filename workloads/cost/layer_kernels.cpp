@@ -335,7 +335,7 @@ public:
     const auto& moe = m_.moe;
     const double E = moe.experts, k = moe.top_k, shared = moe.shared_experts;
     const double fe = static_cast<double>(moe.expert_ffn_hidden > 0 ? moe.expert_ffn_hidden : m_.ffn_hidden);
-    const double etp = o_.expert_tp > 0 ? o_.expert_tp : t_;
+    const double etp = expert_tp();
     const double width = fe / t_, expert_width = fe / etp, gate = m_.activation == Activation::gelu ? 1 : 2;
     const double Te = T_ / t_ * etp;                             // the tokens an expert-TP group handles
     const double local = E / o_.ep, rows = Te * k * o_.ep / E;  // per local expert
