@@ -177,15 +177,20 @@ double estimate_step(const wl::BuiltProgram& bp, CollectiveTimes& times, double 
     return seen.back().seconds * op.repeat;
   };
   const double noise = slow.noise;
+  // Each stage's first rank (whose groups price its collectives) and its most loaded
+  // rank's expert work, which sets the stage's pace: one pass over the ranks.
+  std::vector<const sim::RankInfo*> first(prog.stages.size(), nullptr);
+  std::vector<double> load(prog.stages.size(), 0.0);
+  for (const auto& r : prog.ranks) {
+    const auto st = static_cast<std::size_t>(r.stage);
+    if (st >= first.size()) continue;
+    if (!first[st]) first[st] = &r;
+    load[st] = std::max(load[st], r.work_scale);
+  }
   double busiest = 0, exposed = 0;
   for (std::size_t st = 0; st < prog.stages.size(); ++st) {
-    const sim::RankInfo* rep = nullptr;
-    double scale = 0;  // expert work: the stage's most loaded rank sets its pace
-    for (const auto& r : prog.ranks) {
-      if (static_cast<std::size_t>(r.stage) != st) continue;
-      if (!rep) rep = &r;
-      scale = std::max(scale, r.work_scale);
-    }
+    const sim::RankInfo* rep = first[st];
+    const double scale = load[st];
     if (!rep) continue;
     const auto& streams = prog.stages[st].streams;
     double compute_s = 0, blocking_s = 0, side_s = 0, interfering_s = 0, last_side = 0;
