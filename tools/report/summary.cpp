@@ -332,22 +332,21 @@ std::string format_layout_report(const wl::Scenario& s, const wl::LayoutReport& 
   for (int l = 0; l < s.model.layers && moe_layer < 0; ++l)
     if (wl::layer_is_moe(s.model, l)) moe_layer = l;
   if (moe_layer >= 0) {
-    // The token permutations around the experts (implementation.moe_permute_fusion): what
-    // they move through HBM per MoE layer and micro-batch, forward and backward.
+    // One MoE layer's kernels per micro-batch, forward and backward: what the token
+    // permutations move through HBM (implementation.moe_permute_fusion), and how many
+    // small router kernels follow the router GEMM (implementation.moe_router_fusion),
+    // whose launches are their cost, so the count is what that line says.
     const wl::KernelOptions ko = wl::kernel_options(s);
     double moved = 0;
+    int router_kernels = 0;
     for (auto pass : {wl::LayerPass::forward, wl::LayerPass::backward_input})
-      for (const auto& k : wl::layer_pass_kernels(s.model, moe_layer, ko, pass))
+      for (const auto& k : wl::layer_pass_kernels(s.model, moe_layer, ko, pass)) {
         if (k.name.rfind("moe.", 0) == 0) moved += k.bytes;
+        if (k.name.rfind("router.", 0) == 0 && k.kind == wl::KernelKind::memory) ++router_kernels;
+      }
     out += fmt::format("  {:<20} {}: {} per MoE layer and micro-batch, forward and backward\n", "moe permutations",
                        s.implementation.moe_permute_fusion ? "fused kernels" : "PyTorch ops (index_select, regroup by expert, scatter_add)",
                        human_bytes(moved));
-    // The router after its GEMM (implementation.moe_router_fusion): small kernels whose
-    // launches are their cost, so the count is what the line says.
-    int router_kernels = 0;
-    for (auto pass : {wl::LayerPass::forward, wl::LayerPass::backward_input})
-      for (const auto& k : wl::layer_pass_kernels(s.model, moe_layer, ko, pass))
-        if (k.name.rfind("router.", 0) == 0 && k.kind == wl::KernelKind::memory) ++router_kernels;
     out += fmt::format("  {:<20} {}: {} kernels per MoE layer and micro-batch, forward and backward\n", "moe router",
                        s.implementation.moe_router_fusion ? "fused (top-k with softmax, aux-loss scores, aux loss)"
                                                           : "PyTorch ops (top-k, softmax, masks, aux loss)",

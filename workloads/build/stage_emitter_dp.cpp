@@ -127,20 +127,20 @@ std::int64_t StageEmitter::emit_weight_gathers(const Site& at, int layer, double
   else if (share > 0)
     exposed_calls = std::clamp(static_cast<int>(std::lround(calls * share)), 1, calls - 1);
   const double exposed_bytes = exposed_calls == calls ? bytes : exposed_calls == 0 ? 0.0 : bytes * share;
+  auto gather = [&](double bytes_each, int n) {
+    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1, bytes_each, n);
+    g.labels[label::microbatch] = at.microbatch;
+    return g;
+  };
   for (int done = 0; done < exposed_calls;) {
     const int n = std::min(kMaxRepeat, exposed_calls - done);
-    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1,
-                         exposed_bytes / exposed_calls, n);
-    g.labels[label::microbatch] = at.microbatch;
-    builder_.add(stream::compute, g);
+    builder_.add(stream::compute, gather(exposed_bytes / exposed_calls, n));
     done += n;
   }
   const int prefetched_calls = calls - exposed_calls;
   for (int done = 0; done < prefetched_calls;) {
     const int n = std::min(kMaxRepeat, prefetched_calls - done);
-    Op g = collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, at.chunk, layer, layer + 1,
-                         (bytes - exposed_bytes) / prefetched_calls, n);
-    g.labels[label::microbatch] = at.microbatch;
+    const Op g = gather((bytes - exposed_bytes) / prefetched_calls, n);
     const bool first_op = done == 0;
     done += n;
     // One-layer prefetch: gather k may start once the layer that used gather k−2 has

@@ -370,7 +370,7 @@ PassBytes pass_bytes(const Scenario& sc) {
   // rank sends 1/t and the receiver all-gathers the t pieces over its TP group.
   const bool split = L.tp > 1 && (L.sequence_parallel || sc.implementation.pp_scatter_gather);
   pb.pp_boundary = split ? bsh * ab / L.tp : bsh * ab;
-  pb.pp_regather = L.tp > 1 && !L.sequence_parallel && sc.implementation.pp_scatter_gather ? bsh * ab : 0;
+  pb.pp_regather = split && !L.sequence_parallel ? bsh * ab : 0;
   // Each TP rank dispatches a disjoint 1/t of its s/cp tokens per sequence. The expert
   // layers' TP collective (layout.expert_tp other than tp) gathers the tokens of an
   // expert-TP group: 1/t of them per rank, expert_tp ranks — b·s/cp·h bytes at
