@@ -312,7 +312,7 @@ TEST_CASE("exit codes: 2 for usage, 1 for an invalid scenario or when nothing su
 using ls::test::kAsan;
 
 // Its figures are the Release suite's to check; under the sanitizers the same 70B search
-// (36,220 candidates, 4 minutes under ASan) already runs in readme_examples.
+// (36,373 candidates, 4 minutes under ASan) already runs in readme_examples.
 TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quotes" * doctest::skip(kAsan)) {
   // The comment rounds to 4 significant figures (step time) or 3 (MFU, memory);
   // 0.1 % relative covers that rounding.
@@ -322,15 +322,15 @@ TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quo
   REQUIRE(r.rc == 0);
   const json j = json::parse(r.out);
   const auto& n = j["counts"];
-  CHECK(n["evaluated"] == 36370);  // 34,416 points of the space + 1,954 remedy candidates
+  CHECK(n["evaluated"] == 36373);  // 34,416 points of the space + 1,957 remedy candidates
   long structural = 0;
   for (const char* why : {"tp-indivisible", "ep-indivisible", "too-few-layers", "layers-indivisible", "batch-indivisible",
                           "interleaved-microbatches"})
     structural += n["rejected"].value(why, 0L);
   CHECK(structural == 6633);
   CHECK(n["rejected"]["zero-with-pp"] == 13116);
-  CHECK(n["rejected"]["memory"] == 13713);  // 12,643 points + 1,070 remedies over once built
-  CHECK(n["kept"] == 2908);
+  CHECK(n["rejected"]["memory"] == 13711);  // 12,641 points + 1,070 remedies over once built
+  CHECK(n["kept"] == 2913);
   CHECK(n["simulated"] == 72);  // the best 64 points and the best 8 remedies
   long remedies = 0, simulated_remedies = 0;
   for (const auto& c : j["candidates"])
@@ -338,19 +338,19 @@ TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quo
       ++remedies;
       simulated_remedies += c["simulated"].get<bool>() ? 1 : 0;
     }
-  CHECK(remedies == 884);
+  CHECK(remedies == 887);
   CHECK(simulated_remedies == 8);
-  // The best remedy: activation offload on t4·p2(v4,bal)·d4·c2, 12.9 % slower than the winner.
+  // The best remedy: activation offload on t4·p2(v4,bal)·d4·c2, 12.3 % slower than the winner.
   for (const auto& c : j["candidates"])
     if (c.contains("origin") && c["simulated"].get<bool>()) {
       CHECK(c["compact"].get<std::string>().rfind("t4·p2(v4,bal)·d4·c2 z1 sp mbs1 1f1b off:act", 0) == 0);
-      CHECK(c["step_time_s"].get<double>() / j["candidates"][0]["step_time_s"].get<double>() == doctest::Approx(1.129).epsilon(1e-3));
+      CHECK(c["step_time_s"].get<double>() / j["candidates"][0]["step_time_s"].get<double>() == doctest::Approx(1.123).epsilon(1e-3));
       break;
     }
   const auto& best = j["candidates"][0];
   CHECK(best["compact"] == "t4·p4(v4,bal)·d2·c2 z1 sp mbs1 1f1b");
-  CHECK(best["step_time_s"].get<double>() == doctest::Approx(15.32).epsilon(1e-3));
-  CHECK(best["mfu"].get<double>() == doctest::Approx(0.521).epsilon(1e-3));
+  CHECK(best["step_time_s"].get<double>() == doctest::Approx(15.89).epsilon(1e-3));
+  CHECK(best["mfu"].get<double>() == doctest::Approx(0.502).epsilon(1e-3));
   CHECK(best["peak_memory_bytes"].get<double>() == doctest::Approx(67.7e9).epsilon(1e-3));
   // The best with other degrees: 4.5 % slower.
   for (const auto& c : j["candidates"])
@@ -363,8 +363,8 @@ TEST_CASE("scenarios/search-llama3-70b-64xh100.yaml: the figures its comment quo
   const auto run = test::run_layoutsim("run '" + file + "' --json -");
   REQUIRE(run.rc == 0);
   const json hand = json::parse(run.out);
-  CHECK(hand["step_time_s"].get<double>() == doctest::Approx(18.37).epsilon(1e-3));
-  CHECK(hand["mfu"].get<double>() == doctest::Approx(0.434).epsilon(1e-3));
+  CHECK(hand["step_time_s"].get<double>() == doctest::Approx(18.93).epsilon(1e-3));
+  CHECK(hand["mfu"].get<double>() == doctest::Approx(0.421).epsilon(1e-3));
 }
 
 TEST_CASE("CSV shards concatenate: sorted by (tier, step_time_s, index) they are the single run's CSV") {

@@ -397,7 +397,8 @@ TEST_CASE("compute_breakdown: each stage's parts add up to its measured compute 
 
 TEST_CASE("a drifting device: step k runs it at compute_slowdown · (1 + drift)^k, a geometric series on one GPU") {
   // One GPU, no communication: the step is its compute, so step k = step 0 · 1.1^k
-  // (to integer-picosecond rounding per op).
+  // to integer-picosecond rounding per op: a few hundred ops of a 2.4 ms step, each
+  // rounded by at most 0.5 ps, move the ratio by under 1e-7.
   Scenario s = uniform_pipeline(1, 2, Schedule::one_f_one_b);
   s.cluster.nodes = 1;
   s.cluster.gpus_per_node = 1;
@@ -407,7 +408,7 @@ TEST_CASE("a drifting device: step k runs it at compute_slowdown · (1 + drift)^
   REQUIRE(r.step_stats.step_s.size() == 4);
   for (int k = 1; k < 4; ++k) {
     CAPTURE(k);
-    CHECK(r.step_stats.step_s[static_cast<std::size_t>(k)] / r.step_stats.step_s[0] == doctest::Approx(std::pow(1.1, k)).epsilon(1e-9));
+    CHECK(r.step_stats.step_s[static_cast<std::size_t>(k)] / r.step_stats.step_s[0] == doctest::Approx(std::pow(1.1, k)).epsilon(1e-7));
   }
   // No drift: every step alike.
   s.perturbations.devices[0].drift_per_step = 0;

@@ -253,11 +253,13 @@ TEST_CASE("validation_corpus_subset" * doctest::skip()) {
   // the slowest of N GPUs (scale_noise.hpp): 7.1 %, worst 18.2 % (the same row, which the
   // noise moves by +3.5 % as it does every 64-GPU row), signed -1.5 %. Measured 2026-12-06
   // with that row's micro-batch, schedule and DDP from the authors' own script (it was
-  // assumed before): 6.0 %, worst 10.7 % (trainy2025's H200 row), signed +0.3 %. Bound =
-  // measured + 3 points, as for validation_subset: a change that undoes the fit on held-out
-  // runs fails.
-  CHECK(lo["mean_abs_error"].get<double>() <= 0.090);
-  CHECK(lo["max_abs_error"].get<double>() <= 0.137);
+  // assumed before): 6.0 %, worst 10.7 % (trainy2025's H200 row), signed +0.3 %. Measured
+  // 2026-12-06 with the Hopper attention backward fitted on NeMo's long-sequence table
+  // (compute_profile.cpp): 4.4 %, worst 9.1 % (torchtitan's 8B at 64K tokens, cp 2),
+  // signed +0.6 %. Bound = measured + 3 points, as for validation_subset: a change that
+  // undoes the fit on held-out runs fails.
+  CHECK(lo["mean_abs_error"].get<double>() <= 0.074);
+  CHECK(lo["max_abs_error"].get<double>() <= 0.121);
   MESSAGE("corpus subset (held out) mean |error| = " << lo["mean_abs_error"].get<double>());
 }
 
@@ -273,14 +275,16 @@ TEST_CASE("the validation corpus: every row loads, carries its source and framew
       CHECK(!group_label(row.groups, "source").empty());
       CHECK(!group_label(row.groups, "framework").empty());
       // Held out: the shipped constants never saw these sources, but for the one whose
-      // kernel-level table fitted ComputeProfile::dropout_rng_rate (its file says so).
-      CHECK(row.fitted == (group_label(row.groups, "source") == "zero_bubble2023"));
-      sources.insert(group_label(row.groups, "source"));
+      // kernel-level table fitted ComputeProfile::dropout_rng_rate and the one whose step
+      // times fitted the Hopper flash_bwd_efficiency (their files say so).
+      const std::string source = group_label(row.groups, "source");
+      CHECK(row.fitted == (source == "zero_bubble2023" || source == "nemo_long_sequence"));
+      sources.insert(source);
     }
     total += rows.size();
   }
   CHECK(sources.size() >= 10);
-  CHECK(total == 192);  // validation/README.md, "corpus/"
+  CHECK(total == 201);  // validation/README.md, "corpus/"
   // The fitted tables say so.
   for (const char* f : {"llm_foundry.yaml", "megatron_bridge.yaml"})
     for (const auto& row : read_runs_file(std::string(VALIDATION_DIR) + "/" + f)) CHECK(row.fitted);
