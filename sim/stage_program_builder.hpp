@@ -32,7 +32,16 @@ public:
   /// Reference to the last op of a non-empty `stream`, for use as a dependency.
   OpRef last(Stream stream) const { return OpRef{static_cast<std::uint8_t>(stream), count(stream) - 1}; }
 
+  /// Reserves room for as many ops and dependencies per stream as `like` holds: a
+  /// pipeline's stages emit programs of nearly one size, so building stage s with
+  /// stage s − 1's sizes reserved spares the growth copies of every vector.
+  void reserve_like(const StageProgram& like) {
+    for (std::size_t s = 0; s < like.streams.size(); ++s) program_.streams[s].reserve(like.streams[s].size());
+    program_.deps.reserve(like.deps.size());
+  }
+
   StageProgram& program() { return program_; }
+  const StageProgram& program() const { return program_; }
   /// Moves the built program out; the builder is empty afterwards.
   StageProgram take() { return std::move(program_); }
 

@@ -64,6 +64,7 @@ BuiltProgram build_program(const Scenario& sc) {
     out.static_memory[static_cast<std::size_t>(st)] = mt;
     out.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] = activation_bytes_per_microbatch(sc, bytes, chunks, st);
     emitters.emplace_back(inputs, chunks, st);
+    if (st > 0) emitters.back().reserve_like(emitters[static_cast<std::size_t>(st) - 1]);
     emitters.back().emit(sched[static_cast<std::size_t>(st)], sp, mt);
     out.compute_breakdown[static_cast<std::size_t>(st)] = emitters.back().compute_breakdown();
   }

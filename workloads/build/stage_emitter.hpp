@@ -51,6 +51,8 @@ public:
   std::uint32_t recv_index(bool gradient, int microbatch, int chunk) const;
   const std::vector<PendingSend>& sends() const { return sends_; }
   sim::StageProgram take() { return builder_.take(); }
+  /// Reserves the room `other`'s program takes so far (sim::StageProgramBuilder::reserve_like).
+  void reserve_like(const StageEmitter& other) { builder_.reserve_like(other.builder_.program()); }
   /// Seconds per step of every compute op emitted so far, by kernel category (the ops'
   /// PassCost breakdowns summed): total() equals the sum of the stage template's compute
   /// op durations exactly. Before per-rank perturbations and MoE expert-load scaling.
