@@ -77,10 +77,10 @@ ComputeProfile make(std::string name, int sms, int tile_m, int tile_n, double ge
 //  * gemm_min_k 256: a 3–4 stage pipeline of 64-deep K slices plus the epilogue;
 //    assumption; calibrate.
 //  * flash: A100 0.62 fwd: [FA2] forward range 50–73 % (the top at 16k tokens; training
-//    lengths of 2–8k sit mid-range). H100/H200 0.60 fwd: [PTB] 0.57–0.62 at 2–8k tokens
-//    ([FA3]'s 75 % is its long-sequence best case). Backward A100 0.50: below the forward
-//    in both papers, no figure checked here; assumption. Hopper 0.297: CALIBRATED, below.
-//    B200 0.55 / 0.45: no figure found; assumption; calibrate.
+//    lengths of 2–8k sit mid-range). Hopper (H100, H200, H800) 0.60 fwd: [PTB] 0.57–0.62
+//    at 2–8k tokens ([FA3]'s 75 % is its long-sequence best case). Backward A100 0.50:
+//    below the forward in both papers, no figure checked here; assumption. Hopper 0.297
+//    and both Blackwell figures: CALIBRATED, below.
 //  * hbm_fraction: A100 0.88 [A100BW]; Hopper 0.90 (copy and triad kernels reach about
 //    3.0–3.1 of 3.35 TB/s; [A100BW]'s ~90 % ceiling); B200 0.85: assumption; calibrate.
 //  * launch_overhead: the gap between dependent kernels of an eager framework, a few µs:
