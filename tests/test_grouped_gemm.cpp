@@ -6,6 +6,7 @@
 
 #include "fixtures.hpp"
 #include "tools/report/summary.hpp"
+#include "scenario_fixtures.hpp"
 #include "tools/scenario/scenario.hpp"
 #include "workloads/layout_report.hpp"
 #include "workloads/cost/kernels.hpp"
@@ -59,7 +60,7 @@ TEST_CASE("per-expert GEMMs: each of the six expert GEMMs pays a launch per loca
 TEST_CASE("grouped_gemm: per-expert in Megatron-Core, DeepSpeed, Megatron-LM; single-kernel in pytorch-fsdp; a located error") {
   const std::string base = "model: mixtral-8x7b\nlayout: {tp: 1, pp: 1, dp: 8, ep: 8}\n";
   const auto load = [&](const std::string& implementation, const std::string& name) {
-    return tools::load_scenario_string(base + "implementation: {" + implementation + "}\n", name);
+    return test::with_implementation(base, implementation, name);
   };
   for (const char* preset : {"megatron-core", "megatron-lm-2021", "deepspeed"})
     CHECK(load(std::string("preset: ") + preset, "<preset>")->implementation.grouped_gemm == GroupedGemm::per_expert);
@@ -69,13 +70,9 @@ TEST_CASE("grouped_gemm: per-expert in Megatron-Core, DeepSpeed, Megatron-LM; si
   // check says which, with the local expert count (8 experts over ep 8: one each).
   CHECK(tools::format_layout_report(*single, layout_report(single)).find("one grouped kernel for all local experts (1 local expert)") !=
         std::string::npos);
-  try {
-    (void)load("grouped_gemm: batched", "bad.yaml");
-    FAIL("a bad grouped_gemm was accepted");
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    CHECK(what.find("bad.yaml:3:") != std::string::npos);
-    CHECK(what.find("implementation.grouped_gemm") != std::string::npos);
-    CHECK(what.find("per-expert") != std::string::npos);
-  }
+  const std::string what = test::scenario_error([&] { (void)load("grouped_gemm: batched", "bad.yaml"); });
+  REQUIRE_MESSAGE(!what.empty(), "a bad grouped_gemm was accepted");
+  CHECK(what.find("bad.yaml:3:") != std::string::npos);
+  CHECK(what.find("implementation.grouped_gemm") != std::string::npos);
+  CHECK(what.find("per-expert") != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fixtures.hpp"
+#include "scenario_fixtures.hpp"
 #include "tools/scenario/scenario.hpp"
 #include "workloads/cost/layer_kernels.hpp"
 #include "workloads/model/model.hpp"
@@ -81,17 +82,13 @@ TEST_CASE("the permutations keep what they kept: the expert outputs for the prob
 TEST_CASE("moe_permute_fusion: false in every preset, true when a scenario says so, a located error otherwise") {
   const std::string base = "model: mixtral-8x7b\nlayout: {tp: 1, pp: 1, dp: 8, ep: 8}\n";
   const auto load = [&](const std::string& implementation, const std::string& name) {
-    return tools::load_scenario_string(base + "implementation: {" + implementation + "}\n", name);
+    return test::with_implementation(base, implementation, name);
   };
   for (const char* preset : {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"})
     CHECK_FALSE(load(std::string("preset: ") + preset, "<preset>")->implementation.moe_permute_fusion);
   CHECK(load("moe_permute_fusion: true", "<on>")->implementation.moe_permute_fusion);
-  try {
-    (void)load("moe_permute_fusion: sometimes", "bad.yaml");
-    FAIL("a bad moe_permute_fusion was accepted");
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    CHECK(what.find("bad.yaml:3:") != std::string::npos);
-    CHECK(what.find("implementation.moe_permute_fusion") != std::string::npos);
-  }
+  const std::string what = test::scenario_error([&] { (void)load("moe_permute_fusion: sometimes", "bad.yaml"); });
+  REQUIRE_MESSAGE(!what.empty(), "a bad moe_permute_fusion was accepted");
+  CHECK(what.find("bad.yaml:3:") != std::string::npos);
+  CHECK(what.find("implementation.moe_permute_fusion") != std::string::npos);
 }

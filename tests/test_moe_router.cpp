@@ -7,6 +7,7 @@
 
 #include "fixtures.hpp"
 #include "tools/report/summary.hpp"
+#include "scenario_fixtures.hpp"
 #include "tools/scenario/scenario.hpp"
 #include "workloads/layout_report.hpp"
 #include "workloads/cost/kernels.hpp"
@@ -111,7 +112,7 @@ TEST_CASE("the router keeps what its backward reads: indices and softmax outputs
 TEST_CASE("moe_router_fusion: false in every preset, shown by check, a located error when malformed") {
   const std::string base = "model: mixtral-8x7b\nlayout: {tp: 1, pp: 1, dp: 8, ep: 8}\n";
   const auto load = [&](const std::string& implementation, const std::string& name) {
-    return tools::load_scenario_string(base + "implementation: {" + implementation + "}\n", name);
+    return test::with_implementation(base, implementation, name);
   };
   for (const char* preset : {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"})
     CHECK_FALSE(load(std::string("preset: ") + preset, "<preset>")->implementation.moe_router_fusion);
@@ -123,12 +124,8 @@ TEST_CASE("moe_router_fusion: false in every preset, shown by check, a located e
   // Mixtral's E = 8, dropless, ep 8: 19 forward and 10 backward router kernels.
   CHECK(check(load("preset: megatron-core", "<off>")).find("PyTorch ops (top-k, softmax, masks, aux loss): 29 kernels") !=
         std::string::npos);
-  try {
-    (void)load("moe_router_fusion: maybe", "bad.yaml");
-    FAIL("a bad moe_router_fusion was accepted");
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    CHECK(what.find("bad.yaml:3:") != std::string::npos);
-    CHECK(what.find("implementation.moe_router_fusion") != std::string::npos);
-  }
+  const std::string what = test::scenario_error([&] { (void)load("moe_router_fusion: maybe", "bad.yaml"); });
+  REQUIRE_MESSAGE(!what.empty(), "a bad moe_router_fusion was accepted");
+  CHECK(what.find("bad.yaml:3:") != std::string::npos);
+  CHECK(what.find("implementation.moe_router_fusion") != std::string::npos);
 }

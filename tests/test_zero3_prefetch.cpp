@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "scenario_fixtures.hpp"
 #include "tools/scenario/scenario.hpp"
 #include "workloads/build/program_builder.hpp"
 #include "workloads/spec/vocabulary.hpp"
@@ -61,18 +62,14 @@ TEST_CASE("max_live_parameters: a module after one of that many parameters or mo
 
 TEST_CASE("max_live_parameters: DeepSpeed's default in its preset, none elsewhere, a located error when negative") {
   const std::string base = "model: llama3-8b\nlayout: {dp: 8, zero: 3}\n";
-  auto load = [&](const std::string& impl, const std::string& name) {
-    return tools::load_scenario_string(base + "implementation: {" + impl + "}\n", name);
+  const auto load = [&](const std::string& implementation, const std::string& name) {
+    return test::with_implementation(base, implementation, name);
   };
   CHECK(load("preset: deepspeed", "<ds>")->implementation.max_live_parameters == 1e9);
   CHECK(load("preset: megatron-core", "<mc>")->implementation.max_live_parameters == 0);
   CHECK(load("preset: pytorch-fsdp", "<fsdp>")->implementation.max_live_parameters == 0);
-  try {
-    (void)load("max_live_parameters: -1", "bad.yaml");
-    FAIL("a negative max_live_parameters was accepted");
-  } catch (const std::exception& e) {
-    const std::string what = e.what();
-    CHECK(what.find("bad.yaml:3:") != std::string::npos);
-    CHECK(what.find("implementation.max_live_parameters") != std::string::npos);
-  }
+  const std::string what = test::scenario_error([&] { (void)load("max_live_parameters: -1", "bad.yaml"); });
+  REQUIRE_MESSAGE(!what.empty(), "a negative max_live_parameters was accepted");
+  CHECK(what.find("bad.yaml:3:") != std::string::npos);
+  CHECK(what.find("implementation.max_live_parameters") != std::string::npos);
 }
