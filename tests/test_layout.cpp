@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "workloads/build/rank_groups.hpp"
 #include "workloads/cost/hardware.hpp"
 #include "workloads/model/layout.hpp"
 #include "workloads/model/model.hpp"
@@ -174,6 +175,32 @@ TEST_CASE("Mesh: rank = tp + T·(dp + D·pp) for placement [tp, dp, pp]") {
   CHECK(p.coord(2 + 4 * (3 + 8 * 1)).tp == 3);
   CHECK_THROWS_AS(Mesh(2, 8, 4, {"tp", "dp"}), std::invalid_argument);
   CHECK_THROWS_AS(m.coord(64), std::out_of_range);
+}
+
+TEST_CASE("the pipeline peers of every rank are the mesh's ranks at each stage, for every placement") {
+  // assign_ranks_and_groups steps through a rank's stages by the mesh's pp stride; the
+  // mesh itself is the reference, on every permutation of the four axes.
+  std::vector<std::string> order{"cp", "dp", "pp", "tp"};
+  int placements = 0;
+  do {
+    Scenario s = good();
+    s.layout.dp = 2;
+    s.layout.tp = 2;
+    s.layout.pp = 3;
+    s.layout.cp = 2;
+    s.layout.placement = order;
+    ls::sim::Program prog;
+    assign_ranks_and_groups(s, nullptr, prog);
+    const Mesh mesh(2, 2, 3, order, 2);
+    REQUIRE(prog.pp_peer.size() == 24u * 3u);
+    for (int r = 0; r < 24; ++r) {
+      const Coord c = mesh.coord(r);
+      for (int st = 0; st < 3; ++st)
+        CHECK(prog.pp_peer[static_cast<std::size_t>(r * 3 + st)] == mesh.rank(Coord{c.dp, c.tp, st, c.cp}));
+    }
+    ++placements;
+  } while (std::next_permutation(order.begin(), order.end()));
+  CHECK(placements == 24);
 }
 
 TEST_CASE("stage and chunk layer maps") {

@@ -237,7 +237,7 @@ TEST_CASE("shards 0/2 and 1/2 together are the unsharded candidate set") {
 
 TEST_CASE("candidates equal but for their placement share one program build, and each gets the estimate it gets alone") {
   // The analytic stage builds one program for a run of candidates that differ only in
-  // placement and re-places its ranks for the others (search.cpp, analyze_run). Searched
+  // placement and re-places its ranks for the others (search_estimate.cpp, analyze_run). Searched
   // one placement at a time nothing is shared: every estimate must be the same double.
   const auto base = tiny();
   auto o = options(*base);

@@ -6,321 +6,36 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
-#include <limits>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "tools/study/parallel_for.hpp"
+#include "tools/study/search_estimate.hpp"
 #include "topology/cluster.hpp"
-#include "topology/planner.hpp"
-#include "sim/hash.hpp"
 #include "workloads/advice/memory_remedies.hpp"
-#include "workloads/analysis/interference.hpp"
 #include "workloads/analysis/scale_noise.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/cost/hardware.hpp"
 #include "workloads/spec/compute_profile.hpp"
 #include "workloads/layout_report.hpp"
 #include "workloads/build/program_totals.hpp"
-#include "workloads/build/program_builder.hpp"
-#include "workloads/build/rank_groups.hpp"
 #include "workloads/model/layout.hpp"
-#include "workloads/cost/pass_costs.hpp"
-#include "workloads/model/schedule.hpp"
 #include "workloads/simulate.hpp"
-#include "workloads/build/stage_layers.hpp"
-#include "workloads/build/stage_memory.hpp"
 #include "workloads/spec/vocabulary.hpp"
 
 namespace ls::tools {
 
 namespace {
 
-// The search ranks only layouts that fit with the allocator's fragmentation margin
-// (headroom.hpp's "fits", not "tight"): a tight layout runs only with the allocator
-// setting its warning names, so the search does not recommend one. `run` and `check`
-// still call a tight layout fitting.
-bool fits_with_margin(const wl::Scenario& sc, double peak_bytes) {
-  return wl::memory_verdict(sc, peak_bytes) == wl::MemoryVerdict::fits;
-}
-
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-/// The analytic stage's verdict on one candidate.
-struct Estimate {
-  std::string rejected;  // "" kept
-  double step_s = 0, peak_bytes = 0, bubble = 0, model_flops = 0, tokens = 0;
-};
-
-/// The two slowdowns the simulation applies to compute, as every candidate of one search
-/// shares them: the SM-sharing factor under collectives, and the slowest of the search's
-/// GPUs (dp·tp·cp·pp is the GPU count by construction). The latter is a 4,800-interval
-/// integral, some 20,000 transcendental calls: computed once, not per candidate.
-struct ComputeSlowdowns {
-  double rho = 1;
-  double noise = 1;
-};
-
-/// A collective's time on an idle network: per phase, each flow drains at its
-/// bottleneck link's bandwidth shared among the flow traversals of the phase on that
-/// link (max-min's answer when the flows are alike), plus the phase's latency.
-double idle_network_seconds(const topo::Cluster& cluster, const sim::CommPlan& plan) {
-  double total = 0;
-  std::map<topo::LinkId, int> uses;
-  for (const auto& phase : plan.phases) {
-    uses.clear();
-    for (const auto& f : phase.flows)
-      for (std::uint32_t i = 0; i < f.path_len; ++i) ++uses[plan.links[f.path_begin + i]];
-    double drain = 0;
-    for (const auto& f : phase.flows) {
-      double rate = std::numeric_limits<double>::infinity();
-      for (std::uint32_t i = 0; i < f.path_len; ++i) {
-        const topo::LinkId l = plan.links[f.path_begin + i];
-        rate = std::min(rate, cluster.link(l).bandwidth_Bps / uses[l]);
-      }
-      if (rate > 0 && std::isfinite(rate)) drain = std::max(drain, f.bytes / rate);
-    }
-    total += drain + phase.latency.seconds();
-  }
-  return total;
-}
-
-/// Idle-network collective times by (collective, bytes, member devices), kept by one
-/// worker across the candidates it estimates: they meet the same groups again and again
-/// (a placement, a degree, a bucket size), and a plan over hundreds of members costs far
-/// more to build than to look up. Pure values: the cache changes no estimate.
-class CollectiveTimes {
- public:
-  CollectiveTimes(const topo::Cluster& cluster, bool ideal_network) : cluster_(cluster), ideal_(ideal_network) {}
-
-  double seconds(std::vector<std::int32_t> devices, sim::CollOp coll, double bytes) {
-    Key key{static_cast<int>(coll), bytes, std::move(devices)};
-    if (auto it = times_.find(key); it != times_.end()) return it->second;
-    // A planner of its own: the plan is needed once (its time is what is kept), and a
-    // planner kept for the search would keep every plan it ever built.
-    topo::Planner planner(cluster_, ideal_);
-    const double s = idle_network_seconds(cluster_, planner.collective(key.devices, coll, bytes));
-    times_.emplace(std::move(key), s);
-    return s;
-  }
-
- private:
-  struct Key {
-    int coll;
-    double bytes;
-    std::vector<std::int32_t> devices;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      std::uint64_t bits = 0;
-      std::memcpy(&bits, &k.bytes, sizeof bits);
-      return static_cast<std::size_t>(
-          sim::hash_ints(sim::splitmix64(static_cast<std::uint64_t>(k.coll) ^ sim::splitmix64(bits)), k.devices));
-    }
-  };
-  const topo::Cluster& cluster_;
-  bool ideal_;
-  std::unordered_map<Key, double, KeyHash> times_;
-};
-
-/// The estimated step time of a built program, read off its op templates:
-///   step ≈ max over stages of (compute·noise·interference + blocking TP/EP collectives)
-///            / (1 − bubble)
-///          + the gradient / parameter traffic (dp and prefetch streams) and the
-///            activation offload's PCIe copies that the stage's compute cannot
-///            hide, and at least its last collective
-///            (the final gradient bucket runs after the last backward).
-/// noise is the slowest of the step's GPUs (scale_noise.hpp, as the simulation applies
-/// it); interference is the simulation's 1 + (ρ − 1)·overlap/compute (interference.hpp)
-/// with the overlap taken as all of the side streams' collective time that compute can
-/// cover: a candidate that hides more traffic behind its compute pays for it here too.
-/// The bubble is the schedule's analytic one (schedule.hpp). Pipeline sends overlap
-/// compute and are left out; contention between concurrent collectives too: the
-/// simulation of the best candidates prices both.
-double estimate_step(const wl::BuiltProgram& bp, CollectiveTimes& times, double bubble, const ComputeSlowdowns& slow) {
-  const auto& prog = bp.program;
-  struct Seen {
-    int gid;
-    sim::CollOp coll;
-    double bytes;
-    double seconds;
-  };
-  std::vector<Seen> seen;  // this program's (group, collective, bytes): a few dozen at most
-  std::size_t last = 0;    // where the previous lookup hit: a stage's ops repeat a short pattern
-  auto collective_s = [&](const sim::Op& op, const sim::RankInfo& rank) {
-    const int gid = op.group_slot == sim::kNoGroup ? -1 : rank.group[op.group_slot];
-    if (gid < 0) return 0.0;
-    for (std::size_t n = 0; n < seen.size(); ++n) {
-      const std::size_t i = (last + n) % seen.size();
-      const Seen& s = seen[i];
-      if (s.gid == gid && s.coll == op.coll && s.bytes == op.bytes) {
-        last = i;
-        return s.seconds * op.repeat;
-      }
-    }
-    const auto& grp = prog.groups[static_cast<std::size_t>(gid)];
-    std::vector<std::int32_t> devices;
-    devices.reserve(grp.ranks.size());
-    for (auto r : grp.ranks) devices.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
-    seen.push_back({gid, op.coll, op.bytes, times.seconds(std::move(devices), op.coll, op.bytes)});
-    last = seen.size() - 1;
-    return seen.back().seconds * op.repeat;
-  };
-  const double noise = slow.noise;
-  // Each stage's first rank (whose groups price its collectives) and its most loaded
-  // rank's expert work, which sets the stage's pace: one pass over the ranks.
-  std::vector<const sim::RankInfo*> first(prog.stages.size(), nullptr);
-  std::vector<double> load(prog.stages.size(), 0.0);
-  for (const auto& r : prog.ranks) {
-    const auto st = static_cast<std::size_t>(r.stage);
-    if (st >= first.size()) continue;
-    if (!first[st]) first[st] = &r;
-    load[st] = std::max(load[st], r.work_scale);
-  }
-  double busiest = 0, exposed = 0;
-  for (std::size_t st = 0; st < prog.stages.size(); ++st) {
-    const sim::RankInfo* rep = first[st];
-    const double scale = load[st];
-    if (!rep) continue;
-    const auto& streams = prog.stages[st].streams;
-    double compute_s = 0, blocking_s = 0, side_s = 0, interfering_s = 0, last_side = 0;
-    for (const auto& op : streams[static_cast<std::size_t>(wl::stream::compute)]) {
-      if (op.kind == sim::OpKind::compute) compute_s += op.duration.seconds() * (op.scaled_by_rank ? scale : 1.0);
-      if (op.kind == sim::OpKind::collective) blocking_s += collective_s(op, *rep);
-    }
-    for (auto s : {wl::stream::dp, wl::stream::prefetch, wl::stream::overlap})
-      for (const auto& op : streams[static_cast<std::size_t>(s)]) {
-        // Timed ops beside compute (activation offload's PCIe copies) hold their stream too.
-        if (op.kind == sim::OpKind::compute) side_s += op.duration.seconds();
-        if (op.kind != sim::OpKind::collective) continue;
-        const double t = collective_s(op, *rep);
-        side_s += t;
-        if ((wl::interference_streams() >> static_cast<unsigned>(s)) & 1U) interfering_s += t;
-        if (s == wl::stream::dp) last_side = t;
-      }
-    compute_s *= noise;
-    compute_s *= wl::interference_factor(slow.rho, interfering_s, compute_s);
-    const double main_s = compute_s + blocking_s;
-    busiest = std::max(busiest, main_s);
-    exposed = std::max(exposed, std::max(side_s - main_s, last_side));
-  }
-  return busiest / std::max(1e-9, 1.0 - bubble) + exposed;
-}
-
-/// The layout rules' verdict: "" when the candidate is valid, else "invalid-<key>".
-std::string invalid_layout(const wl::Scenario& sc) {
-  std::vector<wl::LayoutError> errors = wl::validate(sc);
-  if (sc.layout.microbatches > wl::kMaxMicrobatches) errors.push_back({"layout.global_batch", "too many micro-batches", ""});
-  if (errors.empty()) return {};
-  std::string key = errors.front().key_path;
-  if (key.rfind("layout.", 0) == 0) key = key.substr(7);
-  return "invalid-" + (key.empty() ? std::string("layout") : key);
-}
-
-/// Stage 2 for one candidate: the resolver's rules, the memory peak of the built
-/// program (the numbers `layoutsim check` prints), and the estimate.
-///
-/// `candidate` is the resolved base with a complete layout (candidate_scenario), so
-/// of wl::resolve's three stages only the layout rules (wl::validate) can fail: the
-/// derived fields it sets (dp, micro-batches) are set, and the cluster and its
-/// perturbations are the base's, already checked. Skipping resolve's topology build
-/// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
-/// simulation stage resolves its candidates in full. `built` receives the candidate's
-/// program when one was built (kept, or rejected for its built memory peak), for the
-/// candidates that differ from it only in placement.
-Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSlowdowns& slow,
-                 std::optional<wl::BuiltProgram>& built) {
-  Estimate e;
-  e.rejected = invalid_layout(sc);
-  if (!e.rejected.empty()) return e;
-  // Most candidates that do not fit are caught here, without building the program.
-  e.peak_bytes = memory_lower_bound(sc);
-  if (!fits_with_margin(sc, e.peak_bytes)) {
-    e.rejected = "memory";
-    return e;
-  }
-  e.peak_bytes = 0;
-  const wl::BuiltProgram& bp = built.emplace(wl::build_program(sc));
-  const wl::ProgramTotals totals = wl::program_totals(bp.program);
-  for (std::size_t st = 0; st < bp.static_memory.size(); ++st) {
-    const auto& m = bp.static_memory[st];
-    const double peak = m.weights + m.gradients + m.master + m.optimizer + m.buffers + totals.activation_peak_bytes[st];
-    e.peak_bytes = std::max(e.peak_bytes, peak);
-  }
-  e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches, std::max(1, sc.layout.virtual_stages));
-  e.model_flops = totals.model_flops;
-  e.tokens = bp.tokens_per_step;
-  if (!fits_with_margin(sc, e.peak_bytes)) {
-    e.rejected = "memory";
-    return e;
-  }
-  e.step_s = estimate_step(bp, times, e.bubble, slow);
-  return e;
-}
-
-/// Whether two candidates build the same stage programs: equal but for the placement,
-/// which moves ranks onto devices (the rank table and the groups) and nothing else.
-bool same_but_placement(const SearchLayout& a, const SearchLayout& b) {
-  SearchLayout x = a;
-  x.placement = b.placement;
-  return x == b;
-}
-
-/// Stage 2 for a run of candidates equal but for their placement (the enumeration's
-/// innermost axis): the first is analysed in full; the others share its verdict on
-/// memory, its peak, bubble and FLOPs, and its stage programs with their own ranks and
-/// groups, on which their step is estimated. The same estimates, to the bit, as one
-/// analyze() each (test_search), for one program build per run instead of per candidate.
-void analyze_run(const std::vector<wl::Scenario>& run, CollectiveTimes& times, const ComputeSlowdowns& slow,
-                 Estimate* out) {
-  std::optional<wl::BuiltProgram> built;
-  std::optional<Estimate> shared;  // the first analysed member's verdict, kept or "memory"
-  for (std::size_t i = 0; i < run.size(); ++i) {
-    const wl::Scenario& sc = run[i];
-    if (!shared) {
-      out[i] = analyze(sc, times, slow, built);
-      if (out[i].rejected.empty() || out[i].rejected == "memory") shared = out[i];
-      continue;
-    }
-    out[i].rejected = invalid_layout(sc);
-    if (!out[i].rejected.empty()) continue;
-    out[i] = *shared;
-    if (!shared->rejected.empty()) continue;
-    wl::assign_ranks_and_groups(sc, sc.model.moe.experts > 0 ? &built->routing : nullptr, built->program);
-    out[i].step_s = estimate_step(*built, times, shared->bubble, slow);
-  }
-}
-
-}  // namespace
-
-double memory_lower_bound(const wl::Scenario& sc) {
-  const wl::StageLayers layers = wl::stage_layers(sc);
-  const wl::DeviceParams params(sc);
-  const wl::PassBytes bytes = wl::pass_bytes(sc);
-  double bound = 0;
-  for (int st = 0; st < sc.layout.pp; ++st) {
-    const auto& chunks = layers.chunks[static_cast<std::size_t>(st)];
-    const wl::MemoryTerms m = wl::static_memory(sc, params, chunks, st, wl::stage_params(sc, params, chunks, st));
-    const double held = m.weights + m.gradients + m.master + m.optimizer + m.buffers;
-    // Activation offload keeps only a few layers of a micro-batch on the GPU: the
-    // static state alone is the bound then.
-    const double act = sc.layout.offload.activations ? 0.0 : wl::activation_bytes_per_microbatch(sc, bytes, chunks, st);
-    bound = std::max(bound, held + act);
-  }
-  return bound;
-}
-
-namespace {
 
 /// Bit-exact blobs for SearchExchange: doubles by their bytes, strings with a length.
 struct BlobWriter {
@@ -472,8 +187,8 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
           // One at a time, so that only the candidate that throws is the error.
           for (std::size_t k = b; k < b + n; ++k) {
             try {
-              std::optional<wl::BuiltProgram> built;
-              est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), times_of(worker), slow, built);
+              std::optional<EstimatePrograms> programs;
+              est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), times_of(worker), slow, programs);
             } catch (const std::exception&) {
               est[k] = Estimate{"analytic-error"};
             }

@@ -11,11 +11,11 @@
 //  1. enumerate (search_space.cpp): the product of the axes' value lists, minus
 //     points that are the same layout spelled twice (an axis of degree 1); the
 //     divisibility rules reject points with a named reason, without building anything.
-//  2. analytic (search.cpp): check the loader's layout rules ("invalid-KEY"), bound
-//     the memory in O(layers), build the program (the ops `run` replays) and read the
-//     memory peak per stage and the op durations off it: a candidate over the GPU's
-//     memory is rejected ("memory"), the rest get an estimated step time (see
-//     estimate_step in search.cpp).
+//  2. analytic (search_estimate.hpp): check the loader's layout rules ("invalid-KEY"),
+//     bound the memory in O(layers), build the program (the ops `run` replays; with
+//     many micro-batches, two at fewer, whose line it follows) and read the memory
+//     peak per stage and the op durations off it: a candidate over the GPU's memory is
+//     rejected ("memory"), the rest get an estimated step time.
 //     The near misses of the memory rule come back with the out-of-memory warning's
 //     remedy (remedy_candidates) and are estimated the same way.
 //  3. simulate the best `simulate_top` points by the estimate and the best

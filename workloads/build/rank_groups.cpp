@@ -20,6 +20,7 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   prog.ranks.assign(static_cast<std::size_t>(D), sim::RankInfo{});
   prog.groups.clear();
   prog.pp_peer.assign(static_cast<std::size_t>(D) * static_cast<std::size_t>(p), -1);
+  const int pp_stride = p > 1 ? mesh.rank(Coord{0, 0, 1, 0}) - mesh.rank(Coord{0, 0, 0, 0}) : 0;
   // Group ids: tp groups indexed by (dp·cp, pp), dp groups by (tp, pp) — a dp group
   // spans every (dp, cp) coordinate: weight gradients reduce over dp·cp ranks
   // (Megatron-Core's data-parallel-with-context-parallel group) — cp groups by (tp, dp·pp).
@@ -82,9 +83,10 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
       ri.group[static_cast<int>(Axis::etp)] = group_of(Axis::etp, ec.ep, co.pp * edp + ec.edp);
     ri.ep = ec.ep;
     if (routing) ri.work_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
+    // The rank of (dp, tp, st, cp) is affine in st (Mesh::rank: a stride per axis).
+    const int stage0 = r - co.pp * pp_stride;
     for (int st = 0; st < p; ++st)
-      prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] =
-          mesh.rank(Coord{co.dp, co.tp, st, co.cp});
+      prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] = stage0 + st * pp_stride;
   }
   // Members in axis-coordinate order (ring order follows the placement's neighbours).
   for (int r = 0; r < D; ++r) {

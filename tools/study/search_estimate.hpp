@@ -1,0 +1,123 @@
+// tools/study/search_estimate.hpp — the search's analytic stage: the layout rules, the
+// memory peak and the estimated step time of one candidate (search.hpp, stage 2).
+//
+// The estimate reads a built program's op templates (estimate_step in the .cpp). What it
+// adds up over a stage — compute, blocking collectives, side-stream traffic — is an
+// affine function of the micro-batch count M once M is past the schedule's warm-up: every
+// micro-batch runs the same passes and collectives, and what happens once per step (the
+// first forward's gathers, the last backward's gradient buckets, the optimizer) does not
+// grow with M. The activation peak is constant there (1F1B and its kin hold at most a
+// fixed number of micro-batches) or grows by one micro-batch's activations per
+// micro-batch (GPipe): affine too. So a candidate with many micro-batches is priced from
+// two programs built at fewer, a < b, and the line through them: the same estimate
+// (to rounding; a test holds every schedule to it) for a + b micro-batches of building
+// instead of M. Internal to ls_study; the tests include it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sim/comm_plan.hpp"
+#include "tools/study/search.hpp"
+#include "topology/cluster.hpp"
+#include "workloads/build/program_builder.hpp"
+#include "workloads/spec/scenario_spec.hpp"
+
+namespace ls::tools {
+
+/// The search ranks only layouts that fit with the allocator's fragmentation margin
+/// (headroom.hpp's "fits", not "tight"): a tight layout runs only with the allocator
+/// setting its warning names, so the search does not recommend one. `run` and `check`
+/// still call a tight layout fitting.
+bool fits_with_margin(const wl::Scenario& sc, double peak_bytes);
+
+/// The analytic stage's verdict on one candidate.
+struct Estimate {
+  std::string rejected;  // "" kept
+  double step_s = 0, peak_bytes = 0, bubble = 0, model_flops = 0, tokens = 0;
+};
+
+/// The two slowdowns the simulation applies to compute, as every candidate of one search
+/// shares them: the SM-sharing factor under collectives, and the slowest of the search's
+/// GPUs (dp·tp·cp·pp is the GPU count by construction). The latter is a 4,800-interval
+/// integral, some 20,000 transcendental calls: computed once, not per candidate.
+struct ComputeSlowdowns {
+  double rho = 1;
+  double noise = 1;
+};
+
+/// Idle-network collective times by (collective, bytes, member devices), kept by one
+/// worker across the candidates it estimates: they meet the same groups again and again
+/// (a placement, a degree, a bucket size), and a plan over hundreds of members costs far
+/// more to build than to look up. Pure values: the cache changes no estimate.
+class CollectiveTimes {
+ public:
+  CollectiveTimes(const topo::Cluster& cluster, bool ideal_network) : cluster_(cluster), ideal_(ideal_network) {}
+  double seconds(std::vector<std::int32_t> devices, sim::CollOp coll, double bytes);
+
+ private:
+  struct Key {
+    int coll;
+    double bytes;
+    std::vector<std::int32_t> devices;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+  const topo::Cluster& cluster_;
+  bool ideal_;
+  std::unordered_map<Key, double, KeyHash> times_;
+};
+
+/// The programs an estimate reads: one at the candidate's micro-batch count, or two at
+/// fewer (microbatches[0] < microbatches[1]) whose line the estimate follows to it.
+struct EstimatePrograms {
+  std::vector<wl::BuiltProgram> built;
+  std::vector<int> microbatches;
+};
+
+/// How analyze() may build: `extrapolate` lets it price a candidate with many
+/// micro-batches from two programs at fewer (the file comment); `full` always builds the
+/// candidate's own program (the tests compare the two).
+enum class EstimateBuild { extrapolate, full };
+
+/// The micro-batch counts (a, b) analyze() builds at instead of M, for a schedule over pp
+/// stages: both valid for the schedule and past its warm-up, so that what the estimate
+/// adds up is affine in M from a on. std::nullopt when building M itself is no dearer.
+std::optional<std::pair<int, int>> extrapolation_microbatches(wl::Schedule schedule, int pp, int microbatches);
+
+/// The layout rules' verdict: "" when the candidate is valid, else "invalid-<key>".
+std::string invalid_layout(const wl::Scenario& sc);
+
+/// Stage 2 for one candidate: the resolver's rules, the memory peak of the built
+/// program (the numbers `layoutsim check` prints), and the estimate.
+///
+/// `candidate` is the resolved base with a complete layout (candidate_scenario), so
+/// of wl::resolve's three stages only the layout rules (wl::validate) can fail: the
+/// derived fields it sets (dp, micro-batches) are set, and the cluster and its
+/// perturbations are the base's, already checked. Skipping resolve's topology build
+/// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
+/// simulation stage resolves its candidates in full. `programs` receives the programs
+/// built (kept, or rejected for its built memory peak), for the candidates that differ
+/// from it only in placement.
+Estimate analyze(const wl::Scenario& candidate, CollectiveTimes& times, const ComputeSlowdowns& slow,
+                 std::optional<EstimatePrograms>& programs, EstimateBuild how = EstimateBuild::extrapolate);
+
+/// Whether two candidates build the same stage programs: equal but for the placement,
+/// which moves ranks onto devices (the rank table and the groups) and nothing else.
+bool same_but_placement(const SearchLayout& a, const SearchLayout& b);
+
+/// Stage 2 for a run of candidates equal but for their placement (the enumeration's
+/// innermost axis): the first is analysed in full; the others share its verdict on
+/// memory, its peak, bubble and FLOPs, and its stage programs with their own ranks and
+/// groups, on which their step is estimated. The same estimates, to the bit, as one
+/// analyze() each (test_search), for one program build per run instead of per candidate.
+void analyze_run(const std::vector<wl::Scenario>& run, CollectiveTimes& times, const ComputeSlowdowns& slow, Estimate* out);
+
+}  // namespace ls::tools
