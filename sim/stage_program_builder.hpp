@@ -17,12 +17,13 @@ namespace ls::sim {
 class StageProgramBuilder {
 public:
   /// Appends `op` to `stream`, depending on `deps` (ops of the same rank); returns its index.
-  std::uint32_t add(Stream stream, Op op, std::initializer_list<OpRef> deps = {}) {
-    op.dep_begin = static_cast<std::uint32_t>(program_.deps.size());
-    op.dep_count = static_cast<std::uint32_t>(deps.size());
-    program_.deps.insert(program_.deps.end(), deps.begin(), deps.end());
+  /// The op is copied once, into the stream (program building copies millions of them).
+  std::uint32_t add(Stream stream, const Op& op, std::initializer_list<OpRef> deps = {}) {
     auto& ops = program_.streams[static_cast<std::size_t>(stream)];
-    ops.push_back(op);
+    Op& added = ops.emplace_back(op);
+    added.dep_begin = static_cast<std::uint32_t>(program_.deps.size());
+    added.dep_count = static_cast<std::uint32_t>(deps.size());
+    program_.deps.insert(program_.deps.end(), deps.begin(), deps.end());
     return static_cast<std::uint32_t>(ops.size() - 1);
   }
   /// Number of ops on `stream` so far.

@@ -65,10 +65,46 @@ struct StageSums {
   double last_side = 0;
 };
 
-/// The sums of `stages`' ops, their collectives priced on the groups of `placed` (a
-/// program of the same layout, whose ranks and groups are the candidate's: those do not
-/// depend on the micro-batch count).
-std::vector<StageSums> stage_sums(const sim::Program& stages, const sim::Program& placed, CollectiveTimes& times) {
+std::vector<StageTally> tally_stages(const sim::Program& prog) {
+  std::vector<StageTally> out(prog.stages.size());
+  for (std::size_t st = 0; st < prog.stages.size(); ++st) {
+    StageTally& t = out[st];
+    std::size_t last = 0;  // where the previous lookup hit: a stage's ops repeat a short pattern
+    auto count = [&](StageTally::Where where, const sim::Op& op) {
+      for (std::size_t n = 0; n < t.uses.size(); ++n) {
+        const std::size_t i = (last + n) % t.uses.size();
+        StageTally::Use& u = t.uses[i];
+        if (u.where == where && u.slot == op.group_slot && u.coll == op.coll && u.bytes == op.bytes) {
+          u.calls += op.repeat;
+          last = i;
+          return;
+        }
+      }
+      t.uses.push_back({where, op.group_slot, op.coll, op.bytes, static_cast<double>(op.repeat)});
+      last = t.uses.size() - 1;
+    };
+    const auto& streams = prog.stages[st].streams;
+    for (const auto& op : streams[static_cast<std::size_t>(wl::stream::compute)]) {
+      if (op.kind == sim::OpKind::compute) (op.scaled_by_rank ? t.scaled_compute : t.compute) += op.duration.seconds();
+      if (op.kind == sim::OpKind::collective) count(StageTally::Where::blocking, op);
+    }
+    for (auto s : {wl::stream::dp, wl::stream::prefetch, wl::stream::overlap})
+      for (const auto& op : streams[static_cast<std::size_t>(s)]) {
+        // Timed ops beside compute (activation offload's PCIe copies) hold their stream too.
+        if (op.kind == sim::OpKind::compute) t.side_compute += op.duration.seconds();
+        if (op.kind != sim::OpKind::collective) continue;
+        const bool interferes = (wl::interference_streams() >> static_cast<unsigned>(s)) & 1U;
+        count(interferes ? StageTally::Where::side_interfering : StageTally::Where::side_quiet, op);
+        if (s == wl::stream::dp)
+          t.last_dp = StageTally::Use{StageTally::Where::side_quiet, op.group_slot, op.coll, op.bytes, static_cast<double>(op.repeat)};
+      }
+  }
+  return out;
+}
+
+/// The stages' sums: the tallies' collectives priced on the groups of `placed` (a
+/// program of the same layout whose ranks and groups are the candidate's).
+std::vector<StageSums> price_stages(const std::vector<StageTally>& tallies, const sim::Program& placed, CollectiveTimes& times) {
   const sim::Program& prog = placed;
   struct Seen {
     int gid;
@@ -76,26 +112,18 @@ std::vector<StageSums> stage_sums(const sim::Program& stages, const sim::Program
     double bytes;
     double seconds;
   };
-  std::vector<Seen> seen;  // this program's (group, collective, bytes): a few dozen at most
-  std::size_t last = 0;    // where the previous lookup hit: a stage's ops repeat a short pattern
-  auto collective_s = [&](const sim::Op& op, const sim::RankInfo& rank) {
-    const int gid = op.group_slot == sim::kNoGroup ? -1 : rank.group[op.group_slot];
+  std::vector<Seen> seen;  // this placement's (group, collective, bytes): a few dozen at most
+  auto seconds = [&](const StageTally::Use& u, const sim::RankInfo& rank) {
+    const int gid = u.slot == sim::kNoGroup ? -1 : rank.group[u.slot];
     if (gid < 0) return 0.0;
-    for (std::size_t n = 0; n < seen.size(); ++n) {
-      const std::size_t i = (last + n) % seen.size();
-      const Seen& s = seen[i];
-      if (s.gid == gid && s.coll == op.coll && s.bytes == op.bytes) {
-        last = i;
-        return s.seconds * op.repeat;
-      }
-    }
+    for (const Seen& s : seen)
+      if (s.gid == gid && s.coll == u.coll && s.bytes == u.bytes) return s.seconds * u.calls;
     const auto& grp = prog.groups[static_cast<std::size_t>(gid)];
     std::vector<std::int32_t> devices;
     devices.reserve(grp.ranks.size());
     for (auto r : grp.ranks) devices.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
-    seen.push_back({gid, op.coll, op.bytes, times.seconds(std::move(devices), op.coll, op.bytes)});
-    last = seen.size() - 1;
-    return seen.back().seconds * op.repeat;
+    seen.push_back({gid, u.coll, u.bytes, times.seconds(std::move(devices), u.coll, u.bytes)});
+    return seen.back().seconds * u.calls;
   };
   // Each stage's first rank (whose groups price its collectives) and its most loaded
   // rank's expert work, which sets the stage's pace: one pass over the ranks.
@@ -107,28 +135,25 @@ std::vector<StageSums> stage_sums(const sim::Program& stages, const sim::Program
     if (!first[st]) first[st] = &r;
     load[st] = std::max(load[st], r.work_scale);
   }
-  std::vector<StageSums> out(stages.stages.size());
-  for (std::size_t st = 0; st < stages.stages.size() && st < first.size(); ++st) {
+  std::vector<StageSums> out(tallies.size());
+  for (std::size_t st = 0; st < tallies.size() && st < first.size(); ++st) {
     const sim::RankInfo* rep = first[st];
-    const double scale = load[st];
     if (!rep) continue;
+    const StageTally& t = tallies[st];
     StageSums& o = out[st];
     o.present = true;
-    const auto& streams = stages.stages[st].streams;
-    for (const auto& op : streams[static_cast<std::size_t>(wl::stream::compute)]) {
-      if (op.kind == sim::OpKind::compute) o.compute += op.duration.seconds() * (op.scaled_by_rank ? scale : 1.0);
-      if (op.kind == sim::OpKind::collective) o.blocking += collective_s(op, *rep);
-    }
-    for (auto s : {wl::stream::dp, wl::stream::prefetch, wl::stream::overlap})
-      for (const auto& op : streams[static_cast<std::size_t>(s)]) {
-        // Timed ops beside compute (activation offload's PCIe copies) hold their stream too.
-        if (op.kind == sim::OpKind::compute) o.side += op.duration.seconds();
-        if (op.kind != sim::OpKind::collective) continue;
-        const double t = collective_s(op, *rep);
-        o.side += t;
-        if ((wl::interference_streams() >> static_cast<unsigned>(s)) & 1U) o.interfering += t;
-        if (s == wl::stream::dp) o.last_side = t;
+    o.compute = t.compute + t.scaled_compute * load[st];
+    o.side = t.side_compute;
+    for (const StageTally::Use& u : t.uses) {
+      const double s = seconds(u, *rep);
+      if (u.where == StageTally::Where::blocking) {
+        o.blocking += s;
+        continue;
       }
+      o.side += s;
+      if (u.where == StageTally::Where::side_interfering) o.interfering += s;
+    }
+    if (t.last_dp) o.last_side = seconds(*t.last_dp, *rep);
   }
   return out;
 }
@@ -208,7 +233,7 @@ ProgramFigures figures_at(const std::vector<ProgramFigures>& f, const EstimatePr
 double step_of(const EstimatePrograms& programs, CollectiveTimes& times, int m, double bubble, const ComputeSlowdowns& slow) {
   std::vector<ProgramFigures> f;
   const sim::Program& placed = programs.built.front().program;
-  for (const auto& bp : programs.built) f.push_back(ProgramFigures{stage_sums(bp.program, placed, times), 0, 0});
+  for (const auto& t : programs.tallies) f.push_back(ProgramFigures{price_stages(t, placed, times), 0, 0});
   return combine_step(figures_at(f, programs, m).stages, bubble, slow);
 }
 
@@ -302,7 +327,10 @@ Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSl
     ps.microbatches.push_back(M);
   }
   std::vector<ProgramFigures> f;
-  for (const auto& bp : ps.built) f.push_back(program_figures(bp));
+  for (const auto& bp : ps.built) {
+    f.push_back(program_figures(bp));
+    ps.tallies.push_back(tally_stages(bp.program));
+  }
   const ProgramFigures at = figures_at(f, ps, M);
   e.peak_bytes = at.peak_bytes;
   e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, M, std::max(1, sc.layout.virtual_stages));

@@ -75,11 +75,33 @@ class CollectiveTimes {
   std::unordered_map<Key, double, KeyHash> times_;
 };
 
+/// One stage's ops boiled down to what the estimate prices: compute seconds, and each
+/// distinct collective (where it runs, group slot, collective, bytes) with its call
+/// count. It does not depend on the placement, so a run of candidates equal but for
+/// their placement tallies each program once and prices the tally per placement.
+struct StageTally {
+  enum class Where : std::uint8_t { blocking, side_interfering, side_quiet };
+  struct Use {
+    Where where = Where::blocking;
+    sim::GroupSlot slot = sim::kNoGroup;
+    sim::CollOp coll = sim::CollOp::all_reduce;
+    double bytes = 0;
+    double calls = 0;  // Σ repeat over the ops
+  };
+  double compute = 0;         // compute ops every rank runs alike
+  double scaled_compute = 0;  // expert ops, times the stage's most loaded rank's work_scale
+  double side_compute = 0;    // timed ops on the side streams (activation offload's copies)
+  std::vector<Use> uses;
+  std::optional<Use> last_dp;  // the dp stream's last collective (its `calls`: that op's repeat)
+};
+
 /// The programs an estimate reads: one at the candidate's micro-batch count, or two at
-/// fewer (microbatches[0] < microbatches[1]) whose line the estimate follows to it.
+/// fewer (microbatches[0] < microbatches[1]) whose line the estimate follows to it; and
+/// each program's ops tallied per stage (what the estimate prices, placement aside).
 struct EstimatePrograms {
   std::vector<wl::BuiltProgram> built;
   std::vector<int> microbatches;
+  std::vector<std::vector<StageTally>> tallies;
 };
 
 /// How analyze() may build: `extrapolate` lets it price a candidate with many

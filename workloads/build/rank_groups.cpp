@@ -4,9 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_map>
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <vector>
 
-#include "sim/hash.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/model/layout.hpp"
 
@@ -24,24 +26,24 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   // Group ids: tp groups indexed by (dp·cp, pp), dp groups by (tp, pp) — a dp group
   // spans every (dp, cp) coordinate: weight gradients reduce over dp·cp ranks
   // (Megatron-Core's data-parallel-with-context-parallel group) — cp groups by (tp, dp·pp).
-  // (axis, a, b) -> group, numbered in the order first met. Hashed: the search assigns
-  // ranks for every candidate it estimates, and an ordered map was a tenth of that.
-  struct Key {
-    int axis, a, b;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      const std::int32_t ints[] = {k.axis, k.a, k.b};
-      return static_cast<std::size_t>(sim::hash_ints(0, ints));
+  // (axis, a, b) -> group, numbered in the order first met. Each axis's (a, b) pairs
+  // index a flat table of a·B + b (B: the bound of b at that call, a < the count of
+  // its other coordinate): the search assigns ranks for every candidate it estimates,
+  // and a hash map (an ordered map before it) was a tenth of that.
+  std::array<std::vector<int>, kAxisCount> ids;
+  auto group_of = [&](Axis ax, int a, int b, int b_bound) {
+    if (b < 0 || b >= b_bound || a < 0) throw std::logic_error("assign_ranks_and_groups: a group coordinate outside its bound");
+    auto& table = ids[static_cast<std::size_t>(ax)];
+    const std::size_t at = static_cast<std::size_t>(a) * static_cast<std::size_t>(b_bound) + static_cast<std::size_t>(b);
+    if (at >= table.size()) table.resize(at + 1, -1);
+    if (table[at] < 0) {
+      table[at] = static_cast<int>(prog.groups.size());
+      prog.groups.push_back(sim::Group{slot(ax), {}});
     }
+    return table[at];
   };
-  std::unordered_map<Key, int, KeyHash> ids;
-  auto group_of = [&](Axis ax, int a, int b) {
-    const auto [it, inserted] = ids.try_emplace(Key{static_cast<int>(ax), a, b}, static_cast<int>(prog.groups.size()));
-    if (inserted) prog.groups.push_back(sim::Group{slot(ax), {}});
-    return it->second;
-  };
+  const bool experts = sc.model.moe.experts > 0 || L.ep > 1;
+  const int etp = expert_tp_of(L), edp = expert_dp_of(L);
   for (int r = 0; r < D; ++r) {
     const Coord co = mesh.coord(r);
     auto& ri = prog.ranks[static_cast<std::size_t>(r)];
@@ -49,8 +51,8 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     ri.stage = co.pp;
     ri.dp = co.dp;
     ri.tp = co.tp;
-    if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp * c + co.cp, co.pp);
-    if (c > 1) ri.group[static_cast<int>(Axis::cp)] = group_of(Axis::cp, co.tp, co.pp * d + co.dp);
+    if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp * c + co.cp, co.pp, p);
+    if (c > 1) ri.group[static_cast<int>(Axis::cp)] = group_of(Axis::cp, co.tp, co.pp * d + co.dp, p * d);
     // HSDP: the dp slot is the shard group (g consecutive dp indices, inside a node
     // when the placement puts dp right after tp, as PyTorch's device mesh does) and the
     // replica group joins the ranks with the same index in every shard group. Without
@@ -58,30 +60,32 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     // with cp > 1 unless ZeRO shards over dp alone.
     const int g = shard_degree(L), replicas = d / g;
     if (replicas == 1 && L.shard_over_cp) {
-      if (d * c > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp);
+      if (d * c > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp, p);
     } else if (L.shard_over_cp) {
-      if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp * replicas + co.dp / g);
-      ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g);
+      if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp * replicas + co.dp / g, p * replicas);
+      ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g, p * g);
     } else {
       // ZeRO over dp alone (layout.shard_over: [dp]): the shard group is g dp ranks of
       // one cp index; the replica group joins the ranks with the same place in their
       // shard group across the other shard groups and every cp index.
-      if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, (co.pp * c + co.cp) * replicas + co.dp / g);
-      if (replicas * c > 1) ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g);
+      if (g > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, (co.pp * c + co.cp) * replicas + co.dp / g, p * c * replicas);
+      if (replicas * c > 1) ri.group[static_cast<int>(Axis::dpr)] = group_of(Axis::dpr, co.tp, co.pp * g + co.dp % g, p * g);
     }
     // The expert layers fold the stage's tp·cp·dp ranks into expert_tp × ep ×
     // expert-dp (expert_coord): an ep group shares the experts, an expert-dp group
     // holds the same ones and reduces their gradients, an expert-tp group (when it is
     // not the tp group) splits each expert's MLP. With expert_tp = tp and cp = 1, ep
     // consecutive dp indices form an ep group (Megatron's ep carved out of dp).
-    const ExpertCoord ec = expert_coord(L, co);
-    const int etp = expert_tp_of(L), edp = expert_dp_of(L);
-    if (L.ep > 1) ri.group[static_cast<int>(Axis::ep)] = group_of(Axis::ep, ec.etp, co.pp * edp + ec.edp);
-    if (sc.model.moe.experts > 0 && edp > 1)
-      ri.group[static_cast<int>(Axis::edp)] = group_of(Axis::edp, ec.etp, co.pp * L.ep + ec.ep);
-    if (sc.model.moe.experts > 0 && etp > 1 && etp != t)
-      ri.group[static_cast<int>(Axis::etp)] = group_of(Axis::etp, ec.ep, co.pp * edp + ec.edp);
-    ri.ep = ec.ep;
+    // A dense model without ep has none of these groups, and every rank is ep index 0.
+    if (experts) {
+      const ExpertCoord ec = expert_coord(L, co);
+      if (L.ep > 1) ri.group[static_cast<int>(Axis::ep)] = group_of(Axis::ep, ec.etp, co.pp * edp + ec.edp, p * edp);
+      if (sc.model.moe.experts > 0 && edp > 1)
+        ri.group[static_cast<int>(Axis::edp)] = group_of(Axis::edp, ec.etp, co.pp * L.ep + ec.ep, p * std::max(1, L.ep));
+      if (sc.model.moe.experts > 0 && etp > 1 && etp != t)
+        ri.group[static_cast<int>(Axis::etp)] = group_of(Axis::etp, ec.ep, co.pp * edp + ec.edp, p * edp);
+      ri.ep = ec.ep;
+    }
     if (routing) ri.work_scale = routing->device_factor[static_cast<std::size_t>(ri.ep)];
     // The rank of (dp, tp, st, cp) is affine in st (Mesh::rank: a stride per axis).
     const int stage0 = r - co.pp * pp_stride;

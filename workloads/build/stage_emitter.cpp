@@ -445,8 +445,7 @@ Op StageEmitter::copy_op(const Site& at, int layer, double bytes) const {
   return op;
 }
 
-std::uint32_t StageEmitter::add_compute(const Op& given, std::int64_t& gather) {
-  Op op = given;
+std::uint32_t StageEmitter::add_compute(Op op, std::int64_t& gather) {
   op.mem_delta_bytes += pending_mem_;
   pending_mem_ = 0;
   const std::int64_t copy = pending_copy_;

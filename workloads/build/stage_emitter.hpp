@@ -101,7 +101,7 @@ private:
   std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;
   /// Adds a compute op after `gather` (reset to kNoGather) and after the pending
   /// activation copy, with the pending offload memory change added to its own.
-  std::uint32_t add_compute(const sim::Op& op, std::int64_t& gather);
+  std::uint32_t add_compute(sim::Op op, std::int64_t& gather);
   /// The compute of one layer pass with its context-parallel K/V exchange and, when
   /// `overlap_tp`, its TP collectives beside the GEMMs (overlap.md in the README): a
   /// collective that overlaps a slice of the compute runs on stream::overlap beside a
