@@ -1,13 +1,12 @@
-// tests/test_search_estimate.cpp — the search's analytic stage priced from two programs
-// at fewer micro-batches (tools/study/search_estimate.hpp): on every schedule and the
-// switches that add per-micro-batch or once-per-step work, the estimate, the memory peak
-// and the FLOPs equal those of the candidate's own program.
+// tests/test_search_estimate.cpp — the search's analytic stage priced from a program at
+// fewer micro-batches and one micro-batch's ops (tools/study/search_estimate.hpp): on
+// every schedule and the switches that add per-micro-batch or once-per-step work, the
+// estimate, the memory peak and the FLOPs equal those of the candidate's own program.
 //
-// Tolerances: the step time is a sum of ~10^4 op durations on each of two programs,
-// whose difference is scaled by (M − a)/(b − a) ≤ M ≈ 100: rounding of 1e-16 per term
-// grows to at most ~1e-10 relative; 1e-9 leaves a factor of ten. The peak is a sum of
-// integer byte counts (exact in a double below 2^53) and the FLOPs a sum of a few
-// thousand terms: 1e-12.
+// Tolerances: the step time sums ~10^4 op durations in another order and grouping
+// (one micro-batch's tally times M − a): rounding of 1e-16 per term stays under ~1e-12
+// relative; 1e-9 leaves room. The peak is the same program's integer byte counts (equal)
+// and the FLOPs a sum of a few thousand terms scaled by M / a: 1e-12.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -54,7 +53,7 @@ model:
 
 struct Compared {
   tools::Estimate extrapolated, full;
-  bool used_pair = false;
+  bool extrapolates = false;
 };
 
 Compared compare(const std::string& yaml) {
@@ -66,12 +65,13 @@ Compared compare(const std::string& yaml) {
   slow.rho = wl::overlap_slowdown(wl::compute_profile_of(sc.gpu));
   slow.noise = wl::scale_noise_factor(sc.implementation.compute_variability, 32);
   Compared c;
-  c.used_pair = tools::extrapolation_microbatches(sc.layout.schedule, sc.layout.pp, sc.layout.microbatches).has_value();
+  const auto plan = tools::extrapolation_plan(sc);
+  c.extrapolates = plan.has_value();
   std::optional<tools::EstimatePrograms> a, b;
   c.extrapolated = tools::analyze(sc, times, slow, a, tools::EstimateBuild::extrapolate);
   c.full = tools::analyze(sc, times, slow, b, tools::EstimateBuild::full);
-  if (c.used_pair && a) CHECK(a->built.size() == 2);
-  if (b) CHECK(b->built.size() == 1);
+  if (plan && a) CHECK(a->built_at == plan->built_at);
+  if (b) CHECK(b->built_at == sc.layout.microbatches);
   return c;
 }
 
@@ -80,7 +80,7 @@ double rel(double x, double y) { return std::abs(x - y) / std::max(std::abs(y), 
 void check_same(const std::string& what, const std::string& layout, bool moe = false, const std::string& implementation = "") {
   CAPTURE(what);
   const Compared c = compare(scenario_yaml(layout, moe, implementation));
-  CHECK(c.used_pair);
+  CHECK(c.extrapolates);
   REQUIRE(c.full.rejected == "");
   CHECK(c.extrapolated.rejected == c.full.rejected);
   CHECK(rel(c.extrapolated.step_s, c.full.step_s) <= 1e-9);
@@ -92,30 +92,57 @@ void check_same(const std::string& what, const std::string& layout, bool moe = f
 
 }  // namespace
 
-TEST_CASE("the micro-batch counts the estimate builds at: valid for the schedule, past its warm-up, fewer than M") {
+namespace {
+
+/// The plan for a layout with `schedule` over pp stages and M micro-batches (ZeRO-1).
+std::optional<tools::ExtrapolationPlan> plan_for(wl::Schedule schedule, int pp, int microbatches, int zero = 1, int dp = 8) {
+  wl::Scenario sc;
+  sc.layout.schedule = schedule;
+  sc.layout.pp = pp;
+  sc.layout.dp = dp;
+  sc.layout.microbatches = microbatches;
+  sc.layout.zero = zero;
+  return tools::extrapolation_plan(sc);
+}
+
+}  // namespace
+
+TEST_CASE("where the estimate builds: valid for the schedule, past its warm-up, fewer than M, a middle micro-batch") {
   using wl::Schedule;
-  // 1F1B and GPipe: any two counts from max(2, p) on.
-  CHECK(tools::extrapolation_microbatches(Schedule::one_f_one_b, 4, 64) == std::pair{4, 5});
-  CHECK(tools::extrapolation_microbatches(Schedule::gpipe, 1, 64) == std::pair{2, 3});
-  CHECK_FALSE(tools::extrapolation_microbatches(Schedule::one_f_one_b, 4, 9).has_value());  // 4 + 5 = 9: no saving
-  CHECK(tools::extrapolation_microbatches(Schedule::one_f_one_b, 4, 10).has_value());
-  // Interleaved: multiples of p from 2p; the zero-bubble replays a period apart; DualPipe even.
-  CHECK(tools::extrapolation_microbatches(Schedule::interleaved_1f1b, 8, 64) == std::pair{16, 24});
-  CHECK(tools::extrapolation_microbatches(Schedule::zb_2p, 4, 64) == std::pair{8, 12});
-  CHECK(tools::extrapolation_microbatches(Schedule::dualpipe, 3, 64) == std::pair{6, 8});
-  CHECK_FALSE(tools::extrapolation_microbatches(Schedule::interleaved_1f1b, 8, 40).has_value());
+  using tools::ExtrapolationPlan;
+  // 1F1B: from max(3, p); the micro-batch that stands for the others is neither the first nor the last.
+  CHECK(plan_for(Schedule::one_f_one_b, 4, 64) == ExtrapolationPlan{4, 2});
+  CHECK(plan_for(Schedule::one_f_one_b, 1, 64) == ExtrapolationPlan{3, 1});
+  CHECK_FALSE(plan_for(Schedule::one_f_one_b, 4, 4).has_value());  // no saving
+  CHECK(plan_for(Schedule::one_f_one_b, 4, 5).has_value());
+  // Interleaved (a multiple of p from 2p) and the zero-bubble replays.
+  CHECK(plan_for(Schedule::interleaved_1f1b, 8, 64) == ExtrapolationPlan{16, 8});
+  CHECK(plan_for(Schedule::zb_2p, 4, 64) == ExtrapolationPlan{8, 4});
+  CHECK_FALSE(plan_for(Schedule::interleaved_1f1b, 8, 16).has_value());
+  // Never: GPipe (its peak grows with M), DualPipe (a micro-batch's ops on a stage are
+  // one direction's), ZeRO-2/3 over several ranks (unlabelled per-micro-batch traffic).
+  CHECK_FALSE(plan_for(Schedule::gpipe, 4, 64).has_value());
+  CHECK_FALSE(plan_for(Schedule::dualpipe, 4, 64).has_value());
+  CHECK_FALSE(plan_for(Schedule::one_f_one_b, 1, 64, 2).has_value());
+  CHECK_FALSE(plan_for(Schedule::one_f_one_b, 1, 64, 3).has_value());
+  CHECK(plan_for(Schedule::one_f_one_b, 1, 64, 3, 1).has_value());  // ZeRO-3 over one rank shards nothing
 }
 
 TEST_CASE("every schedule: the estimate from two smaller programs equals the candidate's own program's") {
   // 32 GPUs: tp 2 · pp 4 · dp 4; 64 micro-batches of 1 (global batch 256).
   const std::string common = "  tp: 2\n  pp: 4\n  microbatch_size: 1\n  global_batch: 256\n";
-  check_same("gpipe", common + "  schedule: gpipe");
+  // GPipe builds M itself (its peak grows with M): the same estimate either way.
+  const Compared g = compare(scenario_yaml(common + "  schedule: gpipe", false));
+  CHECK_FALSE(g.extrapolates);
+  CHECK(g.extrapolated.step_s == g.full.step_s);
   check_same("1f1b", common + "  schedule: 1f1b");
   check_same("interleaved v2", common + "  schedule: interleaved-1f1b\n  virtual_stages: 2");
   check_same("zb-h1", common + "  schedule: zb-h1");
   check_same("zb-2p", common + "  schedule: zb-2p");
   check_same("zb-v", common + "  schedule: zb-v");
-  check_same("dualpipe (MoE, ep 4)", common + "  schedule: dualpipe\n  ep: 4", true);
+  const Compared d = compare(scenario_yaml(common + "  schedule: dualpipe\n  ep: 4", true));
+  CHECK_FALSE(d.extrapolates);
+  CHECK(d.extrapolated.step_s == d.full.step_s);
   // An odd micro-batch count, not on the line's grid: 1f1b at 1 · 4 · 8 = 32 GPUs, 37 micro-batches.
   check_same("1f1b, 37 micro-batches", "  tp: 1\n  pp: 4\n  microbatch_size: 1\n  global_batch: 296\n  schedule: 1f1b");
 }
@@ -123,21 +150,29 @@ TEST_CASE("every schedule: the estimate from two smaller programs equals the can
 TEST_CASE("the switches that add work per micro-batch or once per step keep the estimate affine in M") {
   const std::string common = "  tp: 2\n  pp: 4\n  microbatch_size: 1\n  global_batch: 256\n  schedule: 1f1b\n";
   check_same("ZeRO-1 (gathers at the first forward)", common + "  zero: 1");
-  check_same("ZeRO-2 (a reduce-scatter every micro-batch)", common + "  zero: 2");
-  check_same("ZeRO-3, pp 1 (gathers every pass)", "  tp: 2\n  pp: 1\n  microbatch_size: 1\n  global_batch: 256\n  zero: 3");
+  check_same("ZeRO-2 with a full gradient buffer", common + "  zero: 2\n  accumulate_unsharded: true");
   check_same("full recompute", common + "  recompute: full");
   check_same("selective recompute, sequence parallel", common + "  recompute: selective\n  sequence_parallel: true");
   check_same("activation offload", common + "  offload: {activations: true}");
   check_same("context parallel 2", "  tp: 2\n  pp: 2\n  cp: 2\n  microbatch_size: 1\n  global_batch: 256\n  schedule: 1f1b");
   check_same("MoE, ep 4", common + "  ep: 4", true);
+  check_same("MoE, ep 4, interleaved, ZeRO-1", "  tp: 2\n  pp: 4\n  ep: 4\n  zero: 1\n  microbatch_size: 1\n  global_batch: 256\n"
+             "  schedule: interleaved-1f1b\n  virtual_stages: 2", true);
+  check_same("zb-h1, full recompute", "  tp: 2\n  pp: 4\n  microbatch_size: 1\n  global_batch: 256\n  schedule: zb-h1\n"
+             "  recompute: full");
+  check_same("interleaved, activation offload", "  tp: 2\n  pp: 4\n  microbatch_size: 1\n  global_batch: 256\n"
+             "  schedule: interleaved-1f1b\n  virtual_stages: 2\n  offload: {activations: true}");
   check_same("TP comm overlap", common, false, "tp_comm_overlap: true");
   check_same("gradient reduction after the backward", common + "  zero: 1", false, "dp_overlap: false");
+  // DeepSpeed: the first micro-batch's gradients become .grad as they are (no add), the
+  // weight gathers on the compute stream, blocking pipeline sends.
+  check_same("deepspeed preset, ZeRO-1", common + "  zero: 1", false, "preset: deepspeed");
 }
 
 TEST_CASE("few micro-batches: the candidate's own program, and the same estimate either way") {
-  // 1f1b at p 4 with 8 micro-batches: 4 + 5 = 9 >= 8, so the estimate builds M itself.
-  const Compared c = compare(scenario_yaml("  tp: 2\n  pp: 4\n  microbatch_size: 4\n  global_batch: 128\n  schedule: 1f1b", false));
-  CHECK_FALSE(c.used_pair);
+  // 1f1b at p 4 with 4 micro-batches: the plan would build 4, so the estimate builds M itself.
+  const Compared c = compare(scenario_yaml("  tp: 2\n  pp: 4\n  microbatch_size: 8\n  global_batch: 128\n  schedule: 1f1b", false));
+  CHECK_FALSE(c.extrapolates);
   CHECK(c.extrapolated.step_s == c.full.step_s);
   CHECK(c.extrapolated.peak_bytes == c.full.peak_bytes);
 }

@@ -65,8 +65,10 @@ struct StageSums {
   double last_side = 0;
 };
 
-std::vector<StageTally> tally_stages(const sim::Program& prog) {
+/// The tally of every op of each stage, or (microbatch >= 0) of the ops of that micro-batch only.
+std::vector<StageTally> tally_stages(const sim::Program& prog, int microbatch = -1) {
   std::vector<StageTally> out(prog.stages.size());
+  auto counted = [microbatch](const sim::Op& op) { return microbatch < 0 || op.labels[wl::label::microbatch] == microbatch; };
   for (std::size_t st = 0; st < prog.stages.size(); ++st) {
     StageTally& t = out[st];
     std::size_t last = 0;  // where the previous lookup hit: a stage's ops repeat a short pattern
@@ -85,11 +87,13 @@ std::vector<StageTally> tally_stages(const sim::Program& prog) {
     };
     const auto& streams = prog.stages[st].streams;
     for (const auto& op : streams[static_cast<std::size_t>(wl::stream::compute)]) {
+      if (!counted(op)) continue;
       if (op.kind == sim::OpKind::compute) (op.scaled_by_rank ? t.scaled_compute : t.compute) += op.duration.seconds();
       if (op.kind == sim::OpKind::collective) count(StageTally::Where::blocking, op);
     }
     for (auto s : {wl::stream::dp, wl::stream::prefetch, wl::stream::overlap})
       for (const auto& op : streams[static_cast<std::size_t>(s)]) {
+        if (!counted(op)) continue;
         // Timed ops beside compute (activation offload's PCIe copies) hold their stream too.
         if (op.kind == sim::OpKind::compute) t.side_compute += op.duration.seconds();
         if (op.kind != sim::OpKind::collective) continue;
@@ -185,56 +189,33 @@ double combine_step(const std::vector<StageSums>& stages, double bubble, const C
   return busiest / std::max(1e-9, 1.0 - bubble) + exposed;
 }
 
-/// What analyze() reads off one built program.
-struct ProgramFigures {
-  std::vector<StageSums> stages;
-  double peak_bytes = 0, model_flops = 0;
-};
-
-/// The memory peak and model FLOPs of one built program (the stage sums are the caller's).
-ProgramFigures program_figures(const wl::BuiltProgram& bp) {
-  ProgramFigures f;
-  const wl::ProgramTotals totals = wl::program_totals(bp.program);
+/// The memory peak per device of a built program: its stages' static state and activation peak.
+double peak_bytes_of(const wl::BuiltProgram& bp, const wl::ProgramTotals& totals) {
+  double peak = 0;
   for (std::size_t st = 0; st < bp.static_memory.size(); ++st) {
     const auto& m = bp.static_memory[st];
-    const double peak = m.weights + m.gradients + m.master + m.optimizer + m.buffers + totals.activation_peak_bytes[st];
-    f.peak_bytes = std::max(f.peak_bytes, peak);
+    peak = std::max(peak, m.weights + m.gradients + m.master + m.optimizer + m.buffers + totals.activation_peak_bytes[st]);
   }
-  f.model_flops = totals.model_flops;
-  return f;
+  return peak;
 }
 
-/// The value at `m` of the line through (a, ya) and (b, yb).
-double along(double ya, double yb, int a, int b, int m) {
-  return ya + (yb - ya) * (static_cast<double>(m - a) / static_cast<double>(b - a));
-}
-
-/// The figures of `programs` at `m` micro-batches: the one program's, or the line's.
-ProgramFigures figures_at(const std::vector<ProgramFigures>& f, const EstimatePrograms& programs, int m) {
-  if (f.size() == 1) return f.front();
-  const int a = programs.microbatches[0], b = programs.microbatches[1];
-  ProgramFigures out;
-  out.peak_bytes = along(f[0].peak_bytes, f[1].peak_bytes, a, b, m);
-  out.model_flops = along(f[0].model_flops, f[1].model_flops, a, b, m);
-  out.stages = f[1].stages;
-  for (std::size_t st = 0; st < out.stages.size() && st < f[0].stages.size(); ++st) {
-    const StageSums &x = f[0].stages[st], &y = f[1].stages[st];
-    StageSums& o = out.stages[st];
-    o.compute = along(x.compute, y.compute, a, b, m);
-    o.blocking = along(x.blocking, y.blocking, a, b, m);
-    o.side = along(x.side, y.side, a, b, m);
-    o.interfering = along(x.interfering, y.interfering, a, b, m);
-  }
-  return out;
-}
-
-/// The estimated step time at `m` micro-batches of `programs`, placed as the first one's
-/// ranks are now.
+/// The estimated step time at `m` micro-batches of `programs`, placed as its program's
+/// ranks are now: the tally of its ops, plus, when it was built at fewer micro-batches,
+/// the tally of one micro-batch's ops for each micro-batch it lacks.
 double step_of(const EstimatePrograms& programs, CollectiveTimes& times, int m, double bubble, const ComputeSlowdowns& slow) {
-  std::vector<ProgramFigures> f;
-  const sim::Program& placed = programs.built.front().program;
-  for (const auto& t : programs.tallies) f.push_back(ProgramFigures{price_stages(t, placed, times), 0, 0});
-  return combine_step(figures_at(f, programs, m).stages, bubble, slow);
+  const sim::Program& placed = programs.built.program;
+  std::vector<StageSums> sums = price_stages(programs.all, placed, times);
+  if (programs.built_at < m) {
+    const double more = m - programs.built_at;
+    const std::vector<StageSums> one = price_stages(programs.one_microbatch, placed, times);
+    for (std::size_t st = 0; st < sums.size() && st < one.size(); ++st) {
+      sums[st].compute += more * one[st].compute;
+      sums[st].blocking += more * one[st].blocking;
+      sums[st].side += more * one[st].side;
+      sums[st].interfering += more * one[st].interfering;
+    }
+  }
+  return combine_step(sums, bubble, slow);
 }
 
 }  // namespace
@@ -256,39 +237,36 @@ std::size_t CollectiveTimes::KeyHash::operator()(const Key& k) const {
   return static_cast<std::size_t>(sim::hash_ints(sim::splitmix64(static_cast<std::uint64_t>(k.coll) ^ sim::splitmix64(bits)), k.devices));
 }
 
-std::optional<std::pair<int, int>> extrapolation_microbatches(wl::Schedule schedule, int pp, int microbatches) {
-  const int p = std::max(1, pp);
-  int a = 0, b = 0;
-  switch (schedule) {
-    // 1F1B holds at most p − s micro-batches from m ≥ p on, GPipe all of them (affine
-    // from the first): any two counts from p on, at least 2, so that the first
-    // micro-batch's one-off work (first-use gathers, no accumulation add) is in both.
+std::optional<ExtrapolationPlan> extrapolation_plan(const wl::Scenario& sc) {
+  const wl::LayoutSpec& L = sc.layout;
+  const int p = std::max(1, L.pp);
+  // Gradient reductions after every micro-batch (ZeRO-2/3 without a full gradient
+  // buffer) and ZeRO-3's gathers before every pass are labelled with no micro-batch:
+  // one micro-batch's labelled ops would miss them.
+  const bool unlabelled_per_microbatch = (L.zero >= 2 && L.dp * L.cp > 1 && !L.accumulate_unsharded) ||
+                                         (L.zero >= 3 && wl::zero_shard_ranks(L) > 1);
+  if (unlabelled_per_microbatch) return std::nullopt;
+  int at = 0;
+  switch (L.schedule) {
+    // GPipe holds every micro-batch's activations: its peak grows with M. DualPipe
+    // feeds micro-batches from both ends: a micro-batch's ops on a stage are one
+    // direction's, not the average of the two.
     case wl::Schedule::gpipe:
-    case wl::Schedule::one_f_one_b:
-      a = std::max(2, p);
-      b = a + 1;
-      break;
-    // Interleaved: multiples of p, past the warm-up min(m·v, 2(p−s−1) + (v−1)·p), which
-    // m ≥ 2p is for every v ≥ 1 (and m = p is a case of its own: all forwards first).
+    case wl::Schedule::dualpipe: return std::nullopt;
+    // 1F1B holds at most p − s micro-batches from m ≥ p on. At least 3, so that the
+    // middle micro-batch is neither the first (first-use gathers, no accumulation
+    // add) nor the last (the step's gradient reduction).
+    case wl::Schedule::one_f_one_b: at = std::max(3, p); break;
+    // Interleaved: a multiple of p past the warm-up min(m·v, 2(p−s−1) + (v−1)·p),
+    // which m ≥ 2p is for every v ≥ 1 (m = p is a case of its own: all forwards first).
+    // The zero-bubble replays hold at most p (zb-h1, zb-v) or 2p (zb-2p) micro-batches.
     case wl::Schedule::interleaved_1f1b:
-      a = 2 * p;
-      b = 3 * p;
-      break;
-    // The zero-bubble replays hold at most p (zb-h1, zb-v) or 2p (zb-2p) micro-batches,
-    // DualPipe 2p and an even count: past those, a period of the steady state apart.
     case wl::Schedule::zb_h1:
     case wl::Schedule::zb_2p:
-    case wl::Schedule::zb_v:
-      a = 2 * p;
-      b = 3 * p;
-      break;
-    case wl::Schedule::dualpipe:
-      a = 2 * p;
-      b = a + 2;
-      break;
+    case wl::Schedule::zb_v: at = std::max(3, 2 * p); break;
   }
-  if (microbatches <= a + b) return std::nullopt;
-  return std::pair{a, b};
+  if (L.microbatches <= at) return std::nullopt;
+  return ExtrapolationPlan{at, at / 2};
 }
 
 std::string invalid_layout(const wl::Scenario& sc) {
@@ -312,29 +290,25 @@ Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSl
     return e;
   }
   const int M = sc.layout.microbatches;
+  const auto plan = how == EstimateBuild::extrapolate ? extrapolation_plan(sc) : std::nullopt;
   EstimatePrograms& ps = programs.emplace();
-  const auto pair = how == EstimateBuild::extrapolate ? extrapolation_microbatches(sc.layout.schedule, sc.layout.pp, M)
-                                                      : std::nullopt;
-  if (pair) {
-    for (const int m : {pair->first, pair->second}) {
-      wl::Scenario fewer = sc;
-      fewer.layout.microbatches = m;
-      ps.built.push_back(wl::build_program(fewer));
-      ps.microbatches.push_back(m);
-    }
+  if (plan) {
+    wl::Scenario fewer = sc;
+    fewer.layout.microbatches = plan->built_at;
+    ps.built = wl::build_program(fewer);
+    ps.built_at = plan->built_at;
+    ps.one_microbatch = tally_stages(ps.built.program, plan->microbatch);
   } else {
-    ps.built.push_back(wl::build_program(sc));
-    ps.microbatches.push_back(M);
+    ps.built = wl::build_program(sc);
+    ps.built_at = M;
   }
-  std::vector<ProgramFigures> f;
-  for (const auto& bp : ps.built) {
-    f.push_back(program_figures(bp));
-    ps.tallies.push_back(tally_stages(bp.program));
-  }
-  const ProgramFigures at = figures_at(f, ps, M);
-  e.peak_bytes = at.peak_bytes;
+  ps.all = tally_stages(ps.built.program);
+  const wl::ProgramTotals totals = wl::program_totals(ps.built.program);
+  // Past the warm-up the activation peak is the same at M; the model FLOPs are all in
+  // the micro-batches' passes.
+  e.peak_bytes = peak_bytes_of(ps.built, totals);
+  e.model_flops = totals.model_flops * (static_cast<double>(M) / ps.built_at);
   e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, M, std::max(1, sc.layout.virtual_stages));
-  e.model_flops = at.model_flops;
   e.tokens = static_cast<double>(M) * sc.layout.microbatch_size * sc.layout.dp * static_cast<double>(sc.model.seq_len);
   if (!fits_with_margin(sc, e.peak_bytes)) {
     e.rejected = "memory";
@@ -364,8 +338,7 @@ void analyze_run(const std::vector<wl::Scenario>& run, CollectiveTimes& times, c
     if (!out[i].rejected.empty()) continue;
     out[i] = *shared;
     if (!shared->rejected.empty()) continue;
-    // The other programs' ranks are not read (step_of prices every program on the first's).
-    wl::BuiltProgram& bp = programs->built.front();
+    wl::BuiltProgram& bp = programs->built;
     wl::assign_ranks_and_groups(sc, sc.model.moe.experts > 0 ? &bp.routing : nullptr, bp.program);
     out[i].step_s = step_of(*programs, times, sc.layout.microbatches, shared->bubble, slow);
   }

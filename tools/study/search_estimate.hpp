@@ -1,17 +1,17 @@
 // tools/study/search_estimate.hpp — the search's analytic stage: the layout rules, the
 // memory peak and the estimated step time of one candidate (search.hpp, stage 2).
 //
-// The estimate reads a built program's op templates (estimate_step in the .cpp). What it
-// adds up over a stage — compute, blocking collectives, side-stream traffic — is an
-// affine function of the micro-batch count M once M is past the schedule's warm-up: every
-// micro-batch runs the same passes and collectives, and what happens once per step (the
-// first forward's gathers, the last backward's gradient buckets, the optimizer) does not
-// grow with M. The activation peak is constant there (1F1B and its kin hold at most a
-// fixed number of micro-batches) or grows by one micro-batch's activations per
-// micro-batch (GPipe): affine too. So a candidate with many micro-batches is priced from
-// two programs built at fewer, a < b, and the line through them: the same estimate
-// (to rounding; a test holds every schedule to it) for a + b micro-batches of building
-// instead of M. Internal to ls_study; the tests include it.
+// The estimate reads a built program's op templates, tallied per stage (compute
+// seconds, each distinct collective with its call count). Every micro-batch runs the
+// same passes and collectives; what happens once per step (the first forward's gathers,
+// the last backward's gradient buckets, the optimizer) does not grow with M; and past the
+// schedule's warm-up the activation peak stays where it is (1F1B and its kin hold at most
+// a fixed number of micro-batches). So a candidate with many micro-batches is priced from
+// a program built at fewer, past the warm-up: its tally, plus one steady-state
+// micro-batch's ops (the ops labelled with it) for each micro-batch it lacks. The same
+// estimate, to rounding (a test holds every schedule and the switches that add work per
+// micro-batch or per step to it), for a fraction of the building. Internal to ls_study;
+// the tests include it.
 #pragma once
 
 #include <cstddef>
@@ -95,24 +95,35 @@ struct StageTally {
   std::optional<Use> last_dp;  // the dp stream's last collective (its `calls`: that op's repeat)
 };
 
-/// The programs an estimate reads: one at the candidate's micro-batch count, or two at
-/// fewer (microbatches[0] < microbatches[1]) whose line the estimate follows to it; and
-/// each program's ops tallied per stage (what the estimate prices, placement aside).
+/// The program an estimate reads: the candidate's, or one at fewer micro-batches
+/// (built_at) whose tally grows by one micro-batch's for each micro-batch it lacks; its
+/// ops tallied per stage (what the estimate prices, placement aside).
 struct EstimatePrograms {
-  std::vector<wl::BuiltProgram> built;
-  std::vector<int> microbatches;
-  std::vector<std::vector<StageTally>> tallies;
+  wl::BuiltProgram built;
+  int built_at = 0;
+  std::vector<StageTally> all;             // every op of each stage
+  std::vector<StageTally> one_microbatch;  // built_at < M: the ops of one micro-batch of the steady state
 };
 
 /// How analyze() may build: `extrapolate` lets it price a candidate with many
-/// micro-batches from two programs at fewer (the file comment); `full` always builds the
+/// micro-batches from a program at fewer (the file comment); `full` always builds the
 /// candidate's own program (the tests compare the two).
 enum class EstimateBuild { extrapolate, full };
 
-/// The micro-batch counts (a, b) analyze() builds at instead of M, for a schedule over pp
-/// stages: both valid for the schedule and past its warm-up, so that what the estimate
-/// adds up is affine in M from a on. std::nullopt when building M itself is no dearer.
-std::optional<std::pair<int, int>> extrapolation_microbatches(wl::Schedule schedule, int pp, int microbatches);
+/// Where analyze() builds instead of M: `built_at` micro-batches, valid for the schedule
+/// and past its warm-up, and the micro-batch of that program whose ops stand for each
+/// micro-batch more (neither the first nor the last).
+struct ExtrapolationPlan {
+  int built_at = 0;
+  int microbatch = 0;
+  bool operator==(const ExtrapolationPlan&) const = default;
+};
+
+/// The plan for a candidate; std::nullopt when building M itself is no dearer, when the
+/// schedule's peak grows with M (GPipe) or a micro-batch's ops on a stage differ by
+/// direction (DualPipe), or when per-micro-batch data-parallel traffic carries no
+/// micro-batch label (ZeRO-2/3 reductions and ZeRO-3 gathers).
+std::optional<ExtrapolationPlan> extrapolation_plan(const wl::Scenario& candidate);
 
 /// The layout rules' verdict: "" when the candidate is valid, else "invalid-<key>".
 std::string invalid_layout(const wl::Scenario& sc);
