@@ -197,10 +197,10 @@ FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes, 
   for (LinkId lid : path) {
     if (hot_[lid].mark != ep) {
       hot_[lid].mark = ep;
-      stats_[lid].tmp = static_cast<std::uint32_t>(f.path.size());
+      hot_[lid].slot = static_cast<std::uint32_t>(f.path.size());
       f.path.push_back(Hop{lid, 1, 0});
     } else {
-      ++f.path[stats_[lid].tmp].mult;
+      ++f.path[hot_[lid].slot].mult;
     }
   }
   double ub = std::numeric_limits<double>::infinity();
@@ -208,7 +208,7 @@ FlowId FlowNetwork::start(Time now, std::span<const LinkId> path, double bytes, 
   for (const Hop& h : f.path) {
     ub = std::min(ub, hot_[h.link].capacity / h.mult);
     if (hot_[h.link].lone_owner != kNoFlow) join_lone(hot_[h.link].lone_owner);
-    alone = alone && hot_[h.link].active == 0 && !stats_[h.link].watched;
+    alone = alone && hot_[h.link].active == 0 && !hot_[h.link].watched;
   }
   f.ub = ub;
   f.started = now;
@@ -476,7 +476,7 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
   if (observer_ != nullptr) {
     for (LinkId lid : comp_links_) {
       LinkStats& st = stats_[lid];
-      if (st.watched && st.rate_sum != st.reported) {
+      if (hot_[lid].watched && st.rate_sum != st.reported) {
         st.reported = st.rate_sum;
         observer_->on_link_rate(lid, now, st.rate_sum);
       }
@@ -602,7 +602,7 @@ void FlowNetwork::set_observer(LinkRateObserver* observer) { observer_ = observe
 void FlowNetwork::watch(LinkId link, bool on) {
   check_link(link, "watch");
   if (on && hot_[link].lone_owner != kNoFlow) join_lone(hot_[link].lone_owner);
-  stats_[link].watched = on;
+  hot_[link].watched = on;
 }
 
 }  // namespace ls::sim

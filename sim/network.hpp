@@ -156,11 +156,13 @@ private:
     std::uint32_t weight_left = 0;  // resolve() scratch: Σ mult of unfrozen flows
     std::uint32_t stamp = 0;    // resolve() scratch: bumped on every change (lazy heap)
     std::uint32_t mark = 0;     // epoch mark (BFS, path de-duplication)
+    std::uint32_t slot = 0;     // start() scratch: the link's place in the new flow's path
     std::uint32_t active = 0;   // Σ multiplicities of the active flows
     std::uint32_t nflows = 0;   // distinct active flows
     std::uint32_t lone_owner = kNoFlow;  // the lone flow on this link, if any
     bool dirty = false;
     bool constraining = false;  // resolve() scratch: may saturate (in the heap)
+    bool watched = false;       // an observer receives its rate (watch()); read by every start()
   };
   struct LinkStats {
     double rate_sum = 0;        // aggregate rate (with multiplicity), kept incrementally
@@ -171,8 +173,6 @@ private:
     std::int64_t busy_since = 0;
     std::int64_t saturated_ps = 0;     // cumulative saturated time, closed intervals
     std::int64_t saturated_since = 0;
-    std::uint32_t tmp = 0;      // start() scratch for path de-duplication
-    bool watched = false;
     bool saturated = false;     // as of the last resolve() that visited the link
   };
   struct Flow {
