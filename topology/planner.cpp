@@ -241,11 +241,9 @@ std::vector<std::int32_t> channel_order(const std::vector<std::vector<std::int32
   return order;
 }
 
-/// What NCCL's tuner does with its model, done with ours: an estimate of a plan's
-/// time without contention from other collectives. Per phase, each flow gets every
-/// link's capacity shared equally among the flow traversals on it (max-min's answer
-/// when the flows are alike), then drains; the phase adds its latency.
-double predicted_seconds(const Cluster& c, const sim::CommPlan& plan) {
+}  // namespace
+
+double idle_network_seconds(const Cluster& c, const sim::CommPlan& plan) {
   double total = 0;
   std::unordered_map<LinkId, int> uses;
   for (const auto& phase : plan.phases) {
@@ -265,8 +263,6 @@ double predicted_seconds(const Cluster& c, const sim::CommPlan& plan) {
   }
   return total;
 }
-
-}  // namespace
 
 Planner::Planner(const Cluster& cluster, bool ideal, CollectiveCostModel costs)
     : cluster_(cluster), ideal_(ideal), costs_(costs) {
@@ -473,7 +469,7 @@ std::pair<sim::CommPlan, bool> Planner::nccl_all_reduce(std::span<const std::int
   if (!costs_.tree_all_reduce || per_node.empty()) return {std::move(ring), false};
   sim::CommPlan tree = nccl_tree_all_reduce(per_node, S, moved);
   // NCCL's tuner picks the algorithm its model predicts fastest; ties go to the ring.
-  if (predicted_seconds(cluster_, tree) < predicted_seconds(cluster_, ring)) return {std::move(tree), true};
+  if (idle_network_seconds(cluster_, tree) < idle_network_seconds(cluster_, ring)) return {std::move(tree), true};
   return {std::move(ring), false};
 }
 

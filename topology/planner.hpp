@@ -64,6 +64,13 @@
 
 namespace ls::topo {
 
+/// A plan's time on an idle network (no other collective running): per phase, each
+/// flow gets every link's capacity shared equally among the flow traversals on it
+/// (max-min's answer when the flows are alike) and drains; the phase adds its latency.
+/// What NCCL's tuner does with its own model: the planner picks ring or tree by it, and
+/// the search's analytic stage prices collectives with it.
+double idle_network_seconds(const Cluster& c, const sim::CommPlan& plan);
+
 class Planner : public sim::CommPlanner {
 public:
   /// `ideal`: every plan has no phases (communication is free) but still reports

@@ -2,10 +2,7 @@
 #include "tools/study/search_estimate.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
-#include <map>
 
 #include "sim/hash.hpp"
 #include "topology/planner.hpp"
@@ -27,30 +24,6 @@ bool fits_with_margin(const wl::Scenario& sc, double peak_bytes) {
 }
 
 namespace {
-
-/// A collective's time on an idle network: per phase, each flow drains at its
-/// bottleneck link's bandwidth shared among the flow traversals of the phase on that
-/// link (max-min's answer when the flows are alike), plus the phase's latency.
-double idle_network_seconds(const topo::Cluster& cluster, const sim::CommPlan& plan) {
-  double total = 0;
-  std::map<topo::LinkId, int> uses;
-  for (const auto& phase : plan.phases) {
-    uses.clear();
-    for (const auto& f : phase.flows)
-      for (std::uint32_t i = 0; i < f.path_len; ++i) ++uses[plan.links[f.path_begin + i]];
-    double drain = 0;
-    for (const auto& f : phase.flows) {
-      double rate = std::numeric_limits<double>::infinity();
-      for (std::uint32_t i = 0; i < f.path_len; ++i) {
-        const topo::LinkId l = plan.links[f.path_begin + i];
-        rate = std::min(rate, cluster.link(l).bandwidth_Bps / uses[l]);
-      }
-      if (rate > 0 && std::isfinite(rate)) drain = std::max(drain, f.bytes / rate);
-    }
-    total += drain + phase.latency.seconds();
-  }
-  return total;
-}
 
 /// What estimate_step adds up over one stage's ops (seconds per step), before the
 /// step-wide slowdowns: each an affine function of the micro-batch count past the
@@ -226,7 +199,7 @@ double CollectiveTimes::seconds(std::vector<std::int32_t> devices, sim::CollOp c
   // A planner of its own: the plan is needed once (its time is what is kept), and a
   // planner kept for the search would keep every plan it ever built.
   topo::Planner planner(cluster_, ideal_);
-  const double s = idle_network_seconds(cluster_, planner.collective(key.devices, coll, bytes));
+  const double s = topo::idle_network_seconds(cluster_, planner.collective(key.devices, coll, bytes));
   times_.emplace(std::move(key), s);
   return s;
 }
@@ -290,14 +263,16 @@ Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSl
     return e;
   }
   const int M = sc.layout.microbatches;
-  const auto plan = how == EstimateBuild::extrapolate ? extrapolation_plan(sc) : std::nullopt;
+  ExtrapolationPlan plan{M, -1};  // the candidate's own program
+  if (how == EstimateBuild::extrapolate)
+    if (const auto fewer = extrapolation_plan(sc)) plan = *fewer;
   EstimatePrograms& ps = programs.emplace();
-  if (plan) {
+  if (plan.built_at < M) {
     wl::Scenario fewer = sc;
-    fewer.layout.microbatches = plan->built_at;
+    fewer.layout.microbatches = plan.built_at;
     ps.built = wl::build_program(fewer);
-    ps.built_at = plan->built_at;
-    ps.one_microbatch = tally_stages(ps.built.program, plan->microbatch);
+    ps.built_at = plan.built_at;
+    ps.one_microbatch = tally_stages(ps.built.program, plan.microbatch);
   } else {
     ps.built = wl::build_program(sc);
     ps.built_at = M;
