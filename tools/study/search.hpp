@@ -13,9 +13,9 @@
 //     divisibility rules reject points with a named reason, without building anything.
 //  2. analytic (search_estimate.hpp): check the loader's layout rules ("invalid-KEY"),
 //     bound the memory in O(layers), build the program (the ops `run` replays; with
-//     many micro-batches, two at fewer, whose line it follows) and read the memory
-//     peak per stage and the op durations off it: a candidate over the GPU's memory is
-//     rejected ("memory"), the rest get an estimated step time.
+//     many micro-batches, one at fewer and one micro-batch's ops for each it lacks) and
+//     read the memory peak per stage and the op durations off it: a candidate over the
+//     GPU's memory is rejected ("memory"), the rest get an estimated step time.
 //     The near misses of the memory rule come back with the out-of-memory warning's
 //     remedy (remedy_candidates) and are estimated the same way.
 //  3. simulate the best `simulate_top` points by the estimate and the best

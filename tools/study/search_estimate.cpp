@@ -25,10 +25,10 @@ bool fits_with_margin(const wl::Scenario& sc, double peak_bytes) {
 
 namespace {
 
-/// What estimate_step adds up over one stage's ops (seconds per step), before the
-/// step-wide slowdowns: each an affine function of the micro-batch count past the
-/// schedule's warm-up (the file comment of the header), but for `last_side`, the
-/// stage's last gradient collective, which is one collective whatever the count.
+/// What the estimate adds up over one stage's ops (seconds per step), before the
+/// step-wide slowdowns: all but `last_side` grow by one micro-batch's share for each
+/// micro-batch past the schedule's warm-up (the header's file comment); `last_side`, the
+/// stage's last gradient collective, is one collective whatever the count.
 struct StageSums {
   bool present = false;
   double compute = 0;      // compute ops, expert work scaled by the stage's most loaded rank

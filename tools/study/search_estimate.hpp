@@ -19,7 +19,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "sim/comm_plan.hpp"
@@ -136,9 +135,9 @@ std::string invalid_layout(const wl::Scenario& sc);
 /// derived fields it sets (dp, micro-batches) are set, and the cluster and its
 /// perturbations are the base's, already checked. Skipping resolve's topology build
 /// is what keeps this stage O(layers + ops) rather than O(links) per candidate. The
-/// simulation stage resolves its candidates in full. `programs` receives the programs
-/// built (kept, or rejected for its built memory peak), for the candidates that differ
-/// from it only in placement.
+/// simulation stage resolves its candidates in full. `programs` receives the program
+/// built and its tallies (kept, or rejected for its built memory peak), for the
+/// candidates that differ from it only in placement.
 Estimate analyze(const wl::Scenario& candidate, CollectiveTimes& times, const ComputeSlowdowns& slow,
                  std::optional<EstimatePrograms>& programs, EstimateBuild how = EstimateBuild::extrapolate);
 

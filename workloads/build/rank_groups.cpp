@@ -2,10 +2,10 @@
 #include "workloads/spec/vocabulary.hpp"
 #include "workloads/build/rank_groups.hpp"
 
-#include <cstddef>
-#include <cstdint>
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -27,9 +27,9 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   // spans every (dp, cp) coordinate: weight gradients reduce over dp·cp ranks
   // (Megatron-Core's data-parallel-with-context-parallel group) — cp groups by (tp, dp·pp).
   // (axis, a, b) -> group, numbered in the order first met. Each axis's (a, b) pairs
-  // index a flat table of a·B + b (B: the bound of b at that call, a < the count of
-  // its other coordinate): the search assigns ranks for every candidate it estimates,
-  // and a hash map (an ordered map before it) was a tenth of that.
+  // index a flat table at a·B + b (B: the bound of b at that call): no hashing and no
+  // allocation per lookup, since the search assigns ranks for every candidate it
+  // estimates.
   std::array<std::vector<int>, kAxisCount> ids;
   auto group_of = [&](Axis ax, int a, int b, int b_bound) {
     if (b < 0 || b >= b_bound || a < 0) throw std::logic_error("assign_ranks_and_groups: a group coordinate outside its bound");
