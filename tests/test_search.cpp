@@ -10,6 +10,7 @@
 #include "sanitizers.hpp"
 
 #include "run_binary.hpp"
+#include "search_fixtures.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,25 +44,7 @@ using nlohmann::json;
 
 namespace {
 
-const char* kTiny = R"(name: tiny
-cluster:
-  gpu: {preset: h100-sxm, memory: 3 GB}
-  nodes: 2
-  gpus_per_node: 4
-model:
-  name: tiny
-  layers: 8
-  hidden: 1024
-  heads: 8
-  kv_heads: 4
-  ffn_hidden: 4096
-  vocab: 32000
-  seq_len: 1024
-  activation: swiglu
-layout:
-  tp: 2
-  global_batch: 16
-)";
+const char* const kTiny = test::kTinySearch;
 
 std::string tiny_path() {
   static const std::string path = [] {

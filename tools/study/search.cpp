@@ -26,6 +26,7 @@
 #include "workloads/build/program_totals.hpp"
 #include "workloads/model/layout.hpp"
 #include "workloads/simulate.hpp"
+#include "workloads/build/stage_layers.hpp"
 #include "workloads/spec/vocabulary.hpp"
 
 namespace ls::tools {
@@ -260,6 +261,42 @@ void simulate_candidate(const wl::Scenario& base, std::int64_t global_batch, Can
   }
 }
 
+/// For each of the first `top` candidates, the first of them whose simulation is the
+/// same (itself when none): candidates equal but for `stage_layers` whose auto and
+/// balanced splits put the same layers on every chunk build the same program (the mode
+/// decides the split and, in a run, only warnings and what-ifs the search does not ask
+/// for), so one simulation stands for both.
+std::vector<std::size_t> simulation_twins(const wl::Scenario& base, std::int64_t global_batch,
+                                          const std::vector<CandidateOutcome>& kept, std::size_t top) {
+  struct Key {
+    SearchLayout layout;  // its stage_layers choice cleared
+    std::vector<std::pair<int, int>> chunks;
+  };
+  std::vector<Key> keys(top);
+  std::vector<std::size_t> twin(top);
+  for (std::size_t k = 0; k < top; ++k) {
+    Key& key = keys[k];
+    key.layout = kept[k].layout;
+    key.layout.stage_layers_mode = wl::StageLayersMode::auto_even;
+    key.layout.stage_layers.clear();
+    try {
+      for (const auto& stage : wl::stage_layers(candidate_scenario(base, global_batch, kept[k].layout)).chunks)
+        for (const auto& c : stage) key.chunks.emplace_back(c.begin, c.end);
+    } catch (const std::exception&) {
+      key.chunks.clear();  // its own simulation says what is wrong
+      twin[k] = k;
+      continue;
+    }
+    twin[k] = k;
+    for (std::size_t j = 0; j < k; ++j)
+      if (twin[j] == j && !keys[j].chunks.empty() && keys[j].layout == key.layout && keys[j].chunks == key.chunks) {
+        twin[k] = j;
+        break;
+      }
+  }
+  return twin;
+}
+
 /// Stage 3: simulate the best by the estimate. A candidate whose simulation fails
 /// leaves `kept` and is rejected in `mine`.
 void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOptions& opts, std::vector<CandidateOutcome>& kept,
@@ -286,8 +323,13 @@ void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOpti
   kept = std::move(chosen);
   kept.insert(kept.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
   std::vector<std::string> failed(top);
+  const std::vector<std::size_t> twin = simulation_twins(base, rep.global_batch, kept, top);
+  std::vector<std::size_t> own;  // the candidates simulated; the others copy their twin's outcome
+  for (std::size_t k = 0; k < top; ++k)
+    if (twin[k] == k) own.push_back(k);
   std::atomic<std::size_t> simulated_done{0};
-  exchange_items(opts.exchange, top, rep.threads, [&](std::size_t k, std::size_t) {
+  exchange_items(opts.exchange, own.size(), rep.threads, [&](std::size_t i, std::size_t) {
+    const std::size_t k = own[i];
     struct Report {  // counts the candidate done however the body exits
       const SearchOptions& o;
       std::atomic<std::size_t>& done;
@@ -301,9 +343,10 @@ void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOpti
         } catch (...) {
         }
       }
-    } report{opts, simulated_done, top};
+    } report{opts, simulated_done, own.size()};
     simulate_candidate(base, rep.global_batch, kept[k], failed[k]);
-  }, [&](std::size_t k, BlobWriter& w) {
+  }, [&](std::size_t i, BlobWriter& w) {
+    const std::size_t k = own[i];
     const CandidateOutcome& o = kept[k];
     w.put_string(failed[k]);
     w.put(o.simulated);
@@ -311,7 +354,8 @@ void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOpti
     for (double v : {o.step_time_s, o.tokens_per_s, o.mfu, o.peak_memory_bytes, o.bubble_fraction, o.exposed.tp, o.exposed.pp,
                      o.exposed.dp, o.exposed.ep, o.exposed.cp, o.compute_s})
       w.put(v);
-  }, [&](std::size_t k, BlobReader& r) {
+  }, [&](std::size_t i, BlobReader& r) {
+    const std::size_t k = own[i];
     CandidateOutcome& o = kept[k];
     failed[k] = r.get_string();
     o.simulated = r.get<bool>();
@@ -320,6 +364,21 @@ void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOpti
                       &o.exposed.pp, &o.exposed.dp, &o.exposed.ep, &o.exposed.cp, &o.compute_s})
       *v = r.get<double>();
   });
+  for (std::size_t k = 0; k < top; ++k) {
+    if (twin[k] == k) continue;
+    const CandidateOutcome& from = kept[twin[k]];
+    CandidateOutcome& o = kept[k];
+    failed[k] = failed[twin[k]];
+    o.simulated = from.simulated;
+    o.fits = from.fits;
+    o.step_time_s = from.step_time_s;
+    o.tokens_per_s = from.tokens_per_s;
+    o.mfu = from.mfu;
+    o.peak_memory_bytes = from.peak_memory_bytes;
+    o.bubble_fraction = from.bubble_fraction;
+    o.exposed = from.exposed;
+    o.compute_s = from.compute_s;
+  }
   std::vector<std::size_t> failed_index;
   for (std::size_t k = 0; k < top; ++k)
     if (!failed[k].empty()) failed_index.push_back(kept[k].index);
