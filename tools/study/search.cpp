@@ -275,6 +275,7 @@ std::vector<std::size_t> simulation_twins(const wl::Scenario& base, std::int64_t
   std::vector<Key> keys(top);
   std::vector<std::size_t> twin(top);
   for (std::size_t k = 0; k < top; ++k) {
+    twin[k] = k;
     Key& key = keys[k];
     key.layout = kept[k].layout;
     key.layout.stage_layers_mode = wl::StageLayersMode::auto_even;
@@ -283,11 +284,9 @@ std::vector<std::size_t> simulation_twins(const wl::Scenario& base, std::int64_t
       for (const auto& stage : wl::stage_layers(candidate_scenario(base, global_batch, kept[k].layout)).chunks)
         for (const auto& c : stage) key.chunks.emplace_back(c.begin, c.end);
     } catch (const std::exception&) {
-      key.chunks.clear();  // its own simulation says what is wrong
-      twin[k] = k;
+      key.chunks.clear();  // no twin: its own simulation says what is wrong
       continue;
     }
-    twin[k] = k;
     for (std::size_t j = 0; j < k; ++j)
       if (twin[j] == j && !keys[j].chunks.empty() && keys[j].layout == key.layout && keys[j].chunks == key.chunks) {
         twin[k] = j;

@@ -79,10 +79,9 @@ std::vector<StageTally> tally_stages(const sim::Program& prog, int microbatch = 
   return out;
 }
 
-/// The stages' sums: the tallies' collectives priced on the groups of `placed` (a
+/// The stages' sums: the tallies' collectives priced on the groups of `prog` (a
 /// program of the same layout whose ranks and groups are the candidate's).
-std::vector<StageSums> price_stages(const std::vector<StageTally>& tallies, const sim::Program& placed, CollectiveTimes& times) {
-  const sim::Program& prog = placed;
+std::vector<StageSums> price_stages(const std::vector<StageTally>& tallies, const sim::Program& prog, CollectiveTimes& times) {
   struct Seen {
     int gid;
     sim::CollOp coll;
