@@ -28,6 +28,9 @@ struct PlanFlow {
   /// The collective algorithm's efficiency on the flow's bottleneck link
   /// (topology/collective_costs.hpp): payload = bytes × efficiency.
   double efficiency = 1;
+  /// Alike flows this one stands for (sim/alike_flows.hpp): its path is their
+  /// `copies` paths one after the other, all of one length, crossed at one rate. 1: itself.
+  std::uint32_t copies = 1;
 };
 
 struct CommPhase {

@@ -4,6 +4,7 @@
 // engine_symmetry.cpp, the deadlock message in engine_deadlock.cpp.
 #include "sim/engine.hpp"
 
+#include "sim/alike_flows.hpp"
 #include "sim/group_plan.hpp"
 #include "sim/hash.hpp"
 
@@ -110,7 +111,7 @@ Time Engine::run_step(Time start, int step_index) {
         resolve_pending_ = false;
         changed_.clear();
         net_.resolve(now_, changed_);
-        if (!cfg_.symmetry.tied.empty()) check_tied();
+        if (any_tied_) check_tied();
         for (FlowId f : changed_) {
           const Time t = net_.finish_time(f);
           if (t != Time::max()) queue_.push(t, kFlowDone, f, net_.version(f));
@@ -358,6 +359,13 @@ const CommPlan* Engine::group_plan(std::int32_t g, const Op& op, std::uint32_t& 
     devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
   const CommPlan* plan = &group_collective_plan(planner_, program_, devs, op.coll, op.bytes, op.variant);
   tie(plan, tied_copies);
+  // Only an all-to-all folds: its n(n−1) flows are where folding saves events (a ring is
+  // one flow per channel already, and channels on other rails meet other traffic). A
+  // ghosted plan's places pair with its ghosts' flows one to one: it runs unfolded.
+  if (cfg_.fold_alike_flows && op.coll == CollOp::all_to_all && !cfg_.symmetry.ghosts.contains(plan)) {
+    folded_plans_.push_back(std::make_unique<CommPlan>(fold_alike_flows(*plan, net_)));
+    plan = folded_plans_.back().get();
+  }
   cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan, tied_copies});
   return plan;
 }
@@ -402,7 +410,10 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     if (bytes <= 0 || f.path_len == 0) continue;
     const LinkId* path = c.plan->links.data() + f.path_begin;
     const FlowId id = net_.start(now, std::span<const LinkId>(path, f.path_len), bytes, /*may_run_alone=*/!c.ghosts, f.efficiency);
-    const TiedFlow tied = c.tied_copies > 1 ? TiedFlow{path, f.path_len / c.tied_copies, c.tied_copies} : TiedFlow{};
+    // Copies: the plan's alike flows folded into this one, each of them tied over the
+    // replicas of its class. Each copy's path is an equal part of `path`.
+    const std::uint32_t copies = f.copies * std::max<std::uint32_t>(1, c.tied_copies);
+    const TiedFlow tied = copies > 1 ? TiedFlow{path, f.path_len / copies, copies, f.copies > 1} : TiedFlow{};
     if (net_.lone(id)) {
       // A tied flow alone on its links has its rate now: check_tied's test, here.
       check_tied_flow(id, tied);
@@ -412,7 +423,7 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     }
     if (id >= flow_comm_.size()) flow_comm_.resize(static_cast<std::size_t>(id) + 1);
     flow_comm_[id] = cid;
-    if (!cfg_.symmetry.tied.empty()) {
+    if (any_tied_) {
       if (id >= flow_tied_.size()) flow_tied_.resize(static_cast<std::size_t>(id) + 1);
       flow_tied_[id] = tied;
     }

@@ -144,6 +144,10 @@ struct EngineConfig {
   std::array<std::string, kStreamCount> stream_names;
   std::array<std::string, kOpLabels> label_names;
   EngineSymmetry symmetry;
+  /// Run each set of an all-to-all phase's alike flows as one network flow
+  /// (sim/alike_flows.hpp); run_step throws AlikeFlowsDiffer when a set's copies would
+  /// run at different rates (the caller runs again without).
+  bool fold_alike_flows = false;
 };
 
 class Engine {
@@ -312,15 +316,22 @@ private:
   std::vector<std::uint32_t> group_active_;
   std::vector<std::uint32_t> flow_place_;
   std::vector<std::vector<std::pair<Time, Time>>> ghost_span_;
-  // Per flow id of a tied plan: its first copy's path and the number of copies (0: untied).
+  // Per flow id of a tied or folded plan: its first copy's path and the number of
+  // copies (0: neither); `folded` when some of the copies are alike flows of its plan.
   struct TiedFlow {
     const LinkId* path = nullptr;
     std::uint32_t len = 0;
     std::uint32_t copies = 0;
+    bool folded = false;
   };
   std::vector<TiedFlow> flow_tied_;
-  /// Throws SymmetryBroken unless every copy of tied flow `f` is max-min bottlenecked
-  /// on its own path (after each resolve; at the start of a lone one).
+  bool any_tied_ = false;  // tied plans (symmetric fast path) or folded ones: check each resolve
+  // The folded forms of the group plans (fold_alike_flows), owned here: the cached
+  // GroupPlan entries point at them.
+  std::vector<std::unique_ptr<CommPlan>> folded_plans_;
+  /// Throws SymmetryBroken (AlikeFlowsDiffer for a folded flow) unless every copy of
+  /// tied flow `f` is max-min bottlenecked on its own path (after each resolve; at the
+  /// start of a lone one).
   void check_tied() const;
   void check_tied_flow(FlowId f, const TiedFlow& t) const;
   void start_ghosts(std::uint32_t comm_id, Time now);

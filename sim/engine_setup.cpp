@@ -53,6 +53,7 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
   stats_.resize(nranks);
   groups_.resize(program_.groups.size() * kStreamCount);
   group_plans_.resize(program_.groups.size());
+  any_tied_ = !cfg_.symmetry.tied.empty() || cfg_.fold_alike_flows;
 
   // Recv slots: each main-stream recv of a stage gets a dense slot number so a
   // rank's arrival state is a small array rather than a map.

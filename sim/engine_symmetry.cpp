@@ -3,6 +3,8 @@
 // on shared links and their check, and the copy of per-rank statistics.
 #include "sim/engine.hpp"
 
+#include "sim/alike_flows.hpp"
+
 #include <fmt/format.h>
 
 namespace ls::sim {
@@ -81,9 +83,10 @@ void Engine::check_tied() const {
 }
 
 void Engine::check_tied_flow(FlowId f, const TiedFlow& t) const {
-  if (t.copies > 0 &&
-      !net_.each_part_bottlenecked(f, std::span<const LinkId>(t.path, static_cast<std::size_t>(t.len) * t.copies), t.copies))
-    throw SymmetryBroken("a dp replica's copy of a transfer on shared links would run at another rate than its runner's");
+  if (t.copies == 0 || net_.each_part_bottlenecked(f, std::span<const LinkId>(t.path, static_cast<std::size_t>(t.len) * t.copies), t.copies))
+    return;
+  if (t.folded) throw AlikeFlowsDiffer("alike flows of an all-to-all would run at different rates");
+  throw SymmetryBroken("a dp replica's copy of a transfer on shared links would run at another rate than its runner's");
 }
 
 void Engine::copy_to_mirrors() {

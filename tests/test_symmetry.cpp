@@ -103,6 +103,8 @@ struct Outcome {
   std::string symmetry;
   int ranks_simulated = 0;
   int classes = 0;
+  std::string alike_flows;
+  std::uint64_t events = 0;
   /// Trace spans as (device, track, start ps, end ps, flow id, sending end), sorted.
   std::vector<std::tuple<int, int, std::int64_t, std::int64_t, std::uint64_t, bool>> spans;
 };
@@ -114,7 +116,7 @@ Outcome run(const char* yaml, std::vector<std::string> sets, const std::string& 
   o.trace = trace;
   if (trace) o.trace_devices = {"all"};
   const wl::Result r = wl::simulate(sc, o);
-  Outcome out{tools::to_json(r), r.step_time_s, r.symmetry, r.ranks_simulated, r.replica_classes, {}};
+  Outcome out{tools::to_json(r), r.step_time_s, r.symmetry, r.ranks_simulated, r.replica_classes, r.alike_flows, r.events, {}};
   out.json.erase("engine");
   for (const auto& sp : r.spans)
     out.spans.emplace_back(sp.device, sp.track, sp.start.ps(), sp.end.ps(), sp.flow_id, sp.flow_out);
@@ -205,6 +207,39 @@ TEST_CASE("symmetric fast path: MoE with balanced and skewed routing") {
   const Outcome skew = run(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}, "auto");
   CHECK(agree(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}) == "used");
   CHECK(skew.classes == 1);
+}
+
+TEST_CASE("alike flows: an all-to-all's fold saves events, and a slow port that parts its flows runs unfolded") {
+  // Mixtral 8x7B with ep 8 on 4 nodes of 8 H100s: each dispatch and combine is 56 NVSwitch
+  // flows per node, which fold into one network flow.
+  const char* wide = R"(name: wide-moe
+cluster:
+  gpu: h100-sxm
+  nodes: 4
+  gpus_per_node: 8
+  intra_node: {kind: nvswitch, bandwidth: 450 GB/s, latency: 1 us}
+  inter_node: {kind: infiniband, bandwidth: 400 Gb/s, latency: 3 us, fabric: rail-optimized}
+model:
+  preset: mixtral-8x7b
+  layers: 4
+layout:
+  dp: 32
+  ep: 8
+  zero: 2
+  recompute: selective
+  microbatches: 2
+)";
+  const Outcome on = run(wide, {}, "auto"), off = run(wide, {}, "off");
+  CHECK(on.alike_flows == "on");
+  CHECK(off.alike_flows == "off");
+  CHECK(on.events < off.events);
+  agree(wide, {});
+  // GPU 3's NVSwitch uplink at half rate: beside its slower flows, some of their alike
+  // twins would drain at other rates than the rest, so the engine refuses the fold and
+  // the run repeats without it: the numbers of every flow run as itself.
+  const std::vector<std::string> slow{"perturbations.links=[{link: node0.gpu3->node0.nvswitch, bandwidth_factor: 0.5}]"};
+  CHECK(run(wide, slow, "auto").alike_flows.rfind("unfolded: ", 0) == 0);
+  agree(wide, slow);
 }
 
 TEST_CASE("symmetric fast path: what breaks symmetry runs every rank and says why") {

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/alike_flows.hpp"
 #include "sim/engine.hpp"
 #include "topology/cluster.hpp"
 #include "topology/planner.hpp"
@@ -228,7 +229,7 @@ StepsRun run_steps(sim::Engine& eng, Recorder& rec, const sim::Program& prog, co
 /// Which ranks a simulation runs (symmetry.hpp).
 enum class Reduction { every_rank, classes, finer_classes };
 
-Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduction) {
+Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduction, bool fold) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
   topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
@@ -266,6 +267,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
     }
     cfg.symmetry = std::move(sym.engine);
   }
+  cfg.fold_alike_flows = fold;
 
   // The critical path needs one sim::OpTrace (24 bytes) per simulated op; past
   // simulation.critical_path_ops it is left out and a warning says so. Nothing else reads
@@ -302,6 +304,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   res.symmetry = sym.status;
   res.ranks_simulated = eng.ranks_simulated();
   res.replica_classes = sym.classes;
+  res.alike_flows = fold ? "on" : "off";
   const auto& stats = run.first_stats;
   const double step0 = run.step_s.front();
 
@@ -349,13 +352,31 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
 /// one class drifting apart (sim::SymmetryBroken), it runs again in finer classes,
 /// and then every rank, saying why.
 Result simulate_symmetric(const Scenario& sc, const SimOptions& opts) {
+  // Alike flows fold wherever the scenario allows the symmetric fast path (with
+  // `symmetry: off` every flow runs as itself: the reference the fast paths are
+  // tested against). A run whose folded flows would part runs again unfolded.
+  // Once refused, the fold is not tried again in finer classes: the traffic that parted
+  // the flows is still there.
+  std::string refused;
+  auto once = [&](Reduction reduction) {
+    if (sc.simulation.symmetry && refused.empty()) {
+      try {
+        return simulate_once(sc, opts, reduction, true);
+      } catch (const sim::AlikeFlowsDiffer& why) {
+        refused = std::string("unfolded: ") + why.what();
+      }
+    }
+    Result res = simulate_once(sc, opts, reduction, false);
+    if (!refused.empty()) res.alike_flows = refused;
+    return res;
+  };
   try {
-    return simulate_once(sc, opts, Reduction::classes);
+    return once(Reduction::classes);
   } catch (const sim::SymmetryBroken& first) {
     try {
-      return simulate_once(sc, opts, Reduction::finer_classes);
+      return once(Reduction::finer_classes);
     } catch (const sim::SymmetryBroken&) {
-      Result res = simulate_once(sc, opts, Reduction::every_rank);
+      Result res = once(Reduction::every_rank);
       res.symmetry = std::string("broken: ") + first.what();
       return res;
     }

@@ -176,13 +176,18 @@ void fold_links(Result& res, const topo::Cluster& cluster, const sim::FlowNetwor
   }
   std::sort(res.links_by_kind.begin(), res.links_by_kind.end(),
             [](const LinkKindStats& x, const LinkKindStats& y) { return x.kind < y.kind; });
-  // The ten busiest links with traffic (names are unique: a total order).
+  // The ten busiest links with traffic, by utilization to 1e-9 and then by name (unique:
+  // a total order). Links that carry alike traffic differ only in the rounding of their
+  // byte sums, which depends on how the flows were grouped (sim/alike_flows.hpp, the
+  // symmetric fast path): unrounded, such ties would list them in that order instead.
   std::vector<const LinkStat*> used;
   for (const LinkStat& st : links)
     if (st.bytes > 0) used.push_back(&st);
   const auto top = std::min<std::size_t>(used.size(), 10);
-  std::partial_sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(top), used.end(), [](const LinkStat* a, const LinkStat* b) {
-    return a->utilization > b->utilization || (a->utilization == b->utilization && a->name < b->name);
+  const auto level = [](const LinkStat* l) { return std::llround(l->utilization * 1e9); };
+  std::partial_sort(used.begin(), used.begin() + static_cast<std::ptrdiff_t>(top), used.end(), [&](const LinkStat* a, const LinkStat* b) {
+    const auto la = level(a), lb = level(b);
+    return la > lb || (la == lb && a->name < b->name);
   });
   res.busiest_links.clear();
   for (std::size_t i = 0; i < top; ++i) res.busiest_links.push_back(*used[i]);
