@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "sim/alike_flows.hpp"
@@ -190,4 +191,63 @@ TEST_CASE("alike flows: other traffic that loads every copy alike keeps the fold
   const Run off = run(p, n, false), on = run(p, n, true);
   CHECK(std::llabs((on.end - off.end).ps()) <= 1);
   for (std::size_t l = 0; l < off.link_bytes.size(); ++l) CHECK(on.link_bytes[l] == doctest::Approx(off.link_bytes[l]).epsilon(1e-12));
+}
+
+namespace {
+
+/// Two replicas of a 2-rank all-to-all (ranks 0, 1 on GPUs 0, 1; ranks 2, 3 on GPUs 2, 3),
+/// replica 0 running for both, its plan tied to replica 1's: each tied flow crosses
+/// both copies' paths (0→1 then 2→3; 1→0 then 3→2).
+struct TiedAllToAll {
+  StarPlanner planner;
+  Program program;
+  EngineConfig cfg;
+
+  explicit TiedAllToAll(double bytes) {
+    program = all_to_all_program(4, bytes);
+    program.groups[0].ranks = {0, 1};
+    program.groups.push_back(Group{kEp, {2, 3}});
+    program.ranks[2].group[kEp] = 1;
+    program.ranks[3].group[kEp] = 1;
+    auto& s = cfg.symmetry;
+    s.replicas = 2;
+    s.replica = {0, 0, 1, 1};
+    s.position = {0, 1, 0, 1};
+    s.rank_at = {0, 2, 1, 3};  // [position · 2 + replica]
+    const std::int32_t own[] = {0, 1};
+    const CommPlan& twin = planner.collective(own, CollOp::all_to_all, bytes);
+    auto tied = std::make_shared<CommPlan>(twin);
+    tied->links = {up(0), down(1), up(2), down(3), up(1), down(0), up(3), down(2)};
+    tied->phases[0].flows = {PlanFlow{0, 4, bytes}, PlanFlow{4, 4, bytes}};
+    s.tied[&twin] = EngineSymmetry::Tied{tied, 2};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("alike flows: a tied plan's alike flows fold over every replica's copies, each checked on its own path") {
+  const double s = 1e6;
+  for (const bool fold : {false, true}) {
+    CAPTURE(fold);
+    TiedAllToAll t(s);
+    t.cfg.fold_alike_flows = fold;
+    FlowNetwork net = star(4);
+    Engine eng(t.program, t.planner, net, t.cfg);
+    // One flow each way per pair at B: s/B, then the latency; every port carries s.
+    CHECK(eng.run_step(Time::zero(), 0) == Time::from_seconds_ceil(s / kB) + us(1));
+    for (std::int32_t g = 0; g < 4; ++g) {
+      CHECK(net.link_bytes(up(g)) == doctest::Approx(s));
+      CHECK(net.link_bytes(down(g)) == doctest::Approx(s));
+    }
+  }
+  // Replica 1's uplinks at half rate: its copies drain at B/2, replica 0's could run at B.
+  // Folded, the one flow stands for four copies of two links each (two flows × two
+  // replicas); replica 0's have no bottleneck of their own, and the engine says so.
+  TiedAllToAll t(s);
+  t.cfg.fold_alike_flows = true;
+  FlowNetwork net = star(4);
+  net.set_bandwidth(up(2), kB / 2);
+  net.set_bandwidth(up(3), kB / 2);
+  Engine eng(t.program, t.planner, net, t.cfg);
+  CHECK_THROWS_AS(eng.run_step(Time::zero(), 0), AlikeFlowsDiffer);
 }
