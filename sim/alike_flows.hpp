@@ -2,7 +2,7 @@
 //
 // The flows of one phase of a collective often come in sets that nothing in the
 // fabric tells apart: the 56 NVSwitch flows of an all-to-all inside a node of 8, the
-// same-rail flows between its nodes, the hops of a ring. Max-min fairness gives such
+// same-rail flows between its nodes. Max-min fairness gives such
 // flows one rate as long as nothing else tells them apart, so one network flow may
 // cross all their paths at one rate (a link on several of them carrying it that many
 // times: the network's multiplicity) and stand for them: one start, one finish and one

@@ -85,6 +85,8 @@ void Engine::check_tied() const {
 void Engine::check_tied_flow(FlowId f, const TiedFlow& t) const {
   if (t.copies == 0 || net_.each_part_bottlenecked(f, std::span<const LinkId>(t.path, static_cast<std::size_t>(t.len) * t.copies), t.copies))
     return;
+  // A flow both folded and tied over replicas is taken for a fold that failed: the
+  // unfolded run that follows throws SymmetryBroken if the replicas were the cause.
   if (t.folded) throw AlikeFlowsDiffer("alike flows of an all-to-all would run at different rates");
   throw SymmetryBroken("a dp replica's copy of a transfer on shared links would run at another rate than its runner's");
 }
