@@ -32,7 +32,7 @@ CommPlan fold_alike_flows(const CommPlan& plan, const FlowNetwork& network) {
     for (std::size_t k = 0; k < ph.flows.size(); ++k) {
       const PlanFlow& f = ph.flows[k];
       // Bit patterns: equal keys mean exactly equal values (no tolerance to argue).
-      key.assign({std::bit_cast<std::uint64_t>(f.bytes), std::bit_cast<std::uint64_t>(f.efficiency), f.copies, f.path_len});
+      key.assign({std::bit_cast<std::uint64_t>(f.bytes), std::bit_cast<std::uint64_t>(f.efficiency), f.copies, f.path_len, f.check_len});
       for (std::uint32_t i = 0; i < f.path_len; ++i) {
         const LinkId l = plan.links[f.path_begin + i];
         key.push_back(std::bit_cast<std::uint64_t>(network.bandwidth(l)));
@@ -53,6 +53,16 @@ CommPlan fold_alike_flows(const CommPlan& plan, const FlowNetwork& network) {
         out.links.insert(out.links.end(), plan.links.begin() + f.path_begin, plan.links.begin() + f.path_begin + f.path_len);
       }
       nf.path_len = static_cast<std::uint32_t>(out.links.size()) - nf.path_begin;
+      if (nf.check_len > 0) {
+        // Check paths (a tied plan's with mirrored links left out) concatenate alike.
+        nf.check_begin = static_cast<std::uint32_t>(out.check_links.size());
+        for (const std::size_t k : members) {
+          const PlanFlow& f = ph.flows[k];
+          out.check_links.insert(out.check_links.end(), plan.check_links.begin() + f.check_begin,
+                                 plan.check_links.begin() + f.check_begin + f.check_len);
+        }
+        nf.check_len = static_cast<std::uint32_t>(out.check_links.size()) - nf.check_begin;
+      }
       nf.copies = nf.copies * static_cast<std::uint32_t>(members.size());
       folded.flows.push_back(nf);
     }

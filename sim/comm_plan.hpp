@@ -31,6 +31,12 @@ struct PlanFlow {
   /// Alike flows this one stands for (sim/alike_flows.hpp): its path is their
   /// `copies` paths one after the other, all of one length, crossed at one rate. 1: itself.
   std::uint32_t copies = 1;
+  /// A tied flow whose path leaves out links that mirror the runner's
+  /// (workloads/build/symmetry.hpp): its copies' paths as they are checked, each of its
+  /// parts one copy's, a left-out link stood for by the runner's twin of it
+  /// (CommPlan::check_links[check_begin, check_begin + check_len)). 0: the path itself.
+  std::uint32_t check_begin = 0;
+  std::uint32_t check_len = 0;
 };
 
 struct CommPhase {
@@ -40,6 +46,8 @@ struct CommPhase {
 
 struct CommPlan {
   std::vector<LinkId> links;
+  /// The check paths of flows with check_len > 0 (PlanFlow::check_begin).
+  std::vector<LinkId> check_links;
   std::vector<CommPhase> phases;
   /// Bytes each member sends in total (for comm.<axis>.bytes_per_device).
   double bytes_per_member = 0;

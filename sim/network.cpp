@@ -582,6 +582,19 @@ void FlowNetwork::credit_link(LinkId link, double bytes, Time busy, Time bottlen
   stats_[link].saturated_ps += bottleneck.ps();
 }
 
+void FlowNetwork::copy_link_stats(LinkId from, LinkId to, Time now) {
+  check_link(from, "copy_link_stats");
+  check_link(to, "copy_link_stats");
+  if (hot_[to].active > 0 || hot_[to].lone_owner != kNoFlow)
+    throw std::invalid_argument(fmt::format("FlowNetwork::copy_link_stats: link {} carries a flow", to));
+  LinkStats& st = stats_[to];
+  st.bytes = stats_[from].bytes;
+  st.payload = stats_[from].payload;
+  st.busy_ps = link_busy(from, now).ps();
+  st.saturated_ps = link_bottleneck(from, now).ps();
+  st.saturated = false;
+}
+
 Time FlowNetwork::link_bottleneck(LinkId link, Time now) const {
   check_link(link, "link_bottleneck");
   const LinkStats& st = stats_[link];

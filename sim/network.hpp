@@ -101,6 +101,10 @@ public:
   /// Adds bytes, busy and saturated time to a link's statistics as if flows had
   /// crossed it (the symmetric fast path: the traffic of replicas it did not simulate).
   void credit_link(LinkId link, double bytes, Time busy, Time bottleneck, double payload_bytes);
+  /// Makes `to`'s statistics up to `now` those of `from` (the symmetric fast path: a link
+  /// whose traffic its runner's twin carried, workloads/build/symmetry.hpp). `to` must
+  /// carry no flow now; throws std::invalid_argument otherwise.
+  void copy_link_stats(LinkId from, LinkId to, Time now);
   /// Time during which the link was saturated (its flows' rates add up to its
   /// capacity), up to `now`. Under max-min fairness a saturated link is the
   /// bottleneck of its fastest flow (Bertsekas & Gallager §6.5.2), so this is the

@@ -591,3 +591,23 @@ TEST_CASE("payload bytes: each flow's bytes times its payload fraction, on every
   net.credit_link(0, 10, Time::zero(), Time::zero(), 7);
   CHECK(net.link_payload_bytes(0) == doctest::Approx(1.8e6 + 7).epsilon(1e-15));
 }
+
+TEST_CASE("copy_link_stats: a link gets another's bytes, busy and saturated time as of now, and only while idle") {
+  // A (1e6 bytes at 1 GB/s) alone on L0 from 0 to 1 ms: L0 busy and saturated 1 ms. L1 had
+  // its own 0.5e6-byte flow (at 4 GB/s: 0.125 ms); after the copy it reads as L0 does.
+  FlowNetwork net({1 * GBps, 4 * GBps});
+  const LinkId p0[] = {0}, p1[] = {1};
+  const FlowId a = net.start(Time::zero(), p0, 1e6);
+  const FlowId b = net.start(Time::zero(), p1, 0.5e6, true, 0.5);
+  drive(net, Time::zero(), {a, b});
+  const Time end = ms_t(2);
+  net.copy_link_stats(0, 1, end);
+  CHECK(net.link_bytes(1) == net.link_bytes(0));
+  CHECK(net.link_payload_bytes(1) == net.link_payload_bytes(0));
+  CHECK(net.link_busy(1, end) == net.link_busy(0, end));
+  CHECK(net.link_busy(1, end) == ms_t(1));
+  CHECK(net.link_bottleneck(1, end) == ms_t(1));
+  const FlowId c = net.start(end, p1, 1e6);
+  CHECK_THROWS_AS(net.copy_link_stats(0, 1, end), std::invalid_argument);
+  CHECK(net.lone(c));
+}

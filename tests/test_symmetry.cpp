@@ -103,6 +103,7 @@ struct Outcome {
   std::string symmetry;
   int ranks_simulated = 0;
   int classes = 0;
+  int mirrored_links = 0;
   std::string alike_flows;
   std::uint64_t events = 0;
   /// Trace spans as (device, track, start ps, end ps, flow id, sending end), sorted.
@@ -116,7 +117,7 @@ Outcome run(const char* yaml, std::vector<std::string> sets, const std::string& 
   o.trace = trace;
   if (trace) o.trace_devices = {"all"};
   const wl::Result r = wl::simulate(sc, o);
-  Outcome out{tools::to_json(r), r.step_time_s, r.symmetry, r.ranks_simulated, r.replica_classes, r.alike_flows, r.events, {}};
+  Outcome out{tools::to_json(r), r.step_time_s, r.symmetry, r.ranks_simulated, r.replica_classes, r.mirrored_links, r.alike_flows, r.events, {}};
   out.json.erase("engine");
   for (const auto& sp : r.spans)
     out.spans.emplace_back(sp.device, sp.track, sp.start.ps(), sp.end.ps(), sp.flow_id, sp.flow_out);
@@ -207,6 +208,19 @@ TEST_CASE("symmetric fast path: MoE with balanced and skewed routing") {
   const Outcome skew = run(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}, "auto");
   CHECK(agree(kMoe, {"model.moe.routing={skew: zipf, alpha: 1.2, seed: 3}"}) == "used");
   CHECK(skew.classes == 1);
+}
+
+TEST_CASE("symmetric fast path: tied flows leave out the links that mirror their runner's, and the numbers stay the full run's") {
+  // 4 nodes of 4, tp 2 · pp 2 · dp 4: the pipeline sends between nodes cross the NICs the
+  // gradient rings cross, so they run tied over the four replicas' paths; each replica's
+  // NIC and PCIe links carry the same ring flows as the runner's twins of them, so the
+  // tied flows cross the runner's links only. A trace watches links: none left out.
+  const std::vector<std::string> spines{"layout.placement=[tp, dp, pp]", "cluster.inter_node.nodes_per_leaf=1"};
+  CHECK(run(kBase, {}, "auto").mirrored_links > 0);
+  CHECK(run(kBase, spines, "auto").mirrored_links > 0);
+  CHECK(agree(kBase, spines) == "used");
+  CHECK(run(kBase, {}, "auto", /*trace=*/true).mirrored_links == 0);
+  CHECK(run(kBase, {}, "off").mirrored_links == 0);
 }
 
 TEST_CASE("alike flows: an all-to-all's fold saves events, and a slow port that parts its flows runs unfolded") {

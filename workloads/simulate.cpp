@@ -301,9 +301,13 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   // Links only a replica that did not run used carry what their runner's twins carried.
   for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total),
                                                                   net.link_payload_bytes(from));
+  // Links tied flows left out carried the cross-replica traffic only; their runner's twins
+  // carried that and the copies, what the full run puts on both.
+  for (const auto& [from, to] : sym.link_mirror) net.copy_link_stats(from, to, total);
   res.symmetry = sym.status;
   res.ranks_simulated = eng.ranks_simulated();
   res.replica_classes = sym.classes;
+  res.mirrored_links = static_cast<int>(sym.link_mirror.size());
   res.alike_flows = fold ? "on" : "off";
   const auto& stats = run.first_stats;
   const double step0 = run.step_s.front();

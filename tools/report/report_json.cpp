@@ -288,6 +288,7 @@ ordered_json engine_json(const wl::Result& r, const JsonOptions& opts) {
   eng["symmetry"] = r.symmetry;
   eng["ranks_simulated"] = r.ranks_simulated;
   eng["classes"] = r.replica_classes;
+  eng["mirrored_links"] = r.mirrored_links;
   eng["alike_flows"] = r.alike_flows;
   if (opts.include_wall_time) eng["wall_s"] = num(r.wall_s);
   return eng;

@@ -299,6 +299,9 @@ struct Result {
   std::string symmetry = "off";  // "used", "off" or "broken: <reason>" (workloads/build/symmetry.hpp)
   int ranks_simulated = 0;
   int replica_classes = 0;  // on the fast path: the replica classes, one runner each; else 0
+  /// On the fast path: links whose runner's twins stood in for them in tied flows
+  /// (workloads/build/symmetry.hpp, SymmetryDecision::link_mirror); else 0.
+  int mirrored_links = 0;
   /// "on": each set of an all-to-all phase's alike flows ran as one network flow
   /// (sim/alike_flows.hpp); "off" (simulation.symmetry: off); "unfolded: <reason>" when
   /// the engine refused the fold and the run was repeated without it.

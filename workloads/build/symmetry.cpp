@@ -124,6 +124,7 @@ public:
       out_.status = "broken: " + why;
       out_.engine = sim::EngineSymmetry{};
       out_.link_copy.clear();
+      out_.link_mirror.clear();
       return std::move(out_);
     }
     tie_ghosted_plans();
@@ -232,6 +233,7 @@ private:
         cross_link_[l] = 1;
         ++load_[l];
       });
+      if (std::find(cross_plans_.begin(), cross_plans_.end(), &p0) == cross_plans_.end()) cross_plans_.push_back(&p0);
       return true;
     }
     return add_local(p0, [&](int k) -> const sim::CommPlan* {
@@ -479,9 +481,88 @@ private:
     return "";
   }
 
+  /// Links of replica k that mirror its runner q's (mirror_[l_k] = l_q, else kNone): every
+  /// ghosted plan's copy k crosses l_k where its copy q crosses l_q, one to one, at equal
+  /// bandwidth; no other replica's local traffic crosses either; and the same
+  /// cross-replica flows cross both, as often. Each such pair then carries the same flows
+  /// at the same rates whenever the copies run alike (what the engine's check holds them
+  /// to), so a tied flow need not cross l_k: l_q stands for it, in the check and, after
+  /// the run, in the link's statistics (SymmetryDecision::link_mirror). None with a trace
+  /// (it watches links).
+  void find_mirrored_links() {
+    mirror_.assign(bw_.size(), kNone);
+    if (!traced_.empty()) return;
+    // Which replica's local traffic crosses each link (−2: several).
+    std::vector<int> owner(bw_.size(), -1);
+    for (const auto& lp : local_)
+      for (int k = 0; k < R_; ++k)
+        each_link(*lp.copy[static_cast<std::size_t>(k)], [&](sim::LinkId l) {
+          if (owner[l] == -1) owner[l] = k;
+          else if (owner[l] != k) owner[l] = -2;
+        });
+    // The cross-replica flows on each link, by number, once per crossing: built in flow
+    // order, so two links' lists are equal exactly when the same flows cross them as often.
+    std::vector<std::vector<std::uint32_t>> cross(bw_.size());
+    std::uint32_t uid = 0;
+    for (const auto* cp : cross_plans_)
+      for (const auto& ph : cp->phases)
+        for (const auto& f : ph.flows) {
+          for (std::uint32_t i = 0; i < f.path_len; ++i) cross[cp->links[f.path_begin + i]].push_back(uid);
+          ++uid;
+        }
+    // Per replica k that does not run: the pairs its ghosted copies make with its runner's,
+    // position by position; a link paired with two others is no mirror.
+    std::vector<sim::LinkId> image(bw_.size(), kNone), pre(bw_.size(), kNone);
+    std::vector<std::uint8_t> bad(bw_.size(), 0);
+    std::vector<sim::LinkId> touched;
+    for (int k = 0; k < R_; ++k) {
+      const int q = runner_[static_cast<std::size_t>(k)];
+      if (q == k) continue;
+      touched.clear();
+      for (const auto& lp : local_) {
+        if (!lp.ghosted) continue;
+        const auto& a = *lp.copy[static_cast<std::size_t>(q)];
+        const auto& b = *lp.copy[static_cast<std::size_t>(k)];
+        for (std::size_t p = 0; p < a.phases.size(); ++p)
+          for (std::size_t f = 0; f < a.phases[p].flows.size(); ++f) {
+            const auto& fa = a.phases[p].flows[f];
+            const auto& fb = b.phases[p].flows[f];
+            for (std::uint32_t i = 0; i < fa.path_len; ++i) {
+              const sim::LinkId la = a.links[fa.path_begin + i], lb = b.links[fb.path_begin + i];
+              if (image[la] == kNone && pre[lb] == kNone) {
+                image[la] = lb;
+                pre[lb] = la;
+                touched.push_back(la);
+                touched.push_back(lb);
+              } else if (image[la] != lb || pre[lb] != la) {
+                bad[la] = bad[lb] = 1;
+                if (image[la] == kNone) touched.push_back(la);
+                if (pre[lb] == kNone) touched.push_back(lb);
+              }
+            }
+          }
+      }
+      for (const sim::LinkId la : touched) {
+        const sim::LinkId lb = image[la];
+        if (lb == kNone || bad[la] || bad[lb] || pre[lb] != la) continue;
+        if (la != lb && bw_[la] == bw_[lb] && owner[la] == q && owner[lb] == k && cross[la] == cross[lb]) {
+          mirror_[lb] = la;
+          out_.link_mirror.emplace_back(la, lb);
+        }
+      }
+      for (const sim::LinkId l : touched) {
+        image[l] = pre[l] = kNone;
+        bad[l] = 0;
+      }
+    }
+  }
+
   /// Ghosted plans run tied (EngineSymmetry::tied): per runner, one flow per place
-  /// over the paths of its class's copies, the runner's first.
+  /// over the paths of its class's copies, the runner's first, less the links that
+  /// mirror the runner's (find_mirrored_links); where it leaves some out, the flow's
+  /// check path is every copy's path with the runner's links standing in for them.
   void tie_ghosted_plans() {
+    find_mirrored_links();
     std::vector<std::vector<int>> members(static_cast<std::size_t>(R_));
     for (int k = 0; k < R_; ++k) members[static_cast<std::size_t>(runner_[static_cast<std::size_t>(k)])].push_back(k);
     for (const auto& lp : local_) {
@@ -497,12 +578,26 @@ private:
           for (std::size_t f = 0; f < tied->phases[p].flows.size(); ++f) {
             auto& tf = tied->phases[p].flows[f];
             tf.path_begin = static_cast<std::uint32_t>(tied->links.size());
+            const std::size_t check_begin = tied->check_links.size();
+            bool left_out = false;
             for (int k : cls) {
               const sim::CommPlan& c = *lp.copy[static_cast<std::size_t>(k)];
               const auto& cf = c.phases[p].flows[f];
-              tied->links.insert(tied->links.end(), c.links.begin() + cf.path_begin, c.links.begin() + cf.path_begin + cf.path_len);
+              for (std::uint32_t i = 0; i < cf.path_len; ++i) {
+                const sim::LinkId l = c.links[cf.path_begin + i];
+                const bool mirrored = k != q && mirror_[l] != kNone;
+                if (!mirrored) tied->links.push_back(l);
+                tied->check_links.push_back(mirrored ? mirror_[l] : l);
+                left_out = left_out || mirrored;
+              }
             }
             tf.path_len = static_cast<std::uint32_t>(tied->links.size()) - tf.path_begin;
+            if (left_out) {
+              tf.check_begin = static_cast<std::uint32_t>(check_begin);
+              tf.check_len = static_cast<std::uint32_t>(tied->check_links.size() - check_begin);
+            } else {
+              tied->check_links.resize(check_begin);  // the path is its own check path
+            }
           }
         out_.engine.tied.emplace(&own, sim::EngineSymmetry::Tied{std::move(tied), static_cast<std::uint32_t>(cls.size())});
       }
@@ -523,6 +618,8 @@ private:
   std::vector<std::int32_t> runner_;      // per replica
   std::vector<std::uint8_t> cross_link_;  // per link: carries cross-replica traffic
   std::vector<std::uint32_t> load_;       // per link: flows of every plan and copy that cross it
+  std::vector<const sim::CommPlan*> cross_plans_;  // the cross-replica plans, once each
+  std::vector<sim::LinkId> mirror_;       // per link of a replica that does not run: its runner's twin
   std::vector<LocalPlan> local_;
   std::map<const sim::CommPlan*, std::size_t> local_index_;
 };

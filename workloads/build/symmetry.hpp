@@ -50,6 +50,10 @@ struct SymmetryDecision {
   /// (runner's link, mirror link): after the run, the mirror gets the first's bytes
   /// and busy time once per pair.
   std::vector<std::pair<sim::LinkId, sim::LinkId>> link_copy;
+  /// (runner's link, mirrored link): tied flows leave the second out (it carries the
+  /// same flows as the first, at the same rates); after the run it gets the first's
+  /// statistics (FlowNetwork::copy_link_stats).
+  std::vector<std::pair<sim::LinkId, sim::LinkId>> link_mirror;
 };
 
 /// What the decision reads besides the scenario and the program.
