@@ -32,7 +32,7 @@ CommPlan fold_alike_flows(const CommPlan& plan, const FlowNetwork& network) {
     for (std::size_t k = 0; k < ph.flows.size(); ++k) {
       const PlanFlow& f = ph.flows[k];
       // Bit patterns: equal keys mean exactly equal values (no tolerance to argue).
-      key.assign({std::bit_cast<std::uint64_t>(f.bytes), std::bit_cast<std::uint64_t>(f.efficiency), f.copies, f.path_len, f.check_len});
+      key.assign({std::bit_cast<std::uint64_t>(f.bytes), std::bit_cast<std::uint64_t>(f.efficiency), f.copies, f.path_len, f.check_len, f.check_part});
       for (std::uint32_t i = 0; i < f.path_len; ++i) {
         const LinkId l = plan.links[f.path_begin + i];
         key.push_back(std::bit_cast<std::uint64_t>(network.bandwidth(l)));

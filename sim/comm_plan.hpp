@@ -32,11 +32,14 @@ struct PlanFlow {
   /// `copies` paths one after the other, all of one length, crossed at one rate. 1: itself.
   std::uint32_t copies = 1;
   /// A tied flow whose path leaves out links that mirror the runner's
-  /// (workloads/build/symmetry.hpp): its copies' paths as they are checked, each of its
-  /// parts one copy's, a left-out link stood for by the runner's twin of it
-  /// (CommPlan::check_links[check_begin, check_begin + check_len)). 0: the path itself.
+  /// (workloads/build/symmetry.hpp): the copies' paths its check holds to the max-min rule,
+  /// parts of `check_part` links each (CommPlan::check_links[check_begin, check_begin +
+  /// check_len)), a left-out link stood for by the runner's twin of it. A copy whose every
+  /// link is mirrored reads as the runner's part and is not repeated. 0: the path itself,
+  /// in `copies` parts.
   std::uint32_t check_begin = 0;
   std::uint32_t check_len = 0;
+  std::uint32_t check_part = 0;
 };
 
 struct CommPhase {

@@ -411,12 +411,16 @@ void Engine::start_phase(std::uint32_t cid, Time now) {
     const LinkId* path = c.plan->links.data() + f.path_begin;
     const FlowId id = net_.start(now, std::span<const LinkId>(path, f.path_len), bytes, /*may_run_alone=*/!c.ghosts, f.efficiency);
     // Copies: the plan's alike flows folded into this one, each of them tied over the
-    // replicas of its class. Each copy's path is an equal part of the flow's check path:
-    // its path, or the one that stands the runner's links in for mirrored ones.
-    const std::uint32_t copies = f.copies * std::max<std::uint32_t>(1, c.tied_copies);
-    const LinkId* check = f.check_len > 0 ? c.plan->check_links.data() + f.check_begin : path;
-    const std::uint32_t check_len = f.check_len > 0 ? f.check_len : f.path_len;
-    const TiedFlow tied = copies > 1 ? TiedFlow{check, check_len / copies, copies, f.copies > 1} : TiedFlow{};
+    // replicas of its class. Each copy's path is an equal part of the flow's path, or of
+    // its check path where mirrored links were left out (one part: nothing to check, a
+    // flow of its own has a bottleneck on its path).
+    TiedFlow tied;
+    if (f.check_len > 0) {
+      const std::uint32_t parts = f.check_len / f.check_part;
+      if (parts > 1) tied = TiedFlow{c.plan->check_links.data() + f.check_begin, f.check_part, parts, f.copies > 1};
+    } else if (const std::uint32_t copies = f.copies * std::max<std::uint32_t>(1, c.tied_copies); copies > 1) {
+      tied = TiedFlow{path, f.path_len / copies, copies, f.copies > 1};
+    }
     if (net_.lone(id)) {
       // A tied flow alone on its links has its rate now: check_tied's test, here.
       check_tied_flow(id, tied);

@@ -583,18 +583,24 @@ private:
             for (int k : cls) {
               const sim::CommPlan& c = *lp.copy[static_cast<std::size_t>(k)];
               const auto& cf = c.phases[p].flows[f];
+              const std::size_t part = tied->check_links.size();
+              bool kept = k == q;
               for (std::uint32_t i = 0; i < cf.path_len; ++i) {
                 const sim::LinkId l = c.links[cf.path_begin + i];
                 const bool mirrored = k != q && mirror_[l] != kNone;
                 if (!mirrored) tied->links.push_back(l);
                 tied->check_links.push_back(mirrored ? mirror_[l] : l);
                 left_out = left_out || mirrored;
+                kept = kept || !mirrored;
               }
+              // Every link mirrored: the copy's part would be the runner's, checked once.
+              if (!kept) tied->check_links.resize(part);
             }
             tf.path_len = static_cast<std::uint32_t>(tied->links.size()) - tf.path_begin;
             if (left_out) {
               tf.check_begin = static_cast<std::uint32_t>(check_begin);
               tf.check_len = static_cast<std::uint32_t>(tied->check_links.size() - check_begin);
+              tf.check_part = own.phases[p].flows[f].path_len;
             } else {
               tied->check_links.resize(check_begin);  // the path is its own check path
             }
