@@ -21,7 +21,11 @@
 // place crosses the paths of every copy in the class at one rate, which is the untied
 // allocation exactly when each copy is max-min bottlenecked on its own path; the
 // engine checks that after every re-solve and throws SymmetryBroken otherwise (one
-// flow instead of one per replica: their events and re-solves are saved). Classes
+// flow instead of one per replica: their events and re-solves are saved). A copy's link
+// that mirrors its runner's twin (paired one to one by every ghosted plan, equal
+// bandwidth, no other replica's local traffic, the same cross-replica flows) is left
+// out of the tied flow: the twin stands in for it in the check and, after the run, in
+// its statistics (SymmetryDecision::link_mirror). Classes
 // also split by how crowded each copy's path is, so that copies meeting different
 // loads on shared links (hashed routes through the spines) get runners of their own.
 // The other local plans use links no other traffic touches; their copies in replicas
