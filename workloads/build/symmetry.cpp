@@ -35,6 +35,19 @@ void each_link(const sim::CommPlan& p, auto fn) {
       for (std::uint32_t i = 0; i < f.path_len; ++i) fn(p.links[f.path_begin + i]);
 }
 
+/// Calls fn(la, lb) for the links of `a` and `b` at each place of every flow's path
+/// (two copies of one plan, alike in shape), until it returns false; false then.
+bool each_link_pair(const sim::CommPlan& a, const sim::CommPlan& b, auto fn) {
+  for (std::size_t p = 0; p < a.phases.size(); ++p)
+    for (std::size_t f = 0; f < a.phases[p].flows.size(); ++f) {
+      const auto& fa = a.phases[p].flows[f];
+      const auto& fb = b.phases[p].flows[f];
+      for (std::uint32_t i = 0; i < fa.path_len; ++i)
+        if (!fn(a.links[fa.path_begin + i], b.links[fb.path_begin + i])) return false;
+    }
+  return true;
+}
+
 /// Same phases, flows, bytes, latencies and path lengths, and links of equal bandwidth
 /// along each path: the two copies run alike when nothing else shares their links.
 bool alike(const sim::CommPlan& a, const sim::CommPlan& b, const std::vector<double>& bw) {
@@ -457,21 +470,15 @@ private:
       const std::size_t first_pair = link_copy.size();
       for (const auto& lp : local_) {
         if (lp.ghosted) continue;
-        const auto& a = *lp.copy[q];
-        const auto& b = *lp.copy[static_cast<std::size_t>(k)];
-        for (std::size_t p = 0; p < a.phases.size(); ++p)
-          for (std::size_t f = 0; f < a.phases[p].flows.size(); ++f) {
-            const auto& fa = a.phases[p].flows[f];
-            const auto& fb = b.phases[p].flows[f];
-            for (std::uint32_t i = 0; i < fa.path_len; ++i) {
-              const sim::LinkId la = a.links[fa.path_begin + i], lb = b.links[fb.path_begin + i];
-              if (image[la] == lb) continue;
-              if (image[la] != kNone || taken[lb] || bw_[la] != bw_[lb]) return "replicas' links do not correspond one to one";
-              image[la] = lb;
-              taken[lb] = 1;
-              link_copy.emplace_back(la, lb);
-            }
-          }
+        const bool one_to_one = each_link_pair(*lp.copy[q], *lp.copy[static_cast<std::size_t>(k)], [&](sim::LinkId la, sim::LinkId lb) {
+          if (image[la] == lb) return true;
+          if (image[la] != kNone || taken[lb] || bw_[la] != bw_[lb]) return false;
+          image[la] = lb;
+          taken[lb] = 1;
+          link_copy.emplace_back(la, lb);
+          return true;
+        });
+        if (!one_to_one) return "replicas' links do not correspond one to one";
       }
       for (std::size_t i = first_pair; i < link_copy.size(); ++i) {
         image[link_copy[i].first] = kNone;
@@ -521,26 +528,19 @@ private:
       touched.clear();
       for (const auto& lp : local_) {
         if (!lp.ghosted) continue;
-        const auto& a = *lp.copy[static_cast<std::size_t>(q)];
-        const auto& b = *lp.copy[static_cast<std::size_t>(k)];
-        for (std::size_t p = 0; p < a.phases.size(); ++p)
-          for (std::size_t f = 0; f < a.phases[p].flows.size(); ++f) {
-            const auto& fa = a.phases[p].flows[f];
-            const auto& fb = b.phases[p].flows[f];
-            for (std::uint32_t i = 0; i < fa.path_len; ++i) {
-              const sim::LinkId la = a.links[fa.path_begin + i], lb = b.links[fb.path_begin + i];
-              if (image[la] == kNone && pre[lb] == kNone) {
-                image[la] = lb;
-                pre[lb] = la;
-                touched.push_back(la);
-                touched.push_back(lb);
-              } else if (image[la] != lb || pre[lb] != la) {
-                bad[la] = bad[lb] = 1;
-                if (image[la] == kNone) touched.push_back(la);
-                if (pre[lb] == kNone) touched.push_back(lb);
-              }
-            }
+        each_link_pair(*lp.copy[static_cast<std::size_t>(q)], *lp.copy[static_cast<std::size_t>(k)], [&](sim::LinkId la, sim::LinkId lb) {
+          if (image[la] == kNone && pre[lb] == kNone) {
+            image[la] = lb;
+            pre[lb] = la;
+            touched.push_back(la);
+            touched.push_back(lb);
+          } else if (image[la] != lb || pre[lb] != la) {
+            bad[la] = bad[lb] = 1;
+            if (image[la] == kNone) touched.push_back(la);
+            if (pre[lb] == kNone) touched.push_back(lb);
           }
+          return true;
+        });
       }
       for (const sim::LinkId la : touched) {
         const sim::LinkId lb = image[la];
