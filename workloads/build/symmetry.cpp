@@ -246,7 +246,7 @@ private:
         cross_link_[l] = 1;
         ++load_[l];
       });
-      if (std::find(cross_plans_.begin(), cross_plans_.end(), &p0) == cross_plans_.end()) cross_plans_.push_back(&p0);
+      if (cross_seen_.insert(&p0).second) cross_plans_.push_back(&p0);
       return true;
     }
     return add_local(p0, [&](int k) -> const sim::CommPlan* {
@@ -624,7 +624,8 @@ private:
   std::vector<std::int32_t> runner_;      // per replica
   std::vector<std::uint8_t> cross_link_;  // per link: carries cross-replica traffic
   std::vector<std::uint32_t> load_;       // per link: flows of every plan and copy that cross it
-  std::vector<const sim::CommPlan*> cross_plans_;  // the cross-replica plans, once each
+  std::vector<const sim::CommPlan*> cross_plans_;  // the cross-replica plans, once each, as met
+  std::set<const sim::CommPlan*> cross_seen_;
   std::vector<sim::LinkId> mirror_;       // per link of a replica that does not run: its runner's twin
   std::vector<LocalPlan> local_;
   std::map<const sim::CommPlan*, std::size_t> local_index_;
