@@ -3,26 +3,21 @@
 // search, the memory one included, fires in well under a second.
 #pragma once
 
+#include <string>
+
+#include "model_fixtures.hpp"
+
 namespace ls::test {
 
-inline const char* const kTinySearch = R"(name: tiny
+inline const std::string kTinySearch = with_small_gqa_model(R"(name: tiny
 cluster:
   gpu: {preset: h100-sxm, memory: 3 GB}
   nodes: 2
   gpus_per_node: 4
-model:
-  name: tiny
-  layers: 8
-  hidden: 1024
-  heads: 8
-  kv_heads: 4
-  ffn_hidden: 4096
-  vocab: 32000
-  seq_len: 1024
-  activation: swiglu
-layout:
+)",
+                                                            R"(layout:
   tp: 2
   global_batch: 16
-)";
+)");
 
 }  // namespace ls::test

@@ -44,7 +44,7 @@ using nlohmann::json;
 
 namespace {
 
-const char* const kTiny = test::kTinySearch;
+const char* const kTiny = test::kTinySearch.c_str();
 
 std::string tiny_path() {
   static const std::string path = [] {

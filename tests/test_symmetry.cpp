@@ -21,6 +21,7 @@
 
 #include "tools/report/report_json.hpp"
 #include "engine_fixtures.hpp"
+#include "model_fixtures.hpp"
 #include "sim/engine.hpp"
 #include "tools/scenario/scenario.hpp"
 #include "workloads/simulate.hpp"
@@ -30,27 +31,19 @@ using namespace ls;
 namespace {
 
 // 4 nodes × 4 GPUs, a small GQA model: every axis can take degree 2.
-const char* kBase = R"(name: sym
+const std::string kBaseText = test::with_small_gqa_model(R"(name: sym
 cluster:
   gpu: {preset: h100-sxm}
   nodes: 4
   gpus_per_node: 4
   inter_node: {kind: infiniband, bandwidth: 400 Gb/s, latency: 3 us, nics_per_node: 4}
-model:
-  name: small
-  layers: 8
-  hidden: 1024
-  heads: 8
-  kv_heads: 4
-  ffn_hidden: 4096
-  vocab: 32000
-  seq_len: 1024
-  activation: swiglu
-layout:
+)",
+                                                         R"(layout:
   tp: 2
   pp: 2
   microbatches: 8
-)";
+)");
+const char* const kBase = kBaseText.c_str();
 
 const char* kMoe = R"(name: sym-moe
 cluster:

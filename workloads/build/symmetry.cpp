@@ -350,14 +350,16 @@ private:
   /// Links used by more than one replica's local traffic, or by cross-replica
   /// traffic, are shared: the closure ghosts every local plan that touches one.
   void close_ghosts() {
-    std::vector<std::int32_t> owner(bw_.size(), -1);
-    std::vector<std::uint8_t> shared = cross_link_;
+    // Which replica's local traffic crosses each link (-1: none, -2: several).
+    owner_.assign(bw_.size(), -1);
     for (const auto& lp : local_)
       for (int k = 0; k < R_; ++k)
         each_link(*lp.copy[static_cast<std::size_t>(k)], [&](sim::LinkId l) {
-          if (owner[l] == -1) owner[l] = k;
-          else if (owner[l] != k) shared[l] = 1;
+          if (owner_[l] == -1) owner_[l] = k;
+          else if (owner_[l] != k) owner_[l] = -2;
         });
+    std::vector<std::uint8_t> shared = cross_link_;
+    for (std::size_t l = 0; l < shared.size(); ++l) shared[l] = shared[l] || owner_[l] == -2;
     auto touches = [&](const sim::CommPlan& p) {
       bool t = false;
       each_link(p, [&](sim::LinkId l) { t = t || shared[l]; });
@@ -499,14 +501,6 @@ private:
   void find_mirrored_links() {
     mirror_.assign(bw_.size(), kNone);
     if (!traced_.empty()) return;
-    // Which replica's local traffic crosses each link (−2: several).
-    std::vector<int> owner(bw_.size(), -1);
-    for (const auto& lp : local_)
-      for (int k = 0; k < R_; ++k)
-        each_link(*lp.copy[static_cast<std::size_t>(k)], [&](sim::LinkId l) {
-          if (owner[l] == -1) owner[l] = k;
-          else if (owner[l] != k) owner[l] = -2;
-        });
     // The cross-replica flows on each link, by number, once per crossing: built in flow
     // order, so two links' lists are equal exactly when the same flows cross them as often.
     std::vector<std::vector<std::uint32_t>> cross(bw_.size());
@@ -545,7 +539,7 @@ private:
       for (const sim::LinkId la : touched) {
         const sim::LinkId lb = image[la];
         if (lb == kNone || bad[la] || bad[lb] || pre[lb] != la) continue;
-        if (la != lb && bw_[la] == bw_[lb] && owner[la] == q && owner[lb] == k && cross[la] == cross[lb]) {
+        if (la != lb && bw_[la] == bw_[lb] && owner_[la] == q && owner_[lb] == k && cross[la] == cross[lb]) {
           mirror_[lb] = la;
           out_.link_mirror.emplace_back(la, lb);
         }
@@ -627,6 +621,7 @@ private:
   std::vector<const sim::CommPlan*> cross_plans_;  // the cross-replica plans, once each, as met
   std::set<const sim::CommPlan*> cross_seen_;
   std::vector<sim::LinkId> mirror_;       // per link of a replica that does not run: its runner's twin
+  std::vector<std::int32_t> owner_;       // per link: the one replica whose local traffic crosses it (close_ghosts)
   std::vector<LocalPlan> local_;
   std::map<const sim::CommPlan*, std::size_t> local_index_;
 };
