@@ -1,7 +1,8 @@
 // tests/test_search_estimate.cpp — the search's analytic stage priced from a program at
-// fewer micro-batches and one micro-batch's ops (tools/study/search_estimate.hpp): on
-// every schedule and the switches that add per-micro-batch or once-per-step work, the
-// estimate, the memory peak and the FLOPs equal those of the candidate's own program.
+// fewer micro-batches and one micro-batch's ops, its peak walked over that program's
+// items (tools/study/search_estimate.hpp): on every schedule and the switches that add
+// per-micro-batch or once-per-step work, the estimate, the memory peak and the FLOPs
+// equal those of the candidate's own program, and no second program is built for the peak.
 //
 // Tolerances: the step time sums ~10^4 op durations in another order and grouping
 // (one micro-batch's tally times M − a): rounding of 1e-16 per term stays under ~1e-12
@@ -54,6 +55,7 @@ model:
 struct Compared {
   tools::Estimate extrapolated, full;
   bool extrapolates = false;
+  bool peak_rebuilt = false;  // the small program's items did not tell the peak
 };
 
 Compared compare(const std::string& yaml) {
@@ -71,6 +73,7 @@ Compared compare(const std::string& yaml) {
   c.extrapolated = tools::analyze(sc, times, slow, a, tools::EstimateBuild::extrapolate);
   c.full = tools::analyze(sc, times, slow, b, tools::EstimateBuild::full);
   if (plan && a) CHECK(a->built_at == plan->built_at);
+  c.peak_rebuilt = a && a->peak_built_at;
   if (b) CHECK(b->built_at == sc.layout.microbatches);
   return c;
 }
@@ -81,6 +84,7 @@ void check_same(const std::string& what, const std::string& layout, bool moe = f
   CAPTURE(what);
   const Compared c = compare(scenario_yaml(layout, moe, implementation));
   CHECK(c.extrapolates);
+  CHECK_FALSE(c.peak_rebuilt);
   REQUIRE(c.full.rejected == "");
   CHECK(c.extrapolated.rejected == c.full.rejected);
   CHECK(rel(c.extrapolated.step_s, c.full.step_s) <= 1e-9);
@@ -107,18 +111,19 @@ std::optional<tools::ExtrapolationPlan> plan_for(wl::Schedule schedule, int pp, 
 
 }  // namespace
 
-TEST_CASE("where the estimate builds: valid for the schedule, past its warm-up, fewer than M, a middle micro-batch") {
+TEST_CASE("where the estimate builds: the fewest the schedule takes with a middle micro-batch; the peak past the warm-up") {
   using wl::Schedule;
   using tools::ExtrapolationPlan;
-  // 1F1B: from max(3, p); the micro-batch that stands for the others is neither the first nor the last.
-  CHECK(plan_for(Schedule::one_f_one_b, 4, 64) == ExtrapolationPlan{4, 2});
-  CHECK(plan_for(Schedule::one_f_one_b, 1, 64) == ExtrapolationPlan{3, 1});
-  CHECK_FALSE(plan_for(Schedule::one_f_one_b, 4, 4).has_value());  // no saving
-  CHECK(plan_for(Schedule::one_f_one_b, 4, 5).has_value());
-  // Interleaved (a multiple of p from 2p) and the zero-bubble replays.
-  CHECK(plan_for(Schedule::interleaved_1f1b, 8, 64) == ExtrapolationPlan{16, 8});
-  CHECK(plan_for(Schedule::zb_2p, 4, 64) == ExtrapolationPlan{8, 4});
-  CHECK_FALSE(plan_for(Schedule::interleaved_1f1b, 8, 16).has_value());
+  // 1F1B: 3 micro-batches (a first, a middle, a last), the peak at M up to max(3, p).
+  CHECK(plan_for(Schedule::one_f_one_b, 4, 64) == ExtrapolationPlan{3, 1, 4});
+  CHECK(plan_for(Schedule::one_f_one_b, 1, 64) == ExtrapolationPlan{3, 1, 3});
+  CHECK(plan_for(Schedule::one_f_one_b, 8, 5) == ExtrapolationPlan{3, 1, 5});
+  CHECK_FALSE(plan_for(Schedule::one_f_one_b, 4, 3).has_value());  // no saving
+  // Interleaved: a multiple of p of at least 3, the peak from 2p; the zero-bubble replays.
+  CHECK(plan_for(Schedule::interleaved_1f1b, 8, 64) == ExtrapolationPlan{8, 4, 16});
+  CHECK(plan_for(Schedule::interleaved_1f1b, 2, 64) == ExtrapolationPlan{4, 2, 4});
+  CHECK(plan_for(Schedule::zb_2p, 4, 64) == ExtrapolationPlan{3, 1, 8});
+  CHECK_FALSE(plan_for(Schedule::interleaved_1f1b, 8, 8).has_value());
   // Never: GPipe (its peak grows with M), DualPipe (a micro-batch's ops on a stage are
   // one direction's), ZeRO-2/3 over several ranks (unlabelled per-micro-batch traffic).
   CHECK_FALSE(plan_for(Schedule::gpipe, 4, 64).has_value());
@@ -126,6 +131,13 @@ TEST_CASE("where the estimate builds: valid for the schedule, past its warm-up, 
   CHECK_FALSE(plan_for(Schedule::one_f_one_b, 1, 64, 2).has_value());
   CHECK_FALSE(plan_for(Schedule::one_f_one_b, 1, 64, 3).has_value());
   CHECK(plan_for(Schedule::one_f_one_b, 1, 64, 3, 1).has_value());  // ZeRO-3 over one rank shards nothing
+  // Activation offload's reloads hold memory across items: built past the warm-up.
+  wl::Scenario offload;
+  offload.layout.pp = 4;
+  offload.layout.dp = 8;
+  offload.layout.microbatches = 64;
+  offload.layout.offload.activations = true;
+  CHECK(tools::extrapolation_plan(offload) == ExtrapolationPlan{4, 2, 4});
 }
 
 TEST_CASE("every schedule: the estimate from two smaller programs equals the candidate's own program's") {
@@ -169,10 +181,13 @@ TEST_CASE("the switches that add work per micro-batch or once per step keep the 
   check_same("deepspeed preset, ZeRO-1", common + "  zero: 1", false, "preset: deepspeed");
 }
 
-TEST_CASE("few micro-batches: the candidate's own program, and the same estimate either way") {
-  // 1f1b at p 4 with 4 micro-batches: the plan would build 4, so the estimate builds M itself.
-  const Compared c = compare(scenario_yaml("  tp: 2\n  pp: 4\n  microbatch_size: 8\n  global_batch: 128\n  schedule: 1f1b", false));
+TEST_CASE("few micro-batches: the candidate's own program, or the walk at M itself") {
+  // 1f1b with 3 micro-batches: the plan would build 3, so the estimate builds M itself.
+  const Compared c = compare(scenario_yaml("  tp: 2\n  pp: 4\n  microbatch_size: 8\n  global_batch: 96\n  schedule: 1f1b", false));
   CHECK_FALSE(c.extrapolates);
   CHECK(c.extrapolated.step_s == c.full.step_s);
   CHECK(c.extrapolated.peak_bytes == c.full.peak_bytes);
+  // 4 micro-batches over 4 stages, inside the warm-up: built at 3, the peak walked at 4.
+  check_same("1f1b, M = p", "  tp: 2\n  pp: 4\n  microbatch_size: 8\n  global_batch: 128\n  schedule: 1f1b");
+  check_same("zb-h1, M = p + 1", "  tp: 2\n  pp: 4\n  microbatch_size: 8\n  global_batch: 160\n  schedule: zb-h1");
 }

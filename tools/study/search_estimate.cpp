@@ -9,6 +9,7 @@
 #include "workloads/analysis/interference.hpp"
 #include "workloads/build/program_totals.hpp"
 #include "workloads/build/rank_groups.hpp"
+#include "workloads/build/schedule_peak.hpp"
 #include "workloads/build/stage_layers.hpp"
 #include "workloads/build/stage_memory.hpp"
 #include "workloads/cost/pass_costs.hpp"
@@ -161,12 +162,13 @@ double combine_step(const std::vector<StageSums>& stages, double bubble, const C
   return busiest / std::max(1e-9, 1.0 - bubble) + exposed;
 }
 
-/// The memory peak per device of a built program: its stages' static state and activation peak.
-double peak_bytes_of(const wl::BuiltProgram& bp, const wl::ProgramTotals& totals) {
+/// The memory peak per device: the built program's stages' static state (which does not
+/// depend on the micro-batch count) and each stage's activation peak.
+double peak_bytes_of(const wl::BuiltProgram& bp, const std::vector<double>& activation_peaks) {
   double peak = 0;
   for (std::size_t st = 0; st < bp.static_memory.size(); ++st) {
     const auto& m = bp.static_memory[st];
-    peak = std::max(peak, m.weights + m.gradients + m.master + m.optimizer + m.buffers + totals.activation_peak_bytes[st]);
+    peak = std::max(peak, m.weights + m.gradients + m.master + m.optimizer + m.buffers + activation_peaks[st]);
   }
   return peak;
 }
@@ -211,34 +213,41 @@ std::size_t CollectiveTimes::KeyHash::operator()(const Key& k) const {
 
 std::optional<ExtrapolationPlan> extrapolation_plan(const wl::Scenario& sc) {
   const wl::LayoutSpec& L = sc.layout;
-  const int p = std::max(1, L.pp);
+  const int p = std::max(1, L.pp), M = L.microbatches;
   // Gradient reductions after every micro-batch (ZeRO-2/3 without a full gradient
   // buffer) and ZeRO-3's gathers before every pass are labelled with no micro-batch:
   // one micro-batch's labelled ops would miss them.
   const bool unlabelled_per_microbatch = (L.zero >= 2 && L.dp * L.cp > 1 && !L.accumulate_unsharded) ||
                                          (L.zero >= 3 && wl::zero_shard_ranks(L) > 1);
   if (unlabelled_per_microbatch) return std::nullopt;
-  int at = 0;
+  // The tally needs a first, a middle and a last micro-batch (the first accumulates no
+  // gradient, the last reduces the step's): 3, or the fewest the schedule takes.
+  int fewest = 3;
+  // Past the warm-up the peak stays where it is: `steady` micro-batches.
+  int steady = 0;
   switch (L.schedule) {
     // GPipe holds every micro-batch's activations: its peak grows with M. DualPipe
     // feeds micro-batches from both ends: a micro-batch's ops on a stage are one
     // direction's, not the average of the two.
     case wl::Schedule::gpipe:
     case wl::Schedule::dualpipe: return std::nullopt;
-    // 1F1B holds at most p − s micro-batches from m ≥ p on. At least 3, so that the
-    // middle micro-batch is neither the first (first-use gathers, no accumulation
-    // add) nor the last (the step's gradient reduction).
-    case wl::Schedule::one_f_one_b: at = std::max(3, p); break;
+    // 1F1B holds at most p − s micro-batches from m ≥ p on.
+    case wl::Schedule::one_f_one_b: steady = std::max(3, p); break;
     // Interleaved: a multiple of p past the warm-up min(m·v, 2(p−s−1) + (v−1)·p),
     // which m ≥ 2p is for every v ≥ 1 (m = p is a case of its own: all forwards first).
-    // The zero-bubble replays hold at most p (zb-h1, zb-v) or 2p (zb-2p) micro-batches.
     case wl::Schedule::interleaved_1f1b:
+      fewest = p * ((3 + p - 1) / p);
+      steady = std::max(3, 2 * p);
+      break;
+    // The zero-bubble replays hold at most p (zb-h1, zb-v) or 2p (zb-2p) micro-batches.
     case wl::Schedule::zb_h1:
     case wl::Schedule::zb_2p:
-    case wl::Schedule::zb_v: at = std::max(3, 2 * p); break;
+    case wl::Schedule::zb_v: steady = std::max(3, 2 * p); break;
   }
-  if (L.microbatches <= at) return std::nullopt;
-  return ExtrapolationPlan{at, at / 2};
+  // Activation offload's reloads hold memory across items: its peak is a program's own.
+  if (L.offload.activations) fewest = steady;
+  if (M <= fewest) return std::nullopt;
+  return ExtrapolationPlan{fewest, fewest / 2, std::min(M, steady)};
 }
 
 std::string invalid_layout(const wl::Scenario& sc) {
@@ -266,12 +275,22 @@ Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSl
   if (how == EstimateBuild::extrapolate)
     if (const auto fewer = extrapolation_plan(sc)) plan = *fewer;
   EstimatePrograms& ps = programs.emplace();
+  std::vector<double> activation_peaks;
   if (plan.built_at < M) {
     wl::Scenario fewer = sc;
     fewer.layout.microbatches = plan.built_at;
     ps.built = wl::build_program(fewer);
     ps.built_at = plan.built_at;
     ps.one_microbatch = tally_stages(ps.built.program, plan.microbatch);
+    if (plan.peak_at > plan.built_at) {
+      if (const auto items = wl::ItemMemory::read(ps.built.program, fewer.layout)) {
+        activation_peaks = items->peaks(plan.peak_at, plan.microbatch);
+      } else {
+        fewer.layout.microbatches = plan.peak_at;
+        activation_peaks = wl::program_totals(wl::build_program(fewer).program).activation_peak_bytes;
+        ps.peak_built_at = true;
+      }
+    }
   } else {
     ps.built = wl::build_program(sc);
     ps.built_at = M;
@@ -280,7 +299,7 @@ Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSl
   const wl::ProgramTotals totals = wl::program_totals(ps.built.program);
   // Past the warm-up the activation peak is the same at M; the model FLOPs are all in
   // the micro-batches' passes.
-  e.peak_bytes = peak_bytes_of(ps.built, totals);
+  e.peak_bytes = peak_bytes_of(ps.built, activation_peaks.empty() ? totals.activation_peak_bytes : activation_peaks);
   e.model_flops = totals.model_flops * (static_cast<double>(M) / ps.built_at);
   e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, M, std::max(1, sc.layout.virtual_stages));
   e.tokens = static_cast<double>(M) * sc.layout.microbatch_size * sc.layout.dp * static_cast<double>(sc.model.seq_len);

@@ -4,14 +4,15 @@
 // The estimate reads a built program's op templates, tallied per stage (compute
 // seconds, each distinct collective with its call count). Every micro-batch runs the
 // same passes and collectives; what happens once per step (the first forward's gathers,
-// the last backward's gradient buckets, the optimizer) does not grow with M; and past the
-// schedule's warm-up the activation peak stays where it is (1F1B and its kin hold at most
-// a fixed number of micro-batches). So a candidate with many micro-batches is priced from
-// a program built at fewer, past the warm-up: its tally, plus one steady-state
-// micro-batch's ops (the ops labelled with it) for each micro-batch it lacks. The same
-// estimate, to rounding (a test holds every schedule and the switches that add work per
-// micro-batch or per step to it), for a fraction of the building. Internal to ls_study;
-// the tests include it.
+// the last backward's gradient buckets, the optimizer) does not grow with M. So a
+// candidate with many micro-batches is priced from a program built at a few (a first, a
+// middle and a last): its tally, plus the middle micro-batch's ops (the ops labelled
+// with it) for each micro-batch it lacks. Its memory peak is the schedule's walk at M,
+// or past the warm-up (where 1F1B and its kin hold a fixed number of micro-batches and
+// the peak stays where it is), over the small program's per-item memory
+// (workloads/build/schedule_peak.hpp). The same estimate and peak, to rounding (a test
+// holds every schedule and the switches that add work per micro-batch or per step to
+// it), for a fraction of the building. Internal to ls_study; the tests include it.
 #pragma once
 
 #include <cstddef>
@@ -96,12 +97,15 @@ struct StageTally {
 
 /// The program an estimate reads: the candidate's, or one at fewer micro-batches
 /// (built_at) whose tally grows by one micro-batch's for each micro-batch it lacks; its
-/// ops tallied per stage (what the estimate prices, placement aside).
+/// ops tallied per stage (what the estimate prices, placement aside). `peak_built_at`:
+/// whether the peak needed another program (one at the plan's peak_at), the items of
+/// the small one not telling it (ItemMemory::read).
 struct EstimatePrograms {
   wl::BuiltProgram built;
   int built_at = 0;
   std::vector<StageTally> all;             // every op of each stage
   std::vector<StageTally> one_microbatch;  // built_at < M: the ops of one micro-batch of the steady state
+  bool peak_built_at = false;
 };
 
 /// How analyze() may build: `extrapolate` lets it price a candidate with many
@@ -109,12 +113,16 @@ struct EstimatePrograms {
 /// candidate's own program (the tests compare the two).
 enum class EstimateBuild { extrapolate, full };
 
-/// Where analyze() builds instead of M: `built_at` micro-batches, valid for the schedule
-/// and past its warm-up, and the micro-batch of that program whose ops stand for each
-/// micro-batch more (neither the first nor the last).
+/// Where analyze() builds instead of M: `built_at` micro-batches (the fewest the schedule
+/// takes with a first, a middle and a last), the micro-batch of that program whose ops
+/// stand for each micro-batch more (neither the first nor the last), and the micro-batch
+/// count whose walk gives the peak: M, or fewer past the schedule's warm-up. peak_at ==
+/// built_at: the built program's own peak (activation offload, whose reloads hold memory
+/// across items).
 struct ExtrapolationPlan {
   int built_at = 0;
   int microbatch = 0;
+  int peak_at = 0;
   bool operator==(const ExtrapolationPlan&) const = default;
 };
 
