@@ -167,3 +167,89 @@ TEST_CASE("compute_breakdown: per stage, exactly the stage's compute op time") {
     CHECK(bp.compute_breakdown[0].logits == ls::sim::Time::zero());
   }
 }
+
+namespace {
+
+bool same_cost(const PassCost& a, const PassCost& b) {
+  const ComputeBreakdown &x = a.breakdown, &y = b.breakdown;
+  return a.time == b.time && a.hardware_flops == b.hardware_flops && a.model_flops == b.model_flops && x.gemm == y.gemm &&
+         x.attention == y.attention && x.elementwise == y.elementwise && x.logits == y.logits && x.optimizer == y.optimizer &&
+         x.launch == y.launch;
+}
+
+/// Every pass of two pass-cost models, and the optimizer on a million parameters.
+bool same_costs(const KernelPassCosts& a, const KernelPassCosts& b) {
+  for (Pass p : {Pass::forward, Pass::backward, Pass::backward_input, Pass::backward_weight, Pass::recompute})
+    for (const auto& [x, y] : {std::pair{a.layer(LayerKind::dense, p), b.layer(LayerKind::dense, p)},
+                               std::pair{a.layer(LayerKind::moe, p), b.layer(LayerKind::moe, p)},
+                               std::pair{a.experts(p), b.experts(p)}, std::pair{a.embedding(p), b.embedding(p)},
+                               std::pair{a.head(p), b.head(p)}, std::pair{a.mtp_entry(p), b.mtp_entry(p)}})
+      if (!same_cost(x, y)) return false;
+  return same_cost(a.optimizer(1e6), b.optimizer(1e6));
+}
+
+}  // namespace
+
+TEST_CASE("pass costs read only the layout fields PassCostsLayout keeps") {
+  // An MoE model with one dense layer first, LoRA adapters (whose local widths read tp),
+  // and a layout that sets every key field away from its default.
+  Scenario base = one_gpu(ls::test::small_moe_model());
+  base.model.dense_layers = 1;
+  base.model.layers = 4;
+  base.training.method = TrainingMethod::lora;
+  base.training.lora.rank = 8;
+  base.cluster.gpus_per_node = 8;
+  LayoutSpec& L = base.layout;
+  L.tp = 2;
+  L.ep = 2;
+  L.expert_tp = 1;
+  L.cp = 2;
+  L.microbatch_size = 2;
+  L.sequence_parallel = true;
+  L.recompute = Recompute::selective;
+  const KernelPassCosts reference(base);
+  // Every other layout field moved: the same costs, and the same key.
+  const std::vector<std::pair<const char*, void (*)(LayoutSpec&)>> others = {
+      {"dp", [](LayoutSpec& l) { l.dp = 4; }},
+      {"pp", [](LayoutSpec& l) { l.pp = 2; }},
+      {"cp_kind", [](LayoutSpec& l) { l.cp_kind = CpKind::all_gather; }},
+      {"zero", [](LayoutSpec& l) { l.zero = 3; }},
+      {"recompute_layers", [](LayoutSpec& l) { l.recompute_layers.every = 2; }},
+      {"microbatches", [](LayoutSpec& l) { l.microbatches = 7; }},
+      {"global_batch", [](LayoutSpec& l) { l.global_batch = 56; }},
+      {"schedule", [](LayoutSpec& l) { l.schedule = Schedule::interleaved_1f1b; }},
+      {"virtual_stages", [](LayoutSpec& l) { l.virtual_stages = 2; }},
+      {"stage_layers", [](LayoutSpec& l) { l.stage_layers_mode = StageLayersMode::explicit_list; l.stage_layers = {1, 3}; }},
+      {"placement", [](LayoutSpec& l) { l.placement = {"dp", "tp", "pp"}; }},
+      {"dp_bucket_bytes", [](LayoutSpec& l) { l.dp_bucket_bytes = 1e6; }},
+      {"accumulate_unsharded", [](LayoutSpec& l) { l.accumulate_unsharded = true; }},
+      {"shard_group", [](LayoutSpec& l) { l.shard_group = 2; }},
+      {"shard_over_cp", [](LayoutSpec& l) { l.shard_over_cp = false; }},
+      {"offload", [](LayoutSpec& l) { l.offload = {true, true}; }},
+  };
+  for (const auto& [name, move] : others) {
+    CAPTURE(name);
+    Scenario s = base;
+    move(s.layout);
+    CHECK(PassCostsLayout(s.layout) == PassCostsLayout(L));
+    CHECK(same_costs(KernelPassCosts(s), reference));
+  }
+  // Each key field moved: another key, and other costs.
+  const std::vector<std::pair<const char*, void (*)(LayoutSpec&)>> keys = {
+      {"microbatch_size", [](LayoutSpec& l) { l.microbatch_size = 1; }},
+      {"tp", [](LayoutSpec& l) { l.tp = 4; }},
+      {"ep", [](LayoutSpec& l) { l.ep = 4; }},
+      {"expert_tp", [](LayoutSpec& l) { l.expert_tp = 2; }},
+      {"cp", [](LayoutSpec& l) { l.cp = 1; }},
+      {"sequence_parallel", [](LayoutSpec& l) { l.sequence_parallel = false; }},
+      {"recompute", [](LayoutSpec& l) { l.recompute = Recompute::full; }},
+      {"embedding_free", [](LayoutSpec& l) { l.embedding_free = true; }},
+  };
+  for (const auto& [name, move] : keys) {
+    CAPTURE(name);
+    Scenario s = base;
+    move(s.layout);
+    CHECK_FALSE(PassCostsLayout(s.layout) == PassCostsLayout(L));
+    CHECK_FALSE(same_costs(KernelPassCosts(s), reference));
+  }
+}

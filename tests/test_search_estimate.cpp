@@ -62,7 +62,7 @@ Compared compare(const std::string& yaml) {
   const wl::ResolvedScenario rs = tools::load_scenario_string(yaml, "extrapolation.yaml");
   const wl::Scenario& sc = rs.scenario();
   const topo::Cluster cluster = topo::Cluster::build(wl::effective_cluster(sc));
-  tools::CollectiveTimes times(cluster, sc.cluster.ideal_network);
+  tools::EstimateCaches caches(cluster, sc.cluster.ideal_network);
   tools::ComputeSlowdowns slow;
   slow.rho = wl::overlap_slowdown(wl::compute_profile_of(sc.gpu));
   slow.noise = wl::scale_noise_factor(sc.implementation.compute_variability, 32);
@@ -70,8 +70,8 @@ Compared compare(const std::string& yaml) {
   const auto plan = tools::extrapolation_plan(sc);
   c.extrapolates = plan.has_value();
   std::optional<tools::EstimatePrograms> a, b;
-  c.extrapolated = tools::analyze(sc, times, slow, a, tools::EstimateBuild::extrapolate);
-  c.full = tools::analyze(sc, times, slow, b, tools::EstimateBuild::full);
+  c.extrapolated = tools::analyze(sc, caches, slow, a, tools::EstimateBuild::extrapolate);
+  c.full = tools::analyze(sc, caches, slow, b, tools::EstimateBuild::full);
   if (plan && a) CHECK(a->built_at == plan->built_at);
   c.peak_rebuilt = a && a->peak_built_at;
   if (b) CHECK(b->built_at == sc.layout.microbatches);

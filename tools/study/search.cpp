@@ -153,11 +153,11 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
   // One cluster and one collective-time cache per thread: a Cluster's route cache is not
   // thread-safe (cluster.hpp).
   std::vector<std::optional<topo::Cluster>> clusters(static_cast<std::size_t>(rep.threads));
-  std::vector<std::optional<CollectiveTimes>> times(static_cast<std::size_t>(rep.threads));
-  auto times_of = [&](std::size_t worker) -> CollectiveTimes& {
+  std::vector<std::optional<EstimateCaches>> caches(static_cast<std::size_t>(rep.threads));
+  auto caches_of = [&](std::size_t worker) -> EstimateCaches& {
     if (!clusters[worker]) clusters[worker].emplace(topo::Cluster::build(wl::effective_cluster(base)));
-    if (!times[worker]) times[worker].emplace(*clusters[worker], base.cluster.ideal_network);
-    return *times[worker];
+    if (!caches[worker]) caches[worker].emplace(*clusters[worker], base.cluster.ideal_network);
+    return *caches[worker];
   };
   std::vector<std::size_t> todo;
   for (std::size_t i = first; i < mine.size(); ++i)
@@ -179,17 +179,17 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
       [&](std::size_t r, std::size_t worker) {
         const std::size_t b = run_begin[r], n = run_begin[r + 1] - b;
         try {
-          CollectiveTimes& ct = times_of(worker);
+          EstimateCaches& ec = caches_of(worker);
           std::vector<wl::Scenario> run;
           run.reserve(n);
           for (std::size_t k = b; k < b + n; ++k) run.push_back(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout));
-          analyze_run(run, ct, slow, &est[b]);
+          analyze_run(run, ec, slow, &est[b]);
         } catch (const std::exception&) {
           // One at a time, so that only the candidate that throws is the error.
           for (std::size_t k = b; k < b + n; ++k) {
             try {
               std::optional<EstimatePrograms> programs;
-              est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), times_of(worker), slow, programs);
+              est[k] = analyze(candidate_scenario(base, rep.global_batch, mine[todo[k]].layout), caches_of(worker), slow, programs);
             } catch (const std::exception&) {
               est[k] = Estimate{"analytic-error"};
             }

@@ -205,6 +205,13 @@ double CollectiveTimes::seconds(std::vector<std::int32_t> devices, sim::CollOp c
   return s;
 }
 
+const wl::KernelPassCosts& PassCostsMemo::costs(const wl::Scenario& candidate) {
+  const wl::PassCostsLayout key(candidate.layout);
+  auto it = kept_.find(key);
+  if (it == kept_.end()) it = kept_.emplace(key, std::make_unique<const wl::KernelPassCosts>(candidate)).first;
+  return *it->second;
+}
+
 std::size_t CollectiveTimes::KeyHash::operator()(const Key& k) const {
   std::uint64_t bits = 0;
   std::memcpy(&bits, &k.bytes, sizeof bits);
@@ -259,13 +266,16 @@ std::string invalid_layout(const wl::Scenario& sc) {
   return "invalid-" + (key.empty() ? std::string("layout") : key);
 }
 
-Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSlowdowns& slow,
+Estimate analyze(const wl::Scenario& sc, EstimateCaches& caches, const ComputeSlowdowns& slow,
                  std::optional<EstimatePrograms>& programs, EstimateBuild how) {
   Estimate e;
   e.rejected = invalid_layout(sc);
   if (!e.rejected.empty()) return e;
+  // What the program is priced and split with, made once for the bound and the builds
+  // (none of it depends on the micro-batch count the program is built at).
+  const wl::ProgramInputs inputs(sc, caches.costs.costs(sc));
   // Most candidates that do not fit are caught here, without building the program.
-  e.peak_bytes = memory_lower_bound(sc);
+  e.peak_bytes = memory_lower_bound(sc, inputs);
   if (!fits_with_margin(sc, e.peak_bytes)) {
     e.rejected = "memory";
     return e;
@@ -279,7 +289,7 @@ Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSl
   if (plan.built_at < M) {
     wl::Scenario fewer = sc;
     fewer.layout.microbatches = plan.built_at;
-    ps.built = wl::build_program(fewer);
+    ps.built = wl::build_program(fewer, inputs);
     ps.built_at = plan.built_at;
     ps.one_microbatch = tally_stages(ps.built.program, plan.microbatch);
     if (plan.peak_at > plan.built_at) {
@@ -287,12 +297,12 @@ Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSl
         activation_peaks = items->peaks(plan.peak_at, plan.microbatch);
       } else {
         fewer.layout.microbatches = plan.peak_at;
-        activation_peaks = wl::program_totals(wl::build_program(fewer).program).activation_peak_bytes;
+        activation_peaks = wl::program_totals(wl::build_program(fewer, inputs).program).activation_peak_bytes;
         ps.peak_built_at = true;
       }
     }
   } else {
-    ps.built = wl::build_program(sc);
+    ps.built = wl::build_program(sc, inputs);
     ps.built_at = M;
   }
   ps.all = tally_stages(ps.built.program);
@@ -307,7 +317,7 @@ Estimate analyze(const wl::Scenario& sc, CollectiveTimes& times, const ComputeSl
     e.rejected = "memory";
     return e;
   }
-  e.step_s = step_of(ps, times, M, e.bubble, slow);
+  e.step_s = step_of(ps, caches.times, M, e.bubble, slow);
   return e;
 }
 
@@ -317,13 +327,13 @@ bool same_but_placement(const SearchLayout& a, const SearchLayout& b) {
   return x == b;
 }
 
-void analyze_run(const std::vector<wl::Scenario>& run, CollectiveTimes& times, const ComputeSlowdowns& slow, Estimate* out) {
+void analyze_run(const std::vector<wl::Scenario>& run, EstimateCaches& caches, const ComputeSlowdowns& slow, Estimate* out) {
   std::optional<EstimatePrograms> programs;
   std::optional<Estimate> shared;  // the first analysed member's verdict, kept or "memory"
   for (std::size_t i = 0; i < run.size(); ++i) {
     const wl::Scenario& sc = run[i];
     if (!shared) {
-      out[i] = analyze(sc, times, slow, programs);
+      out[i] = analyze(sc, caches, slow, programs);
       if (out[i].rejected.empty() || out[i].rejected == "memory") shared = out[i];
       continue;
     }
@@ -333,22 +343,21 @@ void analyze_run(const std::vector<wl::Scenario>& run, CollectiveTimes& times, c
     if (!shared->rejected.empty()) continue;
     wl::BuiltProgram& bp = programs->built;
     wl::assign_ranks_and_groups(sc, sc.model.moe.experts > 0 ? &bp.routing : nullptr, bp.program);
-    out[i].step_s = step_of(*programs, times, sc.layout.microbatches, shared->bubble, slow);
+    out[i].step_s = step_of(*programs, caches.times, sc.layout.microbatches, shared->bubble, slow);
   }
 }
 
-double memory_lower_bound(const wl::Scenario& sc) {
-  const wl::StageLayers layers = wl::stage_layers(sc);
-  const wl::DeviceParams params(sc);
-  const wl::PassBytes bytes = wl::pass_bytes(sc);
+double memory_lower_bound(const wl::Scenario& sc) { return memory_lower_bound(sc, wl::ProgramInputs(sc)); }
+
+double memory_lower_bound(const wl::Scenario& sc, const wl::ProgramInputs& in) {
   double bound = 0;
   for (int st = 0; st < sc.layout.pp; ++st) {
-    const auto& chunks = layers.chunks[static_cast<std::size_t>(st)];
-    const wl::MemoryTerms m = wl::static_memory(sc, params, chunks, st, wl::stage_params(sc, params, chunks, st));
+    const auto& chunks = in.layers.chunks[static_cast<std::size_t>(st)];
+    const wl::MemoryTerms m = wl::static_memory(sc, in.params, chunks, st, wl::stage_params(sc, in.params, chunks, st));
     const double held = m.weights + m.gradients + m.master + m.optimizer + m.buffers;
     // Activation offload keeps only a few layers of a micro-batch on the GPU: the
     // static state alone is the bound then.
-    const double act = sc.layout.offload.activations ? 0.0 : wl::activation_bytes_per_microbatch(sc, bytes, chunks, st);
+    const double act = sc.layout.offload.activations ? 0.0 : wl::activation_bytes_per_microbatch(sc, in.bytes, chunks, st);
     bound = std::max(bound, held + act);
   }
   return bound;

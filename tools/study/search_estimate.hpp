@@ -17,6 +17,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -26,6 +28,7 @@
 #include "tools/study/search.hpp"
 #include "topology/cluster.hpp"
 #include "workloads/build/program_builder.hpp"
+#include "workloads/cost/pass_costs.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::tools {
@@ -73,6 +76,27 @@ class CollectiveTimes {
   const topo::Cluster& cluster_;
   bool ideal_;
   std::unordered_map<Key, double, KeyHash> times_;
+};
+
+/// Pass costs by the layout fields they read (wl::PassCostsLayout), kept by one worker
+/// across the candidates of one search: they share all but their layouts, and many
+/// layouts share a micro-batch size, tp, cp, sequence parallelism and recompute, whose
+/// kernels cost more to price than to look up. Pure values: the memo changes no estimate.
+class PassCostsMemo {
+ public:
+  /// The candidate's pass costs; `candidate` differs from every other scenario asked
+  /// of this memo at most in its layout.
+  const wl::KernelPassCosts& costs(const wl::Scenario& candidate);
+
+ private:
+  std::map<wl::PassCostsLayout, std::unique_ptr<const wl::KernelPassCosts>> kept_;
+};
+
+/// What one worker of the analytic stage keeps across the candidates it estimates.
+struct EstimateCaches {
+  EstimateCaches(const topo::Cluster& cluster, bool ideal_network) : times(cluster, ideal_network) {}
+  CollectiveTimes times;
+  PassCostsMemo costs;
 };
 
 /// One stage's ops boiled down to what the estimate prices: compute seconds, and each
@@ -132,6 +156,9 @@ struct ExtrapolationPlan {
 /// micro-batch label (ZeRO-2/3 reductions and ZeRO-3 gathers).
 std::optional<ExtrapolationPlan> extrapolation_plan(const wl::Scenario& candidate);
 
+/// memory_lower_bound (search.hpp) from inputs made for the candidate.
+double memory_lower_bound(const wl::Scenario& candidate, const wl::ProgramInputs& inputs);
+
 /// The layout rules' verdict: "" when the candidate is valid, else "invalid-<key>".
 std::string invalid_layout(const wl::Scenario& sc);
 
@@ -146,7 +173,7 @@ std::string invalid_layout(const wl::Scenario& sc);
 /// simulation stage resolves its candidates in full. `programs` receives the program
 /// built and its tallies (kept, or rejected for its built memory peak), for the
 /// candidates that differ from it only in placement.
-Estimate analyze(const wl::Scenario& candidate, CollectiveTimes& times, const ComputeSlowdowns& slow,
+Estimate analyze(const wl::Scenario& candidate, EstimateCaches& caches, const ComputeSlowdowns& slow,
                  std::optional<EstimatePrograms>& programs, EstimateBuild how = EstimateBuild::extrapolate);
 
 /// Whether two candidates build the same stage programs: equal but for the placement,
@@ -158,6 +185,6 @@ bool same_but_placement(const SearchLayout& a, const SearchLayout& b);
 /// memory, its peak, bubble and FLOPs, and its stage programs with their own ranks and
 /// groups, on which their step is estimated. The same estimates, to the bit, as one
 /// analyze() each (test_search), for one program build per run instead of per candidate.
-void analyze_run(const std::vector<wl::Scenario>& run, CollectiveTimes& times, const ComputeSlowdowns& slow, Estimate* out);
+void analyze_run(const std::vector<wl::Scenario>& run, EstimateCaches& caches, const ComputeSlowdowns& slow, Estimate* out);
 
 }  // namespace ls::tools

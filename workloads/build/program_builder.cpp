@@ -18,14 +18,22 @@
 
 namespace ls::wl {
 
-BuiltProgram build_program(const Scenario& sc) {
+ProgramInputs::ProgramInputs(const Scenario& s)
+    : own_costs_(std::in_place, s), costs(*own_costs_), bytes(pass_bytes(s)), params(s), layers(stage_layers(s, &costs)) {}
+
+ProgramInputs::ProgramInputs(const Scenario& s, const KernelPassCosts& shared_costs)
+    : costs(shared_costs), bytes(pass_bytes(s)), params(s), layers(stage_layers(s, &costs)) {}
+
+BuiltProgram build_program(const Scenario& sc) { return build_program(sc, ProgramInputs(sc)); }
+
+BuiltProgram build_program(const Scenario& sc, const ProgramInputs& in) {
   const auto& m = sc.model;
   const auto& L = sc.layout;
   const int p = L.pp, v = std::max(1, L.virtual_stages), M = L.microbatches;
   BuiltProgram out;
   auto& prog = out.program;
 
-  const StageLayers layers = stage_layers(sc);
+  const StageLayers& layers = in.layers;
   out.stage_layers = layers.per_stage;
 
   std::optional<Routing> routing;
@@ -45,10 +53,8 @@ BuiltProgram build_program(const Scenario& sc) {
   }
   assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
 
-  const KernelPassCosts costs(sc);
-  const PassBytes bytes = pass_bytes(sc);
-  const DeviceParams params(sc);
-  const EmitterInputs inputs{&sc, &costs, &bytes, &params};
+  const DeviceParams& params = in.params;
+  const EmitterInputs inputs{&sc, &in.costs, &in.bytes, &params};
   const auto sched = build_schedule(L.schedule, p, M, v);
 
   out.static_memory.resize(static_cast<std::size_t>(p));
@@ -62,7 +68,7 @@ BuiltProgram build_program(const Scenario& sc) {
     const StageParams sp = stage_params(sc, params, chunks, st);
     const MemoryTerms mt = static_memory(sc, params, chunks, st, sp);
     out.static_memory[static_cast<std::size_t>(st)] = mt;
-    out.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] = activation_bytes_per_microbatch(sc, bytes, chunks, st);
+    out.activation_bytes_per_microbatch[static_cast<std::size_t>(st)] = activation_bytes_per_microbatch(sc, in.bytes, chunks, st);
     emitters.emplace_back(inputs, chunks, st);
     if (st > 0) emitters.back().reserve_like(emitters[static_cast<std::size_t>(st) - 1]);
     emitters.back().emit(sched[static_cast<std::size_t>(st)], sp, mt);

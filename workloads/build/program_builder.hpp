@@ -8,11 +8,14 @@
 // Cost: O(pp · v · m · layers_per_chunk) ops; O(devices) rank and group tables.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "sim/program.hpp"
 #include "workloads/model/layout.hpp"
 #include "workloads/cost/kernels.hpp"
+#include "workloads/cost/pass_costs.hpp"
+#include "workloads/build/stage_memory.hpp"
 #include "workloads/model/moe.hpp"
 #include "workloads/build/result.hpp"
 #include "workloads/spec/scenario_spec.hpp"
@@ -34,7 +37,32 @@ struct BuiltProgram {
   Routing routing;                                      // MoE models: expert loads and drops
 };
 
+/// What a program is priced and split with: the pass costs, the bytes each pass moves,
+/// the parameters per device and the layers per stage. None depends on the micro-batch
+/// count. Made once where one scenario is bounded and built (the search's analytic
+/// stage), with pass costs of its own or shared ones priced for the same
+/// PassCostsLayout; it points into `s` and `costs`, which must outlive it.
+class ProgramInputs {
+ public:
+  explicit ProgramInputs(const Scenario& s);
+  ProgramInputs(const Scenario& s, const KernelPassCosts& shared_costs);
+  ProgramInputs(const ProgramInputs&) = delete;
+  ProgramInputs& operator=(const ProgramInputs&) = delete;
+
+ private:
+  std::optional<KernelPassCosts> own_costs_;  // before `costs`, which may refer to it
+
+ public:
+  const KernelPassCosts& costs;
+  PassBytes bytes;
+  DeviceParams params;
+  StageLayers layers;
+};
+
 /// Precondition: `s` is resolved (resolve() validated it); nothing here re-validates.
 BuiltProgram build_program(const Scenario& s);
+/// The same from inputs made for `s` or for a scenario that differs from it only in
+/// its micro-batch count.
+BuiltProgram build_program(const Scenario& s, const ProgramInputs& inputs);
 
 }  // namespace ls::wl

@@ -92,7 +92,13 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     for (int st = 0; st < p; ++st)
       prog.pp_peer[static_cast<std::size_t>(r) * static_cast<std::size_t>(p) + static_cast<std::size_t>(st)] = stage0 + st * pp_stride;
   }
-  // Members in axis-coordinate order (ring order follows the placement's neighbours).
+  // Members in axis-coordinate order (ring order follows the placement's neighbours),
+  // each group's list sized once: the search fills thousands of small ones per candidate.
+  std::vector<std::uint32_t> members(prog.groups.size(), 0);
+  for (const auto& ri : prog.ranks)
+    for (int ax = 0; ax < kAxisCount; ++ax)
+      if (ri.group[static_cast<std::size_t>(ax)] >= 0) ++members[static_cast<std::size_t>(ri.group[static_cast<std::size_t>(ax)])];
+  for (std::size_t g = 0; g < prog.groups.size(); ++g) prog.groups[g].ranks.reserve(members[g]);
   for (int r = 0; r < D; ++r) {
     const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
     for (int ax = 0; ax < kAxisCount; ++ax)

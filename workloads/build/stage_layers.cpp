@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 
 #include "workloads/model/layout.hpp"
 #include "workloads/model/schedule.hpp"
@@ -11,9 +12,11 @@
 
 namespace ls::wl {
 
-std::vector<int> balanced_stage_layers(const Scenario& s) {
+std::vector<int> balanced_stage_layers(const Scenario& s, const PassCosts* priced) {
   const int p = s.layout.pp;
-  const KernelPassCosts costs(s);
+  std::optional<KernelPassCosts> own;
+  if (!priced) priced = &own.emplace(s);
+  const PassCosts& costs = *priced;
   // Embedding and LM head in layer-equivalents of one micro-batch's F+B(+recompute);
   // under layout.recompute.layers every layer carries the recomputed share's mean.
   const double layer = (costs.layer(LayerKind::dense, Pass::forward).time + costs.layer(LayerKind::dense, Pass::backward).time)
@@ -31,10 +34,10 @@ std::vector<int> balanced_stage_layers(const Scenario& s) {
   return balanced_stage_layers(s.model.layers, p, extra);
 }
 
-std::vector<int> resolve_stage_layers(const Scenario& s) {
+std::vector<int> resolve_stage_layers(const Scenario& s, const PassCosts* costs) {
   switch (s.layout.stage_layers_mode) {
     case StageLayersMode::explicit_list: return s.layout.stage_layers;
-    case StageLayersMode::balanced: return balanced_stage_layers(s);
+    case StageLayersMode::balanced: return balanced_stage_layers(s, costs);
     case StageLayersMode::auto_even: break;
   }
   return even_stage_layers(s.model.layers, s.layout.pp);
@@ -45,9 +48,9 @@ namespace {
 /// dualpipe: each copy of the model is a pipeline of pp model chunks, sized as any
 /// pipeline's stages; stage s holds model chunk s of one copy (chunk 0) and p−1−s of the
 /// other (chunk 1), the MTP modules with the last model chunk in both.
-StageLayers dualpipe_stage_layers(const Scenario& s) {
+StageLayers dualpipe_stage_layers(const Scenario& s, const PassCosts* costs) {
   const int p = s.layout.pp;
-  const std::vector<int> per_mc = resolve_stage_layers(s);
+  const std::vector<int> per_mc = resolve_stage_layers(s, costs);
   std::vector<ChunkLayers> ranges(static_cast<std::size_t>(p));
   int begin = 0;
   for (int mc = 0; mc < p; ++mc) {
@@ -66,11 +69,11 @@ StageLayers dualpipe_stage_layers(const Scenario& s) {
 
 }  // namespace
 
-StageLayers stage_layers(const Scenario& s) {
-  if (s.layout.schedule == Schedule::dualpipe) return dualpipe_stage_layers(s);
+StageLayers stage_layers(const Scenario& s, const PassCosts* costs) {
+  if (s.layout.schedule == Schedule::dualpipe) return dualpipe_stage_layers(s, costs);
   const int p = s.layout.pp, v = std::max(1, s.layout.virtual_stages);
   StageLayers out;
-  out.per_stage = resolve_stage_layers(s);
+  out.per_stage = resolve_stage_layers(s, costs);
   out.chunks.assign(static_cast<std::size_t>(p), std::vector<ChunkLayers>(static_cast<std::size_t>(v)));
   // Layer counts per model chunk, in model order.
   std::vector<int> per_mc(static_cast<std::size_t>(p * v));

@@ -11,6 +11,8 @@
 
 namespace ls::wl {
 
+class PassCosts;
+
 struct ChunkLayers {
   int begin = 0, end = 0;  // global layer indices [begin, end)
 };
@@ -21,15 +23,18 @@ struct StageLayers {
 };
 
 /// Layers per stage chosen by `stage_layers: balanced`: contiguous split that
-/// minimises the slowest stage's compute, embedding and LM head counted.
-std::vector<int> balanced_stage_layers(const Scenario& s);
+/// minimises the slowest stage's compute, embedding and LM head counted, as `costs`
+/// (the scenario's KernelPassCosts when null) prices them.
+std::vector<int> balanced_stage_layers(const Scenario& s, const PassCosts* costs = nullptr);
 
-/// Resolves stage_layers (auto/balanced/explicit) to per-stage counts.
-std::vector<int> resolve_stage_layers(const Scenario& s);
+/// Resolves stage_layers (auto/balanced/explicit) to per-stage counts; `costs` as for
+/// balanced_stage_layers.
+std::vector<int> resolve_stage_layers(const Scenario& s, const PassCosts* costs = nullptr);
 
 /// The resolved counts split into model chunks. An explicit list may give one entry
 /// per stage (split evenly over its v chunks, the first ones taking the remainder)
-/// or one per model chunk.
-StageLayers stage_layers(const Scenario& s);
+/// or one per model chunk. `costs`: the scenario's pass costs when the caller has them
+/// (a balanced split prices its stages; building them again is most of its cost).
+StageLayers stage_layers(const Scenario& s, const PassCosts* costs = nullptr);
 
 }  // namespace ls::wl

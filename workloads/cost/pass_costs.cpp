@@ -218,7 +218,16 @@ ComputeProfile kernel_profile(const Scenario& sc) {
   return p;
 }
 
-KernelPassCosts::KernelPassCosts(const Scenario& sc) : s_(&sc), profile_(kernel_profile(sc)) {
+PassCostsLayout::PassCostsLayout(const LayoutSpec& L)
+    : microbatch_size(L.microbatch_size), tp(L.tp), ep(L.ep), expert_tp(expert_tp_of(L)), cp(L.cp),
+      sequence_parallel(L.sequence_parallel), recompute(L.recompute), embedding_free(L.embedding_free) {}
+
+KernelPassCosts::KernelPassCosts(const Scenario& sc)
+    : precision_(sc.precision),
+      fused_elementwise_(sc.implementation.fused_elementwise),
+      dispatch_overhead_s_(sc.implementation.profile.dispatch_overhead_s),
+      gpu_(sc.gpu),
+      profile_(kernel_profile(sc)) {
   const auto& m = sc.model;
   const auto& g = sc.gpu;
   const KernelOptions o = kernel_options(sc);
@@ -289,8 +298,8 @@ PassCost KernelPassCosts::optimizer(double params) const {
   // (Megatron's HFU counts matmul work only), so FLOPs are conserved across layouts.
   PassCost cost;
   if (params <= 0) return cost;
-  price(cost, optimizer_kernels(params, s_->precision, s_->implementation.fused_elementwise), profile_, s_->gpu,
-        s_->precision.activations, s_->implementation.profile.dispatch_overhead_s);
+  price(cost, optimizer_kernels(params, precision_, fused_elementwise_), profile_, gpu_, precision_.activations,
+        dispatch_overhead_s_);
   return cost;
 }
 

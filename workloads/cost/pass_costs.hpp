@@ -68,6 +68,19 @@ KernelOptions kernel_options(const Scenario& s);
 /// flash1_relative_speed. O(1).
 ComputeProfile kernel_profile(const Scenario& s);
 
+/// The layout fields KernelPassCosts reads (kernel_options, the FLOP tables, the
+/// training method's adapters). Two scenarios that differ only in their layouts price
+/// every pass alike when these agree (test_pass_costs varies every other layout field),
+/// so the search's analytic stage prices each once across its candidates.
+struct PassCostsLayout {
+  explicit PassCostsLayout(const LayoutSpec& layout);
+  int microbatch_size = 1, tp = 1, ep = 1, expert_tp = 1, cp = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::none;
+  bool embedding_free = false;
+  auto operator<=>(const PassCostsLayout&) const = default;
+};
+
 /// Every pass as the kernels layer_kernels.hpp lists, timed by kernels.hpp on
 /// kernel_profile(s). Dense passes price the first dense layer, an MoE layer's
 /// dense part and routed experts the first MoE layer (layers of one kind are alike).
@@ -85,7 +98,12 @@ public:
   const ComputeProfile& profile() const { return profile_; }
 
 private:
-  const Scenario* s_;
+  // What the optimizer is priced with (the rest is priced at construction): no pointer
+  // to the scenario, so that one object serves every scenario its layout key stands for.
+  PrecisionSpec precision_;
+  bool fused_elementwise_ = false;
+  double dispatch_overhead_s_ = 0;
+  GpuSpec gpu_;
   ComputeProfile profile_;
   PassCost dense_[5], moe_dense_[5], experts_[5], embedding_[5], head_[5], mtp_entry_[5];
 };
