@@ -152,3 +152,54 @@ TEST_CASE("fp32 weights are their own master copy, by hand as from YAML") {
   const ResolvedScenario y = tools::load_scenario_string(kSameAsYaml, "p.yaml", {"precision.weights=fp32"});
   CHECK(y->precision.master == 0);
 }
+
+TEST_CASE("resolve_variant: another layout on a resolved base resolves as resolve() does, and checks the layout's rules") {
+  Scenario s = hand_built();
+  s.layout.global_batch = 8;
+  const ResolvedScenario base = resolve(s);
+  // tp 4 · dp 4 with a global batch of 8: 2 micro-batches, as resolve() derives them.
+  LayoutSpec layout = base->layout;
+  layout.tp = 4;
+  layout.dp = 0;
+  ImplementationSpec implementation = base->implementation;
+  implementation.dp_overlap = false;
+  const ResolvedScenario variant = resolve_variant(base, layout, implementation);
+  Scenario whole = base.scenario();
+  whole.layout = layout;
+  whole.implementation = implementation;
+  const ResolvedScenario resolved = resolve(whole);
+  CHECK(variant->layout == resolved->layout);
+  CHECK(variant->layout.dp == 4);
+  CHECK(variant->layout.microbatches == 2);
+  CHECK(variant->implementation.dp_overlap == false);
+  CHECK(simulate(variant).step_time_s == simulate(resolved).step_time_s);
+  // The layout's rules, with their key paths.
+  layout.tp = 3;
+  try {
+    (void)resolve_variant(base, layout, implementation);
+    FAIL("resolve_variant accepted tp 3");
+  } catch (const InvalidScenario& e) {
+    CHECK(has_issue(e, "layout.tp"));
+  }
+}
+
+TEST_CASE("resolve_variant leaves a step past the time range to the simulation's checked arithmetic") {
+  // A GPU 10^7 times slower in compute and memory: one micro-batch takes some 10^4 to
+  // 10^5 s, 4,096 of them (a 10^3-fold margin either way) are past sim::Time's 9.2e6 s.
+  Scenario s = hand_built();
+  s.gpu = *gpu_preset("h100-sxm");
+  s.gpu.peak_flops /= 1e7;
+  s.gpu.hbm_bandwidth_Bps /= 1e7;
+  s.layout.microbatches = 1;
+  const ResolvedScenario base = resolve(s);
+  CHECK(simulate(base).step_time_s < 1e6);
+  LayoutSpec layout = base->layout;
+  layout.microbatches = 4096;
+  Scenario whole = base.scenario();
+  whole.layout = layout;
+  // resolve() locates it before any simulation; resolve_variant() does not build the
+  // step to bound it, and the simulation throws the range error instead.
+  CHECK_THROWS_AS((void)resolve(whole), InvalidScenario);
+  const ResolvedScenario variant = resolve_variant(base, layout, base->implementation);
+  CHECK_THROWS_AS((void)simulate(variant), sim::TimeRangeError);
+}

@@ -230,7 +230,37 @@ void check_topology(const Scenario& s, std::vector<ScenarioIssue>& issues) {
   }
 }
 
+/// The stages of resolve() that read the layout and the implementation switches: the
+/// layout's derived fields, then its rules, then the work's bounds, each stage only when
+/// the one before passes. Throws InvalidScenario with `issues` (those found before it
+/// too, reported with the first stage's).
+void resolve_layout(Scenario& s, std::vector<ScenarioIssue>& issues) {
+  derive_layout(s, issues);
+  if (s.layout.schedule == Schedule::dualpipe && s.implementation.tp_comm_overlap && s.layout.tp > 1)
+    // Both would thread collectives through the one side stream the pair's all-to-alls use.
+    issues.push_back({"implementation.tp_comm_overlap", "dualpipe with TP communication overlap is not modelled",
+                      "set implementation.tp_comm_overlap: false with dualpipe (DeepSeek-V3 trains it at tp 1)", "", false});
+  for (auto& issue : hardware_issues(s)) issues.push_back(std::move(issue));
+  throw_if_any(issues);
+
+  for (auto& e : validate(s)) issues.push_back({std::move(e.key_path), std::move(e.message), std::move(e.hint), "", false});
+  for (auto& e : training_issues(s)) issues.push_back(std::move(e));  // training.*, checkpoint.*, failures.*
+  throw_if_any(issues);
+
+  check_work(s, issues);
+  throw_if_any(issues);
+}
+
 }  // namespace
+
+ResolvedScenario resolve_variant(const ResolvedScenario& base, const LayoutSpec& layout, const ImplementationSpec& implementation) {
+  Scenario s = base.scenario();
+  s.layout = layout;
+  s.implementation = implementation;
+  std::vector<ScenarioIssue> issues;
+  resolve_layout(s, issues);
+  return ResolvedScenario(std::move(s));
+}
 
 double DerivedDefaults::idle_intra_bandwidth_Bps() { return topo::ClusterSpec{}.intra.bandwidth_Bps; }
 double DerivedDefaults::idle_inter_bandwidth_Bps() { return topo::ClusterSpec{}.inter.bandwidth_Bps; }
@@ -257,20 +287,7 @@ ResolvedScenario resolve(Scenario s) {
   }
   // fp32 weights are their own master copy.
   if (s.precision.master < 0) s.precision.master = s.precision.weights == 4 ? 0 : 4;
-  derive_layout(s, issues);
-  if (s.layout.schedule == Schedule::dualpipe && s.implementation.tp_comm_overlap && s.layout.tp > 1)
-    // Both would thread collectives through the one side stream the pair's all-to-alls use.
-    issues.push_back({"implementation.tp_comm_overlap", "dualpipe with TP communication overlap is not modelled",
-                      "set implementation.tp_comm_overlap: false with dualpipe (DeepSeek-V3 trains it at tp 1)", "", false});
-  for (auto& issue : hardware_issues(s)) issues.push_back(std::move(issue));
-  throw_if_any(issues);
-
-  for (auto& e : validate(s)) issues.push_back({std::move(e.key_path), std::move(e.message), std::move(e.hint), "", false});
-  for (auto& e : training_issues(s)) issues.push_back(std::move(e));  // training.*, checkpoint.*, failures.*
-  throw_if_any(issues);
-
-  check_work(s, issues);
-  throw_if_any(issues);
+  resolve_layout(s, issues);
 
   check_topology(s, issues);
   throw_if_any(issues);

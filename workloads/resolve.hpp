@@ -32,6 +32,16 @@ class ResolvedScenario;
 /// (twice when links are taken down).
 ResolvedScenario resolve(Scenario partial);
 
+/// `base` with another layout and implementation (a search candidate: its degrees,
+/// switches and batch), resolved by the stages that read them: the layout's derived
+/// fields (dp when 0, micro-batches from the global batch), its rules and the work's
+/// bounds. The rest is base's, resolved and checked already, so the topology is not
+/// built again; nor is the step bounded against sim::Time's range beforehand: a step
+/// past it throws sim::TimeRangeError from the simulation instead (checked time
+/// arithmetic), without the key to blame that resolve() finds. The implementation is
+/// taken as given (base's, resolved, with switches changed). Throws InvalidScenario.
+ResolvedScenario resolve_variant(const ResolvedScenario& base, const LayoutSpec& layout, const ImplementationSpec& implementation);
+
 /// A complete, valid scenario: made only by resolve(), read-only afterwards.
 class ResolvedScenario {
 public:
@@ -43,6 +53,7 @@ public:
 private:
   explicit ResolvedScenario(Scenario s) : scenario_(std::move(s)) {}
   friend ResolvedScenario resolve(Scenario partial);
+  friend ResolvedScenario resolve_variant(const ResolvedScenario&, const LayoutSpec&, const ImplementationSpec&);
   Scenario scenario_;
 };
 

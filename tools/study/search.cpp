@@ -239,9 +239,13 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
 }
 
 /// Simulates one candidate into `o`; "simulation-error" in `failed` when it throws.
-void simulate_candidate(const wl::Scenario& base, std::int64_t global_batch, CandidateOutcome& o, std::string& failed) {
+void simulate_candidate(const wl::ResolvedScenario& base, std::int64_t global_batch, CandidateOutcome& o, std::string& failed) {
   try {
-    const wl::ResolvedScenario sc = wl::resolve(candidate_scenario(base, global_batch, o.layout));
+    // The base's cluster and perturbations, checked when it was resolved; a step past
+    // sim::Time's range throws from the simulation, a "simulation-error" as a resolve
+    // error would be.
+    const wl::Scenario candidate = candidate_scenario(base.scenario(), global_batch, o.layout);
+    const wl::ResolvedScenario sc = wl::resolve_variant(base, candidate.layout, candidate.implementation);
     wl::SimOptions so;
     so.what_if = false;  // the ranking needs the step, not the priced warnings
     const wl::Result r = wl::simulate(sc, so);
@@ -298,8 +302,9 @@ std::vector<std::size_t> simulation_twins(const wl::Scenario& base, std::int64_t
 
 /// Stage 3: simulate the best by the estimate. A candidate whose simulation fails
 /// leaves `kept` and is rejected in `mine`.
-void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOptions& opts, std::vector<CandidateOutcome>& kept,
-                   std::vector<Candidate>& mine) {
+void simulate_best(const wl::ResolvedScenario& base_resolved, SearchReport& rep, const SearchOptions& opts,
+                   std::vector<CandidateOutcome>& kept, std::vector<Candidate>& mine) {
+  const wl::Scenario& base = base_resolved.scenario();
   // The best K points of the space by the estimate, and beside them the best K/8 remedy
   // candidates: the estimate does not price what an offload's copies share with the
   // communication (the copy stream, the PCIe link), so remedies ranked by it alone
@@ -343,7 +348,7 @@ void simulate_best(const wl::Scenario& base, SearchReport& rep, const SearchOpti
         }
       }
     } report{opts, simulated_done, own.size()};
-    simulate_candidate(base, rep.global_batch, kept[k], failed[k]);
+    simulate_candidate(base_resolved, rep.global_batch, kept[k], failed[k]);
   }, [&](std::size_t i, BlobWriter& w) {
     const std::size_t k = own[i];
     const CandidateOutcome& o = kept[k];
@@ -478,7 +483,7 @@ SearchReport run_search(const wl::ResolvedScenario& base_resolved, const SearchO
   rep.evaluated = mine.size();
   rep.analytic_wall_s = seconds_since(t0);
   const auto t1 = Clock::now();
-  simulate_best(base, rep, opts, kept, mine);
+  simulate_best(base_resolved, rep, opts, kept, mine);
   rep.simulate_wall_s = seconds_since(t1);
   rank_outcomes(rep, opts, std::move(kept), mine);
   if (!rep.ranked.empty() && rep.ranked.front().step_time_s > 0) {
