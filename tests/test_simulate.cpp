@@ -429,3 +429,29 @@ TEST_CASE("drift needs more than one step: with simulation.steps = 1 it is an er
     CHECK(std::string(e.what()).find("perturbations.devices[0].drift.per_step") != std::string::npos);
   }
 }
+
+TEST_CASE("links: false leaves the link report empty and every other number as it is") {
+  Scenario s = uniform_pipeline(4, 8, Schedule::one_f_one_b);
+  s.cluster.ideal_network = false;
+  const ResolvedScenario rs = resolve(s);
+  SimOptions without;
+  without.links = false;
+  const Result a = simulate(rs), b = simulate(rs, without);
+  CHECK_FALSE(a.links_by_kind.empty());
+  CHECK_FALSE(a.busiest_links.empty());
+  CHECK(b.links_by_kind.empty());
+  CHECK(b.busiest_links.empty());
+  CHECK(b.link_groups.empty());
+  CHECK_FALSE(b.link_bottleneck.present);
+  CHECK(a.step_time_s == b.step_time_s);
+  CHECK(a.mfu == b.mfu);
+  CHECK(a.bubble_fraction == b.bubble_fraction);
+  CHECK(a.max_peak_bytes == b.max_peak_bytes);
+  CHECK(a.events == b.events);
+  for (const Axis ax : {Axis::tp, Axis::pp, Axis::dp}) {
+    CHECK(a.comm[static_cast<int>(ax)].exposed_s == b.comm[static_cast<int>(ax)].exposed_s);
+    CHECK(a.comm[static_cast<int>(ax)].bytes_per_device == b.comm[static_cast<int>(ax)].bytes_per_device);
+  }
+  REQUIRE(a.per_stage.size() == b.per_stage.size());
+  for (std::size_t st = 0; st < a.per_stage.size(); ++st) CHECK(a.per_stage[st].compute_s == b.per_stage[st].compute_s);
+}

@@ -328,7 +328,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
     c.exposed_s = exposed;
   }
   fold_moe(res, sc, bp);
-  fold_links(res, cluster, net, total);
+  if (opts.links) fold_links(res, cluster, net, total);
   fold_compute_breakdown(res, bp);
   if (interference || noise > 1) book_slowdown_as_overhead(res);
   fold_memory(res, sc, bp, stats);

@@ -48,6 +48,10 @@ struct SimOptions {
   /// simulation.critical_path_ops). False: no walk, no traces and no warning about it;
   /// the step time and every number but the critical path's are the same.
   bool critical_path = true;
+  /// Report the links: utilisation by kind, the busiest links, the link groups and the
+  /// bottleneck (a pass over every link of the cluster, with its name). False: those
+  /// are left empty; every other number is the same.
+  bool links = true;
 };
 
 /// Runs the simulation. Throws std::runtime_error on a deadlocked schedule, with a

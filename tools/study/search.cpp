@@ -247,7 +247,11 @@ void simulate_candidate(const wl::ResolvedScenario& base, std::int64_t global_ba
     const wl::Scenario candidate = candidate_scenario(base.scenario(), global_batch, o.layout);
     const wl::ResolvedScenario sc = wl::resolve_variant(base, candidate.layout, candidate.implementation);
     wl::SimOptions so;
-    so.what_if = false;  // the ranking needs the step, not the priced warnings
+    // The ranking needs the step, its compute, memory, bubble and exposed communication:
+    // not the priced warnings, the critical path or the links.
+    so.what_if = false;
+    so.critical_path = false;
+    so.links = false;
     const wl::Result r = wl::simulate(sc, so);
     o.simulated = true;
     o.step_time_s = r.step_time_s;
