@@ -449,7 +449,7 @@ void FlowNetwork::resolve(Time now, std::vector<FlowId>& changed) {
         for (const Hop& h : f.path)
           if (hot_[h.link].capacity / h.mult < hot_[neck->link].capacity / neck->mult) neck = &h;
         const std::string link =
-            neck->link < names_.size() ? fmt::format("'{}'", names_[neck->link]) : fmt::format("#{}", neck->link);
+            link_name_ ? fmt::format("'{}'", link_name_(neck->link)) : fmt::format("#{}", neck->link);
         throw DrainTimeRangeError(fmt::format(
             "a transfer of {:.4g} bytes at {:.4g} B/s (bottleneck: link {}, {:.4g} B/s) would take {:.4g} s and end {:.4g} s "
             "into the run, outside the representable range of time (int64 picoseconds, about 106 days): the step would "
@@ -608,7 +608,12 @@ Time FlowNetwork::link_bottleneck(LinkId link, Time now) const {
   return Time::from_ps(ps);
 }
 
-void FlowNetwork::set_link_names(std::vector<std::string> names) { names_ = std::move(names); }
+void FlowNetwork::set_link_namer(std::function<std::string(LinkId)> namer) { link_name_ = std::move(namer); }
+
+void FlowNetwork::set_link_names(std::vector<std::string> names) {
+  auto list = std::make_shared<const std::vector<std::string>>(std::move(names));
+  link_name_ = [list](LinkId l) { return l < list->size() ? (*list)[l] : fmt::format("#{}", l); };
+}
 
 void FlowNetwork::set_observer(LinkRateObserver* observer) { observer_ = observer; }
 

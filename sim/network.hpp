@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -112,8 +114,12 @@ public:
   /// Updated at each resolve() for the links it re-solved: O(1) per link.
   Time link_bottleneck(LinkId link, Time now) const;
 
-  /// Optional link names (one per link) for messages: a drain time outside the range
-  /// of sim::Time names the flow's bottleneck link. Without them: "link #ID".
+  /// Optional link names for messages: a drain time outside the range of sim::Time
+  /// names the flow's bottleneck link. Without them: "link #ID". The namer is asked only
+  /// then, so a network over 10^5 links names none of them in a run that ends in range
+  /// (it must outlive the network's last resolve).
+  void set_link_namer(std::function<std::string(LinkId)> namer);
+  /// The same from a list, one name per link.
   void set_link_names(std::vector<std::string> names);
 
   /// Optional observer for the links flagged with watch(); not owned.
@@ -219,7 +225,7 @@ private:
 
   std::vector<LinkHot> hot_;
   std::vector<LinkStats> stats_;
-  std::vector<std::string> names_;  // set_link_names (messages only)
+  std::function<std::string(LinkId)> link_name_;  // set_link_namer (messages only)
   std::vector<std::vector<Use>> link_flows_;  // active flows of each link, once per flow
   std::vector<Flow> flows_;
   std::vector<FlowId> free_ids_;

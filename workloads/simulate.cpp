@@ -72,16 +72,12 @@ Result::Setup setup_of(const Scenario& sc) {
   return s;
 }
 
-std::vector<std::string> link_names_of(const topo::Cluster& cluster) {
-  std::vector<std::string> names;
-  for (std::size_t l = 0; l < cluster.link_count(); ++l) names.push_back(cluster.link(static_cast<sim::LinkId>(l)).name);
-  return names;
-}
-
-/// The cluster's links at their bandwidths, perturbations.links applied.
-sim::FlowNetwork make_network(const Scenario& sc, const topo::Cluster& cluster, const std::vector<std::string>& link_names) {
+/// The cluster's links at their bandwidths, perturbations.links applied. The network
+/// refers to `cluster` for its links' names.
+sim::FlowNetwork make_network(const Scenario& sc, const topo::Cluster& cluster) {
   sim::FlowNetwork n(link_capacities(sc, cluster));
-  n.set_link_names(link_names);  // a drain time past the range names its link
+  // A drain time past the range names its link.
+  n.set_link_namer([&cluster](sim::LinkId l) { return cluster.link(l).name; });
   return n;
 }
 
@@ -233,8 +229,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   const auto t0 = std::chrono::steady_clock::now();
   const auto cluster = topo::Cluster::build(effective_cluster(sc));
   topo::Planner planner(cluster, sc.cluster.ideal_network, collective_costs_of(sc.gpu));
-  const std::vector<std::string> link_names = link_names_of(cluster);
-  sim::FlowNetwork net = make_network(sc, cluster, link_names);
+  sim::FlowNetwork net = make_network(sc, cluster);
   const BuiltProgram bp = build_program(sc);
   const auto& prog = bp.program;
   const int D = static_cast<int>(prog.ranks.size());
@@ -278,7 +273,7 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   const ComputeProfile profile = compute_profile_of(sc.gpu);
   const double rho = overlap_slowdown(profile);
   const bool interference = rho > 1 && D > 1;
-  if (interference) slow_by_interference(prog, planner, make_network(sc, cluster, link_names), rho, cfg);
+  if (interference) slow_by_interference(prog, planner, make_network(sc, cluster), rho, cfg);
 
   Result res;
   res.scenario = sc.name;

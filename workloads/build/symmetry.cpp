@@ -233,7 +233,9 @@ private:
   /// A collective of replica-0 rank `r`: cross-replica (its links are marked) or local.
   bool add_collective(std::size_t r, const sim::Op& op, Seen& seen) {
     const std::int32_t g = prog_.ranks[r].group[op.group_slot];
-    if (g < 0 || !seen.emplace(g, static_cast<int>(op.coll) * 256 + op.variant, op.bytes).second) return true;
+    // insert, not emplace: a stage's ops repeat a few keys thousands of times, and
+    // emplace would allocate a node for each before finding it there.
+    if (g < 0 || !seen.insert({g, static_cast<int>(op.coll) * 256 + op.variant, op.bytes}).second) return true;
     const auto& members = prog_.groups[static_cast<std::size_t>(g)].ranks;
     const bool cross = std::any_of(members.begin(), members.end(), [&](std::int32_t m) { return replica_of_rank(m) != 0; });
     // As the engine asks for it: member by member, the same plan (sim/group_plan.hpp).
@@ -266,7 +268,7 @@ private:
   bool add_transfer(std::size_t r, const sim::Op& op, Seen& seen) {
     const std::size_t S = prog_.stages.size();
     const std::int32_t peer = prog_.pp_peer[r * S + static_cast<std::size_t>(op.peer_stage)];
-    if (!seen.emplace(-1 - static_cast<std::int32_t>(r), peer, op.bytes).second) return true;
+    if (!seen.insert({-1 - static_cast<std::int32_t>(r), peer, op.bytes}).second) return true;
     if (peer < 0 || replica_of_rank(peer) != 0) return false;
     const auto dev = [&](std::int32_t x) { return prog_.ranks[static_cast<std::size_t>(x)].device; };
     const auto self = static_cast<std::int32_t>(r);
