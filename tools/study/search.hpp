@@ -13,7 +13,8 @@
 //     divisibility rules reject points with a named reason, without building anything.
 //  2. analytic (search_estimate.hpp): check the loader's layout rules ("invalid-KEY"),
 //     bound the memory in O(layers), build the program (the ops `run` replays; with
-//     many micro-batches, one at fewer and one micro-batch's ops for each it lacks) and
+//     many micro-batches, one at the fewest the schedule takes and its middle
+//     micro-batch's ops for each it lacks, the peak walked over its schedule items) and
 //     read the memory peak per stage and the op durations off it: a candidate over the
 //     GPU's memory is rejected ("memory"), the rest get an estimated step time.
 //     The near misses of the memory rule come back with the out-of-memory warning's
