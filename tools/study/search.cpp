@@ -424,8 +424,15 @@ std::vector<Candidate> remedy_candidates(const wl::Scenario& base, std::int64_t 
     if (c.rejected == "memory" && c.origin.empty() && (axes.placement.empty() || c.layout.placement == axes.placement.front()))
       short_of_memory.push_back(&c);
   std::vector<std::optional<Candidate>> found(short_of_memory.size());
-  parallel_for(short_of_memory.size(), threads, [&](std::size_t k, std::size_t) {
+  // Pass costs priced once per worker and PassCostsLayout (a remedy moves ZeRO and offload,
+  // which they do not read).
+  std::vector<PassCostsMemo> costs(static_cast<std::size_t>(std::max(1, threads)));
+  parallel_for(short_of_memory.size(), threads, [&](std::size_t k, std::size_t worker) {
     const Candidate& c = *short_of_memory[k];
+    PassCostsMemo& memo = costs[worker];
+    const auto memory_lower_bound = [&memo](const wl::Scenario& s) {
+      return tools::memory_lower_bound(s, wl::ProgramInputs(s, memo.costs(s)));
+    };
     try {
       const wl::Scenario sc = candidate_scenario(base, global_batch, c.layout);
       // Near misses only: a remedy that has to move more state off the GPU costs more

@@ -281,7 +281,7 @@ Estimate analyze(const wl::Scenario& sc, EstimateCaches& caches, const ComputeSl
     return e;
   }
   const int M = sc.layout.microbatches;
-  ExtrapolationPlan plan{M, -1};  // the candidate's own program
+  ExtrapolationPlan plan{M, -1, M};  // the candidate's own program
   if (how == EstimateBuild::extrapolate)
     if (const auto fewer = extrapolation_plan(sc)) plan = *fewer;
   EstimatePrograms& ps = programs.emplace();

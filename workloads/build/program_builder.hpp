@@ -41,18 +41,16 @@ struct BuiltProgram {
 /// the parameters per device and the layers per stage. None depends on the micro-batch
 /// count. Made once where one scenario is bounded and built (the search's analytic
 /// stage), with pass costs of its own or shared ones priced for the same
-/// PassCostsLayout; it points into `s` and `costs`, which must outlive it.
+/// PassCostsLayout; it refers to `s` and to shared costs, which must outlive it.
 class ProgramInputs {
+  std::optional<KernelPassCosts> own_costs_;  // declared first: `costs` may refer to it
+
  public:
   explicit ProgramInputs(const Scenario& s);
   ProgramInputs(const Scenario& s, const KernelPassCosts& shared_costs);
   ProgramInputs(const ProgramInputs&) = delete;
   ProgramInputs& operator=(const ProgramInputs&) = delete;
 
- private:
-  std::optional<KernelPassCosts> own_costs_;  // before `costs`, which may refer to it
-
- public:
   const KernelPassCosts& costs;
   PassBytes bytes;
   DeviceParams params;
