@@ -430,7 +430,7 @@ std::vector<Candidate> remedy_candidates(const wl::Scenario& base, std::int64_t 
   parallel_for(short_of_memory.size(), threads, [&](std::size_t k, std::size_t worker) {
     const Candidate& c = *short_of_memory[k];
     PassCostsMemo& memo = costs[worker];
-    const auto memory_lower_bound = [&memo](const wl::Scenario& s) {
+    const auto memory_bound = [&memo](const wl::Scenario& s) {
       return tools::memory_lower_bound(s, wl::ProgramInputs(s, memo.costs(s)));
     };
     try {
@@ -438,14 +438,14 @@ std::vector<Candidate> remedy_candidates(const wl::Scenario& base, std::int64_t 
       // Near misses only: a remedy that has to move more state off the GPU costs more
       // PCIe time, and the analytic stage is not to double for layouts that far over. A
       // rule of the candidate alone, so that shards find the same remedies as one process.
-      if (memory_lower_bound(sc) > kNearMiss * base.gpu.memory_bytes) return;
+      if (memory_bound(sc) > kNearMiss * base.gpu.memory_bytes) return;
       for (const auto& remedy : wl::memory_remedies(sc)) {
         const wl::LayoutSpec& L = remedy.scenario.layout;
         // ZeRO one stage up alone is a point of the space already.
         if (L.shard_group == sc.layout.shard_group && L.offload.activations == sc.layout.offload.activations &&
             L.offload.optimizer == sc.layout.offload.optimizer)
           continue;
-        if (!fits_with_margin(remedy.scenario, memory_lower_bound(remedy.scenario))) continue;
+        if (!fits_with_margin(remedy.scenario, memory_bound(remedy.scenario))) continue;
         Candidate r;
         r.index = enumerated + c.index;
         r.layout = c.layout;
