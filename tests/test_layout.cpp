@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <set>
 #include <stdexcept>
@@ -175,6 +176,28 @@ TEST_CASE("Mesh: rank = tp + T·(dp + D·pp) for placement [tp, dp, pp]") {
   CHECK(p.coord(2 + 4 * (3 + 8 * 1)).tp == 3);
   CHECK_THROWS_AS(Mesh(2, 8, 4, {"tp", "dp"}), std::invalid_argument);
   CHECK_THROWS_AS(m.coord(64), std::out_of_range);
+}
+
+TEST_CASE("Mesh::next steps to the next rank's coordinate, for every placement, degree-1 axes included") {
+  std::vector<std::string> order{"cp", "dp", "pp", "tp"};
+  int placements = 0;
+  do {
+    for (const auto& [dp, tp, pp, cp] : {std::array{2, 2, 3, 2}, std::array{4, 1, 3, 1}, std::array{1, 8, 1, 2}}) {
+      CAPTURE(dp);
+      CAPTURE(tp);
+      CAPTURE(pp);
+      CAPTURE(cp);
+      const Mesh mesh(dp, tp, pp, order, cp);
+      Coord c = mesh.coord(0);
+      for (int r = 0; r < mesh.size(); ++r, mesh.next(c)) {
+        const Coord want = mesh.coord(r);
+        CHECK((c.dp == want.dp && c.tp == want.tp && c.pp == want.pp && c.cp == want.cp));
+      }
+      CHECK((c.dp == 0 && c.tp == 0 && c.pp == 0 && c.cp == 0));  // past the last rank: rank 0's
+    }
+    ++placements;
+  } while (std::next_permutation(order.begin(), order.end()));
+  CHECK(placements == 24);
 }
 
 TEST_CASE("the pipeline peers of every rank are the mesh's ranks at each stage, for every placement") {

@@ -43,9 +43,10 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     return table[at];
   };
   const bool experts = sc.model.moe.experts > 0 || L.ep > 1;
+  const int g = shard_degree(L), replicas = d / g;  // HSDP's shard and replica groups (below)
   const int etp = expert_tp_of(L), edp = expert_dp_of(L);
-  for (int r = 0; r < D; ++r) {
-    const Coord co = mesh.coord(r);
+  Coord co = mesh.coord(0);  // rank r's, stepped at the end of each pass
+  for (int r = 0; r < D; ++r, mesh.next(co)) {
     auto& ri = prog.ranks[static_cast<std::size_t>(r)];
     ri.device = r;
     ri.stage = co.pp;
@@ -58,7 +59,6 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     // replica group joins the ranks with the same index in every shard group. Without
     // HSDP (g = dp) the dp group spans every (dp, cp) coordinate; resolve() refuses HSDP
     // with cp > 1 unless ZeRO shards over dp alone.
-    const int g = shard_degree(L), replicas = d / g;
     if (replicas == 1 && L.shard_over_cp) {
       if (d * c > 1) ri.group[static_cast<int>(Axis::dp)] = group_of(Axis::dp, co.tp, co.pp, p);
     } else if (L.shard_over_cp) {

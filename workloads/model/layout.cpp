@@ -468,11 +468,21 @@ Mesh::Mesh(int dp, int tp, int pp, const std::vector<std::string>& placement, in
     throw std::invalid_argument(fmt::format("Mesh: degrees must be >= 1 (dp {}, tp {}, pp {}, cp {})", dp, tp, pp, cp));
   if (!valid_placement(placement)) throw std::invalid_argument("Mesh: placement must be a permutation of tp, dp, pp (and cp)");
   int stride = 1;
+  std::size_t k = 0;
   for (const auto& axis : placement_with_cp(placement)) {
-    if (axis == "tp") { stride_tp_ = stride; stride *= tp; }
-    else if (axis == "cp") { stride_cp_ = stride; stride *= cp; }
-    else if (axis == "dp") { stride_dp_ = stride; stride *= dp; }
-    else { stride_pp_ = stride; stride *= pp; }
+    if (axis == "tp") { stride_tp_ = stride; stride *= tp; order_[k] = &Coord::tp; degree_[k] = tp; }
+    else if (axis == "cp") { stride_cp_ = stride; stride *= cp; order_[k] = &Coord::cp; degree_[k] = cp; }
+    else if (axis == "dp") { stride_dp_ = stride; stride *= dp; order_[k] = &Coord::dp; degree_[k] = dp; }
+    else { stride_pp_ = stride; stride *= pp; order_[k] = &Coord::pp; degree_[k] = pp; }
+    ++k;
+  }
+}
+
+void Mesh::next(Coord& c) const {
+  for (std::size_t k = 0; k < order_.size(); ++k) {
+    int& x = c.*order_[k];
+    if (++x < degree_[k]) return;
+    x = 0;
   }
 }
 

@@ -2,6 +2,7 @@
 // stage/chunk -> layer maps.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,11 @@ public:
   Coord coord(int rank) const;
   /// Precondition: each coordinate within its degree (throws std::out_of_range). O(1).
   int rank(Coord c) const;
+  /// Moves `c` to the coordinate of rank(c) + 1 (to rank 0's after the last rank): the
+  /// placement's fastest axis steps, carrying into the next. A walk over every rank
+  /// without coord()'s divisions (the search assigns 16,384 ranks per candidate). O(1)
+  /// amortised.
+  void next(Coord& c) const;
   int dp() const { return dp_; }
   int tp() const { return tp_; }
   int pp() const { return pp_; }
@@ -68,6 +74,8 @@ public:
 private:
   int dp_, tp_, pp_, cp_;
   int stride_dp_, stride_tp_, stride_pp_, stride_cp_ = 1;
+  std::array<int Coord::*, 4> order_{};  // the axes, fastest first
+  std::array<int, 4> degree_{};          // their degrees, in that order
 };
 
 /// MoE parallel folding (Megatron-Core; Liu et al. 2025, arXiv 2504.14960): a pipeline
