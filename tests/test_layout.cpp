@@ -182,7 +182,9 @@ TEST_CASE("Mesh::next steps to the next rank's coordinate, for every placement, 
   std::vector<std::string> order{"cp", "dp", "pp", "tp"};
   int placements = 0;
   do {
-    for (const auto& [dp, tp, pp, cp] : {std::array{2, 2, 3, 2}, std::array{4, 1, 3, 1}, std::array{1, 8, 1, 2}}) {
+    for (const std::array<int, 4>& degrees : {std::array{2, 2, 3, 2}, std::array{4, 1, 3, 1}, std::array{1, 8, 1, 2}}) {
+      // Named copies, not structured bindings: CAPTURE's lambda may not capture those (clang).
+      const int dp = degrees[0], tp = degrees[1], pp = degrees[2], cp = degrees[3];
       CAPTURE(dp);
       CAPTURE(tp);
       CAPTURE(pp);
