@@ -98,7 +98,7 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   for (const auto& ri : prog.ranks)
     for (int ax = 0; ax < kAxisCount; ++ax)
       if (ri.group[static_cast<std::size_t>(ax)] >= 0) ++members[static_cast<std::size_t>(ri.group[static_cast<std::size_t>(ax)])];
-  for (std::size_t g = 0; g < prog.groups.size(); ++g) prog.groups[g].ranks.reserve(members[g]);
+  for (std::size_t gi = 0; gi < prog.groups.size(); ++gi) prog.groups[gi].ranks.reserve(members[gi]);
   for (int r = 0; r < D; ++r) {
     const auto& ri = prog.ranks[static_cast<std::size_t>(r)];
     for (int ax = 0; ax < kAxisCount; ++ax)
