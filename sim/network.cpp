@@ -48,7 +48,6 @@
 #include <bit>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -610,11 +609,6 @@ Time FlowNetwork::link_bottleneck(LinkId link, Time now) const {
 }
 
 void FlowNetwork::set_link_namer(std::function<std::string(LinkId)> namer) { link_name_ = std::move(namer); }
-
-void FlowNetwork::set_link_names(std::vector<std::string> names) {
-  auto list = std::make_shared<const std::vector<std::string>>(std::move(names));
-  link_name_ = [list](LinkId l) { return l < list->size() ? (*list)[l] : fmt::format("#{}", l); };
-}
 
 void FlowNetwork::set_observer(LinkRateObserver* observer) { observer_ = observer; }
 

@@ -118,8 +118,6 @@ public:
   /// then, so a network over 10^5 links names none of them in a run that ends in range
   /// (it must outlive the network's last resolve).
   void set_link_namer(std::function<std::string(LinkId)> namer);
-  /// The same from a list, one name per link.
-  void set_link_names(std::vector<std::string> names);
 
   /// Optional observer for the links flagged with watch(); not owned.
   void set_observer(LinkRateObserver* observer);

@@ -276,7 +276,7 @@ TEST_CASE("the time-range bound is a true lower bound of the simulated step for 
 TEST_CASE("the network's drain-time range error names the flow's bottleneck link") {
   using ls::sim::Time;
   ls::sim::FlowNetwork net({1e9, 1e-6});
-  net.set_link_names({"a->b", "b->c"});
+  net.set_link_namer([](ls::sim::LinkId l) { return std::string(l == 0 ? "a->b" : "b->c"); });
   const std::vector<ls::sim::LinkId> path{0, 1};
   (void)net.start(Time::zero(), path, 1e6);  // 1e12 s at 1e-6 B/s
   std::vector<ls::sim::FlowId> changed;

@@ -431,7 +431,7 @@ std::vector<Candidate> remedy_candidates(const wl::Scenario& base, std::int64_t 
     const Candidate& c = *short_of_memory[k];
     PassCostsMemo& memo = costs[worker];
     const auto memory_bound = [&memo](const wl::Scenario& s) {
-      return tools::memory_lower_bound(s, wl::ProgramInputs(s, memo.costs(s)));
+      return tools::memory_lower_bound(s, wl::ProgramInputs(s, memo.of(s)));
     };
     try {
       const wl::Scenario sc = candidate_scenario(base, global_batch, c.layout);

@@ -162,17 +162,6 @@ double combine_step(const std::vector<StageSums>& stages, double bubble, const C
   return busiest / std::max(1e-9, 1.0 - bubble) + exposed;
 }
 
-/// The memory peak per device: the built program's stages' static state (which does not
-/// depend on the micro-batch count) and each stage's activation peak.
-double peak_bytes_of(const wl::BuiltProgram& bp, const std::vector<double>& activation_peaks) {
-  double peak = 0;
-  for (std::size_t st = 0; st < bp.static_memory.size(); ++st) {
-    const auto& m = bp.static_memory[st];
-    peak = std::max(peak, m.weights + m.gradients + m.master + m.optimizer + m.buffers + activation_peaks[st]);
-  }
-  return peak;
-}
-
 /// The estimated step time at `m` micro-batches of `programs`, placed as its program's
 /// ranks are now: the tally of its ops, plus, when it was built at fewer micro-batches,
 /// the tally of one micro-batch's ops for each micro-batch it lacks.
@@ -205,7 +194,7 @@ double CollectiveTimes::seconds(std::vector<std::int32_t> devices, sim::CollOp c
   return s;
 }
 
-const wl::KernelPassCosts& PassCostsMemo::costs(const wl::Scenario& candidate) {
+const wl::KernelPassCosts& PassCostsMemo::of(const wl::Scenario& candidate) {
   const wl::PassCostsLayout key(candidate.layout);
   auto it = kept_.find(key);
   if (it == kept_.end()) it = kept_.emplace(key, std::make_unique<const wl::KernelPassCosts>(candidate)).first;
@@ -273,7 +262,7 @@ Estimate analyze(const wl::Scenario& sc, EstimateCaches& caches, const ComputeSl
   if (!e.rejected.empty()) return e;
   // What the program is priced and split with, made once for the bound and the builds
   // (none of it depends on the micro-batch count the program is built at).
-  const wl::ProgramInputs inputs(sc, caches.costs.costs(sc));
+  const wl::ProgramInputs inputs(sc, caches.costs.of(sc));
   // Most candidates that do not fit are caught here, without building the program.
   e.peak_bytes = memory_lower_bound(sc, inputs);
   if (!fits_with_margin(sc, e.peak_bytes)) {
@@ -309,7 +298,8 @@ Estimate analyze(const wl::Scenario& sc, EstimateCaches& caches, const ComputeSl
   const wl::ProgramTotals totals = wl::program_totals(ps.built.program);
   // Past the warm-up the activation peak is the same at M; the model FLOPs are all in
   // the micro-batches' passes.
-  e.peak_bytes = peak_bytes_of(ps.built, activation_peaks.empty() ? totals.activation_peak_bytes : activation_peaks);
+  // The static state does not depend on the micro-batch count the program was built at.
+  e.peak_bytes = wl::device_peak_bytes(ps.built.static_memory, activation_peaks.empty() ? totals.activation_peak_bytes : activation_peaks);
   e.model_flops = totals.model_flops * (static_cast<double>(M) / ps.built_at);
   e.bubble = wl::analytic_bubble(sc.layout.schedule, sc.layout.pp, M, std::max(1, sc.layout.virtual_stages));
   e.tokens = static_cast<double>(M) * sc.layout.microbatch_size * sc.layout.dp * static_cast<double>(sc.model.seq_len);

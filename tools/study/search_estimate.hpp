@@ -86,7 +86,7 @@ class PassCostsMemo {
  public:
   /// The candidate's pass costs; `candidate` differs from every other scenario asked
   /// of this memo at most in its layout.
-  const wl::KernelPassCosts& costs(const wl::Scenario& candidate);
+  const wl::KernelPassCosts& of(const wl::Scenario& candidate);
 
  private:
   std::map<wl::PassCostsLayout, std::unique_ptr<const wl::KernelPassCosts>> kept_;

@@ -55,13 +55,7 @@ std::vector<MemoryRemedy> memory_remedies(const Scenario& s) {
 
 double built_peak_bytes(const Scenario& s) {
   const BuiltProgram bp = build_program(s);
-  const ProgramTotals totals = program_totals(bp.program);
-  double peak = 0;
-  for (std::size_t st = 0; st < bp.static_memory.size(); ++st) {
-    const auto& m = bp.static_memory[st];
-    peak = std::max(peak, m.weights + m.gradients + m.master + m.optimizer + m.buffers + totals.activation_peak_bytes[st]);
-  }
-  return peak;
+  return device_peak_bytes(bp.static_memory, program_totals(bp.program).activation_peak_bytes);
 }
 
 std::string priced_memory_remedies(const Scenario& s, double base_step_s, const StepTimeOf& step_time_of, int max_priced) {

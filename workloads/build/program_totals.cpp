@@ -45,6 +45,15 @@ ProgramTotals program_totals(const sim::Program& prog) {
   return out;
 }
 
+double device_peak_bytes(const std::vector<MemoryTerms>& static_memory, const std::vector<double>& activation_peaks) {
+  double peak = 0;
+  for (std::size_t st = 0; st < static_memory.size(); ++st) {
+    const MemoryTerms& m = static_memory[st];
+    peak = std::max(peak, m.weights + m.gradients + m.master + m.optimizer + m.buffers + activation_peaks[st]);
+  }
+  return peak;
+}
+
 std::vector<double> link_capacities(const Scenario& sc, const topo::Cluster& cluster) {
   std::vector<double> capacity = cluster.link_bandwidths();
   for (const auto& lf : sc.perturbations.links) {

@@ -9,6 +9,7 @@
 #include "sim/program.hpp"
 #include "topology/cluster.hpp"
 #include "topology/cluster_spec.hpp"
+#include "workloads/build/result.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
 namespace ls::wl {
@@ -22,6 +23,11 @@ struct ProgramTotals {
   std::vector<double> activation_peak_bytes;    // per stage: peak of the running memory delta
 };
 ProgramTotals program_totals(const sim::Program& prog);
+
+/// The memory peak per device: over the stages, the static state and buffers
+/// (`static_memory`, BuiltProgram's) plus the stage's activation peak (program_totals's,
+/// or one walked at another micro-batch count).
+double device_peak_bytes(const std::vector<MemoryTerms>& static_memory, const std::vector<double>& activation_peaks);
 
 /// The scenario's cluster with every link perturbed to bandwidth_factor 0 moved into
 /// down_links: a dead link is taken out of routing (ECMP / PXN relays carry its
