@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include <fmt/format.h>
@@ -317,16 +318,27 @@ std::vector<RunRow> read_runs_text(const std::string& text, const std::string& p
 double row_cost_estimate(const RunRow& row) {
   const auto& L = row.scenario.layout;
   const double ranks = static_cast<double>(L.tp) * L.cp * L.pp * (row.scenario.model.moe.experts > 0 ? std::max(1, L.ep) : 1);
-  return ranks * std::max(1, L.microbatches) * std::max(1.0, static_cast<double>(row.scenario.model.layers) / std::max(1, L.pp));
+  const auto& inter = row.scenario.cluster.inter;
+  const bool ecmp = inter.routing == "ecmp" || (inter.routing.empty() && inter.kind == "ethernet");
+  const bool several_leaves = !row.scenario.cluster.graph && inter.nodes_per_leaf > 0 && row.scenario.cluster.nodes > inter.nodes_per_leaf;
+  const double replicas_run = ecmp && several_leaves ? std::max(1, L.dp) : 1;
+  return ranks * replicas_run * std::max(1, L.microbatches) *
+         std::max(1.0, static_cast<double>(row.scenario.model.layers) / std::max(1, L.pp));
 }
 
 std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs, const std::function<void(wl::Scenario&)>& adjust,
                                       const RowProgress& progress) {
   // The sweep runner gives ordered results, per-point exception capture and the
-  // progress; a point here is just the row's index.
+  // progress; a point here is just the row's index. The dearest rows start first: a costly row begun last would leave the other
+  // threads idle while it runs alone (each result still lands in its row's slot).
+  std::vector<std::size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::vector<double> cost(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) cost[i] = row_cost_estimate(rows[i]);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
   std::vector<SweepPoint> points;
   points.reserve(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) points.push_back({{"row", std::to_string(i)}});
+  for (const std::size_t i : order) points.push_back({{"row", std::to_string(i)}});
   const auto outcomes = run_sweep(
       points,
       [&](const SweepPoint& p) {
@@ -335,11 +347,17 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
         wl::SimOptions opt;
         opt.what_if = false;  // the predicted step is all validation needs
         opt.critical_path = false;
+        opt.links = false;
         return wl::simulate(wl::resolve(std::move(sc)), opt);
       },
-      jobs, progress);
+      jobs, [&](std::size_t j, std::size_t done, std::size_t total) {
+        if (progress) progress(order[j], done, total);
+      });
+  std::vector<const SweepOutcome*> outcome_of(rows.size());
+  for (std::size_t j = 0; j < order.size(); ++j) outcome_of[order[j]] = &outcomes[j];
   std::vector<RowOutcome> out(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SweepOutcome& oc = *outcome_of[i];
     RowOutcome& o = out[i];
     o.name = rows[i].name;
     o.groups = rows[i].groups;
@@ -349,8 +367,8 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
     o.features = wl::band_features(rows[i].scenario);
     o.memory_convention = rows[i].memory_convention;
     if (rows[i].measured_peak_bytes > 0) o.measured_peak_bytes = rows[i].measured_peak_bytes;
-    if (outcomes[i].result) {
-      const wl::Result& r = *outcomes[i].result;
+    if (oc.result) {
+      const wl::Result& r = *oc.result;
       o.devices = r.devices;
       o.predicted_s = r.step_time_s;
       o.error = (o.predicted_s - o.measured_s) / o.measured_s;
@@ -358,7 +376,7 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
       o.memory_verdict = r.memory_verdict;
       if (rows[i].measured_peak_bytes > 0) o.memory_error = (o.predicted_peak_bytes - o.measured_peak_bytes) / o.measured_peak_bytes;
     } else {
-      o.failure = outcomes[i].error_message;
+      o.failure = oc.error_message;
     }
   }
   return out;

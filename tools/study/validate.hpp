@@ -96,8 +96,11 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
 
 /// The work of simulating a row, in arbitrary units proportional to the events it
 /// takes: one replica's ranks (tp·cp·pp, ×ep for MoE, whose all-to-alls couple
-/// replicas) × micro-batches × layers per stage. Progress lines weigh their ETA by it
-/// (rows differ 100× in cost).
+/// replicas) × micro-batches × layers per stage, × dp where the replicas are likely to
+/// run one by one (an ECMP-routed fabric of several leaves: flows between leaves hash
+/// onto spines replica by replica, and the symmetric fast path splits its classes by
+/// that crowding). Progress lines weigh their ETA by it (rows differ 1,000× in cost),
+/// and evaluate_runs starts the dearest rows first.
 double row_cost_estimate(const RunRow& row);
 
 struct ErrorStats {
