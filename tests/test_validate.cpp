@@ -157,6 +157,58 @@ TEST_CASE("evaluate_runs: one simulation per row, the same as simulate()") {
   }
 }
 
+TEST_CASE("evaluate_runs: the dearest rows start first, each result lands in its own row") {
+  const std::string path = test::tmp("runs_order.yaml");
+  write(path, R"(runs:
+  - name: cheap
+    scenario:
+      cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+      model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
+      layout: {dp: 8, microbatch_size: 1, microbatches: 1}
+    measured: {step_time: "10 ms"}
+  - name: dear
+    scenario:
+      cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 8}
+      model: {layers: 8, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
+      layout: {dp: 2, pp: 4, microbatch_size: 1, microbatches: 8}
+    measured: {step_time: "10 ms"}
+)");
+  const auto rows = read_runs_file(path);
+  REQUIRE(rows.size() == 2);
+  // One replica's ranks × micro-batches × layers per stage: 1·1·4 and 4·8·2.
+  CHECK(row_cost_estimate(rows[0]) == 4.0);
+  CHECK(row_cost_estimate(rows[1]) == 64.0);
+  std::vector<std::size_t> started;
+  const auto out = evaluate_runs(rows, 1, {}, [&](std::size_t row, std::size_t, std::size_t) { started.push_back(row); });
+  CHECK(started == std::vector<std::size_t>{1, 0});
+  wl::SimOptions opt;
+  opt.what_if = false;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CHECK(out[i].name == rows[i].name);
+    CHECK(out[i].predicted_s == wl::simulate(wl::resolve(rows[i].scenario), opt).step_time_s);
+  }
+}
+
+TEST_CASE("row_cost_estimate: replicas count where an ECMP fabric of several leaves runs them one by one") {
+  const std::string path = test::tmp("runs_cost.yaml");
+  auto row = [&](const std::string& inter) {
+    write(path, R"(runs:
+  - name: r
+    scenario:
+      cluster: {gpu: h100-sxm, nodes: 8, gpus_per_node: 8, inter_node: )" + inter + R"(}
+      model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
+      layout: {dp: 16, tp: 4, microbatch_size: 1, microbatches: 2}
+    measured: {step_time: "10 ms"}
+)");
+    return read_runs_file(path).at(0);
+  };
+  // tp 4 × 2 micro-batches × 4 layers = 32 per replica.
+  CHECK(row_cost_estimate(row("{kind: infiniband, nodes_per_leaf: 4}")) == 32.0);
+  CHECK(row_cost_estimate(row("{kind: ethernet, nodes_per_leaf: 8}")) == 32.0);  // one leaf
+  CHECK(row_cost_estimate(row("{kind: ethernet, nodes_per_leaf: 4}")) == 32.0 * 16);
+  CHECK(row_cost_estimate(row("{kind: infiniband, nodes_per_leaf: 4, routing: ecmp}")) == 32.0 * 16);
+}
+
 TEST_CASE("the shipped validation set: every row loads and plans (as `layoutsim check` does)") {
   std::size_t total = 0;
   for (const char* f : {"llm_foundry.yaml", "megatron_bridge.yaml", "subset.yaml"}) {
