@@ -54,9 +54,7 @@ Time Engine::run_step(Time start, int step_index) {
     st.mem_peak = mem;
   }
   for (auto& g : groups_) g = GroupState{};
-  std::fill(arrivals_.begin(), arrivals_.end(), -1);
-  std::fill(arrival_src_.begin(), arrival_src_.end(), -1);
-  std::fill(transfer_start_.begin(), transfer_start_.end(), -1);
+  std::fill(recv_slots_.begin(), recv_slots_.end(), RecvSlot{});
 
   for (std::size_t r = 0; r < ranks_.size(); ++r)
     if (simulated(static_cast<std::int32_t>(r))) try_advance(static_cast<std::int32_t>(r));
@@ -219,7 +217,7 @@ inline __attribute__((always_inline)) bool Engine::start_recv(std::int32_t rank,
                                                               const RankInfo& info) {
   const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
   ss.running = true;
-  if (arrivals_[slot] >= 0) {
+  if (recv_slots_[slot].arrival >= 0) {
     complete_op(rank, stream, now_);
     return true;
   }
@@ -261,7 +259,7 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
   const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
   const std::uint32_t slot = ranks_[static_cast<std::size_t>(peer)].recv_base +
                              recv_slot_[static_cast<std::size_t>(pinfo.stage)][op.peer_op];
-  transfer_start_[slot] = now_.ps();
+  recv_slots_[slot].transfer_start = now_.ps();
   start_comm(cid, now_);
 }
 
@@ -479,8 +477,8 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
   const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
   RankState& prs = ranks_[static_cast<std::size_t>(peer)];
   const std::uint32_t slot = prs.recv_base + recv_slot_[static_cast<std::size_t>(pinfo.stage)][op.peer_op];
-  arrivals_[slot] = now.ps();
-  arrival_src_[slot] = send_gid;
+  recv_slots_[slot].arrival = now.ps();
+  recv_slots_[slot].source = send_gid;
   StreamState& pss = prs.streams[0];
   if (pss.running && pss.pos == op.peer_op) complete_op(peer, 0, now);
   try_advance(rank);
@@ -541,12 +539,13 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
       break;
     case OpKind::recv: {
       const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
-      const Time ts = Time::from_ps(transfer_start_[slot]);
-      if (transfer_start_[slot] >= 0 && now > std::max(ss.started, ts))
+      const RecvSlot& box = recv_slots_[slot];
+      const Time ts = Time::from_ps(box.transfer_start);
+      if (box.transfer_start >= 0 && now > std::max(ss.started, ts))
         st.exposed[op.group_slot] += now - std::max(ss.started, ts);
       if (cfg_.record_ops) {
         auto& t = op_traces_.get()[static_cast<std::size_t>(op_base(rank, stream) + ss.pos)];
-        t.peer = static_cast<std::int32_t>(arrival_src_[slot]);
+        t.peer = static_cast<std::int32_t>(box.source);
       }
       flow_id = (static_cast<std::uint64_t>(rank) << 32) | (ss.pos + 1);
       break;

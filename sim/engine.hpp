@@ -188,7 +188,7 @@ private:
   };
   struct RankState {
     StreamState streams[kStreamCount];
-    std::uint32_t recv_base = 0;   // into arrivals_
+    std::uint32_t recv_base = 0;   // into recv_slots_
     // Overlap meter (overlap_streams): measured side collectives in flight, since when
     // at least one has been, the in-flight time before that, and that running total
     // when the main stream's compute op started.
@@ -282,9 +282,15 @@ private:
   std::vector<RankState> ranks_;
   std::vector<RankStats> stats_;
   std::vector<GroupState> groups_;
-  std::vector<std::int64_t> arrivals_;     // per recv slot: -1 not arrived; else arrival time ps
-  std::vector<std::int64_t> arrival_src_;  // per recv slot: global op id of the send
-  std::vector<std::int64_t> transfer_start_;  // per recv slot: when the transfer began (ps)
+  /// A pipeline recv's mailbox. One record, not three arrays: the send's start, the
+  /// data's arrival and the recv's start and end each touch it, often far apart in time
+  /// across ranks, so each field of its own would be a cache miss of its own.
+  struct RecvSlot {
+    std::int64_t arrival = -1;         // ps; -1: not arrived
+    std::int64_t source = -1;          // global op id of the send (record_ops)
+    std::int64_t transfer_start = -1;  // ps; when the transfer began
+  };
+  std::vector<RecvSlot> recv_slots_;
   // per stage: recv slot of each main-stream op (UINT32_MAX when not a recv)
   std::vector<std::vector<std::uint32_t>> recv_slot_;
   std::vector<std::uint32_t> recv_count_;

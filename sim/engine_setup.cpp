@@ -98,9 +98,7 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
       if (peer >= 0 && !simulated(peer)) throw std::invalid_argument("engine: a pipeline peer of a simulated rank is not simulated");
     }
   }
-  arrivals_.assign(base, -1);
-  arrival_src_.assign(base, -1);
-  transfer_start_.assign(base, -1);
+  recv_slots_.assign(base, RecvSlot{});
 
   op_base_.resize(nranks * kStreamCount + 1);
   std::int64_t acc = 0;
