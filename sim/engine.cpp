@@ -227,39 +227,38 @@ inline __attribute__((always_inline)) bool Engine::start_recv(std::int32_t rank,
 inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank, StreamState& ss, const RankInfo& info,
                                                               const Op& op) {
   ss.running = true;
-  const std::int32_t peer =
-      program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
+  // A rank sends to at most two peers with a couple of sizes: a short list per
+  // rank is cheaper than the planner's hashed cache on every micro-batch, and it
+  // keeps the peer's rank and mailboxes, read once.
+  auto& tc = transfer_plans_[static_cast<std::size_t>(rank)];
+  const TransferPlan* tp = nullptr;
+  for (const auto& e : tc)
+    if (e.peer_stage == op.peer_stage && e.bytes == op.bytes) tp = &e;
+  if (!tp) {
+    const std::int32_t peer =
+        program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
+    const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
+    const CommPlan* plan = &planner_.transfer(info.device, pinfo.device, op.bytes);
+    std::uint32_t copies = 0;
+    tie(plan, copies);
+    tc.push_back(TransferPlan{op.peer_stage, op.bytes, plan, copies, peer, ranks_[static_cast<std::size_t>(peer)].recv_base,
+                              recv_slot_[static_cast<std::size_t>(pinfo.stage)].data()});
+    tp = &tc.back();
+  }
   const std::uint32_t cid = alloc_comm();
   Comm& c = comms_[cid];
-  // A rank sends to at most two peers with a couple of sizes: a short list per
-  // rank is cheaper than the planner's hashed cache on every micro-batch.
-  const std::int32_t dst = program_.ranks[static_cast<std::size_t>(peer)].device;
-  const CommPlan* plan = nullptr;
-  std::uint32_t copies = 0;
-  auto& tc = transfer_plans_[static_cast<std::size_t>(rank)];
-  for (const auto& e : tc)
-    if (e.dst == dst && e.bytes == op.bytes) {
-      plan = e.plan;
-      copies = e.copies;
-    }
-  if (!plan) {
-    plan = &planner_.transfer(info.device, dst, op.bytes);
-    tie(plan, copies);
-    tc.push_back(TransferPlan{dst, op.bytes, plan, copies});
-  }
-  c.plan = plan;
-  c.tied_copies = copies;
+  c.plan = tp->plan;
+  c.tied_copies = tp->copies;
   c.repeat_left = 1;
   c.group = -1;
   c.rank = rank;
   c.op_index = ss.pos;
+  c.peer = tp->peer;
+  c.recv_slot = tp->peer_recv_base + tp->peer_recv_slot[op.peer_op];
   c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0x5e00000000ULL + static_cast<std::uint64_t>(rank), ss.pos) : 1.0;
   // Note the transfer start at the receiver: exposed PP time is the receiver's
   // wait after the data started moving (waiting before that is bubble).
-  const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
-  const std::uint32_t slot = ranks_[static_cast<std::size_t>(peer)].recv_base +
-                             recv_slot_[static_cast<std::size_t>(pinfo.stage)][op.peer_op];
-  recv_slots_[slot].transfer_start = now_.ps();
+  recv_slots_[c.recv_slot].transfer_start = now_.ps();
   start_comm(cid, now_);
 }
 
@@ -471,12 +470,10 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
   const Op& op = op_at(rank, static_cast<int>(Stream::send), c.op_index);
   stats_[static_cast<std::size_t>(rank)].bytes_sent[op.group_slot] += c.plan->bytes_per_member * c.scale;
   const std::int64_t send_gid = cfg_.record_ops ? op_base(rank, 1) + c.op_index : -1;
+  const std::int32_t peer = c.peer;
+  const std::uint32_t slot = c.recv_slot;
   complete_op(rank, static_cast<int>(Stream::send), now);
-  const std::int32_t peer =
-      program_.pp_peer[static_cast<std::size_t>(rank) * program_.stages.size() + static_cast<std::size_t>(op.peer_stage)];
-  const auto& pinfo = program_.ranks[static_cast<std::size_t>(peer)];
   RankState& prs = ranks_[static_cast<std::size_t>(peer)];
-  const std::uint32_t slot = prs.recv_base + recv_slot_[static_cast<std::size_t>(pinfo.stage)][op.peer_op];
   recv_slots_[slot].arrival = now.ps();
   recv_slots_[slot].source = send_gid;
   StreamState& pss = prs.streams[0];

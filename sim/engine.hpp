@@ -211,6 +211,8 @@ private:
     std::int32_t rank = -1;         // transfer: sender rank; collective: any member
     std::uint8_t stream = 0;        // collective: the stream it sits on
     std::uint32_t op_index = 0;     // sender's op index (send stream)
+    std::int32_t peer = -1;         // transfer: the receiving rank
+    std::uint32_t recv_slot = 0;    // transfer: its mailbox (recv_slots_)
     Time started;
     bool free = true;
     const std::vector<const CommPlan*>* ghosts = nullptr;  // symmetric fast path
@@ -311,7 +313,17 @@ private:
   };
   std::unique_ptr<OpTrace, FreeDeleter> op_traces_;
   std::size_t op_trace_count_ = 0;
-  struct TransferPlan { std::int32_t dst; double bytes; const CommPlan* plan; std::uint32_t copies; };
+  /// A rank's sends to one peer stage with one size: the plan and, so that a send
+  /// need not look its peer up again, the peer and where its mailboxes start.
+  struct TransferPlan {
+    std::int32_t peer_stage;
+    double bytes;
+    const CommPlan* plan;
+    std::uint32_t copies;
+    std::int32_t peer;
+    std::uint32_t peer_recv_base;
+    const std::uint32_t* peer_recv_slot;  // recv_slot_ of the peer's stage
+  };
   std::vector<std::vector<TransferPlan>> transfer_plans_;  // per rank
   std::uint64_t next_flow_tag_ = 1;
   // Symmetric fast path (EngineSymmetry): which ranks run, each group's simulated
