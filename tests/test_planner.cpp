@@ -548,6 +548,33 @@ TEST_CASE("NCCL model: all-reduce takes the tree only where it is predicted chea
         doctest::Approx(F + 2 * (7 * 3.4e-6 + 5 * a_o) + drain).epsilon(1e-6));
 }
 
+TEST_CASE("NCCL model: a ring over several nodes steps no faster than the host's proxy (A100's AMD hosts)") {
+  // NCCL's tuner: in a multi-node ring every step costs at least 3 × the host's network
+  // overhead (2 us on AMD x86): DGX A100's NVLink steps there take 6 us, not 3.4; inside
+  // one node they keep 3.4. H100's profile (Intel hosts, 3 × 1 us) stays under 3.4.
+  const Cluster c = Cluster::build(two_nodes());
+  const CollectiveCostModel a100 = ls::topo::dgx_a100_collective_costs();
+  const CollectiveCostModel h100 = ls::topo::default_collective_costs();
+  CHECK(a100.multi_node_ring_step == ls::sim::us(6));
+  CHECK(h100.multi_node_ring_step == ls::sim::us(3));
+  const double S = 64e6;
+  const double F = seconds(a100.fixed_cost);
+  {
+    Planner p(c, false, a100);
+    // Per channel 14 NVLink hops at max(3.4, 6) us and 2 IB hops at 8 us: sum − max.
+    const CommPlan& ag = p.collective(iota(16), CollOp::all_gather, S);
+    CHECK(seconds(ag.phases[0].latency) == doctest::Approx(F + 14 * 6e-6 + 8e-6).epsilon(1e-9));
+    // Inside one node: NVLink's own 3.4 us per step.
+    const CommPlan& one_node = p.collective(iota(8), CollOp::reduce_scatter, S);
+    CHECK(seconds(one_node.phases[0].latency) == doctest::Approx(F + 7 * 3.4e-6).epsilon(1e-9));
+  }
+  {
+    Planner p(c, false, h100);
+    const CommPlan& ag = p.collective(iota(16), CollOp::all_gather, S);
+    CHECK(seconds(ag.phases[0].latency) == doctest::Approx(seconds(h100.fixed_cost) + 14 * 3.4e-6 + 8e-6).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("collective cost profiles: within their documented bounds, and checked") {
   for (const CollectiveCostModel& m : {ls::topo::default_collective_costs(), ls::topo::dgx_a100_collective_costs()}) {
     CHECK_NOTHROW(m.validate());

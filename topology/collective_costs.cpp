@@ -4,7 +4,11 @@
 //  [T] NCCL src/graph/tuning.cc (2.18–2.2x), the tuner's own model, Simple protocol
 //      (large messages): baseLat 8.4 us per collective for ring and tree; hwLat per
 //      ring step 3.4 us over NVLink, 5.7 us over PCIe, 14 us over the network (6.6 us
-//      in NCCL 2.12), to which it adds the network's own latency; the tree's bus
+//      in NCCL 2.12), to which it adds the network's own latency; in a ring over
+//      several nodes every step, those inside a node too, costs at least 3 × the
+//      host's network overhead for Simple ("inter-node rings still have to launch
+//      nsteps * net overhead"; getNetOverhead: 2 us on AMD x86 hosts, 1 us on Intel
+//      and others; NCCL master 5067397c, tuning.cc); the tree's bus
 //      bandwidth is the ring's × 0.92 for all-reduce, and a tree all-reduce moves 2S
 //      per rank (bus-to-algorithm bandwidth ratio 0.5).
 //  [H] nccl-tests issue #212 (S. Jeaugey, NVIDIA, 2024): H100 NVLink 4 line rate
@@ -63,6 +67,9 @@ CollectiveCostModel nccl_common() {
   // handshake and larger headers than IB; range 0.85–0.95).
   m[LinkKind::infiniband].step_latency = sim::us(8);
   m[LinkKind::ethernet] = {0.90, sim::us(10)};
+  // [T] 3 × 1 us: an Intel host (DGX H100 and DGX B200: Xeon) or Grace (NCCL's 1 us
+  // for non-x86), under the NVLink step's 3.4 us, so it changes nothing there.
+  m.multi_node_ring_step = sim::us(3);
   return m;
 }
 
@@ -70,6 +77,7 @@ CollectiveCostModel nccl_common() {
 
 void CollectiveCostModel::validate() const {
   check_latency(fixed_cost, "fixed_cost");
+  check_latency(multi_node_ring_step, "multi_node_ring_step");
   for (std::size_t i = 0; i < per_kind.size(); ++i) {
     const std::string_view kind = kLinkKindNames[i];
     check_fraction(per_kind[i].efficiency, fmt::format("{}.efficiency", kind));
@@ -111,6 +119,10 @@ CollectiveCostModel dgx_a100_collective_costs() {
   m[LinkKind::nvswitch].efficiency = 232.5 / 300.0;
   // [R] 192 / 200 GB/s.
   m[LinkKind::infiniband].efficiency = 192.0 / 200.0;
+  // [T] 3 × 2 us: DGX A100's hosts are AMD EPYC 7742 (NVIDIA DGX A100 User Guide),
+  // as are Azure NDm A100 v4's (EPYC 7V12): a multi-node ring's NVLink steps cost
+  // 6 us, not 3.4.
+  m.multi_node_ring_step = sim::us(6);
   return m;
 }
 

@@ -18,6 +18,9 @@
 //     every rail (NIC) carries its share; all-reduce as that flat ring or as a
 //     double binary tree, whichever the model predicts cheaper.
 //
+//   * for a ring over several nodes, a floor under every step's latency, those inside a
+//     node included: the host's proxy thread posts each step (multi_node_ring_step).
+//
 // Closed forms on a uniform ring of n ranks, step latency α, line rate B, efficiency
 // e, fixed cost F (tests/test_planner.cpp checks them):
 //   ring all-reduce            F + 2(n−1)(α + S/(n·B·e))
@@ -63,6 +66,10 @@ struct CollectiveCostModel {
   bool tree_all_reduce = false;
   /// Tree bus bandwidth over ring bus bandwidth, in (0, 1].
   double tree_bandwidth_factor = 0.92;
+  /// Least latency of every step of a ring that spans several nodes, its steps inside
+  /// a node included, in [0, 1 ms]: each step's network work is posted by NCCL's proxy
+  /// thread on the host, so the host's per-step overhead bounds them all.
+  sim::Time multi_node_ring_step;
 
   const LinkKindCost& operator[](LinkKind kind) const { return per_kind[static_cast<std::size_t>(kind)]; }
   LinkKindCost& operator[](LinkKind kind) { return per_kind[static_cast<std::size_t>(kind)]; }

@@ -123,7 +123,9 @@ public:
   /// (per-hop flows let the uncontended hops finish early, and hand the bandwidth
   /// they free to others, as if they could run ahead of the ring); and the engine
   /// handles one flow event per ring instead of m.
-  RingLatency ring(std::span<const std::int32_t> members, double bytes, bool closed = true) {
+  /// `floor`: the least latency of each hop's step.
+  RingLatency ring(std::span<const std::int32_t> members, double bytes, bool closed = true,
+                   sim::Time floor = sim::Time::zero()) {
     RingLatency lat;
     const std::size_t m = members.size();
     if (m < 2) return lat;
@@ -135,7 +137,7 @@ public:
       const std::uint64_t h = flow_hash(src, dst, i);
       const auto path = cluster_.route(src, dst, h);
       plan_.links.insert(plan_.links.end(), path.begin(), path.end());
-      const sim::Time alpha = hop_alpha(path, cluster_.route_latency(src, dst, h));
+      const sim::Time alpha = std::max(floor, hop_alpha(path, cluster_.route_latency(src, dst, h)));
       lat.sum += alpha;
       lat.max = std::max(lat.max, alpha);
     }
@@ -425,12 +427,16 @@ sim::CommPlan Planner::nccl_ring(std::span<const std::int32_t> devices,
                                  std::int64_t passes) const {
   PlanBuilder b(cluster_, costs_);
   sim::Time steps;
+  const int first_node = cluster_.nvlink_domain_of_gpu(devices.front());
+  const bool multi_node = std::any_of(devices.begin(), devices.end(),
+                                      [&](std::int32_t d) { return cluster_.nvlink_domain_of_gpu(d) != first_node; });
+  const sim::Time floor = multi_node ? costs_.multi_node_ring_step : sim::Time::zero();
   if (per_node.empty()) {  // one node, or uneven nodes: one ring in the given order
-    steps = b.ring(devices, bytes).steps();
+    steps = b.ring(devices, bytes, true, floor).steps();
   } else {
     const std::size_t channels = per_node.front().size();
     for (std::size_t c = 0; c < channels; ++c)
-      steps = std::max(steps, b.ring(channel_order(per_node, c), bytes / static_cast<double>(channels)).steps());
+      steps = std::max(steps, b.ring(channel_order(per_node, c), bytes / static_cast<double>(channels), true, floor).steps());
   }
   b.end_phase(steps * passes);
   return b.take(bytes, costs_.fixed_cost);
