@@ -191,3 +191,44 @@ TEST_CASE("few micro-batches: the candidate's own program, or the walk at M itse
   check_same("1f1b, M = p", "  tp: 2\n  pp: 4\n  microbatch_size: 8\n  global_batch: 128\n  schedule: 1f1b");
   check_same("zb-h1, M = p + 1", "  tp: 2\n  pp: 4\n  microbatch_size: 8\n  global_batch: 160\n  schedule: zb-h1");
 }
+
+TEST_CASE("the rank table kept per layout: what the estimate reads of the candidate's own, shared by its siblings") {
+  // An MoE layout with ep and cp, and an HSDP one: the memo's table is the one
+  // build_program assigns (each stage's first rank's groups and their devices, the
+  // stage's most loaded rank, every rank's stage and load), FLOPs summed over it the
+  // same to the bit; a candidate that differs in what moves no rank gets the same table.
+  for (const auto& c : {std::pair<std::string, bool>{"  tp: 2\n  cp: 2\n  pp: 2\n  ep: 4\n  global_batch: 64", true},
+                        std::pair<std::string, bool>{"  pp: 2\n  zero: 3\n  shard_group: 4\n  global_batch: 64", false}}) {
+    // Named copies, not structured bindings: clang's CAPTURE lambdas cannot capture those.
+    const std::string layout = c.first;
+    const bool moe = c.second;
+    CAPTURE(layout);
+    const wl::ResolvedScenario rs = tools::load_scenario_string(scenario_yaml(layout, moe), "placement.yaml");
+    const wl::Scenario& sc = rs.scenario();
+    const wl::BuiltProgram built = wl::build_program(sc);
+    const tools::PlacedRanks own = tools::placed_ranks(built.program);
+    tools::PlacementMemo memo;
+    const auto kept = memo.of(sc);
+    REQUIRE(kept->stages.size() == own.stages.size());
+    for (std::size_t st = 0; st < own.stages.size(); ++st) {
+      CHECK(kept->stages[st].present);
+      CHECK(kept->stages[st].group == own.stages[st].group);
+      CHECK(kept->stages[st].devices == own.stages[st].devices);
+      CHECK(kept->stages[st].max_work_scale == own.stages[st].max_work_scale);
+    }
+    REQUIRE(kept->ranks.size() == built.program.ranks.size());
+    for (std::size_t r = 0; r < kept->ranks.size(); ++r) {
+      CHECK(kept->ranks[r].stage == built.program.ranks[r].stage);
+      CHECK(kept->ranks[r].work_scale == built.program.ranks[r].work_scale);
+    }
+    const wl::ProgramTotals a = wl::program_totals(built.program), b = wl::program_totals(built.program, kept->ranks);
+    CHECK(a.model_flops == b.model_flops);
+    CHECK(a.hardware_flops == b.hardware_flops);
+    wl::Scenario sibling = sc;
+    sibling.layout.microbatch_size *= 2;
+    sibling.layout.recompute = wl::Recompute::full;
+    CHECK(memo.of(sibling) == kept);
+    sibling.layout.placement = {"dp", "tp", "pp"};
+    CHECK(memo.of(sibling) != kept);
+  }
+}

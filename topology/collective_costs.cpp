@@ -8,7 +8,8 @@
 //      several nodes every step, those inside a node too, costs at least 3 × the
 //      host's network overhead for Simple ("inter-node rings still have to launch
 //      nsteps * net overhead"; getNetOverhead: 2 us on AMD x86 hosts, 1 us on Intel
-//      and others; NCCL master 5067397c, tuning.cc); the tree's bus
+//      and others; in the tuner from 2.18 to master 5067397c: the proxy thread that
+//      posts each step is older, only its place in the model is new); the tree's bus
 //      bandwidth is the ring's × 0.92 for all-reduce, and a tree all-reduce moves 2S
 //      per rank (bus-to-algorithm bandwidth ratio 0.5).
 //  [H] nccl-tests issue #212 (S. Jeaugey, NVIDIA, 2024): H100 NVLink 4 line rate

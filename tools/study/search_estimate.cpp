@@ -80,9 +80,9 @@ std::vector<StageTally> tally_stages(const sim::Program& prog, int microbatch = 
   return out;
 }
 
-/// The stages' sums: the tallies' collectives priced on the groups of `prog` (a
-/// program of the same layout whose ranks and groups are the candidate's).
-std::vector<StageSums> price_stages(const std::vector<StageTally>& tallies, const sim::Program& prog, CollectiveTimes& times) {
+/// The stages' sums: the tallies' collectives priced on the groups of `placed` (the
+/// candidate's rank table).
+std::vector<StageSums> price_stages(const std::vector<StageTally>& tallies, const PlacedRanks& placed, CollectiveTimes& times) {
   struct Seen {
     int gid;
     sim::CollOp coll;
@@ -90,39 +90,25 @@ std::vector<StageSums> price_stages(const std::vector<StageTally>& tallies, cons
     double seconds;
   };
   std::vector<Seen> seen;  // this placement's (group, collective, bytes): a few dozen at most
-  auto seconds = [&](const StageTally::Use& u, const sim::RankInfo& rank) {
-    const int gid = u.slot == sim::kNoGroup ? -1 : rank.group[u.slot];
+  auto seconds = [&](const StageTally::Use& u, const PlacedRanks::Stage& stage) {
+    const int gid = u.slot == sim::kNoGroup ? -1 : stage.group[u.slot];
     if (gid < 0) return 0.0;
     for (const Seen& s : seen)
       if (s.gid == gid && s.coll == u.coll && s.bytes == u.bytes) return s.seconds * u.calls;
-    const auto& grp = prog.groups[static_cast<std::size_t>(gid)];
-    std::vector<std::int32_t> devices;
-    devices.reserve(grp.ranks.size());
-    for (auto r : grp.ranks) devices.push_back(prog.ranks[static_cast<std::size_t>(r)].device);
-    seen.push_back({gid, u.coll, u.bytes, times.seconds(std::move(devices), u.coll, u.bytes)});
+    seen.push_back({gid, u.coll, u.bytes, times.seconds(stage.devices[u.slot], u.coll, u.bytes)});
     return seen.back().seconds * u.calls;
   };
-  // Each stage's first rank (whose groups price its collectives) and its most loaded
-  // rank's expert work, which sets the stage's pace: one pass over the ranks.
-  std::vector<const sim::RankInfo*> first(prog.stages.size(), nullptr);
-  std::vector<double> load(prog.stages.size(), 0.0);
-  for (const auto& r : prog.ranks) {
-    const auto st = static_cast<std::size_t>(r.stage);
-    if (st >= first.size()) continue;
-    if (!first[st]) first[st] = &r;
-    load[st] = std::max(load[st], r.work_scale);
-  }
   std::vector<StageSums> out(tallies.size());
-  for (std::size_t st = 0; st < tallies.size() && st < first.size(); ++st) {
-    const sim::RankInfo* rep = first[st];
-    if (!rep) continue;
+  for (std::size_t st = 0; st < tallies.size() && st < placed.stages.size(); ++st) {
+    const PlacedRanks::Stage& stage = placed.stages[st];
+    if (!stage.present) continue;
     const StageTally& t = tallies[st];
     StageSums& o = out[st];
     o.present = true;
-    o.compute = t.compute + t.scaled_compute * load[st];
+    o.compute = t.compute + t.scaled_compute * stage.max_work_scale;
     o.side = t.side_compute;
     for (const StageTally::Use& u : t.uses) {
-      const double s = seconds(u, *rep);
+      const double s = seconds(u, stage);
       if (u.where == StageTally::Where::blocking) {
         o.blocking += s;
         continue;
@@ -130,7 +116,7 @@ std::vector<StageSums> price_stages(const std::vector<StageTally>& tallies, cons
       o.side += s;
       if (u.where == StageTally::Where::side_interfering) o.interfering += s;
     }
-    if (t.last_dp) o.last_side = seconds(*t.last_dp, *rep);
+    if (t.last_dp) o.last_side = seconds(*t.last_dp, stage);
   }
   return out;
 }
@@ -166,7 +152,7 @@ double combine_step(const std::vector<StageSums>& stages, double bubble, const C
 /// ranks are now: the tally of its ops, plus, when it was built at fewer micro-batches,
 /// the tally of one micro-batch's ops for each micro-batch it lacks.
 double step_of(const EstimatePrograms& programs, CollectiveTimes& times, int m, double bubble, const ComputeSlowdowns& slow) {
-  const sim::Program& placed = programs.built.program;
+  const PlacedRanks& placed = *programs.placed;
   std::vector<StageSums> sums = price_stages(programs.all, placed, times);
   if (programs.built_at < m) {
     const double more = m - programs.built_at;
@@ -199,6 +185,48 @@ const wl::KernelPassCosts& PassCostsMemo::of(const wl::Scenario& candidate) {
   auto it = kept_.find(key);
   if (it == kept_.end()) it = kept_.emplace(key, std::make_unique<const wl::KernelPassCosts>(candidate)).first;
   return *it->second;
+}
+
+PlacedRanks placed_ranks(const sim::Program& prog) {
+  PlacedRanks out;
+  out.ranks.reserve(prog.ranks.size());
+  out.stages.resize(prog.stages.size());
+  for (const auto& r : prog.ranks) {
+    out.ranks.push_back({r.stage, r.work_scale});
+    const auto st = static_cast<std::size_t>(r.stage);
+    if (st >= out.stages.size()) continue;
+    PlacedRanks::Stage& stage = out.stages[st];
+    stage.max_work_scale = std::max(stage.max_work_scale, r.work_scale);
+    if (stage.present) continue;
+    stage.present = true;
+    stage.group = r.group;
+    for (std::size_t slot = 0; slot < r.group.size(); ++slot) {
+      if (r.group[slot] < 0) continue;
+      for (const auto m : prog.groups[static_cast<std::size_t>(r.group[slot])].ranks)
+        stage.devices[slot].push_back(prog.ranks[static_cast<std::size_t>(m)].device);
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<const PlacedRanks> PlacementMemo::of(const wl::Scenario& candidate) {
+  const wl::LayoutSpec& L = candidate.layout;
+  Key key{L.dp, L.tp, L.pp, L.cp, L.ep, L.expert_tp, L.shard_group, L.shard_over_cp, L.placement};
+  if (const auto it = kept_.find(key); it != kept_.end()) return it->second;
+  // The table as build_program would assign it (the same expert routing), read once.
+  sim::Program table;
+  table.stages.resize(static_cast<std::size_t>(std::max(1, L.pp)));
+  std::optional<wl::Routing> routing;
+  if (candidate.model.moe.experts > 0) routing = wl::route_tokens(candidate.model.moe, L.ep);
+  wl::assign_ranks_and_groups(candidate, routing ? &*routing : nullptr, table);
+  auto placed = std::make_shared<const PlacedRanks>(placed_ranks(table));
+  if (ranks_ + placed->ranks.size() > kMaxRanks) {
+    kept_.clear();
+    ranks_ = 0;
+  }
+  ranks_ += placed->ranks.size();
+  kept_.emplace(std::move(key), placed);
+  return placed;
 }
 
 std::size_t CollectiveTimes::KeyHash::operator()(const Key& k) const {
@@ -278,7 +306,7 @@ Estimate analyze(const wl::Scenario& sc, EstimateCaches& caches, const ComputeSl
   if (plan.built_at < M) {
     wl::Scenario fewer = sc;
     fewer.layout.microbatches = plan.built_at;
-    ps.built = wl::build_program(fewer, inputs);
+    ps.built = wl::build_program(fewer, inputs, wl::RankTable::omit);
     ps.built_at = plan.built_at;
     ps.one_microbatch = tally_stages(ps.built.program, plan.microbatch);
     if (plan.peak_at > plan.built_at) {
@@ -286,16 +314,17 @@ Estimate analyze(const wl::Scenario& sc, EstimateCaches& caches, const ComputeSl
         activation_peaks = items->peaks(plan.peak_at, plan.microbatch);
       } else {
         fewer.layout.microbatches = plan.peak_at;
-        activation_peaks = wl::program_totals(wl::build_program(fewer, inputs).program).activation_peak_bytes;
+        activation_peaks = wl::program_totals(wl::build_program(fewer, inputs, wl::RankTable::omit).program).activation_peak_bytes;
         ps.peak_built_at = true;
       }
     }
   } else {
-    ps.built = wl::build_program(sc, inputs);
+    ps.built = wl::build_program(sc, inputs, wl::RankTable::omit);
     ps.built_at = M;
   }
   ps.all = tally_stages(ps.built.program);
-  const wl::ProgramTotals totals = wl::program_totals(ps.built.program);
+  ps.placed = caches.placements.of(sc);
+  const wl::ProgramTotals totals = wl::program_totals(ps.built.program, ps.placed->ranks);
   // Past the warm-up the activation peak is the same at M; the model FLOPs are all in
   // the micro-batches' passes.
   // The static state does not depend on the micro-batch count the program was built at.
@@ -331,8 +360,7 @@ void analyze_run(const std::vector<wl::Scenario>& run, EstimateCaches& caches, c
     if (!out[i].rejected.empty()) continue;
     out[i] = *shared;
     if (!shared->rejected.empty()) continue;
-    wl::BuiltProgram& bp = programs->built;
-    wl::assign_ranks_and_groups(sc, sc.model.moe.experts > 0 ? &bp.routing : nullptr, bp.program);
+    programs->placed = caches.placements.of(sc);
     out[i].step_s = step_of(*programs, caches.times, sc.layout.microbatches, shared->bubble, slow);
   }
 }

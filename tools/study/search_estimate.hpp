@@ -15,6 +15,8 @@
 // it), for a fraction of the building. Internal to ls_study; the tests include it.
 #pragma once
 
+#include <array>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -28,6 +30,7 @@
 #include "tools/study/search.hpp"
 #include "topology/cluster.hpp"
 #include "workloads/build/program_builder.hpp"
+#include "workloads/build/program_totals.hpp"
 #include "workloads/cost/pass_costs.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
@@ -92,11 +95,53 @@ class PassCostsMemo {
   std::map<wl::PassCostsLayout, std::unique_ptr<const wl::KernelPassCosts>> kept_;
 };
 
+/// What the estimate reads of a layout's rank table (wl::assign_ranks_and_groups): each
+/// rank's stage and expert load, in rank order (for the FLOPs), and per stage its first
+/// rank's groups (whose members price the stage's collectives) and its most loaded
+/// rank's expert load (which sets the stage's pace).
+struct PlacedRanks {
+  struct Stage {
+    bool present = false;
+    std::array<std::int32_t, sim::kGroupSlots> group{};        // the first rank's group ids (-1: none)
+    std::array<std::vector<std::int32_t>, sim::kGroupSlots> devices;  // and their members' devices
+    double max_work_scale = 0;
+  };
+  std::vector<wl::RankWork> ranks;
+  std::vector<Stage> stages;
+};
+/// The table a program's ranks and groups make (`prog.ranks`, `prog.groups`), read as above.
+PlacedRanks placed_ranks(const sim::Program& prog);
+
+/// Rank tables by the layout fields assign_ranks_and_groups reads (degrees, placement,
+/// shard group, expert tp), kept by one worker across the candidates of one search:
+/// the candidates of one layout differ in micro-batch size, schedule, recompute and
+/// switches, none of which moves a rank. Held by shared pointer so that an estimate
+/// keeps the one it priced with; the memo lets go of all of them past kMaxRanks ranks
+/// (a 16,384-GPU table is about 0.3 MB). Pure values: the memo changes no estimate.
+class PlacementMemo {
+ public:
+  static constexpr std::size_t kMaxRanks = std::size_t{1} << 20;
+  /// The candidate's; `candidate` differs from every other scenario asked of this memo
+  /// at most in its layout.
+  std::shared_ptr<const PlacedRanks> of(const wl::Scenario& candidate);
+
+ private:
+  struct Key {
+    int dp, tp, pp, cp, ep, expert_tp, shard_group;
+    bool shard_over_cp;
+    std::vector<std::string> placement;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<Key, std::shared_ptr<const PlacedRanks>> kept_;
+  std::size_t ranks_ = 0;
+};
+
 /// What one worker of the analytic stage keeps across the candidates it estimates.
 struct EstimateCaches {
   EstimateCaches(const topo::Cluster& cluster, bool ideal_network) : times(cluster, ideal_network) {}
   CollectiveTimes times;
   PassCostsMemo costs;
+  PlacementMemo placements;
 };
 
 /// One stage's ops boiled down to what the estimate prices: compute seconds, and each
@@ -125,7 +170,8 @@ struct StageTally {
 /// whether the peak needed another program (one at the plan's peak_at), the items of
 /// the small one not telling it (ItemMemory::read).
 struct EstimatePrograms {
-  wl::BuiltProgram built;
+  wl::BuiltProgram built;  // its ranks and groups left empty (wl::RankTable::omit): `placed` holds them
+  std::shared_ptr<const PlacedRanks> placed;
   int built_at = 0;
   std::vector<StageTally> all;             // every op of each stage
   std::vector<StageTally> one_microbatch;  // built_at < M: the ops of one micro-batch of the steady state

@@ -26,7 +26,7 @@ ProgramInputs::ProgramInputs(const Scenario& s, const KernelPassCosts& shared_co
 
 BuiltProgram build_program(const Scenario& sc) { return build_program(sc, ProgramInputs(sc)); }
 
-BuiltProgram build_program(const Scenario& sc, const ProgramInputs& in) {
+BuiltProgram build_program(const Scenario& sc, const ProgramInputs& in, RankTable ranks) {
   const auto& m = sc.model;
   const auto& L = sc.layout;
   const int p = L.pp, v = std::max(1, L.virtual_stages), M = L.microbatches;
@@ -51,7 +51,7 @@ BuiltProgram build_program(const Scenario& sc, const ProgramInputs& in) {
               node_selection_share(m.moe.experts, m.moe.top_k, m.moe.max_nodes_per_token, nodes);
     }
   }
-  assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
+  if (ranks == RankTable::assign) assign_ranks_and_groups(sc, routing ? &*routing : nullptr, prog);
 
   const DeviceParams& params = in.params;
   const EmitterInputs inputs{&sc, &in.costs, &in.bytes, &params};

@@ -57,10 +57,16 @@ class ProgramInputs {
   StageLayers layers;
 };
 
+/// Whether build_program fills the program's ranks, groups and pipeline peers
+/// (assign_ranks_and_groups), or leaves them empty for a caller that keeps a layout's
+/// rank table apart (the search's estimate: one table for all the candidates of a
+/// layout, where each program is only tallied).
+enum class RankTable { assign, omit };
+
 /// Precondition: `s` is resolved (resolve() validated it); nothing here re-validates.
 BuiltProgram build_program(const Scenario& s);
 /// The same from inputs made for `s` or for a scenario that differs from it only in
 /// its micro-batch count.
-BuiltProgram build_program(const Scenario& s, const ProgramInputs& inputs);
+BuiltProgram build_program(const Scenario& s, const ProgramInputs& inputs, RankTable ranks = RankTable::assign);
 
 }  // namespace ls::wl

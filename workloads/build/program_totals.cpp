@@ -13,7 +13,11 @@
 
 namespace ls::wl {
 
-ProgramTotals program_totals(const sim::Program& prog) {
+namespace {
+
+/// program_totals over `ranks`, each read as (stage, work_scale) by `work`.
+template <class Ranks, class Work>
+ProgramTotals totals_over(const sim::Program& prog, const Ranks& ranks, Work work) {
   ProgramTotals out;
   // Per stage: FLOPs of the ops every rank runs alike, and of the expert ops that
   // each rank scales by its own expert load.
@@ -37,12 +41,23 @@ ProgramTotals program_totals(const sim::Program& prog) {
     }
     out.activation_peak_bytes[st] = static_cast<double>(peak);
   }
-  for (const auto& r : prog.ranks) {
-    const auto& f = per_stage[static_cast<std::size_t>(r.stage)];
-    out.model_flops += f.model + f.expert_model * r.work_scale;
-    out.hardware_flops += f.hardware + f.expert_hardware * r.work_scale;
+  for (const auto& r : ranks) {
+    const RankWork w = work(r);
+    const auto& f = per_stage[static_cast<std::size_t>(w.stage)];
+    out.model_flops += f.model + f.expert_model * w.work_scale;
+    out.hardware_flops += f.hardware + f.expert_hardware * w.work_scale;
   }
   return out;
+}
+
+}  // namespace
+
+ProgramTotals program_totals(const sim::Program& prog) {
+  return totals_over(prog, prog.ranks, [](const sim::RankInfo& r) { return RankWork{r.stage, r.work_scale}; });
+}
+
+ProgramTotals program_totals(const sim::Program& prog, const std::vector<RankWork>& ranks) {
+  return totals_over(prog, ranks, [](const RankWork& r) { return r; });
 }
 
 double device_peak_bytes(const std::vector<MemoryTerms>& static_memory, const std::vector<double>& activation_peaks) {

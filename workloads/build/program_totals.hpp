@@ -4,6 +4,7 @@
 // time-range check all read a program this way, without simulating it.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "sim/program.hpp"
@@ -23,6 +24,14 @@ struct ProgramTotals {
   std::vector<double> activation_peak_bytes;    // per stage: peak of the running memory delta
 };
 ProgramTotals program_totals(const sim::Program& prog);
+/// A rank as its FLOPs are counted: its stage and its expert load (RankInfo's).
+struct RankWork {
+  std::int32_t stage = 0;
+  double work_scale = 1.0;
+};
+/// The same with the ranks given apart from the program (whose own are not read), in
+/// rank order: the search's estimate keeps a layout's ranks once for all its candidates.
+ProgramTotals program_totals(const sim::Program& prog, const std::vector<RankWork>& ranks);
 
 /// The memory peak per device: over the stages, the static state and buffers
 /// (`static_memory`, BuiltProgram's) plus the stage's activation peak (program_totals's,
