@@ -62,7 +62,7 @@ Compared compare(const std::string& yaml) {
   const wl::ResolvedScenario rs = tools::load_scenario_string(yaml, "extrapolation.yaml");
   const wl::Scenario& sc = rs.scenario();
   const topo::Cluster cluster = topo::Cluster::build(wl::effective_cluster(sc));
-  tools::EstimateCaches caches(cluster, sc.cluster.ideal_network);
+  tools::EstimateCaches caches(cluster, sc.cluster.ideal_network, wl::collective_costs_of(sc.gpu));
   tools::ComputeSlowdowns slow;
   slow.rho = wl::overlap_slowdown(wl::compute_profile_of(sc.gpu));
   slow.noise = wl::scale_noise_factor(sc.implementation.compute_variability, 32);

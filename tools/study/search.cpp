@@ -156,7 +156,7 @@ std::vector<CandidateOutcome> estimate_candidates(const wl::Scenario& base, cons
   std::vector<std::optional<EstimateCaches>> caches(static_cast<std::size_t>(rep.threads));
   auto caches_of = [&](std::size_t worker) -> EstimateCaches& {
     if (!clusters[worker]) clusters[worker].emplace(topo::Cluster::build(wl::effective_cluster(base)));
-    if (!caches[worker]) caches[worker].emplace(*clusters[worker], base.cluster.ideal_network);
+    if (!caches[worker]) caches[worker].emplace(*clusters[worker], base.cluster.ideal_network, wl::collective_costs_of(base.gpu));
     return *caches[worker];
   };
   std::vector<std::size_t> todo;

@@ -174,7 +174,7 @@ double CollectiveTimes::seconds(std::vector<std::int32_t> devices, sim::CollOp c
   if (auto it = times_.find(key); it != times_.end()) return it->second;
   // A planner of its own: the plan is needed once (its time is what is kept), and a
   // planner kept for the search would keep every plan it ever built.
-  topo::Planner planner(cluster_, ideal_);
+  topo::Planner planner(cluster_, ideal_, costs_);
   const double s = topo::idle_network_seconds(cluster_, planner.collective(key.devices, coll, bytes));
   times_.emplace(std::move(key), s);
   return s;

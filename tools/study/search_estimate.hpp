@@ -24,11 +24,13 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sim/comm_plan.hpp"
 #include "tools/study/search.hpp"
 #include "topology/cluster.hpp"
+#include "topology/collective_costs.hpp"
 #include "workloads/build/program_builder.hpp"
 #include "workloads/build/program_totals.hpp"
 #include "workloads/cost/pass_costs.hpp"
@@ -63,7 +65,10 @@ struct ComputeSlowdowns {
 /// more to build than to look up. Pure values: the cache changes no estimate.
 class CollectiveTimes {
  public:
-  CollectiveTimes(const topo::Cluster& cluster, bool ideal_network) : cluster_(cluster), ideal_(ideal_network) {}
+  /// `costs`: the collective cost model the simulation prices them with (the GPU's,
+  /// wl::collective_costs_of), so that estimate and simulation agree on them.
+  CollectiveTimes(const topo::Cluster& cluster, bool ideal_network, topo::CollectiveCostModel costs)
+      : cluster_(cluster), ideal_(ideal_network), costs_(std::move(costs)) {}
   double seconds(std::vector<std::int32_t> devices, sim::CollOp coll, double bytes);
 
  private:
@@ -78,6 +83,7 @@ class CollectiveTimes {
   };
   const topo::Cluster& cluster_;
   bool ideal_;
+  topo::CollectiveCostModel costs_;
   std::unordered_map<Key, double, KeyHash> times_;
 };
 
@@ -138,7 +144,8 @@ class PlacementMemo {
 
 /// What one worker of the analytic stage keeps across the candidates it estimates.
 struct EstimateCaches {
-  EstimateCaches(const topo::Cluster& cluster, bool ideal_network) : times(cluster, ideal_network) {}
+  EstimateCaches(const topo::Cluster& cluster, bool ideal_network, topo::CollectiveCostModel costs)
+      : times(cluster, ideal_network, std::move(costs)) {}
   CollectiveTimes times;
   PassCostsMemo costs;
   PlacementMemo placements;
