@@ -124,6 +124,54 @@ TEST_CASE("deterministic: the same operations replay identically") {
   CHECK(a == b);
 }
 
+TEST_CASE("runs of one time and class: pushed between pops, into the run being drained, the same total order") {
+  // What a simulation does: many events of one time and class in a row (a run), some
+  // pushed at the time being popped (into the run that is draining), others later; a
+  // run of a (time, class) seen before opens a second run. Against a reference that
+  // sorts by (time, class, seq), over interleaved pushes and pops.
+  std::mt19937_64 rng(11);
+  EventQueue q;
+  std::vector<std::tuple<std::int64_t, std::uint8_t, std::uint64_t>> pending;  // the reference
+  Time now;
+  std::size_t popped = 0, in_runs = 0;
+  Time last_t = Time::max();
+  std::uint8_t last_cls = 255;
+  for (std::uint32_t i = 0; i < 50'000; ++i) {
+    if (rng() % 3 != 0 || pending.empty()) {
+      // Runs: repeat the last (time, class) most of the time; otherwise now or a little later.
+      Time t = last_t;
+      std::uint8_t cls = last_cls;
+      if (last_t == Time::max() || last_t < now || rng() % 4 == 0) {
+        t = now + ps(static_cast<std::int64_t>(rng() % 3));
+        cls = static_cast<std::uint8_t>(rng() % 2);
+      } else {
+        ++in_runs;
+      }
+      const EventId id = q.push(t, cls, i);
+      pending.emplace_back(t.ps(), cls, id);
+      last_t = t;
+      last_cls = cls;
+    } else {
+      const auto it = std::min_element(pending.begin(), pending.end());
+      const Event e = q.pop();
+      CHECK(std::make_tuple(e.time.ps(), e.cls(), e.seq()) == *it);
+      now = e.time;
+      pending.erase(it);
+      ++popped;
+    }
+    CHECK(q.size() == pending.size());
+  }
+  CHECK(popped > 10'000);
+  CHECK(in_runs > 10'000);
+  while (!q.empty()) {
+    const auto it = std::min_element(pending.begin(), pending.end());
+    const Event e = q.pop();
+    CHECK(std::make_tuple(e.time.ps(), e.cls(), e.seq()) == *it);
+    pending.erase(it);
+  }
+  CHECK(pending.empty());
+}
+
 TEST_CASE("quad_heap: make, push and pop give sorted order, duplicates included") {
   std::mt19937_64 rng(7);
   std::vector<int> values(1000);
