@@ -423,6 +423,10 @@ TEST_CASE("transfers, single members, caching, ideal mode, skewed all-to-all") {
   }
   SUBCASE("bad requests") {
     CHECK_THROWS_AS(p.collective(std::vector<std::int32_t>{0, 0}, CollOp::all_reduce, 1), std::invalid_argument);
+    // A repeat anywhere in the group, not only next to its first: named in the error.
+    CHECK_THROWS_WITH_AS(p.collective(std::vector<std::int32_t>{3, 1, 2, 0, 1}, CollOp::all_reduce, 1),
+                         doctest::Contains("device 1 appears twice"), std::invalid_argument);
+    CHECK_NOTHROW(p.collective(std::vector<std::int32_t>{3, 1, 2, 0}, CollOp::all_reduce, 1));
     CHECK_THROWS_AS(p.collective(std::vector<std::int32_t>{0, 99}, CollOp::all_reduce, 1), std::invalid_argument);
     CHECK_THROWS_AS(p.collective(iota(2), CollOp::all_reduce, -1), std::invalid_argument);
   }

@@ -180,13 +180,15 @@ void check_bytes(double bytes) {
 }
 
 void check_devices(const Cluster& c, std::span<const std::int32_t> devices) {
-  for (std::size_t i = 0; i < devices.size(); ++i) {
-    if (devices[i] < 0 || devices[i] >= c.gpu_count())
-      throw std::invalid_argument(fmt::format("planner: device {} out of range [0, {})", devices[i], c.gpu_count()));
-    for (std::size_t j = 0; j < i; ++j)
-      if (devices[j] == devices[i])
-        throw std::invalid_argument(fmt::format("planner: device {} appears twice in a group", devices[i]));
-  }
+  for (const std::int32_t d : devices)
+    if (d < 0 || d >= c.gpu_count())
+      throw std::invalid_argument(fmt::format("planner: device {} out of range [0, {})", d, c.gpu_count()));
+  // Sorted, not pairwise: a data-parallel group spans up to every GPU (16,384 and more),
+  // where comparing each member with the ones before it took seconds.
+  std::vector<std::int32_t> sorted(devices.begin(), devices.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+    throw std::invalid_argument(fmt::format("planner: device {} appears twice in a group", *twice));
 }
 
 /// Members grouped by node (nodes in order of first appearance, members in ring
