@@ -31,6 +31,9 @@ struct InterNodeSpec : LinkSpec {
   /// a hash of the flow, as Ethernet switches do); empty: dmodk on infiniband, ecmp
   /// on ethernet. See fabric.cpp, structural_path().
   std::string routing = {};
+  /// Whether flows between leaves pick their spine by destination: as `routing` says,
+  /// or, unset, as the link kind's switches do (InfiniBand by destination, others by hash).
+  bool routes_by_destination() const { return routing.empty() ? kind == "infiniband" : routing == "dmodk"; }
   /// NCCL's PXN on rail-optimized fabrics: a point-to-point transfer to a GPU on
   /// another rail crosses NVLink to the sender-node GPU on the receiver's rail and
   /// leaves by that GPU's NIC, so it stays on one rail. See Cluster::pxn_relay.

@@ -118,7 +118,7 @@ void inter_shape(const ClusterSpec& spec, FabricShape& shape) {
   if (!in.routing.empty() && in.routing != "ecmp" && in.routing != "dmodk")
     throw std::invalid_argument(
         fmt::format("cluster.inter_node.routing: unknown routing '{}' (expected ecmp | dmodk)", in.routing));
-  shape.by_destination = in.routing.empty() ? shape.inter_kind == LinkKind::infiniband : in.routing == "dmodk";
+  shape.by_destination = in.routes_by_destination();
   shape.nics = in.nics_per_node > 0 ? in.nics_per_node : G;
   shape.pxn = rail && in.pxn;
   const int npl = in.nodes_per_leaf;

@@ -319,9 +319,8 @@ double row_cost_estimate(const RunRow& row) {
   const auto& L = row.scenario.layout;
   const double ranks = static_cast<double>(L.tp) * L.cp * L.pp * (row.scenario.model.moe.experts > 0 ? std::max(1, L.ep) : 1);
   const auto& inter = row.scenario.cluster.inter;
-  const bool ecmp = inter.routing == "ecmp" || (inter.routing.empty() && inter.kind == "ethernet");
   const bool several_leaves = !row.scenario.cluster.graph && inter.nodes_per_leaf > 0 && row.scenario.cluster.nodes > inter.nodes_per_leaf;
-  const double replicas_run = ecmp && several_leaves ? std::max(1, L.dp) : 1;
+  const double replicas_run = several_leaves && !inter.routes_by_destination() ? std::max(1, L.dp) : 1;
   return ranks * replicas_run * std::max(1, L.microbatches) *
          std::max(1.0, static_cast<double>(row.scenario.model.layers) / std::max(1, L.pp));
 }
@@ -329,8 +328,9 @@ double row_cost_estimate(const RunRow& row) {
 std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs, const std::function<void(wl::Scenario&)>& adjust,
                                       const RowProgress& progress) {
   // The sweep runner gives ordered results, per-point exception capture and the
-  // progress; a point here is just the row's index. The dearest rows start first: a costly row begun last would leave the other
-  // threads idle while it runs alone (each result still lands in its row's slot).
+  // progress; a point here is just the row's index. The dearest rows start first: a
+  // costly row begun last would leave the other threads idle while it runs alone (each
+  // result still lands in its row's slot).
   std::vector<std::size_t> order(rows.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::vector<double> cost(rows.size());
