@@ -429,9 +429,11 @@ sim::CommPlan Planner::nccl_ring(std::span<const std::int32_t> devices,
                                  std::int64_t passes) const {
   PlanBuilder b(cluster_, costs_);
   sim::Time steps;
+  // Several nodes: per_node says so when it splits them evenly; otherwise ask the devices.
   const int first_node = cluster_.nvlink_domain_of_gpu(devices.front());
-  const bool multi_node = std::any_of(devices.begin(), devices.end(),
-                                      [&](std::int32_t d) { return cluster_.nvlink_domain_of_gpu(d) != first_node; });
+  const bool multi_node = !per_node.empty() || std::any_of(devices.begin(), devices.end(), [&](std::int32_t d) {
+                            return cluster_.nvlink_domain_of_gpu(d) != first_node;
+                          });
   const sim::Time floor = multi_node ? costs_.multi_node_ring_step : sim::Time::zero();
   if (per_node.empty()) {  // one node, or uneven nodes: one ring in the given order
     steps = b.ring(devices, bytes, true, floor).steps();

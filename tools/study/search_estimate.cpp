@@ -211,7 +211,7 @@ PlacedRanks placed_ranks(const sim::Program& prog) {
 
 std::shared_ptr<const PlacedRanks> PlacementMemo::of(const wl::Scenario& candidate) {
   const wl::LayoutSpec& L = candidate.layout;
-  Key key{L.dp, L.tp, L.pp, L.cp, L.ep, L.expert_tp, L.shard_group, L.shard_over_cp, L.placement};
+  wl::RankTableKey key(L);
   if (const auto it = kept_.find(key); it != kept_.end()) return it->second;
   // The table as build_program would assign it (the same expert routing), read once.
   sim::Program table;

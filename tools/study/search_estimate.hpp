@@ -16,7 +16,6 @@
 #pragma once
 
 #include <array>
-#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -33,6 +32,7 @@
 #include "topology/collective_costs.hpp"
 #include "workloads/build/program_builder.hpp"
 #include "workloads/build/program_totals.hpp"
+#include "workloads/build/rank_groups.hpp"
 #include "workloads/cost/pass_costs.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
@@ -118,10 +118,10 @@ struct PlacedRanks {
 /// The table a program's ranks and groups make (`prog.ranks`, `prog.groups`), read as above.
 PlacedRanks placed_ranks(const sim::Program& prog);
 
-/// Rank tables by the layout fields assign_ranks_and_groups reads (degrees, placement,
-/// shard group, expert tp), kept by one worker across the candidates of one search:
-/// the candidates of one layout differ in micro-batch size, schedule, recompute and
-/// switches, none of which moves a rank. Held by shared pointer so that an estimate
+/// Rank tables by the layout fields assign_ranks_and_groups reads (wl::RankTableKey),
+/// kept by one worker across the candidates of one search: the candidates of one layout
+/// differ in micro-batch size, schedule, recompute and switches, none of which moves a
+/// rank. Held by shared pointer so that an estimate
 /// keeps the one it priced with; the memo lets go of all of them past kMaxRanks ranks
 /// (a 16,384-GPU table is about 0.3 MB). Pure values: the memo changes no estimate.
 class PlacementMemo {
@@ -132,13 +132,7 @@ class PlacementMemo {
   std::shared_ptr<const PlacedRanks> of(const wl::Scenario& candidate);
 
  private:
-  struct Key {
-    int dp, tp, pp, cp, ep, expert_tp, shard_group;
-    bool shard_over_cp;
-    std::vector<std::string> placement;
-    auto operator<=>(const Key&) const = default;
-  };
-  std::map<Key, std::shared_ptr<const PlacedRanks>> kept_;
+  std::map<wl::RankTableKey, std::shared_ptr<const PlacedRanks>> kept_;
   std::size_t ranks_ = 0;
 };
 

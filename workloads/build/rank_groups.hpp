@@ -6,6 +6,10 @@
 // Cost: O(devices · pp) for the peer table, O(devices · log groups) for the groups.
 #pragma once
 
+#include <compare>
+#include <string>
+#include <vector>
+
 #include "sim/program.hpp"
 #include "workloads/model/moe.hpp"
 #include "workloads/spec/scenario_spec.hpp"
@@ -16,5 +20,18 @@ namespace ls::wl {
 /// work_scale. Replaces prog.ranks, prog.groups and prog.pp_peer (so a built program can
 /// be re-placed); leaves prog.stages and prog.all_to_all_weight untouched.
 void assign_ranks_and_groups(const Scenario& s, const Routing* routing, sim::Program& prog);
+
+/// The layout fields assign_ranks_and_groups reads (the model aside): two layouts equal
+/// in them get the same rank table. Kept beside the function so the two change together
+/// (the search keeps one table per key, tools/study/search_estimate.hpp).
+struct RankTableKey {
+  explicit RankTableKey(const LayoutSpec& L)
+      : dp(L.dp), tp(L.tp), pp(L.pp), cp(L.cp), ep(L.ep), expert_tp(L.expert_tp), shard_group(L.shard_group),
+        shard_over_cp(L.shard_over_cp), placement(L.placement) {}
+  int dp, tp, pp, cp, ep, expert_tp, shard_group;
+  bool shard_over_cp;
+  std::vector<std::string> placement;
+  auto operator<=>(const RankTableKey&) const = default;
+};
 
 }  // namespace ls::wl
