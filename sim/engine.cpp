@@ -54,7 +54,7 @@ Time Engine::run_step(Time start, int step_index) {
     st.mem_peak = mem;
   }
   for (auto& g : groups_) g = GroupState{};
-  std::fill(recv_slots_.begin(), recv_slots_.end(), RecvSlot{});
+  mailboxes_.clear();
 
   for (std::size_t r = 0; r < ranks_.size(); ++r)
     if (simulated(static_cast<std::int32_t>(r))) try_advance(static_cast<std::int32_t>(r));
@@ -213,11 +213,11 @@ inline __attribute__((always_inline)) void Engine::start_compute(std::int32_t ra
   queue_.push(now_ + dur, kOpDone, static_cast<std::uint32_t>(rank), static_cast<std::uint32_t>(stream));
 }
 
-inline __attribute__((always_inline)) bool Engine::start_recv(std::int32_t rank, int stream, const RankState& rs, StreamState& ss,
+inline __attribute__((always_inline)) bool Engine::start_recv(std::int32_t rank, int stream, StreamState& ss,
                                                               const RankInfo& info) {
-  const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
+  const std::uint32_t q = recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
   ss.running = true;
-  if (recv_slots_[slot].arrival >= 0) {
+  if (mailboxes_.peek(static_cast<std::size_t>(rank), q).arrival >= 0) {
     complete_op(rank, stream, now_);
     return true;
   }
@@ -241,8 +241,7 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
     const CommPlan* plan = &planner_.transfer(info.device, pinfo.device, op.bytes);
     std::uint32_t copies = 0;
     tie(plan, copies);
-    tc.push_back(TransferPlan{op.peer_stage, op.bytes, plan, copies, peer, ranks_[static_cast<std::size_t>(peer)].recv_base,
-                              recv_slot_[static_cast<std::size_t>(pinfo.stage)].data()});
+    tc.push_back(TransferPlan{op.peer_stage, op.bytes, plan, copies, peer, recv_slot_[static_cast<std::size_t>(pinfo.stage)].data()});
     tp = &tc.back();
   }
   const std::uint32_t cid = alloc_comm();
@@ -254,11 +253,11 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
   c.rank = rank;
   c.op_index = ss.pos;
   c.peer = tp->peer;
-  c.recv_slot = tp->peer_recv_base + tp->peer_recv_slot[op.peer_op];
+  c.recv_slot = tp->peer_recv_slot[op.peer_op];
   c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0x5e00000000ULL + static_cast<std::uint64_t>(rank), ss.pos) : 1.0;
   // Note the transfer start at the receiver: exposed PP time is the receiver's
   // wait after the data started moving (waiting before that is bubble).
-  recv_slots_[c.recv_slot].transfer_start = now_.ps();
+  mailboxes_.at(static_cast<std::size_t>(c.peer), c.recv_slot).transfer_start = now_.ps();
   start_comm(cid, now_);
 }
 
@@ -332,7 +331,7 @@ bool Engine::try_start(std::int32_t rank, int stream) {
       start_compute(rank, stream, ss, info, op);
       return false;
     case OpKind::recv:
-      return start_recv(rank, stream, rs, ss, info);
+      return start_recv(rank, stream, ss, info);
     case OpKind::send:
       start_send(rank, ss, info, op);
       return false;
@@ -474,8 +473,9 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
   const std::uint32_t slot = c.recv_slot;
   complete_op(rank, static_cast<int>(Stream::send), now);
   RankState& prs = ranks_[static_cast<std::size_t>(peer)];
-  recv_slots_[slot].arrival = now.ps();
-  recv_slots_[slot].source = send_gid;
+  Mailboxes::Message& box = mailboxes_.at(static_cast<std::size_t>(peer), slot);
+  box.arrival = now.ps();
+  box.source = send_gid;
   StreamState& pss = prs.streams[0];
   if (pss.running && pss.pos == op.peer_op) complete_op(peer, 0, now);
   try_advance(rank);
@@ -535,8 +535,9 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
       if (stream == 0) st.exposed[op.group_slot] += dur;
       break;
     case OpKind::recv: {
-      const std::uint32_t slot = rs.recv_base + recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
-      const RecvSlot& box = recv_slots_[slot];
+      const std::uint32_t q = recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
+      const Mailboxes::Message box = mailboxes_.peek(static_cast<std::size_t>(rank), q);
+      mailboxes_.consume(static_cast<std::size_t>(rank), q);
       const Time ts = Time::from_ps(box.transfer_start);
       if (box.transfer_start >= 0 && now > std::max(ss.started, ts))
         st.exposed[op.group_slot] += now - std::max(ss.started, ts);

@@ -9,7 +9,7 @@
 // before anything else looks at it; op completions then start successors; the rate
 // re-solve runs last so that every flow started at one instant is solved in one batch.
 //
-// Cost: O(E log E) for E events; per-rank state is O(streams + recvs of its stage).
+// Cost: O(E log E) for E events; per-rank state is O(streams + pipeline messages in flight to it).
 #pragma once
 
 #include <array>
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/event_queue.hpp"
+#include "sim/mailboxes.hpp"
 #include "sim/network.hpp"
 #include "sim/program.hpp"
 #include "sim/time.hpp"
@@ -188,7 +189,6 @@ private:
   };
   struct RankState {
     StreamState streams[kStreamCount];
-    std::uint32_t recv_base = 0;   // into recv_slots_
     // Overlap meter (overlap_streams): measured side collectives in flight, since when
     // at least one has been, the in-flight time before that, and that running total
     // when the main stream's compute op started.
@@ -212,7 +212,7 @@ private:
     std::uint8_t stream = 0;        // collective: the stream it sits on
     std::uint32_t op_index = 0;     // sender's op index (send stream)
     std::int32_t peer = -1;         // transfer: the receiving rank
-    std::uint32_t recv_slot = 0;    // transfer: its mailbox (recv_slots_)
+    std::uint32_t recv_slot = 0;    // transfer: its message's ordinal at the peer (mailboxes_)
     Time started;
     bool free = true;
     const std::vector<const CommPlan*>* ghosts = nullptr;  // symmetric fast path
@@ -238,7 +238,7 @@ private:
   void trace_start(std::int32_t rank, int stream, const StreamState& ss, Enabler enabler);
   void start_compute(std::int32_t rank, int stream, StreamState& ss, const RankInfo& info, const Op& op);
   /// True when the recv completed at once (its data had arrived).
-  bool start_recv(std::int32_t rank, int stream, const RankState& rs, StreamState& ss, const RankInfo& info);
+  bool start_recv(std::int32_t rank, int stream, StreamState& ss, const RankInfo& info);
   void start_send(std::int32_t rank, StreamState& ss, const RankInfo& info, const Op& op);
   /// True when the collective completed at once (a degree-1 group); else it starts when
   /// the last simulated member arrives.
@@ -284,18 +284,10 @@ private:
   std::vector<RankState> ranks_;
   std::vector<RankStats> stats_;
   std::vector<GroupState> groups_;
-  /// A pipeline recv's mailbox. One record, not three arrays: the send's start, the
-  /// data's arrival and the recv's start and end each touch it, often far apart in time
-  /// across ranks, so each field of its own would be a cache miss of its own.
-  struct RecvSlot {
-    std::int64_t arrival = -1;         // ps; -1: not arrived
-    std::int64_t source = -1;          // global op id of the send (record_ops)
-    std::int64_t transfer_start = -1;  // ps; when the transfer began
-  };
-  std::vector<RecvSlot> recv_slots_;
-  // per stage: recv slot of each main-stream op (UINT32_MAX when not a recv)
+  /// Pipeline messages sent and not yet received, per receiving rank.
+  Mailboxes mailboxes_;
+  // per stage: each main-stream recv's ordinal among the stage's recvs (UINT32_MAX when not a recv)
   std::vector<std::vector<std::uint32_t>> recv_slot_;
-  std::vector<std::uint32_t> recv_count_;
   // plan: after the symmetric fast path's substitution (tie()); copies > 1 when tied.
   struct GroupPlan { CollOp coll; double bytes; std::uint8_t variant; const CommPlan* plan; std::uint32_t copies; };
   std::vector<std::vector<GroupPlan>> group_plans_;
@@ -314,14 +306,13 @@ private:
   std::unique_ptr<OpTrace, FreeDeleter> op_traces_;
   std::size_t op_trace_count_ = 0;
   /// A rank's sends to one peer stage with one size: the plan and, so that a send
-  /// need not look its peer up again, the peer and where its mailboxes start.
+  /// need not look its peer up again, the peer and its stage's recv ordinals.
   struct TransferPlan {
     std::int32_t peer_stage;
     double bytes;
     const CommPlan* plan;
     std::uint32_t copies;
     std::int32_t peer;
-    std::uint32_t peer_recv_base;
     const std::uint32_t* peer_recv_slot;  // recv_slot_ of the peer's stage
   };
   std::vector<std::vector<TransferPlan>> transfer_plans_;  // per rank

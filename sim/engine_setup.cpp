@@ -55,15 +55,15 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
   group_plans_.resize(program_.groups.size());
   any_tied_ = !cfg_.symmetry.tied.empty() || cfg_.fold_alike_flows;
 
-  // Recv slots: each main-stream recv of a stage gets a dense slot number so a
-  // rank's arrival state is a small array rather than a map.
+  // Each main-stream recv of a stage gets its ordinal, the name of its message in the
+  // receiver's mailbox ring (mailboxes.hpp).
   recv_slot_.resize(program_.stages.size());
-  recv_count_.assign(program_.stages.size(), 0);
   for (std::size_t s = 0; s < program_.stages.size(); ++s) {
     const auto& ops = program_.stages[s].streams[0];
     recv_slot_[s].assign(ops.size(), kNoSlot);
+    std::uint32_t count = 0;
     for (std::size_t i = 0; i < ops.size(); ++i)
-      if (ops[i].kind == OpKind::recv) recv_slot_[s][i] = recv_count_[s]++;
+      if (ops[i].kind == OpKind::recv) recv_slot_[s][i] = count++;
   }
   const EngineSymmetry& sym = cfg_.symmetry;
   if (sym.replicas > 1) {
@@ -82,23 +82,18 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
     }
   }
   // Only simulated ranks receive: a rank a representative stands for runs no op, and
-  // a pipeline transfer stays inside its replica (checked here, since an inactive
-  // peer has no slots). At 2,520 ranks × 1,680 recvs these arrays were 100 MB, set
-  // to -1 at every step for the 280 ranks of replica 0.
+  // a pipeline transfer stays inside its replica (checked here: an inactive peer would
+  // never take its messages).
   const std::size_t nstages = program_.stages.size();
   const bool check_peers = !active_.empty() && program_.pp_peer.size() == nranks * nstages;
-  std::uint32_t base = 0;
-  for (std::size_t r = 0; r < nranks; ++r) {
+  for (std::size_t r = 0; check_peers && r < nranks; ++r) {
     if (!simulated(static_cast<std::int32_t>(r))) continue;
-    ranks_[r].recv_base = base;
-    base += recv_count_[static_cast<std::size_t>(program_.ranks[r].stage)];
-    if (!check_peers) continue;
     for (std::size_t st = 0; st < nstages; ++st) {
       const std::int32_t peer = program_.pp_peer[r * nstages + st];
       if (peer >= 0 && !simulated(peer)) throw std::invalid_argument("engine: a pipeline peer of a simulated rank is not simulated");
     }
   }
-  recv_slots_.assign(base, RecvSlot{});
+  mailboxes_.reset(nranks);
 
   op_base_.resize(nranks * kStreamCount + 1);
   std::int64_t acc = 0;

@@ -97,6 +97,65 @@ TEST_CASE("send/recv: the receiver waits for compute + transfer") {
   CHECK(eng.stats()[0].bytes_sent[kPp] == doctest::Approx(1e6));
 }
 
+TEST_CASE("send/recv: a sender twenty messages ahead of its receiver") {
+  // Rank 0 computes 1 us and sends 1 kB (1 us at 1 GB/s + 1 us), twenty times; its send
+  // stream runs one transfer at a time, so message i arrives at 1 + 2(i + 1) us. Rank 1
+  // receives each and computes 1 ms after it: all but the first message wait for it, up
+  // to nineteen at once, past the mailbox ring's first capacity (8).
+  // End = 3 us (first arrival) + 20 ms; the only exposed wait is the first, 1 → 3 us.
+  constexpr int kMessages = 20;
+  Program p = two_ranks();
+  for (int i = 0; i < kMessages; ++i) {
+    p.stages[0].streams[0].push_back(compute(us(1)));
+    Op send;
+    send.kind = OpKind::send;
+    send.group_slot = kPp;
+    send.bytes = 1e3;
+    send.peer_stage = 1;
+    send.peer_op = static_cast<std::uint32_t>(2 * i);
+    send.dep_begin = static_cast<std::uint32_t>(p.stages[0].deps.size());
+    send.dep_count = 1;
+    p.stages[0].deps.push_back(OpRef{0, static_cast<std::uint32_t>(i)});
+    p.stages[0].streams[1].push_back(send);
+    Op recv;
+    recv.kind = OpKind::recv;
+    recv.group_slot = kPp;
+    p.stages[1].streams[0].push_back(recv);
+    p.stages[1].streams[0].push_back(compute(ms(1)));
+  }
+  StubPlanner planner;
+  FlowNetwork net({1e9});
+  Engine eng(p, planner, net, EngineConfig{});
+  // Twice: the second step starts from emptied mailboxes.
+  for (int step = 0; step < 2; ++step) {
+    const Time start = step == 0 ? Time::zero() : us(50000);
+    CHECK(eng.run_step(start, step) == start + us(3) + ms(kMessages));
+    CHECK(eng.stats()[1].exposed[kPp] == us(2));
+  }
+}
+
+TEST_CASE("mailboxes: a ring keeps every message through its growth and frees each on receipt") {
+  Mailboxes m;
+  m.reset(2);
+  const std::size_t first = m.capacity();
+  // Messages 0..39 to rank 1 before it receives any: the ring doubles to 64.
+  for (std::uint32_t q = 0; q < 40; ++q) m.at(1, q).arrival = 100 + q;
+  CHECK(m.capacity() > first);
+  CHECK(m.peek(0, 0).arrival == -1);  // the other rank's ring is untouched
+  for (std::uint32_t q = 0; q < 40; ++q) {
+    CHECK(m.peek(1, q).arrival == 100 + q);
+    m.consume(1, q);
+  }
+  // Freed on receipt: the records at 40..79 start empty; 200 ahead is empty, not grown into.
+  const std::size_t grown = m.capacity();
+  CHECK(m.peek(1, 40).arrival == -1);
+  CHECK(m.peek(1, 240).transfer_start == -1);
+  CHECK(m.capacity() == grown);
+  m.at(1, 41).transfer_start = 7;
+  m.clear();
+  CHECK(m.peek(1, 41).transfer_start == -1);
+}
+
 TEST_CASE("collective rendezvous: starts when the last member arrives") {
   // Rank 0 computes 100 us, rank 1 computes 300 us, then both all-reduce 1 MB
   // (1 ms + 1 us on the stub link). Both finish at 300 + 1001 = 1301 us.
