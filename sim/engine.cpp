@@ -241,9 +241,11 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
     const CommPlan* plan = &planner_.transfer(info.device, pinfo.device, op.bytes);
     std::uint32_t copies = 0;
     tie(plan, copies);
-    tc.push_back(TransferPlan{op.peer_stage, op.bytes, plan, copies, peer, recv_slot_[static_cast<std::size_t>(pinfo.stage)].data()});
+    tc.push_back(TransferPlan{op.peer_stage, op.bytes, plan, copies, peer, recv_slot_[static_cast<std::size_t>(pinfo.stage)].data(),
+                              ghosts_of(plan), touches_of(*plan)});
     tp = &tc.back();
   }
+  prefetch(tp->touches);
   const std::uint32_t cid = alloc_comm();
   Comm& c = comms_[cid];
   c.plan = tp->plan;
@@ -258,7 +260,8 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
   // Note the transfer start at the receiver: exposed PP time is the receiver's
   // wait after the data started moving (waiting before that is bubble).
   mailboxes_.at(static_cast<std::size_t>(c.peer), c.recv_slot).transfer_start = now_.ps();
-  start_comm(cid, now_);
+  c.ghosts = tp->ghosts;
+  launch_comm(cid, now_);
 }
 
 inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t rank, int stream, StreamState& ss,
@@ -280,12 +283,13 @@ inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t
   const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
   if (gs.arrived < group_active_[static_cast<std::size_t>(g)]) return false;
   gs.arrived = 0;
-  std::uint32_t copies = 0;
-  const CommPlan* plan = group_plan(g, op, copies);
+  const GroupPlan& gp = group_plan(g, op);
+  prefetch(gp.touches);
   const std::uint32_t cid = alloc_comm();
   Comm& c = comms_[cid];
-  c.plan = plan;
-  c.tied_copies = copies;
+  c.plan = gp.plan;
+  c.tied_copies = gp.copies;
+  c.ghosts = gp.ghosts;
   // k back-to-back runs of one plan cost k·(latency + bytes/rate) when nothing
   // else changes in between: run it once with k× bytes and k× latency (half the
   // events for the two TP all-reduces of a layer pass).
@@ -304,7 +308,7 @@ inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t
       t.peer = static_cast<std::int32_t>(gs.last_arriver);
     }
   }
-  start_comm(cid, now_);
+  launch_comm(cid, now_);
   return false;
 }
 
@@ -341,15 +345,13 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   return false;
 }
 
-const CommPlan* Engine::group_plan(std::int32_t g, const Op& op, std::uint32_t& tied_copies) {
+const Engine::GroupPlan& Engine::group_plan(std::int32_t g, const Op& op) {
   // A group meets only a handful of distinct (op, size) pairs per step; a short
   // linear list beats hashing the member list in the planner on every collective.
   auto& cache = group_plans_[static_cast<std::size_t>(g)];
   for (const auto& e : cache)
-    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) {
-      tied_copies = e.copies;
-      return e.plan;
-    }
+    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) return e;
+  std::uint32_t tied_copies = 0;
   std::vector<std::int32_t> devs;
   for (std::int32_t m : program_.groups[static_cast<std::size_t>(g)].ranks)
     devs.push_back(program_.ranks[static_cast<std::size_t>(m)].device);
@@ -362,8 +364,17 @@ const CommPlan* Engine::group_plan(std::int32_t g, const Op& op, std::uint32_t& 
     folded_plans_.push_back(std::make_unique<CommPlan>(fold_alike_flows(*plan, net_)));
     plan = folded_plans_.back().get();
   }
-  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan, tied_copies});
-  return plan;
+  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan, tied_copies, ghosts_of(plan), touches_of(*plan)});
+  return cache.back();
+}
+
+std::array<const void*, 4> Engine::touches_of(const CommPlan& plan) {
+  if (plan.phases.empty()) return {&plan, nullptr, nullptr, nullptr};
+  return {&plan, plan.phases.data(), plan.phases.front().flows.data(), plan.links.data()};
+}
+
+void Engine::prefetch(const std::array<const void*, 4>& touches) {
+  for (const void* p : touches) __builtin_prefetch(p);
 }
 
 std::uint32_t Engine::alloc_comm() {
@@ -379,14 +390,21 @@ std::uint32_t Engine::alloc_comm() {
   return static_cast<std::uint32_t>(comms_.size() - 1);
 }
 
+const std::vector<const CommPlan*>* Engine::ghosts_of(const CommPlan* plan) const {
+  if (cfg_.symmetry.ghosts.empty()) return nullptr;
+  const auto it = cfg_.symmetry.ghosts.find(plan);
+  return it == cfg_.symmetry.ghosts.end() ? nullptr : &it->second;
+}
+
 void Engine::start_comm(std::uint32_t cid, Time now) {
+  comms_[cid].ghosts = ghosts_of(comms_[cid].plan);
+  launch_comm(cid, now);
+}
+
+void Engine::launch_comm(std::uint32_t cid, Time now) {
   Comm& c = comms_[cid];
   c.started = now;
   c.phase = 0;
-  if (!cfg_.symmetry.ghosts.empty()) {
-    const auto it = cfg_.symmetry.ghosts.find(c.plan);
-    c.ghosts = it == cfg_.symmetry.ghosts.end() ? nullptr : &it->second;
-  }
   if (c.plan->phases.empty()) {
     // Free communication (ideal network, single member): finish through the queue
     // so completion never recurses into the caller.

@@ -247,11 +247,23 @@ private:
   /// The overlap meter at an op's start and end (overlap_streams).
   void meter_start(RankState& rs, int stream, const Op& op);
   void meter_end(std::int32_t rank, RankState& rs, int stream, const Op& op, Time now);
+  /// Starts the comm's plan, its ghosts looked up (launch_comm: already set).
   void start_comm(std::uint32_t comm_id, Time now);
+  void launch_comm(std::uint32_t comm_id, Time now);
+  /// The symmetric fast path's ghosts of `plan` (nullptr: none).
+  const std::vector<const CommPlan*>* ghosts_of(const CommPlan* plan) const;
   void start_phase(std::uint32_t comm_id, Time now);
   void finish_comm(std::uint32_t comm_id, Time now);
   std::uint32_t alloc_comm();
-  const CommPlan* group_plan(std::int32_t group, const Op& op, std::uint32_t& tied_copies);
+  struct GroupPlan;
+  /// The group's plan for `op` (after tie() and folding), cached per group.
+  const GroupPlan& group_plan(std::int32_t group, const Op& op);
+  /// Where launching `plan` reads it: the plan, its phases, the first one's flows, its links. With
+  /// thousands of ranks each on plans of their own these are seldom in the cache and
+  /// far apart; prefetch() asks for them at once, before the comm is set up, rather
+  /// than one after another as start_phase reads them.
+  static std::array<const void*, 4> touches_of(const CommPlan& plan);
+  static void prefetch(const std::array<const void*, 4>& touches);
   /// The symmetric fast path's tied form of `plan` (EngineSymmetry::tied), if any:
   /// replaces `plan` and sets `copies` (else 0). Looked up once per cached plan.
   void tie(const CommPlan*& plan, std::uint32_t& copies) const;
@@ -289,7 +301,15 @@ private:
   // per stage: each main-stream recv's ordinal among the stage's recvs (UINT32_MAX when not a recv)
   std::vector<std::vector<std::uint32_t>> recv_slot_;
   // plan: after the symmetric fast path's substitution (tie()); copies > 1 when tied.
-  struct GroupPlan { CollOp coll; double bytes; std::uint8_t variant; const CommPlan* plan; std::uint32_t copies; };
+  struct GroupPlan {
+    CollOp coll;
+    double bytes;
+    std::uint8_t variant;
+    const CommPlan* plan;
+    std::uint32_t copies;
+    const std::vector<const CommPlan*>* ghosts;  // ghosts_of(plan)
+    std::array<const void*, 4> touches;          // touches_of(*plan)
+  };
   std::vector<std::vector<GroupPlan>> group_plans_;
   std::vector<Comm> comms_;
   std::vector<std::uint32_t> free_comms_;
@@ -314,6 +334,8 @@ private:
     std::uint32_t copies;
     std::int32_t peer;
     const std::uint32_t* peer_recv_slot;  // recv_slot_ of the peer's stage
+    const std::vector<const CommPlan*>* ghosts;  // ghosts_of(plan)
+    std::array<const void*, 4> touches;          // touches_of(*plan)
   };
   std::vector<std::vector<TransferPlan>> transfer_plans_;  // per rank
   std::uint64_t next_flow_tag_ = 1;
