@@ -7,6 +7,7 @@
 #include "fixtures.hpp"
 #include "workloads/cost/hardware.hpp"
 #include "workloads/analysis/interference.hpp"
+#include "workloads/build/program_builder.hpp"
 #include "workloads/resolve.hpp"
 #include "workloads/simulate.hpp"
 
@@ -57,6 +58,32 @@ TEST_CASE("the critical path's op budget changes no other number: the interferen
   CHECK(full.critical_path.compute_s > 0);
   CHECK(asked.critical_path.compute_s == 0);
   CHECK_FALSE(has(asked, "no-critical-path"));
+}
+
+TEST_CASE("a side-stream collective beside no compute slows nothing: the metered run is the one reported") {
+  // ZeRO-1 with its gradient reduce-scatter after the backward and its weight gather
+  // after the optimizer (dp_overlap and param_gather_overlap off): the collectives sit on a
+  // side stream, so the first run meters them, but no compute runs beside them. Every
+  // factor is then exactly 1 and that run is reported: each number equals the run whose
+  // collectives hold no SM (rho = 1, nothing metered), with or without the critical path.
+  Scenario s = ls::test::a100_data_parallel(1, 36);
+  s.implementation.dp_overlap = false;
+  s.implementation.param_gather_overlap = false;
+  const ResolvedScenario resolved = resolve(s);
+  REQUIRE(has_collectives_on(build_program(*resolved).program, interference_streams()));
+  const Result metered = simulate(resolved);
+  Scenario idle = s;
+  idle.gpu.compute.collective_ctas = 0;
+  const Result unslowed = simulate(resolve(idle));
+  CHECK(metered.step_time_s == unslowed.step_time_s);
+  REQUIRE(metered.per_stage.size() == unslowed.per_stage.size());
+  CHECK(metered.per_stage[0].compute_s == unslowed.per_stage[0].compute_s);
+  SimOptions opt;
+  opt.critical_path = false;
+  CHECK(simulate(resolved, opt).step_time_s == unslowed.step_time_s);
+  // With the overlap on, the same collectives run beside compute and slow it.
+  s.implementation.dp_overlap = true;
+  CHECK(simulate(resolve(s)).per_stage[0].compute_s > unslowed.per_stage[0].compute_s);
 }
 
 TEST_CASE("stepping the micro-batches across the critical path's op budget moves the time per micro-batch smoothly") {

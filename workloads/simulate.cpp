@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -150,23 +151,35 @@ void refuse_oversized_trace(const sim::Program& prog, const std::vector<int>& tr
       static_cast<double>(ops) * kTraceJsonBytesPerOp / 1e9, static_cast<double>(kMaxTracedOps) / 1e6, fit, cluster.gpu_name(0)));
 }
 
-/// NCCL kernels share the SMs with the compute they overlap (interference.hpp): a probe
-/// step without tracing measures each rank's overlap, and `cfg`'s compute factors slow
-/// the reported steps by it.
-void slow_by_interference(const sim::Program& prog, topo::Planner& planner, sim::FlowNetwork probe_net, double overlap_slowdown,
+/// NCCL kernels share the SMs with the compute they overlap (interference.hpp): the
+/// overlap a metered run measured in its first step (`first`, its stats) slows `cfg`'s
+/// compute. True when some rank's compute slows (a factor other than exactly 1).
+bool slow_by_interference(const sim::Engine& metered, const std::vector<sim::RankStats>& first, double overlap_slowdown,
                           sim::EngineConfig& cfg) {
+  auto factors = interference_factors(metered, first, overlap_slowdown);
+  // On the symmetric path only the runners ran: their twins in the replicas they run
+  // for overlap exactly as they do, so they take their factors.
+  const sim::EngineSymmetry& es = cfg.symmetry;
+  for (std::size_t r = 0; r < factors.size(); ++r) factors[r] = factors[static_cast<std::size_t>(es.runner_rank(r))];
+  bool slowed = false;
+  for (std::size_t r = 0; r < factors.size(); ++r) {
+    slowed = slowed || factors[r] != 1.0;
+    cfg.compute_factor[r] *= factors[r];
+  }
+  return slowed;
+}
+
+/// A probe step, its own run without op traces or a trace, meters the overlap that slows
+/// `cfg`'s compute.
+void probe_interference(const sim::Program& prog, topo::Planner& planner, sim::FlowNetwork probe_net, double overlap_slowdown,
+                        sim::EngineConfig& cfg) {
   sim::EngineConfig probe_cfg = cfg;
   probe_cfg.traced.clear();
   probe_cfg.record_ops = false;  // the overlap meter needs no op traces
   probe_cfg.overlap_streams = interference_streams();
   sim::Engine probe(prog, planner, probe_net, probe_cfg);
   probe.run_step(Time::zero(), 0);
-  auto factors = interference_factors(probe, overlap_slowdown);
-  // On the symmetric path only the runners ran: their twins in the replicas they run
-  // for overlap exactly as they do, so they take their factors.
-  const sim::EngineSymmetry& es = cfg.symmetry;
-  for (std::size_t r = 0; r < factors.size(); ++r) factors[r] = factors[static_cast<std::size_t>(es.runner_rank(r))];
-  for (std::size_t r = 0; r < factors.size(); ++r) cfg.compute_factor[r] *= factors[r];
+  slow_by_interference(probe, probe.stats(), overlap_slowdown, cfg);
 }
 
 /// What the reported steps leave for the folds.
@@ -273,7 +286,24 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
   const ComputeProfile profile = compute_profile_of(sc.gpu);
   const double rho = overlap_slowdown(profile);
   const bool interference = rho > 1 && D > 1;
-  if (interference) slow_by_interference(prog, planner, make_network(sc, cluster), rho, cfg);
+  // How long each rank's compute runs beside side-stream collectives is metered (the meter
+  // changes no time) in a first run. Where it finds no such overlap every factor is exactly
+  // 1 and that run is the reported one; else it was a probe, and the run repeats with the
+  // compute slowed by what it measured (interference.hpp). A first run that records op
+  // traces or a trace costs more than a probe, so where the scenario's own switches
+  // overlap gradient reductions or weight gathers with compute (overlap likely) a bare
+  // probe runs first instead.
+  bool metered = false;
+  if (interference && has_collectives_on(prog, interference_streams())) {
+    const bool records = cfg.record_ops || opts.trace;
+    const bool overlaps_by_switch = sc.implementation.dp_overlap || sc.implementation.param_gather_overlap;
+    if (records && overlaps_by_switch) {
+      probe_interference(prog, planner, make_network(sc, cluster), rho, cfg);
+    } else {
+      metered = true;
+      cfg.overlap_streams = interference_streams();
+    }
+  }
 
   Result res;
   res.scenario = sc.name;
@@ -287,11 +317,27 @@ Result simulate_once(const Scenario& sc, const SimOptions& opts, Reduction reduc
     if (rank.device >= 0 && static_cast<std::size_t>(rank.device) < res.device_stage.size())
       res.device_stage[static_cast<std::size_t>(rank.device)] = rank.stage;
 
-  res.compute_factors = cfg.compute_factor;
-  sim::Engine eng(prog, planner, net, cfg);
-  Recorder rec(eng, res);
-  if (opts.trace) rec.attach(eng, net, cluster, prog, traced);
-  StepsRun run = run_steps(eng, rec, prog, cfg, opts, trace_auto, traced, res.steps, drifts_of(sc, cluster));
+  const Result unrun = res;
+  std::optional<sim::Engine> engine;
+  std::optional<Recorder> recorder;
+  StepsRun run;
+  for (;;) {
+    res.compute_factors = cfg.compute_factor;
+    engine.emplace(prog, planner, net, cfg);
+    recorder.emplace(*engine, res);
+    if (opts.trace) recorder->attach(*engine, net, cluster, prog, traced);
+    run = run_steps(*engine, *recorder, prog, cfg, opts, trace_auto, traced, res.steps, drifts_of(sc, cluster));
+    if (!metered) break;
+    metered = false;
+    cfg.overlap_streams = 0;
+    if (!slow_by_interference(*engine, run.first_stats, rho, cfg)) break;
+    recorder.reset();
+    engine.reset();
+    net = make_network(sc, cluster);
+    res = unrun;
+  }
+  sim::Engine& eng = *engine;
+  Recorder& rec = *recorder;
   const Time total = run.total;
   // Links only a replica that did not run used carry what their runner's twins carried.
   for (const auto& [from, to] : sym.link_copy) net.credit_link(to, net.link_bytes(from), net.link_busy(from, total), net.link_bottleneck(from, total),

@@ -15,13 +15,22 @@ std::uint8_t interference_streams() {
   return mask;
 }
 
+bool has_collectives_on(const sim::Program& prog, std::uint8_t streams) {
+  for (const auto& sp : prog.stages)
+    for (int s = 0; s < sim::kStreamCount; ++s) {
+      if (((streams >> s) & 1U) == 0) continue;
+      const auto& ops = sp.streams[static_cast<std::size_t>(s)];
+      if (std::any_of(ops.begin(), ops.end(), [](const sim::Op& op) { return op.kind == sim::OpKind::collective; })) return true;
+    }
+  return false;
+}
+
 double interference_factor(double rho, double beside_s, double compute_s) {
   if (!(compute_s > 0)) return 1.0;
   return 1 + (rho - 1) * std::min(beside_s, compute_s) / compute_s;
 }
 
-std::vector<double> interference_factors(const sim::Engine& engine, double rho) {
-  const auto& stats = engine.stats();
+std::vector<double> interference_factors(const sim::Engine& engine, const std::vector<sim::RankStats>& stats, double rho) {
   std::vector<double> out(stats.size(), 1.0);
   if (rho <= 1.0) return out;
   for (std::size_t r = 0; r < stats.size(); ++r) {

@@ -14,7 +14,8 @@
 // ops overlap a collective of a side stream (the engine's overlap meter,
 // EngineConfig::overlap_streams, which holds at any program size); each rank's compute
 // then runs with the factor 1 + (ρ − 1)·overlap/compute in the step that is reported.
-// First order: the overlap itself is taken from the unslowed step.
+// First order: the overlap itself is taken from the unslowed step. Where that step finds
+// no overlap at all (every factor exactly 1) it is the reported step, run once.
 #pragma once
 
 #include <cstdint>
@@ -31,16 +32,21 @@ namespace ls::wl {
 /// stage_emitter.cpp): counting them here too would slow those GEMMs twice.
 std::uint8_t interference_streams();
 
+/// Whether any stage program has a collective on one of `streams` (a mask of stream
+/// bits): without one the overlap meter reads zero on every rank and every factor below
+/// is exactly 1. O(ops of the stage programs).
+bool has_collectives_on(const sim::Program& prog, std::uint8_t streams);
+
 /// The compute multiplier 1 + (ρ − 1) · beside / compute for `beside` seconds of a rank's
 /// `compute` seconds run beside side-stream collectives (beside capped at compute); 1
 /// without compute. The simulation's factor below and the search's estimate both use it.
 double interference_factor(double rho, double beside_s, double compute_s);
 
-/// Per rank: interference_factor(ρ, RankStats::compute_beside_comm, compute_busy), from a step
-/// run with EngineConfig::overlap_streams = interference_streams(). 1 for a rank
-/// without compute, and for one the symmetric fast path did not run (the caller gives
-/// it its representative's factor). O(ranks).
-std::vector<double> interference_factors(const sim::Engine& engine, double rho);
+/// Per rank: interference_factor(ρ, RankStats::compute_beside_comm, compute_busy), from
+/// `stats` of a step `engine` ran with EngineConfig::overlap_streams =
+/// interference_streams(). 1 for a rank without compute, and for one the symmetric fast
+/// path did not run (the caller gives it its representative's factor). O(ranks).
+std::vector<double> interference_factors(const sim::Engine& engine, const std::vector<sim::RankStats>& stats, double rho);
 
 /// Books each stage's compute time beyond its kernels (what interference and scale noise,
 /// scale_noise.hpp, added) under the breakdown's `launch` (reported as overhead), so that
