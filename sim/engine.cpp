@@ -215,7 +215,7 @@ inline __attribute__((always_inline)) void Engine::start_compute(std::int32_t ra
 
 inline __attribute__((always_inline)) bool Engine::start_recv(std::int32_t rank, int stream, StreamState& ss,
                                                               const RankInfo& info) {
-  const std::uint32_t q = recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
+  const std::uint32_t q = recv_ordinal_[static_cast<std::size_t>(info.stage)][ss.pos];
   ss.running = true;
   if (mailboxes_.peek(static_cast<std::size_t>(rank), q).arrival >= 0) {
     complete_op(rank, stream, now_);
@@ -241,7 +241,7 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
     const CommPlan* plan = &planner_.transfer(info.device, pinfo.device, op.bytes);
     std::uint32_t copies = 0;
     tie(plan, copies);
-    tc.push_back(TransferPlan{op.peer_stage, op.bytes, plan, copies, peer, recv_slot_[static_cast<std::size_t>(pinfo.stage)].data(),
+    tc.push_back(TransferPlan{op.peer_stage, op.bytes, plan, copies, peer, recv_ordinal_[static_cast<std::size_t>(pinfo.stage)].data(),
                               ghosts_of(plan), touches_of(*plan)});
     tp = &tc.back();
   }
@@ -255,11 +255,11 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
   c.rank = rank;
   c.op_index = ss.pos;
   c.peer = tp->peer;
-  c.recv_slot = tp->peer_recv_slot[op.peer_op];
+  c.recv_ordinal = tp->peer_recv_ordinal[op.peer_op];
   c.scale = cfg_.comm_cv > 0 ? jitter(cfg_.comm_cv, 0x5e00000000ULL + static_cast<std::uint64_t>(rank), ss.pos) : 1.0;
   // Note the transfer start at the receiver: exposed PP time is the receiver's
   // wait after the data started moving (waiting before that is bubble).
-  mailboxes_.at(static_cast<std::size_t>(c.peer), c.recv_slot).transfer_start = now_.ps();
+  mailboxes_.at(static_cast<std::size_t>(c.peer), c.recv_ordinal).transfer_start = now_.ps();
   c.ghosts = tp->ghosts;
   launch_comm(cid, now_);
 }
@@ -488,10 +488,10 @@ void Engine::finish_comm(std::uint32_t cid, Time now) {
   stats_[static_cast<std::size_t>(rank)].bytes_sent[op.group_slot] += c.plan->bytes_per_member * c.scale;
   const std::int64_t send_gid = cfg_.record_ops ? op_base(rank, 1) + c.op_index : -1;
   const std::int32_t peer = c.peer;
-  const std::uint32_t slot = c.recv_slot;
+  const std::uint32_t q = c.recv_ordinal;
   complete_op(rank, static_cast<int>(Stream::send), now);
   RankState& prs = ranks_[static_cast<std::size_t>(peer)];
-  Mailboxes::Message& box = mailboxes_.at(static_cast<std::size_t>(peer), slot);
+  Mailboxes::Message& box = mailboxes_.at(static_cast<std::size_t>(peer), q);
   box.arrival = now.ps();
   box.source = send_gid;
   StreamState& pss = prs.streams[0];
@@ -553,7 +553,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
       if (stream == 0) st.exposed[op.group_slot] += dur;
       break;
     case OpKind::recv: {
-      const std::uint32_t q = recv_slot_[static_cast<std::size_t>(info.stage)][ss.pos];
+      const std::uint32_t q = recv_ordinal_[static_cast<std::size_t>(info.stage)][ss.pos];
       const Mailboxes::Message box = mailboxes_.peek(static_cast<std::size_t>(rank), q);
       mailboxes_.consume(static_cast<std::size_t>(rank), q);
       const Time ts = Time::from_ps(box.transfer_start);

@@ -212,7 +212,7 @@ private:
     std::uint8_t stream = 0;        // collective: the stream it sits on
     std::uint32_t op_index = 0;     // sender's op index (send stream)
     std::int32_t peer = -1;         // transfer: the receiving rank
-    std::uint32_t recv_slot = 0;    // transfer: its message's ordinal at the peer (mailboxes_)
+    std::uint32_t recv_ordinal = 0;  // transfer: its message's ordinal at the peer (mailboxes_)
     Time started;
     bool free = true;
     const std::vector<const CommPlan*>* ghosts = nullptr;  // symmetric fast path
@@ -258,10 +258,10 @@ private:
   struct GroupPlan;
   /// The group's plan for `op` (after tie() and folding), cached per group.
   const GroupPlan& group_plan(std::int32_t group, const Op& op);
-  /// Where launching `plan` reads it: the plan, its phases, the first one's flows, its links. With
-  /// thousands of ranks each on plans of their own these are seldom in the cache and
-  /// far apart; prefetch() asks for them at once, before the comm is set up, rather
-  /// than one after another as start_phase reads them.
+  /// Where launching `plan` reads it: the plan, its phases, the first one's flows, its
+  /// links. With thousands of ranks each on plans of their own these are seldom in the
+  /// cache and far apart; prefetch() asks for them at once, before the comm is set up,
+  /// rather than one after another as start_phase reads them.
   static std::array<const void*, 4> touches_of(const CommPlan& plan);
   static void prefetch(const std::array<const void*, 4>& touches);
   /// The symmetric fast path's tied form of `plan` (EngineSymmetry::tied), if any:
@@ -299,7 +299,7 @@ private:
   /// Pipeline messages sent and not yet received, per receiving rank.
   Mailboxes mailboxes_;
   // per stage: each main-stream recv's ordinal among the stage's recvs (UINT32_MAX when not a recv)
-  std::vector<std::vector<std::uint32_t>> recv_slot_;
+  std::vector<std::vector<std::uint32_t>> recv_ordinal_;
   // plan: after the symmetric fast path's substitution (tie()); copies > 1 when tied.
   struct GroupPlan {
     CollOp coll;
@@ -333,7 +333,7 @@ private:
     const CommPlan* plan;
     std::uint32_t copies;
     std::int32_t peer;
-    const std::uint32_t* peer_recv_slot;  // recv_slot_ of the peer's stage
+    const std::uint32_t* peer_recv_ordinal;  // recv_ordinal_ of the peer's stage
     const std::vector<const CommPlan*>* ghosts;  // ghosts_of(plan)
     std::array<const void*, 4> touches;          // touches_of(*plan)
   };

@@ -17,7 +17,7 @@ namespace ls::sim {
 
 namespace {
 
-constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kNotRecv = std::numeric_limits<std::uint32_t>::max();
 
 /// Uninitialised storage for `count` op traces (released with std::free). Each op's
 /// trace is first written when the op starts, so a large run's first touch of the
@@ -57,13 +57,13 @@ Engine::Engine(const Program& program, CommPlanner& planner, FlowNetwork& networ
 
   // Each main-stream recv of a stage gets its ordinal, the name of its message in the
   // receiver's mailbox ring (mailboxes.hpp).
-  recv_slot_.resize(program_.stages.size());
+  recv_ordinal_.resize(program_.stages.size());
   for (std::size_t s = 0; s < program_.stages.size(); ++s) {
     const auto& ops = program_.stages[s].streams[0];
-    recv_slot_[s].assign(ops.size(), kNoSlot);
+    recv_ordinal_[s].assign(ops.size(), kNotRecv);
     std::uint32_t count = 0;
     for (std::size_t i = 0; i < ops.size(); ++i)
-      if (ops[i].kind == OpKind::recv) recv_slot_[s][i] = count++;
+      if (ops[i].kind == OpKind::recv) recv_ordinal_[s][i] = count++;
   }
   const EngineSymmetry& sym = cfg_.symmetry;
   if (sym.replicas > 1) {

@@ -6,7 +6,7 @@
 // are those from its next recv to the furthest one a peer has already started sending:
 // a few, where a step holds thousands of recvs per rank. A record per recv op (1,680 per
 // rank at 11,200 ranks: 450 MB, reset at every step) made every touch a cache miss; the
-// rings of all ranks fit in the cache. A ring grows (doubling, moved to the pool's end)
+// rings of all ranks take a few MB. A ring grows (doubling, moved to the pool's end)
 // when a sender runs further ahead than it holds, so no bound on the run-ahead is
 // assumed.
 //
@@ -33,7 +33,8 @@ public:
     std::int64_t transfer_start = -1;  // ps; -1: not started
   };
 
-  /// Sets up `ranks` empty rings (ranks that never receive cost their ring's header).
+  /// Sets up `ranks` empty rings of the first capacity each (a rank that never receives
+  /// keeps its 8 empty records: 192 bytes).
   void reset(std::size_t ranks) {
     rings_.assign(ranks, Ring{});
     pool_.clear();
