@@ -241,15 +241,14 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
     const CommPlan* plan = &planner_.transfer(info.device, pinfo.device, op.bytes);
     std::uint32_t copies = 0;
     tie(plan, copies);
-    tc.push_back(TransferPlan{op.peer_stage, op.bytes, plan, copies, peer, recv_ordinal_[static_cast<std::size_t>(pinfo.stage)].data(),
-                              ghosts_of(plan), touches_of(*plan)});
+    tc.push_back(TransferPlan{op.peer_stage, op.bytes, launch_plan(plan, copies), peer,
+                              recv_ordinal_[static_cast<std::size_t>(pinfo.stage)].data()});
     tp = &tc.back();
   }
-  prefetch(tp->touches);
+  tp->launch.prefetch();
   const std::uint32_t cid = alloc_comm();
   Comm& c = comms_[cid];
-  c.plan = tp->plan;
-  c.tied_copies = tp->copies;
+  c.use(tp->launch);
   c.repeat_left = 1;
   c.group = -1;
   c.rank = rank;
@@ -260,8 +259,7 @@ inline __attribute__((always_inline)) void Engine::start_send(std::int32_t rank,
   // Note the transfer start at the receiver: exposed PP time is the receiver's
   // wait after the data started moving (waiting before that is bubble).
   mailboxes_.at(static_cast<std::size_t>(c.peer), c.recv_ordinal).transfer_start = now_.ps();
-  c.ghosts = tp->ghosts;
-  launch_comm(cid, now_);
+  start_comm(cid, now_);
 }
 
 inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t rank, int stream, StreamState& ss,
@@ -283,13 +281,11 @@ inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t
   const auto& members = program_.groups[static_cast<std::size_t>(g)].ranks;
   if (gs.arrived < group_active_[static_cast<std::size_t>(g)]) return false;
   gs.arrived = 0;
-  const GroupPlan& gp = group_plan(g, op);
-  prefetch(gp.touches);
+  const LaunchPlan& launch = group_plan(g, op);
+  launch.prefetch();
   const std::uint32_t cid = alloc_comm();
   Comm& c = comms_[cid];
-  c.plan = gp.plan;
-  c.tied_copies = gp.copies;
-  c.ghosts = gp.ghosts;
+  c.use(launch);
   // k back-to-back runs of one plan cost k·(latency + bytes/rate) when nothing
   // else changes in between: run it once with k× bytes and k× latency (half the
   // events for the two TP all-reduces of a layer pass).
@@ -308,7 +304,7 @@ inline __attribute__((always_inline)) bool Engine::start_collective(std::int32_t
       t.peer = static_cast<std::int32_t>(gs.last_arriver);
     }
   }
-  launch_comm(cid, now_);
+  start_comm(cid, now_);
   return false;
 }
 
@@ -345,12 +341,12 @@ bool Engine::try_start(std::int32_t rank, int stream) {
   return false;
 }
 
-const Engine::GroupPlan& Engine::group_plan(std::int32_t g, const Op& op) {
+const Engine::LaunchPlan& Engine::group_plan(std::int32_t g, const Op& op) {
   // A group meets only a handful of distinct (op, size) pairs per step; a short
   // linear list beats hashing the member list in the planner on every collective.
   auto& cache = group_plans_[static_cast<std::size_t>(g)];
   for (const auto& e : cache)
-    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) return e;
+    if (e.coll == op.coll && e.bytes == op.bytes && e.variant == op.variant) return e.launch;
   std::uint32_t tied_copies = 0;
   std::vector<std::int32_t> devs;
   for (std::int32_t m : program_.groups[static_cast<std::size_t>(g)].ranks)
@@ -364,17 +360,16 @@ const Engine::GroupPlan& Engine::group_plan(std::int32_t g, const Op& op) {
     folded_plans_.push_back(std::make_unique<CommPlan>(fold_alike_flows(*plan, net_)));
     plan = folded_plans_.back().get();
   }
-  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, plan, tied_copies, ghosts_of(plan), touches_of(*plan)});
-  return cache.back();
+  cache.push_back(GroupPlan{op.coll, op.bytes, op.variant, launch_plan(plan, tied_copies)});
+  return cache.back().launch;
 }
 
-std::array<const void*, 4> Engine::touches_of(const CommPlan& plan) {
-  if (plan.phases.empty()) return {&plan, nullptr, nullptr, nullptr};
-  return {&plan, plan.phases.data(), plan.phases.front().flows.data(), plan.links.data()};
-}
-
-void Engine::prefetch(const std::array<const void*, 4>& touches) {
-  for (const void* p : touches) __builtin_prefetch(p);
+Engine::LaunchPlan Engine::launch_plan(const CommPlan* plan, std::uint32_t copies) const {
+  LaunchPlan lp{plan, copies, nullptr, {plan, nullptr, nullptr, nullptr}};
+  if (!cfg_.symmetry.ghosts.empty())
+    if (const auto it = cfg_.symmetry.ghosts.find(plan); it != cfg_.symmetry.ghosts.end()) lp.ghosts = &it->second;
+  if (!plan->phases.empty()) lp.touches = {plan, plan->phases.data(), plan->phases.front().flows.data(), plan->links.data()};
+  return lp;
 }
 
 std::uint32_t Engine::alloc_comm() {
@@ -390,18 +385,7 @@ std::uint32_t Engine::alloc_comm() {
   return static_cast<std::uint32_t>(comms_.size() - 1);
 }
 
-const std::vector<const CommPlan*>* Engine::ghosts_of(const CommPlan* plan) const {
-  if (cfg_.symmetry.ghosts.empty()) return nullptr;
-  const auto it = cfg_.symmetry.ghosts.find(plan);
-  return it == cfg_.symmetry.ghosts.end() ? nullptr : &it->second;
-}
-
 void Engine::start_comm(std::uint32_t cid, Time now) {
-  comms_[cid].ghosts = ghosts_of(comms_[cid].plan);
-  launch_comm(cid, now);
-}
-
-void Engine::launch_comm(std::uint32_t cid, Time now) {
   Comm& c = comms_[cid];
   c.started = now;
   c.phase = 0;
@@ -554,8 +538,7 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
       break;
     case OpKind::recv: {
       const std::uint32_t q = recv_ordinal_[static_cast<std::size_t>(info.stage)][ss.pos];
-      const Mailboxes::Message box = mailboxes_.peek(static_cast<std::size_t>(rank), q);
-      mailboxes_.consume(static_cast<std::size_t>(rank), q);
+      const Mailboxes::Message box = mailboxes_.take(static_cast<std::size_t>(rank), q);
       const Time ts = Time::from_ps(box.transfer_start);
       if (box.transfer_start >= 0 && now > std::max(ss.started, ts))
         st.exposed[op.group_slot] += now - std::max(ss.started, ts);

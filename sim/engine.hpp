@@ -200,6 +200,21 @@ private:
     Time last_arrival;
     std::int64_t last_arriver = -1;  // global op id (ties: the lowest)
   };
+  /// A plan as a comm launches it, made once per group or peer and op (launch_plan):
+  /// after tie(), with its tied copies, its ghosts on the symmetric fast path, and
+  /// where launching it reads it (the plan, its phases, the first one's flows, its
+  /// links). With thousands of ranks each on plans of their own these records are
+  /// seldom in the cache and far apart: prefetch() asks for them at once, before the
+  /// comm is set up, rather than one after another as start_phase reads them.
+  struct LaunchPlan {
+    const CommPlan* plan;
+    std::uint32_t copies;
+    const std::vector<const CommPlan*>* ghosts;
+    std::array<const void*, 4> touches;
+    void prefetch() const {
+      for (const void* p : touches) __builtin_prefetch(p);
+    }
+  };
   struct Comm {
     const CommPlan* plan = nullptr;
     std::uint32_t phase = 0;
@@ -217,6 +232,11 @@ private:
     bool free = true;
     const std::vector<const CommPlan*>* ghosts = nullptr;  // symmetric fast path
     std::uint32_t tied_copies = 0;                          // symmetric fast path: > 1 when tied
+    void use(const LaunchPlan& lp) {
+      plan = lp.plan;
+      tied_copies = lp.copies;
+      ghosts = lp.ghosts;
+    }
   };
 
   void try_advance(std::int32_t rank);
@@ -247,23 +267,15 @@ private:
   /// The overlap meter at an op's start and end (overlap_streams).
   void meter_start(RankState& rs, int stream, const Op& op);
   void meter_end(std::int32_t rank, RankState& rs, int stream, const Op& op, Time now);
-  /// Starts the comm's plan, its ghosts looked up (launch_comm: already set).
+  /// Starts the comm's plan (its plan, copies and ghosts set: Comm::use).
   void start_comm(std::uint32_t comm_id, Time now);
-  void launch_comm(std::uint32_t comm_id, Time now);
-  /// The symmetric fast path's ghosts of `plan` (nullptr: none).
-  const std::vector<const CommPlan*>* ghosts_of(const CommPlan* plan) const;
   void start_phase(std::uint32_t comm_id, Time now);
   void finish_comm(std::uint32_t comm_id, Time now);
   std::uint32_t alloc_comm();
-  struct GroupPlan;
   /// The group's plan for `op` (after tie() and folding), cached per group.
-  const GroupPlan& group_plan(std::int32_t group, const Op& op);
-  /// Where launching `plan` reads it: the plan, its phases, the first one's flows, its
-  /// links. With thousands of ranks each on plans of their own these are seldom in the
-  /// cache and far apart; prefetch() asks for them at once, before the comm is set up,
-  /// rather than one after another as start_phase reads them.
-  static std::array<const void*, 4> touches_of(const CommPlan& plan);
-  static void prefetch(const std::array<const void*, 4>& touches);
+  const LaunchPlan& group_plan(std::int32_t group, const Op& op);
+  /// `plan` (after tie(), with `copies`) as comms launch it.
+  LaunchPlan launch_plan(const CommPlan* plan, std::uint32_t copies) const;
   /// The symmetric fast path's tied form of `plan` (EngineSymmetry::tied), if any:
   /// replaces `plan` and sets `copies` (else 0). Looked up once per cached plan.
   void tie(const CommPlan*& plan, std::uint32_t& copies) const;
@@ -305,10 +317,7 @@ private:
     CollOp coll;
     double bytes;
     std::uint8_t variant;
-    const CommPlan* plan;
-    std::uint32_t copies;
-    const std::vector<const CommPlan*>* ghosts;  // ghosts_of(plan)
-    std::array<const void*, 4> touches;          // touches_of(*plan)
+    LaunchPlan launch;
   };
   std::vector<std::vector<GroupPlan>> group_plans_;
   std::vector<Comm> comms_;
@@ -330,12 +339,9 @@ private:
   struct TransferPlan {
     std::int32_t peer_stage;
     double bytes;
-    const CommPlan* plan;
-    std::uint32_t copies;
+    LaunchPlan launch;
     std::int32_t peer;
     const std::uint32_t* peer_recv_ordinal;  // recv_ordinal_ of the peer's stage
-    const std::vector<const CommPlan*>* ghosts;  // ghosts_of(plan)
-    std::array<const void*, 4> touches;          // touches_of(*plan)
   };
   std::vector<std::vector<TransferPlan>> transfer_plans_;  // per rank
   std::uint64_t next_flow_tag_ = 1;

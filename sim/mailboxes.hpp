@@ -65,11 +65,13 @@ public:
     return pool_[ring.offset + (q & ring.mask)];
   }
 
-  /// The rank's recv q completed: its record is free for q + capacity.
-  void consume(std::size_t rank, std::uint32_t q) {
+  /// The rank's recv q completes: its message, whose record is then free for q + capacity.
+  Message take(std::size_t rank, std::uint32_t q) {
+    const Message m = peek(rank, q);
     Ring& ring = rings_[rank];
-    pool_[ring.offset + (q & ring.mask)] = Message{};
+    if (q - ring.head <= ring.mask) pool_[ring.offset + (q & ring.mask)] = Message{};
     ring.head = q + 1;
+    return m;
   }
 
   /// Records held in all (capacity, not messages in flight): for tests and footprints.

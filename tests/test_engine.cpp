@@ -144,7 +144,7 @@ TEST_CASE("mailboxes: a ring keeps every message through its growth and frees ea
   CHECK(m.peek(0, 0).arrival == -1);  // the other rank's ring is untouched
   for (std::uint32_t q = 0; q < 40; ++q) {
     CHECK(m.peek(1, q).arrival == 100 + q);
-    m.consume(1, q);
+    m.take(1, q);
   }
   // Freed on receipt: the records at 40..79 start empty; 200 ahead is empty, not grown into.
   const std::size_t grown = m.capacity();

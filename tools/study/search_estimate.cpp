@@ -216,8 +216,7 @@ std::shared_ptr<const PlacedRanks> PlacementMemo::of(const wl::Scenario& candida
   // The table as build_program would assign it (the same expert routing), read once.
   sim::Program table;
   table.stages.resize(static_cast<std::size_t>(std::max(1, L.pp)));
-  std::optional<wl::Routing> routing;
-  if (candidate.model.moe.experts > 0) routing = wl::route_tokens(candidate.model.moe, L.ep);
+  const std::optional<wl::Routing> routing = wl::expert_routing(candidate);
   wl::assign_ranks_and_groups(candidate, routing ? &*routing : nullptr, table);
   auto placed = std::make_shared<const PlacedRanks>(placed_ranks(table));
   if (ranks_ + placed->ranks.size() > kMaxRanks) {

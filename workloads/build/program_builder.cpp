@@ -36,9 +36,8 @@ BuiltProgram build_program(const Scenario& sc, const ProgramInputs& in, RankTabl
   const StageLayers& layers = in.layers;
   out.stage_layers = layers.per_stage;
 
-  std::optional<Routing> routing;
-  if (m.moe.experts > 0) {
-    routing = route_tokens(m.moe, L.ep);
+  const std::optional<Routing> routing = expert_routing(sc);
+  if (routing) {
     out.routing = *routing;
     if (L.ep > 1) prog.all_to_all_weight = routing->device_share;
     if (L.ep > 1 && m.moe.max_nodes_per_token > 0) {

@@ -14,6 +14,11 @@
 
 namespace ls::wl {
 
+std::optional<Routing> expert_routing(const Scenario& s) {
+  if (s.model.moe.experts <= 0) return std::nullopt;
+  return route_tokens(s.model.moe, s.layout.ep);
+}
+
 void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Program& prog) {
   const auto& L = sc.layout;
   const int p = L.pp, t = L.tp, d = L.dp, c = L.cp;

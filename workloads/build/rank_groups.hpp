@@ -7,6 +7,7 @@
 #pragma once
 
 #include <compare>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ namespace ls::wl {
 /// work_scale. Replaces prog.ranks, prog.groups and prog.pp_peer (so a built program can
 /// be re-placed); leaves prog.stages and prog.all_to_all_weight untouched.
 void assign_ranks_and_groups(const Scenario& s, const Routing* routing, sim::Program& prog);
+/// The expert routing the rank table is made with: route_tokens over the ep group for
+/// a mixture-of-experts model, none for a dense one.
+std::optional<Routing> expert_routing(const Scenario& s);
 
 /// The layout fields assign_ranks_and_groups reads (the model aside): two layouts equal
 /// in them get the same rank table. Kept beside the function so the two change together
