@@ -211,6 +211,31 @@ TEST_CASE("activation offload: bytes over PCIe per step and the activations that
         doctest::Approx(r.offload.pcie_bytes_per_device / (s.cluster.inter.pcie_bandwidth_Bps * r.step_time_s)).epsilon(1e-9));
 }
 
+TEST_CASE("blocking activation offload: every layer down after its forward and back before its backward, each waited for") {
+  // DeepSpeed's CPU checkpointing: on one GPU with free communication nothing runs beside
+  // the compute stream, so the step is the step without offload plus every copy,
+  // 2·m·L of them of a/(0.8·pcie_bandwidth) each, and no more than one layer's
+  // activations are on the GPU at a time.
+  Scenario s = data_parallel(1, 0, 4);
+  s.model = test::small_model(6);
+  const int m = 4, L = 6;
+  const Result bare = simulate(resolve(s));
+  s.layout.offload.activations = true;
+  s.implementation.blocking_offload_copies = true;
+  const BuiltProgram bp = build_program(s);
+  const double a = layer_activation(s, pass_bytes(s), 0);
+  const double copy = a / (kPcieCopyEfficiency * s.cluster.inter.pcie_bandwidth_Bps);
+  CHECK(op_bytes(bp, stream::compute, Work::offload) == doctest::Approx(2.0 * m * L * a).epsilon(1e-9));
+  CHECK(op_bytes(bp, stream::prefetch, Work::offload) == 0);
+  CHECK(program_totals(bp.program).activation_peak_bytes[0] == doctest::Approx(a).epsilon(1e-9));
+  const Result r = simulate(resolve(s));
+  CHECK(r.step_time_s == doctest::Approx(bare.step_time_s + 2.0 * m * L * copy).epsilon(1e-9));
+  CHECK(r.offload.pcie_bytes_per_device == doctest::Approx(2.0 * m * L * a).epsilon(1e-9));
+  // The overlapped copies hide under the compute here: the step barely moves.
+  s.implementation.blocking_offload_copies = false;
+  CHECK(simulate(resolve(s)).step_time_s < bare.step_time_s + 2.0 * m * (L - 2) * copy);
+}
+
 TEST_CASE("optimizer offload: no master or moments on the GPU; the step is D2H + CPU Adam + H2D") {
   Scenario s = data_parallel(1, 0, 1);
   const double P = layer_state_params(s);

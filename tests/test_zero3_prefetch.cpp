@@ -73,3 +73,17 @@ TEST_CASE("max_live_parameters: DeepSpeed's default in its preset, none elsewher
   CHECK(what.find("bad.yaml:3:") != std::string::npos);
   CHECK(what.find("implementation.max_live_parameters") != std::string::npos);
 }
+
+TEST_CASE("blocking_offload_copies: DeepSpeed's CPU checkpointing in its preset, overlapped copies elsewhere") {
+  const std::string base = "model: llama3-8b\nlayout: {dp: 8, zero: 3, offload: {activations: true}}\n";
+  const auto load = [&](const std::string& implementation, const std::string& name) {
+    return test::with_implementation(base, implementation, name);
+  };
+  CHECK(load("preset: deepspeed", "<ds>")->implementation.blocking_offload_copies);
+  CHECK_FALSE(load("preset: megatron-core", "<mc>")->implementation.blocking_offload_copies);
+  CHECK_FALSE(load("preset: pytorch-fsdp", "<fsdp>")->implementation.blocking_offload_copies);
+  CHECK_FALSE(load("preset: deepspeed, blocking_offload_copies: false", "<ds-off>")->implementation.blocking_offload_copies);
+  const std::string what = test::scenario_error([&] { (void)load("blocking_offload_copies: maybe", "bad.yaml"); });
+  REQUIRE_MESSAGE(!what.empty(), "a non-boolean blocking_offload_copies was accepted");
+  CHECK(what.find("implementation.blocking_offload_copies") != std::string::npos);
+}

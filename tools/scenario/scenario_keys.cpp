@@ -544,6 +544,12 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "ZeRO-3 / FSDP: when a layer's gathered weights are freed; the later two hold the stage's layers unsharded",
                  "the preset's (`after-forward`)"),
       bytes_key("implementation.gather_bucket", LS_FIELD(implementation.gather_bucket_bytes), "50 MB", "bytes per ZeRO-3 weight all-gather under `gather_granularity: bucket`"),
+      bool_key("implementation.blocking_offload_copies", LS_FIELD(implementation.blocking_offload_copies), false,
+               "activation offload (`layout.offload.activations`) as DeepSpeed's CPU checkpointing runs it: every layer's "
+               "stored input goes to host memory when the layer's forward ends and comes back just before its backward, the "
+               "next op waiting for each copy (pageable copies: priced at the pinned rate, the least they cost); false: "
+               "copies beside the compute, two layers ahead, the last two layers of a chunk kept on the GPU",
+               "the preset's (`true` for `deepspeed`, else `false`)"),
       bool_key("implementation.gather_list_copies", LS_FIELD(implementation.gather_list_copies), false,
                "each ZeRO-3 weight gather is PyTorch's list-form all_gather: after the collective, one copy kernel per rank "
                "of the group moves that rank's slice (DeepSpeed up to 0.5); each call costs ranks × the larger of the GPU's "

@@ -29,8 +29,10 @@ double offload_pcie_bytes_per_step(const Scenario& s, const BuiltProgram& bp) {
   double most = 0;
   for (std::size_t st = 0; st < bp.program.stages.size(); ++st) {
     double bytes = 0;
-    for (const auto& op : bp.program.stages[st].streams[static_cast<std::size_t>(stream::prefetch)])
-      if (work_of(op) == Work::offload) bytes += op.bytes;
+    // Overlapped copies sit on the prefetch stream, blocking ones on the compute stream.
+    for (const sim::Stream on : {stream::prefetch, stream::compute})
+      for (const auto& op : bp.program.stages[st].streams[static_cast<std::size_t>(on)])
+        if (work_of(op) == Work::offload) bytes += op.bytes;
     if (s.layout.offload.optimizer) {
       const auto& chunks = layers.chunks[st];
       bytes += optimizer_offload_bytes(s, optimizer_params(s, stage_params(s, params, chunks, static_cast<int>(st))));

@@ -81,6 +81,7 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       zero12_gather_(zero_shard_ranks(s_.layout) > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
       expert_dp_(s_.model.moe.experts > 0 && expert_dp_of(s_.layout) > 1),
       offload_activations_(s_.layout.offload.activations),
+      blocking_copies_(s_.implementation.blocking_offload_copies),
       sends_block_(pipeline_sends_block(s_)),
       profile_(kernel_profile(s_)),
       // One slot per (gradient, micro-batch, chunk), and one past them: dualpipe's mirror gradients.
@@ -214,6 +215,13 @@ sim::Op StageEmitter::head_op(Pass pass, const Site& at, std::int64_t mem_delta)
 void StageEmitter::forward_block(const Site& at, ChunkLayers cl, int l) {
   std::int64_t gather = zero3_gather(at, l, false);
   if (gather == kNoGather) gather = first_use_gather(at.chunk, l);
+  if (offload_activations_ && blocking_copies_) {
+    // Blocking offload [DSCK]: the copy runs on the compute stream as soon as the layer's
+    // forward ends, and frees the layer's activations when it completes.
+    emit_layer(l, Pass::forward, at, gather);
+    builder_.add(stream::compute, blocking_copy_op(at, l, -1));
+    return;
+  }
   // Activation offload: layer l's forward waits for the copy of layer l−2, which frees it.
   if (offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end)) {
     pending_copy_ = offload_copy_[static_cast<std::size_t>(l - 2)];
@@ -289,9 +297,15 @@ void StageEmitter::regather_boundary(Work work, const Site& at) {
 void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pass) {
   const auto& L = s_.layout;
   std::int64_t gather = zero3_gather(at, l, true);
+  if (offload_activations_ && blocking_copies_) {
+    // Blocking offload: the activations come back on the compute stream just before the
+    // layer's recompute and backward; held from the copy's end.
+    builder_.add(stream::compute, blocking_copy_op(at, l, +1));
+  }
   // Activation offload: wait for layer l's reload; allocate layer l−2's, which starts after this backward.
-  const bool reload_next = offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end);
-  if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end)) pending_copy_ = offload_copy_[static_cast<std::size_t>(l)];
+  const bool reload_next = offload_activations_ && !blocking_copies_ && layer_offloaded(l - 2, cl.begin, cl.end);
+  if (offload_activations_ && !blocking_copies_ && layer_offloaded(l, cl.begin, cl.end))
+    pending_copy_ = offload_copy_[static_cast<std::size_t>(l)];
   if (reload_next) pending_mem_ += static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
   // Full recompute re-runs the layer's forward and holds its complete activations
   // until the backward ends: a separate op, as is the per-op recompute, which
@@ -442,6 +456,14 @@ Op StageEmitter::copy_op(const Site& at, int layer, double bytes) const {
   op.counts_as_busy = false;  // a copy engine's work, not the SMs'
   op.duration = sim::Time::from_seconds(pcie_copy_seconds(s_, bytes));
   op.bytes = bytes;
+  return op;
+}
+
+Op StageEmitter::blocking_copy_op(const Site& at, int layer, int sign) const {
+  Op op = copy_op(at, layer, layer_activation(s_, bytes_, layer));
+  // The compute stream does nothing else meanwhile: not bubble.
+  op.counts_as_busy = true;
+  op.mem_delta_bytes = sign * static_cast<std::int64_t>(op.bytes);
   return op;
 }
 

@@ -118,6 +118,9 @@ private:
   void issue_grad_sync(const sim::Op& op, const std::optional<sim::Op>& copies, bool after_backward);
   /// Activation offload (offload.hpp): a copy of `bytes` of layer `layer` on the prefetch stream.
   sim::Op copy_op(const Site& at, int layer, double bytes) const;
+  /// Layer `layer`'s activation copy for the compute stream (blocking_offload_copies),
+  /// down (sign −1: frees them as it completes) or back (+1: holds them from then).
+  sim::Op blocking_copy_op(const Site& at, int layer, int sign) const;
   /// TP all-reduces of a dense layer's pass: 2, or 1 in the parallel block.
   int dense_tp_all_reduces() const;
   void tp_all_reduce(Pass pass, const Site& at, int layer_begin, int layer_end, int repeat);
@@ -187,6 +190,7 @@ private:
   const bool zero12_gather_;       // one gather per layer at its first forward of the step
   const bool expert_dp_;           // expert gradients reduce over an expert-data-parallel group
   const bool offload_activations_; // layout.offload.activations
+  const bool blocking_copies_;     // implementation.blocking_offload_copies
   const bool sends_block_;         // pipeline sends hold the compute stream (implementation.p2p_overlap)
   const ComputeProfile profile_;    // kernel_profile(s_): prices the copies of list-form gathers
 

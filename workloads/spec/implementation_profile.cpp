@@ -57,6 +57,16 @@
 //         stage_1_and_2.py): the optimizer's step() ends by all-gathering the updated weight
 //         partitions ("gather the updated weights from everyone", in allgather_bucket_size
 //         pieces) before it returns, so that gather does not overlap the next forward either.
+//  [DSCK] DeepSpeed activation checkpointing to host memory (cpu_checkpointing, Megatron-
+//         DeepSpeed's --checkpoint-in-cpu), v0.3 to v0.6.2 and later (microsoft/DeepSpeed,
+//         deepspeed/runtime/activation_checkpointing/checkpointing.py): CheckpointFunction.
+//         forward copies each checkpointed layer's input to the host with copy_to_device
+//         (deepspeed/runtime/utils.py: Tensor.to(device), no non_blocking) or, with
+//         partitioned activations, partition.cpu() / copy_ into host buffers made by
+//         new_empty (pageable), and CheckpointFunction.backward brings it back with
+//         move_to_device (Tensor.to again) before it recomputes the layer. A copy to or from
+//         pageable memory returns only when done, so the host (and the next kernel) waits for
+//         each copy: priced at the pinned copy rate (offload.hpp), the least it costs.
 //  [DSL]  DeepSpeed ZeRO-3's gather, v0.3.13 to v0.5.4 (partition_parameters.py,
 //         _allgather_param): a Python loop over world_size narrows one output view per rank
 //         and calls torch.distributed.all_gather with that list. PyTorch's ProcessGroupNCCL
@@ -242,6 +252,7 @@ ImplementationBundle pytorch_fsdp() {
 
 /// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time and
 /// reduce-scatters one gradient at a time [DSZ3], each list-form with a copy per rank [DSL];
+/// its CPU checkpointing copies each layer's input down and back, waiting for each [DSCK];
 /// it keeps tensors under 100,000 elements whole and gathers a module again between its
 /// recompute and its backward past a reuse distance of 1e9 elements [DSP]; each layer waits
 /// for its own gathers (the fetch synchronises the device) [DSF].
@@ -258,6 +269,7 @@ ImplementationBundle deepspeed() {
   b.grad_accumulation = GradAccumulation::autograd;  // [ACC]
   b.p2p_overlap = P2pOverlap::none;                  // [P2P]
   b.pp_scatter_gather = true;
+  b.blocking_offload_copies = true;  // [DSCK]
   return b;
 }
 

@@ -184,6 +184,12 @@ struct ImplementationBundle {
   /// Without sequence parallelism, each TP rank sends 1/tp of a pipeline boundary
   /// tensor and the receiver all-gathers it over its TP group [P2P].
   bool pp_scatter_gather = false;
+  /// Activation offload (layout.offload.activations) as DeepSpeed's cpu_checkpointing
+  /// runs it [DSCK]: every layer's stored input goes to host memory as soon as the layer's
+  /// forward ends and comes back just before its backward, each copy waited for before the
+  /// next op. False: copies beside the compute, two layers ahead, the last two layers of a
+  /// chunk kept on the GPU.
+  bool blocking_offload_copies = false;
   /// Coefficient of variation of the sustained compute speed of one GPU against another of
   /// the same type in the same job (manufacturing spread and power management): a
   /// synchronous step waits for the slowest of its GPUs (workloads/analysis/scale_noise.hpp).
