@@ -351,6 +351,13 @@ TEST_CASE("summary table shows the headline numbers, stages, memory and warnings
   r.memory_fits = false;
   r.max_peak_bytes = 90e9;
   CHECK(tools::format_summary(r).find("DOES NOT FIT") != std::string::npos);
+  // Offload's PCIe traffic gets a line only where the scenario offloads.
+  CHECK(s.find("over PCIe") == std::string::npos);
+  r.offload.present = true;
+  r.offload.pcie_bytes_per_device = 12e9;
+  r.offload.pcie_utilization = 0.25;
+  CHECK(tools::format_summary(r).find("offload                12.00 GB over PCIe per GPU per step (busiest stage), 25.00% of the link's rate") !=
+        std::string::npos);
 }
 
 TEST_CASE("sweep: list parsing, cartesian product in input order") {

@@ -153,6 +153,9 @@ std::string format_summary(const wl::Result& r) {
                      r.virtual_stages > 1 ? fmt::format(", {} virtual stages", r.virtual_stages) : std::string());
   out += fmt::format("  {:<22} {} measured, {} analytic\n", "bubble (mean)", percent(r.bubble_fraction),
                      percent(r.bubble_fraction_analytic));
+  if (r.offload.present)
+    out += fmt::format("  {:<22} {} over PCIe per GPU per step (busiest stage), {} of the link's rate\n", "offload",
+                       human_bytes(r.offload.pcie_bytes_per_device), percent(r.offload.pcie_utilization));
 
   if (!r.per_stage.empty()) {
     out += "\nPipeline stages\n";
