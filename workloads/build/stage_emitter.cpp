@@ -185,6 +185,7 @@ void StageEmitter::emit_forward(const Site& at) {
   // module's logits are booked with its block's activations).
   const int layers = s_.model.layers;
   for (int l = cl.begin; l < std::min(cl.end, layers); ++l) forward_block(at, cl, l);
+  flush_deferred_copy();
   if (mc == last_model_chunk_ && !L.embedding_free)
     builder_.add(stream::compute, head_op(Pass::forward, at, static_cast<std::int64_t>(bytes_.logits)));
   for (int l = std::max(cl.begin, layers); l < cl.end; ++l) {
@@ -222,6 +223,7 @@ void StageEmitter::forward_block(const Site& at, ChunkLayers cl, int l) {
     builder_.add(stream::compute, blocking_copy_op(at, l, -1));
     return;
   }
+  flush_deferred_copy();
   // Activation offload: layer l's forward waits for the copy of layer l−2, which frees it.
   if (offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end)) {
     pending_copy_ = offload_copy_[static_cast<std::size_t>(l - 2)];
@@ -229,8 +231,22 @@ void StageEmitter::forward_block(const Site& at, ChunkLayers cl, int l) {
   }
   emit_layer(l, Pass::forward, at, gather);
   if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end))
-    offload_copy_[static_cast<std::size_t>(l)] =
-        builder_.add(stream::prefetch, copy_op(at, l, layer_activation(s_, bytes_, l)), {builder_.last(stream::compute)});
+    defer_copy(copy_op(at, l, layer_activation(s_, bytes_, l)), l);
+}
+
+void StageEmitter::defer_copy(const Op& copy, int layer) {
+  // The copy shares the in-order prefetch stream with the weight gathers but needs its
+  // layer's compute done first: queued at once, it would hold back the next layer's gather
+  // (prefetched during this layer) until this layer ended. Frameworks copy on a stream of
+  // their own, so it joins the stream after the next layer's gather instead.
+  deferred_copy_ = DeferredCopy{copy, builder_.last(stream::compute), layer, true};
+}
+
+void StageEmitter::flush_deferred_copy() {
+  if (!deferred_copy_.waiting) return;
+  offload_copy_[static_cast<std::size_t>(deferred_copy_.layer)] =
+      builder_.add(stream::prefetch, deferred_copy_.op, {deferred_copy_.after});
+  deferred_copy_.waiting = false;
 }
 
 void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) {
@@ -260,6 +276,7 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     backward_block(at, cl, l, pass);
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
+  flush_deferred_copy();
   if (mc == 0 && !L.embedding_free)
     builder_.add(stream::compute,
                  compute_op(Work::backward, at.microbatch, at.chunk, -1, 0,
@@ -302,6 +319,7 @@ void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pa
     // layer's recompute and backward; held from the copy's end.
     builder_.add(stream::compute, blocking_copy_op(at, l, +1));
   }
+  flush_deferred_copy();
   // Activation offload: wait for layer l's reload; allocate layer l−2's, which starts after this backward.
   const bool reload_next = offload_activations_ && !blocking_copies_ && layer_offloaded(l - 2, cl.begin, cl.end);
   if (offload_activations_ && !blocking_copies_ && layer_offloaded(l, cl.begin, cl.end))
@@ -323,9 +341,7 @@ void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pa
     if (again != kNoGather) gather = again;
   }
   emit_layer(l, pass, at, gather, held);
-  if (reload_next)
-    offload_copy_[static_cast<std::size_t>(l - 2)] = builder_.add(
-        stream::prefetch, copy_op(at, l - 2, layer_activation(s_, bytes_, l - 2)), {builder_.last(stream::compute)});
+  if (reload_next) defer_copy(copy_op(at, l - 2, layer_activation(s_, bytes_, l - 2)), l - 2);
 }
 
 void StageEmitter::emit_backward_weight(const Site& at, bool last_gradient) {

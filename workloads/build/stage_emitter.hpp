@@ -118,6 +118,10 @@ private:
   void issue_grad_sync(const sim::Op& op, const std::optional<sim::Op>& copies, bool after_backward);
   /// Activation offload (offload.hpp): a copy of `bytes` of layer `layer` on the prefetch stream.
   sim::Op copy_op(const Site& at, int layer, double bytes) const;
+  /// Holds an overlapped activation copy of `layer` (after the compute stream's last op)
+  /// until flush_deferred_copy(), which the next layer's block calls after its gather.
+  void defer_copy(const sim::Op& copy, int layer);
+  void flush_deferred_copy();
   /// Layer `layer`'s activation copy for the compute stream (blocking_offload_copies),
   /// down (sign −1: frees them as it completes) or back (+1: holds them from then).
   sim::Op blocking_copy_op(const Site& at, int layer, int sign) const;
@@ -209,6 +213,15 @@ private:
   std::vector<DeferredSync> deferred_grad_sync_;  // implementation.dp_overlap false: after the backward
   std::vector<std::uint32_t> offload_copy_;  // by layer: its latest activation copy (prefetch stream)
   std::int64_t pending_copy_ = kNoGather;    // copy the next compute op waits on
+  /// An overlapped activation copy held back until the next layer's gather is queued
+  /// (defer_copy), with the compute op it follows.
+  struct DeferredCopy {
+    sim::Op op;
+    sim::OpRef after;
+    int layer = 0;
+    bool waiting = false;
+  };
+  DeferredCopy deferred_copy_;
   std::int64_t pending_mem_ = 0;             // memory change the next compute op carries
   ComputeBreakdown compute_breakdown_;
 };
