@@ -547,7 +547,8 @@ const std::vector<ScenarioKey>& scenario_keys() {
       bool_key("implementation.blocking_offload_copies", LS_FIELD(implementation.blocking_offload_copies), false,
                "activation offload (`layout.offload.activations`) as DeepSpeed's CPU checkpointing runs it: every layer's "
                "stored input goes to host memory when the layer's forward ends and comes back just before its backward, the "
-               "next op waiting for each copy (pageable copies: priced at the pinned rate, the least they cost); false: "
+               "next op waiting for each copy (pageable copies: priced at the pinned rate, the least they cost; the stage's "
+               "compute time includes them, as the compute stream is busy with them); false: "
                "copies beside the compute, two layers ahead, the last two layers of a chunk kept on the GPU",
                "the preset's (`true` for `deepspeed`, else `false`)"),
       bool_key("implementation.gather_list_copies", LS_FIELD(implementation.gather_list_copies), false,
