@@ -228,6 +228,26 @@ sim::Time Cluster::route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_ha
   for (LinkId l : route(src_gpu, dst_gpu, flow_hash)) t += impl_->links[l].latency;
   return t;
 }
+sim::Time Cluster::append_route(int src_gpu, int dst_gpu, std::uint64_t flow_hash, std::vector<LinkId>& out) const {
+  impl_->check_gpu(src_gpu);
+  impl_->check_gpu(dst_gpu);
+  if (impl_->searched(src_gpu, dst_gpu)) {
+    const auto& pr = impl_->pair_routes(src_gpu, dst_gpu);
+    if (pr.paths.empty()) return sim::Time::zero();
+    const std::size_t i = impl_->path_selector(dst_gpu, flow_hash) % pr.paths.size();
+    out.insert(out.end(), pr.paths[i].begin(), pr.paths[i].end());
+    return pr.latency[i];
+  }
+  if (src_gpu == dst_gpu) return sim::Time::zero();
+  Impl::StructPath p;
+  impl_->structural_path(src_gpu, dst_gpu, flow_hash, &p);
+  sim::Time t;
+  for (std::size_t k = 0; k < p.len; ++k) {
+    out.push_back(p.ids[k]);
+    t += impl_->links[p.ids[k]].latency;
+  }
+  return t;
+}
 std::vector<std::string> Cluster::link_kinds_on_route(int src_gpu, int dst_gpu, std::uint64_t flow_hash) const {
   std::vector<std::string> kinds;
   for (LinkId l : route(src_gpu, dst_gpu, flow_hash)) kinds.emplace_back(link_kind_name(impl_->links[l].type));

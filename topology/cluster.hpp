@@ -84,7 +84,7 @@
 //   and the down links otherwise.
 //
 // Units: bandwidth bytes/s per direction, latency sim::Time.
-// Thread-safety: route()/route_latency() fill a cache; a Cluster must not be used
+// Thread-safety: route()/route_latency()/append_route() fill a cache; a Cluster must not be used
 // from several threads at once.
 #pragma once
 
@@ -196,6 +196,11 @@ public:
   std::size_t path_count(int src_gpu, int dst_gpu) const;
   /// Sum of the hop latencies of route(src, dst, flow_hash).
   sim::Time route_latency(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
+  /// Appends route(src, dst, flow_hash) to `out` and returns route_latency(...) of it,
+  /// without keeping a generated topology's structural route in route()'s cache: a
+  /// planner that copies the links anyway (NCCL's rings over thousands of GPUs, one per
+  /// GPU of a node) would otherwise store every hop of every ring. Same cost bounds as route().
+  sim::Time append_route(int src_gpu, int dst_gpu, std::uint64_t flow_hash, std::vector<LinkId>& out) const;
   std::vector<std::string> link_kinds_on_route(int src_gpu, int dst_gpu, std::uint64_t flow_hash = 0) const;
 
   /// The GPU a point-to-point transfer from src to dst relays through under NCCL's

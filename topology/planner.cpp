@@ -87,9 +87,7 @@ public:
     const int relay = cluster_.pxn_relay(src, dst);
     const std::array<std::int32_t, 3> stops{src, relay < 0 ? dst : relay, dst};
     for (std::size_t leg = 0; leg < (relay < 0 ? 1u : 2u); ++leg) {
-      const auto part = cluster_.route(stops[leg], stops[leg + 1], h);
-      plan_.links.insert(plan_.links.end(), part.begin(), part.end());
-      latency += cluster_.route_latency(stops[leg], stops[leg + 1], h);
+      latency += cluster_.append_route(stops[leg], stops[leg + 1], h, plan_.links);
     }
     f.path_len = static_cast<std::uint32_t>(plan_.links.size()) - f.path_begin;
     const auto path = std::span(plan_.links).subspan(f.path_begin, f.path_len);
@@ -135,9 +133,9 @@ public:
       const std::int32_t src = members[i], dst = members[(i + 1) % m];
       if (src == dst) continue;  // not for validated groups (distinct devices)
       const std::uint64_t h = flow_hash(src, dst, i);
-      const auto path = cluster_.route(src, dst, h);
-      plan_.links.insert(plan_.links.end(), path.begin(), path.end());
-      const sim::Time alpha = std::max(floor, hop_alpha(path, cluster_.route_latency(src, dst, h)));
+      const std::size_t at = plan_.links.size();
+      const sim::Time latency = cluster_.append_route(src, dst, h, plan_.links);
+      const sim::Time alpha = std::max(floor, hop_alpha(std::span<const LinkId>(plan_.links).subspan(at), latency));
       lat.sum += alpha;
       lat.max = std::max(lat.max, alpha);
     }
