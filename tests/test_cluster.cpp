@@ -222,6 +222,29 @@ TEST_CASE("ECMP: different hashes use different spines; same hash, same path; ca
   CHECK(names_on(c2, c2.route(a, b, 12345)) == names_on(c, r1));
 }
 
+TEST_CASE("append_route appends route()'s links and returns route_latency(), generated and explicit graphs alike") {
+  auto s = multi_node(4, "rail-optimized", 2);
+  s.inter.spines = 4;
+  s.inter.routing = "ecmp";
+  const Cluster generated = Cluster::build(s);
+  ClusterSpec graph_spec;
+  graph_spec.graph.emplace(as_explicit_graph(generated));
+  const Cluster searched = Cluster::build(graph_spec);
+  for (const Cluster* c : {&generated, &searched})
+    for (int a = 0; a < c->gpu_count(); ++a)
+      for (int b = 0; b < c->gpu_count(); ++b)
+        for (std::uint64_t h : {0u, 1u, 7u}) {
+          std::vector<LinkId> out{LinkId{0}};  // appended after what is there
+          const Time latency = c->append_route(a, b, h, out);
+          const auto route = c->route(a, b, h);
+          CAPTURE(a);
+          CAPTURE(b);
+          REQUIRE(out.size() == route.size() + 1);
+          CHECK(std::equal(route.begin(), route.end(), out.begin() + 1));
+          CHECK(latency == c->route_latency(a, b, h));
+        }
+}
+
 TEST_CASE("D-mod-K: the spine is the destination's index in its plane mod spines, whatever the hash") {
   // InfiniBand's default. Rail-optimized, 4 nodes, 2 per leaf, 2 spines (derived:
   // 2 NICs per rail leaf at 1:1). A rail is a plane: node n's NIC has index n, so
