@@ -58,7 +58,8 @@
 //         partitions ("gather the updated weights from everyone", in allgather_bucket_size
 //         pieces) before it returns, so that gather does not overlap the next forward either.
 //  [DSCK] DeepSpeed activation checkpointing to host memory (cpu_checkpointing, Megatron-
-//         DeepSpeed's --checkpoint-in-cpu), v0.3 to v0.6.2 and later (microsoft/DeepSpeed,
+//         DeepSpeed's --checkpoint-in-cpu), read at v0.3.16 (there only with partitioned
+//         activations), v0.6.2 and the current code (microsoft/DeepSpeed,
 //         deepspeed/runtime/activation_checkpointing/checkpointing.py): CheckpointFunction.
 //         forward copies each checkpointed layer's input to the host with copy_to_device
 //         (deepspeed/runtime/utils.py: Tensor.to(device), no non_blocking) or, with
