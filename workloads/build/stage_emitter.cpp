@@ -276,7 +276,6 @@ void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) 
     backward_block(at, cl, l, pass);
     if (last_gradient) reduce_layer_gradients(at.chunk, l);
   }
-  flush_deferred_copy();
   if (mc == 0 && !L.embedding_free)
     builder_.add(stream::compute,
                  compute_op(Work::backward, at.microbatch, at.chunk, -1, 0,
