@@ -93,3 +93,29 @@ TEST_CASE("nvlink_domain equal to gpus_per_node is the ordinary node switch; a n
   CHECK(partial.nvlink_domain_count() == 2);
   CHECK(partial.nvlink_domain_of_gpu(79) == 1);
 }
+
+TEST_CASE("a flat ring across NVLink domains runs at most NCCL's 64 channels") {
+  // All-gather of S per member over both NVL72 racks (n = 144, two domains of k = 72).
+  // NCCL runs one channel per GPU of a domain up to MAXCHANNELS = 64: 64 channel rings
+  // of (n−1)/n·S/64 payload each, where 72 members would give 72. Channel c leaves the
+  // first domain through member c+1's NIC and the second through member c's, so 64 NICs
+  // of each rack send and 8 stay idle.
+  const Cluster c = Cluster::build(two_racks());
+  Planner planner(c, false, blackwell_collective_costs());
+  std::vector<std::int32_t> all(144);
+  for (int g = 0; g < 144; ++g) all[static_cast<std::size_t>(g)] = g;
+  const double S = 144e6, n = 144;
+  const auto& plan = planner.collective(all, ls::sim::CollOp::all_gather, S);
+  REQUIRE(plan.phases.size() == 1);
+  REQUIRE(plan.phases[0].flows.size() == 64);
+  for (const auto& f : plan.phases[0].flows) CHECK(f.bytes * f.efficiency == doctest::Approx((n - 1) / n * S / 64).epsilon(1e-12));
+  int sending_nics = 0;
+  std::vector<std::uint8_t> seen(c.link_count(), 0);
+  for (const auto l : plan.links) {
+    if (seen[static_cast<std::size_t>(l)]) continue;
+    seen[static_cast<std::size_t>(l)] = 1;
+    const auto& from = c.vertex_name(c.link(l).from_vertex);
+    if (c.link(l).type == LinkKind::infiniband && from.find(".nic") != std::string::npos) ++sending_nics;
+  }
+  CHECK(sending_nics == 2 * 64);
+}

@@ -14,8 +14,8 @@
 //     line rate × efficiency on its path), so it drains in payload/(B·efficiency);
 //     per-link byte counters then count that wire-time equivalent;
 //   * algorithms as NCCL picks them at scale: reduce-scatter and all-gather as one
-//     flat ring over all ranks, split into one channel per GPU of a node so that
-//     every rail (NIC) carries its share; all-reduce as that flat ring or as a
+//     flat ring over all ranks, split into one channel per GPU of a node (at most
+//     NCCL's 64) so that every rail (NIC) carries its share; all-reduce as that flat ring or as a
 //     double binary tree, whichever the model predicts cheaper.
 //
 //   * for a ring over several nodes, a floor under every step's latency, those inside a

@@ -43,6 +43,11 @@ namespace {
 
 constexpr auto mix64 = sim::splitmix64;
 
+/// The most channels (rings) NCCL runs one collective on: MAXCHANNELS in NCCL's
+/// src/include/device.h, 64 in current releases (32 before; the bound matters only for
+/// NVLink domains of more than 64 GPUs, where NCCL 2.2x is the version in use).
+constexpr std::size_t kNcclMaxChannels = 64;
+
 /// ECMP hash of one flow: deterministic in (src, dst, member index).
 std::uint64_t flow_hash(std::int32_t src, std::int32_t dst, std::uint64_t index) {
   return mix64(mix64(mix64(static_cast<std::uint32_t>(src)) ^ static_cast<std::uint32_t>(dst)) ^ index);
@@ -227,7 +232,7 @@ std::vector<std::vector<std::int32_t>> hierarchical_split(const Cluster& c, std:
 /// member c+1 (mod k), enters node 1 at member c+1 and leaves it at c, and so on,
 /// alternating: every inter-node hop joins the same local index on both nodes (the
 /// same rail on a rail-optimized fabric; with N odd the closing hop cannot), and over
-/// the k channels every member enters and leaves its node once.
+/// k channels every member enters and leaves its node once (over fewer, the first ones).
 std::vector<std::int32_t> channel_order(const std::vector<std::vector<std::int32_t>>& per_node, std::size_t channel) {
   const std::size_t k = per_node.front().size();
   const std::size_t a = channel % k, b = (channel + 1) % k;
@@ -436,7 +441,10 @@ sim::CommPlan Planner::nccl_ring(std::span<const std::int32_t> devices,
   if (per_node.empty()) {  // one node, or uneven nodes: one ring in the given order
     steps = b.ring(devices, bytes, true, floor).steps();
   } else {
-    const std::size_t channels = per_node.front().size();
+    // One channel per member of a node (each its NIC's rail), as NCCL's ring search
+    // finds on a node of k GPUs and k NICs; NCCL never runs more than MAXCHANNELS of
+    // them, so a larger NVLink domain leaves the NICs of its last members idle.
+    const std::size_t channels = std::min(per_node.front().size(), kNcclMaxChannels);
     for (std::size_t c = 0; c < channels; ++c)
       steps = std::max(steps, b.ring(channel_order(per_node, c), bytes / static_cast<double>(channels), true, floor).steps());
   }

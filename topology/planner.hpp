@@ -5,7 +5,7 @@
 //  * nccl_algorithms (default_collective_costs(), dgx_a100_collective_costs()): what
 //    NCCL runs at scale, with its costs. Reduce-scatter/all-gather: one flat ring
 //    over all n ranks, (n−1) steps; across N nodes of k members, k channel rings
-//    (each S/k, one per rail; see planner.cpp, channel_order). All-reduce: that flat
+//    (each S/k, one per rail, at most NCCL's 64; see planner.cpp, channel_order). All-reduce: that flat
 //    ring with 2(n−1) steps, or NCCL's double binary tree where predicted cheaper.
 //    Each hop's α is max(route latency, the step latency of its slowest link kind);
 //    a ring's steps cost the sum of its hops' α less the largest (NCCL's count: n−N
