@@ -478,7 +478,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       bool_key("implementation.tp_comm_overlap", LS_FIELD(implementation.tp_comm_overlap), false, "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
        "the preset's SM-sharing factor)", "the preset's (`false`)"),
       bool_key("implementation.dp_overlap", LS_FIELD(implementation.dp_overlap), true, "gradient reduction overlapped with the backward; false: after the backward", "the preset's (`true`)"),
-      bool_key("implementation.param_gather_overlap", LS_FIELD(implementation.param_gather_overlap), true, "ZeRO / FSDP weight gathers prefetched; false: exposed before each layer", "the preset's (`true`)"),
+      bool_key("implementation.param_gather_overlap", LS_FIELD(implementation.param_gather_overlap), true, "ZeRO / FSDP weight gathers prefetched; false: ZeRO-3's exposed before each layer, ZeRO-1/2's after the optimizer step (as Megatron's distributed optimizer and DeepSpeed run them)", "the preset's (`true`; `false` for `deepspeed`)"),
       choice_key("implementation.gather_granularity", LS_FIELD(implementation.gather_granularity), wl::kGatherGranularityNames, wl::GatherGranularity::layer,
                  "ZeRO-3 weight all-gathers per layer; each call pays the collective's latency over the group", "the preset's (`parameter` for `deepspeed`, else `layer`)"),
       choice_key("implementation.reduce_granularity", LS_FIELD(implementation.reduce_granularity), wl::kReduceGranularityNames,

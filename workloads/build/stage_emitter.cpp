@@ -75,9 +75,10 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       last_model_chunk_(model_chunk_count(s_.layout.schedule, s_.layout.pp, static_cast<int>(chunks.size())) - 1),
       zero3_(s_.layout.zero >= 3 && zero_shard_ranks(s_.layout) > 1),
       // ZeRO-1/2 (distributed optimizer): each rank updated its shard; the new weights are
-      // all-gathered bucket by bucket at the start of the next step, overlapped with the
-      // forward (Megatron's overlap_param_gather). In one simulated step: a gather per
-      // layer on the prefetch stream, and the layer's first forward waits for it.
+      // all-gathered bucket by bucket. Overlapped (implementation.param_gather_overlap,
+      // Megatron's overlap_param_gather) they run at the start of the next step beside the
+      // forward: in one simulated step, a gather per layer on the prefetch stream that the
+      // layer's first forward waits for. Otherwise they run after the optimizer.
       zero12_gather_(zero_shard_ranks(s_.layout) > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
       expert_dp_(s_.model.moe.experts > 0 && expert_dp_of(s_.layout) > 1),
       offload_activations_(s_.layout.offload.activations),
@@ -441,6 +442,9 @@ void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   // Memory-bound, after every gradient is reduced.
   if (any_gradient_sync_) builder_.add(stream::compute, opt, {builder_.last(stream::dp)});
   else builder_.add(stream::compute, opt);
+  // The updated shards' all-gathers, when not overlapped with the next forward.
+  for (const Op& g : deferred_param_gather_) builder_.add(stream::compute, g);
+  deferred_param_gather_.clear();
 }
 
 void StageEmitter::exchange_mirror_gradients(const StageParams& stage_params) {

@@ -191,7 +191,7 @@ private:
   const int stage_;
   const int last_model_chunk_;
   const bool zero3_;               // per-layer gathers before every use, one-layer prefetch
-  const bool zero12_gather_;       // one gather per layer at its first forward of the step
+  const bool zero12_gather_;       // one gather per layer: before its first forward, or after the optimizer
   const bool expert_dp_;           // expert gradients reduce over an expert-data-parallel group
   const bool offload_activations_; // layout.offload.activations
   const bool blocking_copies_;     // implementation.blocking_offload_copies
@@ -211,6 +211,7 @@ private:
     std::optional<sim::Op> copies;
   };
   std::vector<DeferredSync> deferred_grad_sync_;  // implementation.dp_overlap false: after the backward
+  std::vector<sim::Op> deferred_param_gather_;    // ZeRO-1/2, param_gather_overlap false: after the optimizer
   std::vector<std::uint32_t> offload_copy_;  // by layer: its latest activation copy (prefetch stream)
   std::int64_t pending_copy_ = kNoGather;    // copy the next compute op waits on
   /// An overlapped activation copy held back until the next layer's gather is queued

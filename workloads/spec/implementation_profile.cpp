@@ -57,6 +57,14 @@
 //         stage_1_and_2.py): the optimizer's step() ends by all-gathering the updated weight
 //         partitions ("gather the updated weights from everyone", in allgather_bucket_size
 //         pieces) before it returns, so that gather does not overlap the next forward either.
+//  [MDO]  Megatron's distributed optimizer (ZeRO-1; NVIDIA/Megatron-LM,
+//         megatron/optimizer/distrib_optimizer.py, 2022–2023, and its successor
+//         megatron/core/optimizer/distrib_optimizer.py): train_step() reduce-scatters the
+//         gradients, steps the optimizer, then all-gathers the updated parameters bucket by
+//         bucket (gather_model_params; later inside step(): "If not overlapping all-gather
+//         for parameters, launch synchronous all-gather communication calls here").
+//         Under --overlap-param-gather the first bucket's gather is launched asynchronously
+//         in the next zero_grad() and the others in the forward pre-hooks.
 //  [DSCK] DeepSpeed activation checkpointing to host memory (cpu_checkpointing, Megatron-
 //         DeepSpeed's --checkpoint-in-cpu), read at v0.3.16 (there only with partitioned
 //         activations), v0.6.2 and the current code (microsoft/DeepSpeed,
