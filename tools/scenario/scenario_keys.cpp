@@ -529,6 +529,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "(TransformerEngine's GroupedLinear issues a cuBLAS GEMM per expert; a loop over experts), or one grouped "
                  "kernel for all of them",
                  "the preset's (`single-kernel` for `pytorch-fsdp`, else `per-expert`)"),
+      choice_key("implementation.zero1_grad_reduce", LS_FIELD(implementation.zero1_grad_reduce), wl::kZero1GradReduceNames,
+                 wl::Zero1GradReduce::reduce_scatter,
+                 "layout.zero 1: how each rank gets the summed gradients of the shard it updates; an all-reduce moves "
+                 "twice a reduce-scatter's bytes",
+                 "`reduce-scatter` (every preset)"),
       choice_key("implementation.p2p_overlap", LS_FIELD(implementation.p2p_overlap), wl::kP2pOverlapNames, wl::P2pOverlap::interleaved,
                  "which schedules' pipeline sends run beside the compute after them; a blocking send holds the compute "
                  "stream until its transfer is done (the framework waits on it and synchronises the device), its time "

@@ -211,7 +211,9 @@ void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, in
 void StageEmitter::issue_gradient_reduce(double bytes, int calls, int chunk, int layer_begin, int layer_end) {
   const auto& L = s_.layout;
   if (L.dp * L.cp <= 1 || !(bytes > 0)) return;  // weight gradients reduce over dp·cp
-  const CollOp op = L.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
+  // ZeRO-1 may sum the whole gradient on every rank, each then reading its shard [DSBF].
+  const bool scatter = L.zero >= 2 || (L.zero == 1 && s_.implementation.zero1_grad_reduce == Zero1GradReduce::reduce_scatter);
+  const CollOp op = scatter ? CollOp::reduce_scatter : CollOp::all_reduce;
   const double ranks = static_cast<double>(zero_shard_ranks(L));
   // `calls` collectives of bytes/calls each, up to 255 back to back in one op (Op::repeat).
   constexpr int kMaxRepeat = 255;

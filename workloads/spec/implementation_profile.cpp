@@ -65,6 +65,12 @@
 //         for parameters, launch synchronous all-gather communication calls here").
 //         Under --overlap-param-gather the first bucket's gather is launched asynchronously
 //         in the next zero_grad() and the others in the forward pre-hooks.
+//  [DSBF] DeepSpeed's BF16_Optimizer under its pipeline engine (microsoft/DeepSpeed v0.6.2,
+//         deepspeed/runtime/pipe/engine.py): _exec_reduce_grads calls _bf16_reduce_grads,
+//         which all-reduces the optimizer's fp32 gradients (buffered_allreduce_fallback on
+//         get_grads_for_reduction()); the optimizer then updates each rank's partition and
+//         all-gathers the bf16 weights. No preset runs it: DeepSpeed's ZeRO-1/2 reduce each
+//         partition to its owner, the volume of a reduce-scatter.
 //  [DSCK] DeepSpeed activation checkpointing to host memory (cpu_checkpointing, Megatron-
 //         DeepSpeed's --checkpoint-in-cpu), read at v0.3.16 (there only with partitioned
 //         activations), v0.6.2 and the current code (microsoft/DeepSpeed,

@@ -122,6 +122,15 @@ inline constexpr NameTable<P2pOverlap, 3> kP2pOverlapNames{{
     {P2pOverlap::interleaved, "interleaved", "sends overlap compute under interleaved-1f1b only (Megatron-Core)"},
     {P2pOverlap::all, "all", "every send overlaps compute (PyTorch pipelining)"}}};
 
+/// How ZeRO-1 brings each rank the sum of its shard's gradients [DSBF]: a reduce-scatter
+/// (Megatron's distributed optimizer, DeepSpeed's ZeRO-1/2), or an all-reduce of the whole
+/// gradient, each rank then updating its own shard (DeepSpeed's BF16_Optimizer under its
+/// pipeline engine): twice the bytes.
+enum class Zero1GradReduce { reduce_scatter, all_reduce };
+inline constexpr NameTable<Zero1GradReduce, 2> kZero1GradReduceNames{{
+    {Zero1GradReduce::reduce_scatter, "reduce-scatter", "each rank receives its shard's sum (Megatron's distributed optimizer, DeepSpeed ZeRO-1/2)"},
+    {Zero1GradReduce::all_reduce, "all-reduce", "every rank receives the whole sum and updates its shard (DeepSpeed's BF16_Optimizer in its pipeline engine)"}}};
+
 /// How a layer's local experts run their GEMMs: one kernel per expert (TransformerEngine's
 /// GroupedLinear, a cuBLAS GEMM per expert over four streams; a loop over experts), or one
 /// grouped kernel for all of them (torch._grouped_mm, a CUTLASS grouped GEMM) [GGM].
@@ -179,6 +188,8 @@ struct ImplementationBundle {
   bool moe_router_fusion = false;
   /// Kernels per grouped expert GEMM: one per local expert, or one for all [GGM].
   GroupedGemm grouped_gemm = GroupedGemm::per_expert;
+  /// ZeRO-1's gradient reduction: reduce-scatter or all-reduce [DSBF].
+  Zero1GradReduce zero1_grad_reduce = Zero1GradReduce::reduce_scatter;
   /// Pipeline sends that overlap compute [P2P].
   P2pOverlap p2p_overlap = P2pOverlap::interleaved;
   /// Without sequence parallelism, each TP rank sends 1/tp of a pipeline boundary

@@ -1,8 +1,9 @@
-// tests/test_param_gather_placement.cpp — where ZeRO-1/2's all-gathers of the updated
-// weights run: after the optimizer when not overlapped (Megatron's distributed optimizer
-// and DeepSpeed's ZeRO-1/2 gather synchronously at the end of their step), before each
-// layer's first forward on the prefetch stream when overlapped; checked on the program's
-// ops and against a simulated step.
+// tests/test_zero12_sync.cpp — ZeRO-1/2's synchronisation of a step. Where the all-gathers
+// of the updated weights run: after the optimizer when not overlapped (Megatron's
+// distributed optimizer and DeepSpeed's ZeRO-1/2 gather synchronously at the end of their
+// step), before each layer's first forward on the prefetch stream when overlapped. How
+// ZeRO-1's gradients reach each shard (implementation.zero1_grad_reduce). Checked on the
+// program's ops, its bytes and a simulated step.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -20,13 +21,13 @@ namespace {
 // one node (placement [tp, dp, pp]), so no two stages' gathers share a link. One layer
 // per stage (one gather each), one micro-batch: the step is the pipeline's chain, then stage 0's gradient
 // reduce-scatter, optimizer and gathers.
-std::string yaml(bool overlap) {
+std::string yaml(bool overlap, const std::string& extra = "") {
   return std::string(
              "cluster: {gpu: h100-sxm, nodes: 4, gpus_per_node: 2}\n"
              "model: {layers: 4, hidden: 2048, heads: 16, ffn_hidden: 8192, vocab: 32000, seq_len: 2048, activation: gelu}\n"
              "layout: {pp: 4, dp: 2, zero: 1, microbatch_size: 1, microbatches: 1}\n"
              "implementation: {preset: megatron-core, dp_overlap: false, param_gather_overlap: ") +
-         (overlap ? "true" : "false") + "}\n";
+         (overlap ? "true" : "false") + extra + "}\n";
 }
 
 wl::ResolvedScenario load(const std::string& text) { return tools::load_scenario_string(text, "<gathers>"); }
@@ -73,4 +74,33 @@ TEST_CASE("ZeRO-1 gathers after the optimizer cost one stage's gathers, as overl
   const auto dp = static_cast<std::size_t>(wl::Axis::dp);
   CHECK(after.comm[dp].bytes_per_device == doctest::Approx(overlapped.comm[dp].bytes_per_device));
   CHECK(after.comm[dp].exposed_s > 0);
+}
+
+TEST_CASE("zero1_grad_reduce all-reduce moves (n-1)/n of the gradient buffer more per device than reduce-scatter") {
+  // Ring over n = 2 ranks: a reduce-scatter sends (n−1)/n·S of an S-byte buffer, an
+  // all-reduce twice that; the weight gathers are the same. So the dp bytes per device
+  // differ by (n−1)/n · S, S the stage's gradient buffers (the grad_sync ops' bytes).
+  const auto rs = load(yaml(false));
+  const auto ar = load(yaml(false, ", zero1_grad_reduce: all-reduce"));
+  const auto prog_rs = wl::build_program(*rs), prog_ar = wl::build_program(*ar);
+  double S = 0;  // summed over the stages
+  for (std::size_t st = 0; st < prog_rs.program.stages.size(); ++st) {
+    for (const auto* prog : {&prog_rs, &prog_ar}) {
+      int reduce_scatters = 0, all_reduces = 0;
+      for (const auto& op : prog->program.stages[st].streams[static_cast<std::size_t>(wl::stream::dp)]) {
+        if (op.tag != static_cast<std::uint8_t>(wl::Work::grad_sync)) continue;
+        reduce_scatters += op.coll == sim::CollOp::reduce_scatter ? 1 : 0;
+        all_reduces += op.coll == sim::CollOp::all_reduce ? 1 : 0;
+        if (prog == &prog_rs) S += op.bytes * op.repeat;
+      }
+      CHECK((prog == &prog_rs ? reduce_scatters : all_reduces) > 0);
+      CHECK((prog == &prog_rs ? all_reduces : reduce_scatters) == 0);
+    }
+  }
+  REQUIRE(S > 0);
+  wl::SimOptions opt;
+  opt.what_if = false;
+  const auto dp = static_cast<std::size_t>(wl::Axis::dp);
+  const double extra = wl::simulate(ar, opt).comm[dp].bytes_per_device - wl::simulate(rs, opt).comm[dp].bytes_per_device;
+  CHECK(extra == doctest::Approx(0.5 * S / 4).epsilon(1e-9));  // (n−1)/n = 1/2, the mean over 4 stages
 }
