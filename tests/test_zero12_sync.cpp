@@ -104,3 +104,17 @@ TEST_CASE("zero1_grad_reduce all-reduce moves (n-1)/n of the gradient buffer mor
   const double extra = wl::simulate(ar, opt).comm[dp].bytes_per_device - wl::simulate(rs, opt).comm[dp].bytes_per_device;
   CHECK(extra == doctest::Approx(0.5 * S / 4).epsilon(1e-9));  // (n−1)/n = 1/2, the mean over 4 stages
 }
+
+TEST_CASE("zero1_grad_reduce all-reduce under ZeRO-2 warns that it does not apply") {
+  auto has = [](const wl::Result& r, const std::string& code) {
+    for (const auto& w : r.warnings)
+      if (w.code == code) return true;
+    return false;
+  };
+  wl::SimOptions opt;
+  opt.what_if = false;
+  std::string z2 = yaml(false, ", zero1_grad_reduce: all-reduce");
+  z2.replace(z2.find("zero: 1"), 7, "zero: 2");
+  CHECK(has(wl::simulate(load(z2), opt), "zero1-grad-reduce-ignored"));
+  CHECK_FALSE(has(wl::simulate(load(yaml(false, ", zero1_grad_reduce: all-reduce")), opt), "zero1-grad-reduce-ignored"));
+}

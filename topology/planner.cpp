@@ -44,8 +44,8 @@ namespace {
 constexpr auto mix64 = sim::splitmix64;
 
 /// The most channels (rings) NCCL runs one collective on: MAXCHANNELS in NCCL's
-/// src/include/device.h, 64 in current releases (32 before; the bound matters only for
-/// NVLink domains of more than 64 GPUs, where NCCL 2.2x is the version in use).
+/// src/include/device.h, 64 in current releases (32 in earlier ones). It bounds only
+/// NVLink domains of more than 64 GPUs, which only current releases drive.
 constexpr std::size_t kNcclMaxChannels = 64;
 
 /// ECMP hash of one flow: deterministic in (src, dst, member index).

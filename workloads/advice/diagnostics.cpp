@@ -89,6 +89,17 @@ void unused_lora(const Scenario& s, std::vector<Warning>& out) {
                                  "(set training.method: lora to train them)"});
 }
 
+/// implementation.zero1_grad_reduce all-reduce under ZeRO-2/3, whose gradients are
+/// reduce-scattered whatever the key says: said, not silently ignored. (Not a scenario
+/// warning: a memory remedy that raises zero to 2 does not become one by it.)
+void unused_zero1_grad_reduce(const Scenario& s, std::vector<Warning>& out) {
+  if (s.implementation.zero1_grad_reduce != Zero1GradReduce::all_reduce || s.layout.zero < 2) return;
+  out.push_back({"zero1-grad-reduce-ignored",
+                 fmt::format("implementation.zero1_grad_reduce is all-reduce but layout.zero is {}: ZeRO-2/3 reduce-scatter the "
+                             "gradients, so the key applies to zero: 1 only",
+                             s.layout.zero)});
+}
+
 /// Achieved fraction of the GPU's peak for an MLP up-projection GEMM with `rows` rows
 /// (n = ffn/tp, k = hidden), priced by the same kernel model the step uses (tile
 /// waves, sustained fraction, memory bound), so the warning's figures are the cost
@@ -200,6 +211,7 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
       break;
     }
   for (auto& w : scenario_warnings(s)) out.push_back(std::move(w));
+  unused_zero1_grad_reduce(s, out);
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
     const std::string fix = bubble_remedies(s, 0.10, plan.memory_per_stage);
@@ -229,6 +241,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
                                r.tp_crossing_example.size(), kinds, tp_s, 100 * tp_s / r.step_time_s)});
   }
   for (auto& w : scenario_warnings(s)) out.push_back(std::move(w));
+  unused_zero1_grad_reduce(s, out);
   small_microbatch(s, bp, out);
   if (s.layout.pp > 1 && r.bubble_fraction > 0.10) {
     if (r.bubble_fraction_analytic > 0.10) {
