@@ -81,8 +81,8 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       // layer's first forward waits for. Otherwise they run after the optimizer.
       zero12_gather_(zero_shard_ranks(s_.layout) > 1 && (s_.layout.zero == 1 || s_.layout.zero == 2)),
       expert_dp_(s_.model.moe.experts > 0 && expert_dp_of(s_.layout) > 1),
-      offload_activations_(s_.layout.offload.activations),
-      blocking_copies_(s_.implementation.blocking_offload_copies),
+      overlapped_offload_(s_.layout.offload.activations && !s_.implementation.blocking_offload_copies),
+      blocking_offload_(s_.layout.offload.activations && s_.implementation.blocking_offload_copies),
       sends_block_(pipeline_sends_block(s_)),
       profile_(kernel_profile(s_)),
       // One slot per (gradient, micro-batch, chunk), and one past them: dualpipe's mirror gradients.
@@ -217,7 +217,7 @@ sim::Op StageEmitter::head_op(Pass pass, const Site& at, std::int64_t mem_delta)
 void StageEmitter::forward_block(const Site& at, ChunkLayers cl, int l) {
   std::int64_t gather = zero3_gather(at, l, false);
   if (gather == kNoGather) gather = first_use_gather(at.chunk, l);
-  if (offload_activations_ && blocking_copies_) {
+  if (blocking_offload_) {
     // Blocking offload [DSCK]: the copy runs on the compute stream as soon as the layer's
     // forward ends, and frees the layer's activations when it completes.
     emit_layer(l, Pass::forward, at, gather);
@@ -226,12 +226,12 @@ void StageEmitter::forward_block(const Site& at, ChunkLayers cl, int l) {
   }
   flush_deferred_copy();
   // Activation offload: layer l's forward waits for the copy of layer l−2, which frees it.
-  if (offload_activations_ && layer_offloaded(l - 2, cl.begin, cl.end)) {
+  if (overlapped_offload_ && layer_offloaded(l - 2, cl.begin, cl.end)) {
     pending_copy_ = offload_copy_[static_cast<std::size_t>(l - 2)];
     pending_mem_ -= static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
   }
   emit_layer(l, Pass::forward, at, gather);
-  if (offload_activations_ && layer_offloaded(l, cl.begin, cl.end))
+  if (overlapped_offload_ && layer_offloaded(l, cl.begin, cl.end))
     defer_copy(copy_op(at, l, layer_activation(s_, bytes_, l)), l);
 }
 
@@ -240,14 +240,14 @@ void StageEmitter::defer_copy(const Op& copy, int layer) {
   // layer's compute done first: queued at once, it would hold back the next layer's gather
   // (prefetched during this layer) until this layer ended. Frameworks copy on a stream of
   // their own, so it joins the stream after the next layer's gather instead.
-  deferred_copy_ = DeferredCopy{copy, builder_.last(stream::compute), layer, true};
+  deferred_copy_ = DeferredCopy{copy, builder_.last(stream::compute), layer};
 }
 
 void StageEmitter::flush_deferred_copy() {
-  if (!deferred_copy_.waiting) return;
-  offload_copy_[static_cast<std::size_t>(deferred_copy_.layer)] =
-      builder_.add(stream::prefetch, deferred_copy_.op, {deferred_copy_.after});
-  deferred_copy_.waiting = false;
+  if (!deferred_copy_) return;
+  offload_copy_[static_cast<std::size_t>(deferred_copy_->layer)] =
+      builder_.add(stream::prefetch, deferred_copy_->op, {deferred_copy_->after});
+  deferred_copy_.reset();
 }
 
 void StageEmitter::emit_backward(const Site& at, Pass pass, bool last_gradient) {
@@ -314,15 +314,15 @@ void StageEmitter::regather_boundary(Work work, const Site& at) {
 void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pass) {
   const auto& L = s_.layout;
   std::int64_t gather = zero3_gather(at, l, true);
-  if (offload_activations_ && blocking_copies_) {
+  if (blocking_offload_) {
     // Blocking offload: the activations come back on the compute stream just before the
     // layer's recompute and backward; held from the copy's end.
     builder_.add(stream::compute, blocking_copy_op(at, l, +1));
   }
   flush_deferred_copy();
   // Activation offload: wait for layer l's reload; allocate layer l−2's, which starts after this backward.
-  const bool reload_next = offload_activations_ && !blocking_copies_ && layer_offloaded(l - 2, cl.begin, cl.end);
-  if (offload_activations_ && !blocking_copies_ && layer_offloaded(l, cl.begin, cl.end))
+  const bool reload_next = overlapped_offload_ && layer_offloaded(l - 2, cl.begin, cl.end);
+  if (overlapped_offload_ && layer_offloaded(l, cl.begin, cl.end))
     pending_copy_ = offload_copy_[static_cast<std::size_t>(l)];
   if (reload_next) pending_mem_ += static_cast<std::int64_t>(layer_activation(s_, bytes_, l - 2));
   // Full recompute re-runs the layer's forward and holds its complete activations

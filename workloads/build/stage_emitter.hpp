@@ -193,8 +193,8 @@ private:
   const bool zero3_;               // per-layer gathers before every use, one-layer prefetch
   const bool zero12_gather_;       // one gather per layer: before its first forward, or after the optimizer
   const bool expert_dp_;           // expert gradients reduce over an expert-data-parallel group
-  const bool offload_activations_; // layout.offload.activations
-  const bool blocking_copies_;     // implementation.blocking_offload_copies
+  const bool overlapped_offload_;  // layout.offload.activations, copies beside the compute
+  const bool blocking_offload_;    // layout.offload.activations with implementation.blocking_offload_copies
   const bool sends_block_;         // pipeline sends hold the compute stream (implementation.p2p_overlap)
   const ComputeProfile profile_;    // kernel_profile(s_): prices the copies of list-form gathers
 
@@ -220,9 +220,8 @@ private:
     sim::Op op;
     sim::OpRef after;
     int layer = 0;
-    bool waiting = false;
   };
-  DeferredCopy deferred_copy_;
+  std::optional<DeferredCopy> deferred_copy_;
   std::int64_t pending_mem_ = 0;             // memory change the next compute op carries
   ComputeBreakdown compute_breakdown_;
 };

@@ -177,22 +177,21 @@ std::int64_t StageEmitter::first_use_gather(int chunk, int layer) {
   dense -= (params_.dense(layer) - params_.trained_dense(layer)) * weights;
   if (layer == 0) dense -= (params_.embedding() - params_.trained_embedding()) / s_.layout.tp * weights;
   if (layer == s_.model.layers - 1) dense -= (params_.head() - params_.trained_head()) / s_.layout.tp * weights;
+  std::vector<Op> gathers{collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1, dense, 1)};
+  if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
+    gathers.push_back(collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1,
+                                    params_.trained_experts(layer) * weights, 1));
   if (!s_.implementation.param_gather_overlap) {
     // Not overlapped: the framework gathers every bucket synchronously at the end of its
     // optimizer step, before the next step's forward ([MDO] and [DSF] in
     // workloads/spec/implementation_profile.cpp); here, after this step's optimizer
     // (emit_optimizer), outside the pipeline's dependency chain.
-    deferred_param_gather_.push_back(collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk, layer, layer + 1, dense, 1));
-    if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
-      deferred_param_gather_.push_back(collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer,
-                                                     layer + 1, params_.trained_experts(layer) * weights, 1));
+    deferred_param_gather_.insert(deferred_param_gather_.end(), gathers.begin(), gathers.end());
     return kNoGather;
   }
-  const auto idx = builder_.add(stream::prefetch, collective_op(Axis::dp, CollOp::all_gather, Work::param_gather, -1, chunk,
-                                                                layer, layer + 1, dense, 1));
-  if (expert_dp_ && layer_is_moe(s_.model, layer) && params_.trained_experts(layer) > 0)
-    return builder_.add(stream::prefetch, collective_op(Axis::edp, CollOp::all_gather, Work::param_gather, -1, chunk, layer,
-                                                        layer + 1, params_.trained_experts(layer) * weights, 1));
+  // Prefetched: the layer's first forward waits for the last of them.
+  std::int64_t idx = kNoGather;
+  for (const Op& g : gathers) idx = builder_.add(stream::prefetch, g);
   return idx;
 }
 
