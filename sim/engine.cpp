@@ -534,7 +534,13 @@ void Engine::complete_op(std::int32_t rank, int stream, Time now) {
       break;
     }
     case OpKind::collective:
-      if (stream == 0) st.exposed[op.group_slot] += dur;
+      if (stream == 0) {
+        Time from = ss.started;
+        const std::int32_t g = info.group[op.group_slot];
+        if (((cfg_.exposed_from_last_arrival >> op.group_slot) & 1U) != 0 && g >= 0)
+          from = std::max(from, groups_[static_cast<std::size_t>(g) * kStreamCount + static_cast<std::size_t>(stream)].last_arrival);
+        st.exposed[op.group_slot] += now - from;
+      }
       break;
     case OpKind::recv: {
       const std::uint32_t q = recv_ordinal_[static_cast<std::size_t>(info.stage)][ss.pos];

@@ -139,6 +139,12 @@ struct EngineConfig {
   /// memory, so it holds at any program size. 0: not measured.
   std::uint8_t overlap_streams = 0;
   static_assert(kStreamCount <= 8, "overlap_streams holds one bit per stream");
+  /// Bit g set: a main-stream collective of group slot g counts as exposed from its
+  /// group's last arrival, the member's wait for the others before it being idle
+  /// (workloads: a pipeline stage waiting for a partner stage is in the pipeline's
+  /// drain, as a recv's wait before its data moves is). Clear: from the member's own.
+  std::uint16_t exposed_from_last_arrival = 0;
+  static_assert(kGroupSlots <= 16, "exposed_from_last_arrival holds one bit per group slot");
   /// Names of the group slots, streams and op labels for the deadlock message
   /// (empty: "slot<N>", the generic stream name; an unnamed label is not printed).
   std::array<std::string, kGroupSlots> group_slot_names;

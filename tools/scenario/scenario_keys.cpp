@@ -303,7 +303,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
       int_key("model.seq_len", LS_FIELD(model.seq_len), 1, kMaxDim, std::nullopt, "", "preset; *required* without one"),
       choice_key("model.activation", LS_FIELD(model.activation), wl::kActivationNames, std::nullopt, "",
                  "preset, else `gelu`"),
-      bool_key("model.tied_embeddings", LS_FIELD(model.tied_embeddings), std::nullopt, "", "preset, else false"),
+      bool_key("model.tied_embeddings", LS_FIELD(model.tied_embeddings), std::nullopt,
+               "the LM head reuses the embedding table; where the pipeline puts the two on different stages the last "
+               "stage keeps a copy (its state as an untied head's) and the two copies' gradients are all-reduced "
+               "before every optimizer step, under comm.pp (Megatron, DeepSpeed)",
+               "preset, else false"),
       {"model.dropout", "number", {}, "0", "in [0, 1): attention, residual and embedding dropout (0: no dropout kernels or masks)"},
       // Unset stays unset (resolve() derives it from the activation), so no bool_key.
       bound_row(ScenarioKey{"model.bias", "bool", {}, "`true` with `activation: gelu` (GPT style), `false` with `swiglu` (Llama style)",

@@ -9,8 +9,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include "workloads/build/stage_memory.hpp"
 #include "workloads/model/headroom.hpp"
 #include "workloads/model/layout.hpp"
+#include "workloads/model/schedule.hpp"
 
 namespace ls::wl {
 
@@ -50,6 +52,14 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
   const bool experts = sc.model.moe.experts > 0 || L.ep > 1;
   const int g = shard_degree(L), replicas = d / g;  // HSDP's shard and replica groups (below)
   const int etp = expert_tp_of(L), edp = expert_dp_of(L);
+  // A tied table split over the pipeline: the stages of its two ends pair up, rank with
+  // the rank of the same (dp, cp, tp), to sum the copies' gradients (stage_memory.hpp
+  // tied_head_copy). Its traffic crosses the pipeline: the pp slot holds the pair.
+  int tie_first = -1, tie_last = -1;
+  if (tied_head_copy_trained(sc)) {
+    tie_first = place_model_chunk(L.schedule, p, 0).first;
+    tie_last = place_model_chunk(L.schedule, p, model_chunk_count(L.schedule, p, L.virtual_stages) - 1).first;
+  }
   Coord co = mesh.coord(0);  // rank r's, stepped at the end of each pass
   for (int r = 0; r < D; ++r, mesh.next(co)) {
     auto& ri = prog.ranks[static_cast<std::size_t>(r)];
@@ -59,6 +69,7 @@ void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Pr
     ri.tp = co.tp;
     if (t > 1) ri.group[static_cast<int>(Axis::tp)] = group_of(Axis::tp, co.dp * c + co.cp, co.pp, p);
     if (c > 1) ri.group[static_cast<int>(Axis::cp)] = group_of(Axis::cp, co.tp, co.pp * d + co.dp, p * d);
+    if (co.pp == tie_first || co.pp == tie_last) ri.group[static_cast<int>(Axis::pp)] = group_of(Axis::pp, co.dp * c + co.cp, co.tp, t);
     // HSDP: the dp slot is the shard group (g consecutive dp indices, inside a node
     // when the placement puts dp right after tp, as PyTorch's device mesh does) and the
     // replica group joins the ranks with the same index in every shard group. Without

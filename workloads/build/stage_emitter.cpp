@@ -439,12 +439,31 @@ void StageEmitter::emit_optimizer(const StageParams& stage_params) {
   for (const DeferredSync& g : deferred_grad_sync_) issue_grad_sync(g.op, g.copies, true);
   deferred_grad_sync_.clear();
   if (s_.layout.schedule == Schedule::dualpipe) exchange_mirror_gradients(stage_params);
+  sum_tied_copies();
   // Memory-bound, after every gradient is reduced.
   if (any_gradient_sync_) builder_.add(stream::compute, opt, {builder_.last(stream::dp)});
   else builder_.add(stream::compute, opt);
   // The updated shards' all-gathers, when not overlapped with the next forward.
   for (const Op& g : deferred_param_gather_) builder_.add(stream::compute, g);
   deferred_param_gather_.clear();
+}
+
+void StageEmitter::sum_tied_copies() {
+  // A tied table split over the pipeline: its copies on the first and the last stage
+  // each hold their end's gradients; an all-reduce over the pair sums them once the
+  // data-parallel reduction is done (Megatron), DeepSpeed's pipeline just before it;
+  // both before the optimizer, which waits for it (implementation_profile.cpp [TIE]).
+  if (!tied_head_copy_trained(s_)) return;
+  const int p = s_.layout.pp, v = static_cast<int>(chunks_.size());
+  for (int chunk = 0; chunk < v; ++chunk) {
+    const int mc = model_chunk_of(s_.layout.schedule, p, stage_, chunk);
+    if (mc != 0 && mc != last_model_chunk_) continue;
+    const double bytes = tied_head_copy(s_) / s_.layout.tp * s_.precision.gradients;
+    const Op sum = collective_op(Axis::pp, CollOp::all_reduce, Work::grad_sync, -1, chunk, -1, -1, bytes, 1);
+    if (any_gradient_sync_) builder_.add(stream::compute, sum, {builder_.last(stream::dp)});
+    else builder_.add(stream::compute, sum);
+    return;
+  }
 }
 
 void StageEmitter::exchange_mirror_gradients(const StageParams& stage_params) {

@@ -96,6 +96,9 @@ private:
   };
   /// Re-threads the overlapped pair just emitted (pair_overlap.hpp) and follows its indices.
   void overlap_pair(const PairMarks& pair);
+  /// A tied table split over the pipeline: the all-reduce of its two copies' gradients,
+  /// on the stages of its ends, before the optimizer.
+  void sum_tied_copies();
   /// dualpipe: the gradient shard this stage updates, to and from the mirror stage.
   void exchange_mirror_gradients(const StageParams& stage_params);
   std::size_t recv_slot(bool gradient, int microbatch, int chunk) const;

@@ -38,13 +38,13 @@ int StageEmitter::gather_calls(int layer, double bytes) const {
   const ModelSpec& m = s_.model;
   const bool last = layer == m.layers - 1;
   // The embedding (and a GPT model's position table) ride with the first layer; the
-  // final norm and an untied head with the last. Vectors under the persistence threshold
-  // stay whole on every rank: a norm module is then never gathered, nor a bias. (Their
-  // bytes, about a thousandth of a layer's at hidden 1,024 and above, stay in the
-  // gathered bytes.)
+  // final norm and the head's own table (untied, or a tied table's copy on the last
+  // stage) with the last. Vectors under the persistence threshold stay whole on every
+  // rank: a norm module is then never gathered, nor a bias. (Their bytes, about a
+  // thousandth of a layer's at hidden 1,024 and above, stay in the gathered bytes.)
   const bool persist = vectors_persist();
   const int first = layer == 0 ? embedding_tensors(m) : 0;
-  const int head = last && !m.tied_embeddings ? 1 : 0;
+  const int head = last && params_.head() > 0 ? 1 : 0;
   const int modules = layer_parameter_modules(m, layer) - (persist ? layer_norm_modules(m, layer) : 0) + first + head +
                       (last && !persist ? 1 : 0);
   const int tensors = layer_parameter_tensors(m, layer) - (persist ? layer_vector_tensors(m, layer) : 0) + first + head +
@@ -318,9 +318,9 @@ void StageEmitter::reduce_chunk_gradients(int chunk) {
   const double extra = (mc == 0 ? params_.trained_embedding() : 0.0) + (mc == last_model_chunk_ ? params_.trained_head() : 0.0);
   const double bytes = extra / s_.layout.tp * s_.precision.gradients;
   if (reduce_per_parameter()) {
-    // The embedding (and a GPT model's position table), an untied head: a tensor each.
+    // The embedding (and a GPT model's position table), the head's table: a tensor each.
     const int calls = (mc == 0 && params_.trained_embedding() > 0 ? embedding_tensors(s_.model) : 0) +
-                      (mc == last_model_chunk_ && params_.trained_head() > 0 && !s_.model.tied_embeddings ? 1 : 0);
+                      (mc == last_model_chunk_ && params_.trained_head() > 0 ? 1 : 0);
     issue_gradient_reduce(bytes, std::max(1, calls), chunk, cl.begin, cl.end);
   } else {
     reduce_gradients(bytes, chunk, cl.begin, cl.end, true);

@@ -32,13 +32,25 @@ double gathered_unit_bytes(const Scenario& s, const DeviceParams& params, int l)
 }
 }  // namespace
 
+double tied_head_copy(const Scenario& s) {
+  const auto& L = s.layout;
+  if (!s.model.tied_embeddings || L.embedding_free || L.pp <= 1) return 0.0;
+  const int last = last_model_chunk(s);
+  if (place_model_chunk(L.schedule, L.pp, 0).first == place_model_chunk(L.schedule, L.pp, last).first) return 0.0;
+  return static_cast<double>(s.model.vocab) * static_cast<double>(s.model.hidden);
+}
+
+bool tied_head_copy_trained(const Scenario& s) {
+  return tied_head_copy(s) > 0 && !is_frozen(s.training, "embedding") && !is_frozen(s.training, "head");
+}
+
 DeviceParams::DeviceParams(const Scenario& s) : s_(&s) {
-  // A tied table is counted once, on the first stage, so that fully sharded state is
-  // exactly bytes·N/D (the seed's worked example). Megatron keeps a second copy on the
-  // last stage for the LM head; that copy (V·h/t parameters) is not modelled.
+  // A tied table on one stage is counted once, there, so that fully sharded state is
+  // exactly bytes·N/D (the seed's worked example). Split over the pipeline, the last
+  // stage holds a copy for the LM head, with its own gradients and optimizer state.
   // `embedding_free` (what-if/tests) removes the embedding and head entirely: no
   // work and no parameters, so equal stages really are equal.
-  head_ = s.layout.embedding_free ? 0.0 : lm_head_params(s.model);
+  head_ = s.layout.embedding_free ? 0.0 : lm_head_params(s.model) + tied_head_copy(s);
   embedding_ = s.layout.embedding_free ? 0.0 : embedding_params(s.model);
 }
 
@@ -62,7 +74,11 @@ double DeviceParams::trained_dense(int l) const {
 }
 double DeviceParams::trained_experts(int l) const { return experts(l) * trained_fraction_experts(*s_); }
 double DeviceParams::trained_embedding() const { return is_frozen(s_->training, "embedding") ? 0.0 : embedding_; }
-double DeviceParams::trained_head() const { return is_frozen(s_->training, "head") ? 0.0 : head_; }
+double DeviceParams::trained_head() const {
+  // A tied table's copy is trained with the table: frozen with either end.
+  if (tied_head_copy(*s_) > 0) return tied_head_copy_trained(*s_) ? head_ : 0.0;
+  return is_frozen(s_->training, "head") ? 0.0 : head_;
+}
 
 double DeviceParams::layer_weight_bytes(int l) const { return (dense(l) + experts(l)) * s_->precision.weights; }
 

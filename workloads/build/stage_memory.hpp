@@ -29,7 +29,8 @@ public:
   /// Weights a gather must fetch for layer l: the layer, plus the embedding with the
   /// first layer and the LM head with the last (they live on those stages).
   double gather_weight_bytes(int layer) const;
-  /// Whole (not tp-split) embedding and LM head parameters; 0 when embedding_free.
+  /// Whole (not tp-split) embedding and LM head parameters; 0 when embedding_free. A tied
+  /// table's head is its copy on the last stage (tied_head_copy), else 0.
   double embedding() const { return embedding_; }
   double head() const { return head_; }
   /// The trained share of dense(l), experts(l), embedding() and head()
@@ -43,6 +44,15 @@ private:
   const Scenario* s_;
   double embedding_ = 0, head_ = 0;
 };
+
+/// Whole (not tp-split) parameters of the copy of a tied embedding table that the stage
+/// running the LM head keeps when the pipeline puts it on another stage than the
+/// embedding: V·h, else 0. Megatron-LM and DeepSpeed's pipeline engine both keep one and
+/// sum the two copies' gradients over the pair every step (implementation_profile.cpp
+/// [TIE]); zb-v and dualpipe put both ends on one stage, where one table serves both.
+double tied_head_copy(const Scenario& s);
+/// Whether the copy's gradients are summed over its pair each step: it exists and is trained.
+bool tied_head_copy_trained(const Scenario& s);
 
 /// Per-device parameters of one stage, all its chunks together.
 struct StageParams {

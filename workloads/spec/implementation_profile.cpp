@@ -71,6 +71,16 @@
 //         get_grads_for_reduction()); the optimizer then updates each rank's partition and
 //         all-gathers the bf16 weights. No preset runs it: DeepSpeed's ZeRO-1/2 reduce each
 //         partition to its owner, the volume of a reduce-scatter.
+//  [TIE]  A tied embedding table under pipeline parallelism, in every framework that splits
+//         one: Megatron builds the LM head's copy of the word embeddings on the last stage
+//         and all-reduces the two copies' main_grad over the embedding group, the first
+//         and the last stage's ranks of one (dp, tp) (megatron/core/distributed/
+//         finalize_model_grads.py _allreduce_word_embedding_grads, after finish_grad_sync;
+//         the 2021–2023 Megatron-LM likewise after its data-parallel reduction), and the
+//         optimizer steps both copies. DeepSpeed's pipeline engine keeps one per stage
+//         holding a TiedLayerSpec and all-reduces their gradients over the tied group
+//         (v0.6.2 deepspeed/runtime/pipe/engine.py _exec_reduce_tied_grads: weight._hp_grad,
+//         the fp32 gradient, under bf16), issued before ReduceGrads and OptimizerStep.
 //  [DSCK] DeepSpeed activation checkpointing to host memory (cpu_checkpointing, Megatron-
 //         DeepSpeed's --checkpoint-in-cpu), read at v0.3.16 (there only with partitioned
 //         activations), v0.6.2 and the current code (microsoft/DeepSpeed,
