@@ -419,6 +419,8 @@ private:
         if (auto t = r_.choice(v, p, values("precision.weights"))) pr.weights = dtype_bytes(*t);
       } else if (e.key == "gradients") {
         if (auto t = r_.choice(v, p, values("precision.gradients"))) pr.gradients = dtype_bytes(*t);
+      } else if (e.key == "grad_reduce") {
+        if (auto t = r_.choice(v, p, values("precision.grad_reduce"))) pr.grad_reduce = dtype_bytes(*t);
       } else if (e.key == "master") {
         if (auto t = r_.choice(v, p, values("precision.master"))) pr.master = *t == "fp32" ? 4 : 0;
       } else if (e.key == "optimizer") {

@@ -429,6 +429,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
 
       {"precision.weights", "", {"fp8", "bf16", "fp16", "fp32"}, "`bf16` (2 B)", ""},
       {"precision.gradients", "", {"bf16", "fp16", "fp32"}, "`fp32` (4 B)", ""},
+      {"precision.grad_reduce", "", {"bf16", "fp16", "fp32"}, "as `precision.gradients`",
+       "the dtype the data-parallel gradient reduction moves where the framework casts the gradient buffer for it "
+       "(DeepSpeed's communication_data_type: bf16 over its BF16_Optimizer's fp32 gradients); the casts to it and back "
+       "run as memory-bound kernels before each reduction"},
       {"precision.master", "", {"fp32", "none"}, "`fp32` (4 B); `none` when weights are fp32", ""},
       {"precision.optimizer", "", {"adam-fp32", "adam-bf16", "adamw-fp32", "adamw-bf16", "sgd", "sgd-momentum"}, "`adam-fp32`",
        "(8, 4, 8, 4, 0, 4 B per parameter)"},

@@ -156,6 +156,9 @@ private:
   bool vectors_persist() const;
   /// The list-form copies of `calls` ZeRO-3 collectives moving `bytes` (implementation.gather_list_copies).
   PassCost list_copies(int calls, double bytes) const;
+  /// The casts of a gradient reduction moving `reduce_bytes` to precision.grad_reduce
+  /// and back; zero when it is the gradients' own dtype.
+  PassCost reduce_casts(double reduce_bytes) const;
   /// `cost` plus the add that sums `params` parameters' weight gradients of micro-batch
   /// `microbatch` into the step's (implementation.grad_accumulation), where they are
   /// reduced once per step.
@@ -176,9 +179,10 @@ private:
   double unprefetched_share(int layer, bool backward) const;
   std::int64_t first_use_gather(int chunk, int layer);
   void reduce_gradients(double bytes, int chunk, int layer_begin, int layer_end, bool flush);
-  /// `calls` gradient reductions of `bytes` in all over the ZeRO / data-parallel group
-  /// (and the replicas' all-reduce under HSDP), each after its list-form copies.
-  void issue_gradient_reduce(double bytes, int calls, int chunk, int layer_begin, int layer_end);
+  /// `calls` gradient reductions of `grad_bytes` in all (in the gradients' dtype; moved in
+  /// precision.grad_reduce's) over the ZeRO / data-parallel group (and the replicas'
+  /// all-reduce under HSDP), each after its casts and list-form copies.
+  void issue_gradient_reduce(double grad_bytes, int calls, int chunk, int layer_begin, int layer_end);
   /// ZeRO-3 reduce_granularity parameter: one reduce-scatter per tensor of the layer.
   bool reduce_per_parameter() const;
   int reduce_calls(int layer) const;

@@ -207,9 +207,11 @@ void StageEmitter::reduce_gradients(double bytes, int chunk, int layer_begin, in
   bucket_bytes_ = 0;
 }
 
-void StageEmitter::issue_gradient_reduce(double bytes, int calls, int chunk, int layer_begin, int layer_end) {
+void StageEmitter::issue_gradient_reduce(double grad_bytes, int calls, int chunk, int layer_begin, int layer_end) {
   const auto& L = s_.layout;
-  if (L.dp * L.cp <= 1 || !(bytes > 0)) return;  // weight gradients reduce over dp·cp
+  if (L.dp * L.cp <= 1 || !(grad_bytes > 0)) return;  // weight gradients reduce over dp·cp
+  // Buckets fill with gradient elements; the reduction moves them in its own dtype.
+  const double bytes = grad_bytes * grad_reduce_bytes(s_) / s_.precision.gradients;
   // ZeRO-1 may sum the whole gradient on every rank, each then reading its shard [DSBF].
   const bool scatter = L.zero >= 2 || (L.zero == 1 && s_.implementation.zero1_grad_reduce == Zero1GradReduce::reduce_scatter);
   const CollOp op = scatter ? CollOp::reduce_scatter : CollOp::all_reduce;
@@ -220,13 +222,17 @@ void StageEmitter::issue_gradient_reduce(double bytes, int calls, int chunk, int
     const int n = std::min(kMaxRepeat, calls - done);
     const double batch_bytes = bytes * n / calls;
     done += n;
-    std::optional<Op> copies;
+    PassCost kernels = reduce_casts(batch_bytes);
     if (s_.implementation.gather_list_copies && L.zero >= 3 && ranks > 1) {
       // List-form reduce_scatter (implementation_profile.cpp [DSL]): each call's inputs
       // are copied into one flat buffer rank by rank before the collective, one kernel
       // per rank of the group, its bytes read and written once through HBM.
-      copies = compute_op(Work::backward, -1, chunk, layer_begin, layer_end, list_copies(n, batch_bytes), 0);
+      const PassCost list = list_copies(n, batch_bytes);
+      kernels.time += list.time;
+      kernels.breakdown.launch += list.breakdown.launch;
     }
+    std::optional<Op> copies;
+    if (kernels.time > sim::Time::zero()) copies = compute_op(Work::backward, -1, chunk, layer_begin, layer_end, kernels, 0);
     if (ranks > 1)
       add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, batch_bytes / n, n), copies);
     // HSDP, or ZeRO over dp alone with cp: the reduced shard (bucket / shard group) is
@@ -235,6 +241,18 @@ void StageEmitter::issue_gradient_reduce(double bytes, int calls, int chunk, int
       add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
                                   batch_bytes / n / ranks, n));
   }
+}
+
+PassCost StageEmitter::reduce_casts(double reduce_bytes) const {
+  // A reduction in another dtype than the gradient buffer's casts the buffer to it and
+  // the result back (DeepSpeed's allreduce_bucket: tensor.to(communication_data_type),
+  // then copy_ back): g + r bytes through HBM per element each way.
+  PassCost c;
+  const double g = s_.precision.gradients, r = grad_reduce_bytes(s_);
+  if (r == g || !(reduce_bytes > 0)) return c;
+  c.time = memory_time(profile_, s_.gpu, 2 * (g + r) * reduce_bytes / r);
+  c.breakdown.elementwise = c.time;
+  return c;
 }
 
 PassCost StageEmitter::list_copies(int calls, double bytes) const {
@@ -276,8 +294,11 @@ void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
   // Expert gradients reduce over the ranks holding the same experts.
   if (!expert_dp_ || !layer_is_moe(s_.model, layer) || params_.trained_experts(layer) <= 0) return;
   const CollOp op = s_.layout.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
-  add_grad_sync(collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1,
-                              params_.trained_experts(layer) * s_.precision.gradients, 1));
+  const double bytes = params_.trained_experts(layer) * grad_reduce_bytes(s_);
+  const PassCost casts = reduce_casts(bytes);
+  std::optional<Op> copies;
+  if (casts.time > sim::Time::zero()) copies = compute_op(Work::backward, -1, chunk, layer, layer + 1, casts, 0);
+  add_grad_sync(collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1, bytes, 1), copies);
 }
 
 void StageEmitter::add_grad_sync(const Op& op, const std::optional<Op>& copies) {

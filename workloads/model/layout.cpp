@@ -498,6 +498,8 @@ int Mesh::rank(Coord c) const {
   return c.dp * stride_dp_ + c.tp * stride_tp_ + c.pp * stride_pp_ + c.cp * stride_cp_;
 }
 
+int grad_reduce_bytes(const Scenario& s) { return s.precision.grad_reduce > 0 ? s.precision.grad_reduce : s.precision.gradients; }
+
 double grad_accumulation_bytes_per_param(const Scenario& s, int microbatch) {
   const LayoutSpec& L = s.layout;
   if (L.zero >= 2 && !L.accumulate_unsharded) return 0;

@@ -100,6 +100,10 @@ int expert_dp_block(const LayoutSpec& L);
 /// without accumulate_unsharded: the reduction sums them). O(1).
 double grad_accumulation_bytes_per_param(const Scenario& s, int microbatch);
 
+/// Bytes per element a data-parallel gradient reduction moves: precision.grad_reduce,
+/// else precision.gradients. O(1).
+int grad_reduce_bytes(const Scenario& s);
+
 /// Whether a pipeline send holds the compute stream until its transfer is done
 /// (implementation.p2p_overlap for the layout's schedule; DualPipe's own code overlaps).
 bool pipeline_sends_block(const Scenario& s);

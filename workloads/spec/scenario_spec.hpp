@@ -231,6 +231,9 @@ struct PrecisionSpec {
   int master = -1;      // -1: unset, resolve() sets 4 (fp32 master copy), or 0 when weights are fp32
   int optimizer = 8;    // Adam: two fp32 moments
   int activations = 2;  // bf16 activations (Korthikanti's 16-bit formulas)
+  /// Bytes per element the data-parallel gradient reduction moves, where the framework
+  /// casts the gradient buffer for it (DeepSpeed's communication_data_type); 0: gradients'.
+  int grad_reduce = 0;
   ComputePrecision compute = ComputePrecision::bf16;
 };
 
