@@ -20,12 +20,13 @@ namespace {
 constexpr double kVocab = 32000, kHidden = 2048;
 
 // Two nodes of one H100 each, so that the pair's all-reduce crosses the one InfiniBand
-// link between them; four layers, one micro-batch.
+// link between them; four layers, one micro-batch unless `layout` says.
 std::string yaml(bool tied, const std::string& layout = "pp: 2", const std::string& extra = "") {
   return std::string("cluster: {gpu: h100-sxm, nodes: 2, gpus_per_node: 1}\n"
                      "model: {layers: 4, hidden: 2048, heads: 16, ffn_hidden: 8192, vocab: 32000, seq_len: 2048, "
                      "activation: gelu, tied_embeddings: ") +
-         (tied ? "true" : "false") + "}\nlayout: {" + layout + ", microbatch_size: 1, microbatches: 1}\n" +
+         (tied ? "true" : "false") + "}\nlayout: {" + layout +
+         (layout.find("microbatches") == std::string::npos ? ", microbatch_size: 1, microbatches: 1" : "") + "}\n" +
          "implementation: {preset: megatron-core}\n" + extra;
 }
 
@@ -74,8 +75,9 @@ TEST_CASE("a tied table over two stages: each end stage all-reduces V·h/tp grad
   CHECK(bp.program.groups[static_cast<std::size_t>(r0.group[pp])].ranks == std::vector<std::int32_t>{0, 1});
 }
 
-TEST_CASE("no pair sum without a copy: untied, one stage, both ends on one stage (zb-v), or a frozen table") {
+TEST_CASE("no pair sum without a copy: untied, one stage, both ends on one stage (zb-v, dualpipe), or a frozen table") {
   for (const std::string& text : {yaml(false), yaml(true, "pp: 1, dp: 2"), yaml(true, "pp: 2, schedule: zb-v, virtual_stages: 2"),
+                                  yaml(true, "pp: 2, schedule: dualpipe, microbatches: 4"),
                                   yaml(true, "pp: 2", "training: {method: full-finetune, frozen: [embedding]}\n")}) {
     CAPTURE(text);
     const auto bp = wl::build_program(*load(text));

@@ -34,7 +34,9 @@ double gathered_unit_bytes(const Scenario& s, const DeviceParams& params, int l)
 
 double tied_head_copy(const Scenario& s) {
   const auto& L = s.layout;
-  if (!s.model.tied_embeddings || L.embedding_free || L.pp <= 1) return 0.0;
+  // dualpipe: each end stage runs one model copy's first chunk and the other's last, so
+  // one table serves both there (the mirror exchange sums the two stages' gradients).
+  if (!s.model.tied_embeddings || L.embedding_free || L.pp <= 1 || L.schedule == Schedule::dualpipe) return 0.0;
   const int last = last_model_chunk(s);
   if (place_model_chunk(L.schedule, L.pp, 0).first == place_model_chunk(L.schedule, L.pp, last).first) return 0.0;
   return static_cast<double>(s.model.vocab) * static_cast<double>(s.model.hidden);
