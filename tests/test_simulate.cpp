@@ -159,8 +159,10 @@ TEST_CASE("seed example: 70B, 18 B/param, 64 GPUs, full sharding -> 19.7 GB of s
   // 18·N/D with N = 70.03e9 (seed-70b) and D = 64: 19.70 GB, whatever the split, once the
   // pipeline's last stage's copy of the tied embedding table (V·h = 0.43e9, held where the
   // pipeline puts the LM head on another stage than the embedding) is counted in N.
-  for (auto [tp, pp, dp] : {std::tuple{8, 4, 2}, std::tuple{8, 2, 4}, std::tuple{8, 1, 8}}) {
-    CAPTURE(pp);
+  for (const auto& split : {std::tuple{8, 4, 2}, std::tuple{8, 2, 4}, std::tuple{8, 1, 8}}) {
+    const auto [tp, pp, dp] = split;
+    const int stages = pp;  // CAPTURE takes a reference: not to a structured binding
+    CAPTURE(stages);
     Scenario s = cluster_scenario(8, dp, tp, pp, 8);
     s.model = *model_preset("seed-70b");
     s.layout.zero = 3;
