@@ -232,3 +232,29 @@ TEST_CASE("the rank table kept per layout: what the estimate reads of the candid
     CHECK(memo.of(sibling) != kept);
   }
 }
+
+TEST_CASE("the rank table kept per layout holds a tied table's pairs where the schedule splits the model's ends") {
+  // A tied table over two stages: 1F1B keeps its copy on the last stage and pairs the end
+  // stages' ranks on the pp slot; zb-v runs both ends on stage 0, no pair. The two are
+  // one layout to every other field of the key, yet their tables differ: each gets its own.
+  const wl::ResolvedScenario rs = tools::load_scenario_string(scenario_yaml("  pp: 2\n  global_batch: 64", false), "tied.yaml");
+  wl::Scenario sc = rs.scenario();
+  sc.model.tied_embeddings = true;
+  tools::PlacementMemo memo;
+  const auto split = memo.of(sc);
+  const auto pp = static_cast<std::size_t>(wl::Axis::pp);
+  REQUIRE(split->stages.size() == 2);
+  for (const auto& st : split->stages) CHECK(st.group[pp] >= 0);
+  wl::Scenario v = sc;
+  v.layout.schedule = wl::Schedule::zb_v;
+  v.layout.virtual_stages = 2;
+  const auto ends_on_one_stage = memo.of(v);
+  CHECK(ends_on_one_stage != split);
+  for (const auto& st : ends_on_one_stage->stages) CHECK(st.group[pp] < 0);
+  // Each is the table build_program assigns.
+  for (const wl::Scenario* s : {&sc, &v}) {
+    const tools::PlacedRanks own = tools::placed_ranks(wl::build_program(*s).program);
+    const auto kept = memo.of(*s);
+    for (std::size_t st = 0; st < own.stages.size(); ++st) CHECK(kept->stages[st].group == own.stages[st].group);
+  }
+}

@@ -211,7 +211,7 @@ PlacedRanks placed_ranks(const sim::Program& prog) {
 
 std::shared_ptr<const PlacedRanks> PlacementMemo::of(const wl::Scenario& candidate) {
   const wl::LayoutSpec& L = candidate.layout;
-  wl::RankTableKey key(L);
+  wl::RankTableKey key(candidate);
   if (const auto it = kept_.find(key); it != kept_.end()) return it->second;
   // The table as build_program would assign it (the same expert routing), read once.
   sim::Program table;

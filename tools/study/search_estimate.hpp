@@ -118,10 +118,11 @@ struct PlacedRanks {
 /// The table a program's ranks and groups make (`prog.ranks`, `prog.groups`), read as above.
 PlacedRanks placed_ranks(const sim::Program& prog);
 
-/// Rank tables by the layout fields assign_ranks_and_groups reads (wl::RankTableKey),
-/// kept by one worker across the candidates of one search: the candidates of one layout
-/// differ in micro-batch size, schedule, recompute and switches, none of which moves a
-/// rank. Held by shared pointer so that an estimate
+/// Rank tables by the fields assign_ranks_and_groups reads (wl::RankTableKey), kept by
+/// one worker across the candidates of one search: the candidates of one layout differ in
+/// micro-batch size, schedule, recompute and switches, none of which moves a rank (a
+/// schedule that puts both ends of the model on one stage drops a tied table's pairs: a
+/// key of its own). Held by shared pointer so that an estimate
 /// keeps the one it priced with; the memo lets go of all of them past kMaxRanks ranks
 /// (a 16,384-GPU table is about 0.3 MB). Pure values: the memo changes no estimate.
 class PlacementMemo {

@@ -21,6 +21,11 @@ std::optional<Routing> expert_routing(const Scenario& s) {
   return route_tokens(s.model.moe, s.layout.ep);
 }
 
+RankTableKey::RankTableKey(const Scenario& s)
+    : dp(s.layout.dp), tp(s.layout.tp), pp(s.layout.pp), cp(s.layout.cp), ep(s.layout.ep), expert_tp(s.layout.expert_tp),
+      shard_group(s.layout.shard_group), shard_over_cp(s.layout.shard_over_cp), placement(s.layout.placement),
+      tied_pair(tied_head_copy_trained(s)) {}
+
 void assign_ranks_and_groups(const Scenario& sc, const Routing* routing, sim::Program& prog) {
   const auto& L = sc.layout;
   const int p = L.pp, t = L.tp, d = L.dp, c = L.cp;

@@ -25,16 +25,17 @@ void assign_ranks_and_groups(const Scenario& s, const Routing* routing, sim::Pro
 /// a mixture-of-experts model, none for a dense one.
 std::optional<Routing> expert_routing(const Scenario& s);
 
-/// The layout fields assign_ranks_and_groups reads (the model aside): two layouts equal
-/// in them get the same rank table. Kept beside the function so the two change together
-/// (the search keeps one table per key, tools/study/search_estimate.hpp).
+/// The scenario fields assign_ranks_and_groups reads (the model's shape aside): two
+/// scenarios equal in them get the same rank table. Kept beside the function so the two
+/// change together (the search keeps one table per key, tools/study/search_estimate.hpp).
 struct RankTableKey {
-  explicit RankTableKey(const LayoutSpec& L)
-      : dp(L.dp), tp(L.tp), pp(L.pp), cp(L.cp), ep(L.ep), expert_tp(L.expert_tp), shard_group(L.shard_group),
-        shard_over_cp(L.shard_over_cp), placement(L.placement) {}
+  explicit RankTableKey(const Scenario& s);
   int dp, tp, pp, cp, ep, expert_tp, shard_group;
   bool shard_over_cp;
   std::vector<std::string> placement;
+  /// The pp slot's pairs of end stages, where a tied table is split over the pipeline
+  /// (stage_memory.hpp tied_head_copy: the schedule and the model decide).
+  bool tied_pair;
   auto operator<=>(const RankTableKey&) const = default;
 };
 
