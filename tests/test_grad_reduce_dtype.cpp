@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "tools/scenario/scenario.hpp"
 #include "workloads/build/program_builder.hpp"

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "tools/scenario/scenario.hpp"
 #include "workloads/build/program_builder.hpp"
@@ -119,9 +120,8 @@ TEST_CASE("the pair's all-reduce lengthens the step by a two-rank ring's time ov
   CHECK(extra <= S / (0.9 * B) + 1e-4);
   // Both ranks book the all-reduce from the later one's arrival: stage 1, done with its
   // backward first, waits out the pipeline's drain there, which is not communication.
-  CHECK(tied.comm[static_cast<std::size_t>(wl::Axis::pp)].exposed_s - untied.comm[static_cast<std::size_t>(wl::Axis::pp)].exposed_s ==
-        doctest::Approx(extra).epsilon(1e-6));
-  // Every pp member sends S: the pair's two ranks are the pipeline's only two.
   const auto pp = static_cast<std::size_t>(wl::Axis::pp);
+  CHECK(tied.comm[pp].exposed_s - untied.comm[pp].exposed_s == doctest::Approx(extra).epsilon(1e-6));
+  // Every pp member sends S: the pair's two ranks are the pipeline's only two.
   CHECK(tied.comm[pp].bytes_per_device - untied.comm[pp].bytes_per_device == doctest::Approx(S).epsilon(1e-9));
 }

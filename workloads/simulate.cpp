@@ -98,8 +98,8 @@ sim::EngineConfig engine_config(const Scenario& sc, const topo::Cluster& cluster
   cfg.seed = sc.perturbations.jitter.seed;
   for (int ax = 0; ax < kAxisCount; ++ax)
     cfg.group_slot_names[slot(static_cast<Axis>(ax))] = axis_name(static_cast<Axis>(ax));
-  // A pipeline stage's collective is the pair of end stages' (a tied table's gradient
-  // sum): the stage that arrives first waits out the pipeline's drain there.
+  // The pp slot's collectives are the end stages' sums of a tied table's gradients: the
+  // stage that arrives first waits out the pipeline's drain there, not communication.
   cfg.exposed_from_last_arrival = static_cast<std::uint16_t>(1U << slot(Axis::pp));
   for (int s = 0; s < sim::kStreamCount; ++s) cfg.stream_names[static_cast<std::size_t>(s)] = kStreamNames[s];
   for (int l = 0; l < sim::kOpLabels; ++l) cfg.label_names[static_cast<std::size_t>(l)] = kLabelNames[l];
