@@ -19,13 +19,14 @@ using namespace ls;
 
 namespace {
 
-// One node of two H100s, data parallel without ZeRO (an all-reduce of every gradient after
-// the backward), fp32 gradients; `reduce` is precision.grad_reduce ("" leaves it unset).
-std::string yaml(const std::string& reduce) {
-  return std::string("cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 2}\n"
-                     "model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, activation: gelu}\n"
-                     "layout: {dp: 2, microbatch_size: 1, microbatches: 2}\n"
-                     "precision: {gradients: fp32") +
+// One node of `dp` H100s (two unless said), data parallel without ZeRO (an all-reduce of
+// every gradient after the backward), fp32 gradients; `reduce` is precision.grad_reduce
+// ("" leaves it unset).
+std::string yaml(const std::string& reduce, int dp = 2) {
+  const std::string n = std::to_string(dp);
+  return "cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: " + n + "}\n" +
+         "model: {layers: 2, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, seq_len: 1024, activation: gelu}\n" +
+         "layout: {dp: " + n + ", microbatch_size: 1, microbatches: 2}\n" + "precision: {gradients: fp32" +
          (reduce.empty() ? "" : ", grad_reduce: " + reduce) + "}\nimplementation: {preset: deepspeed}\n";
 }
 
@@ -81,4 +82,17 @@ TEST_CASE("grad_reduce bf16: a simulated step's dp bytes per device are half the
   REQUIRE(fp32.comm[dp].bytes_per_device > 0);
   CHECK(bf16.comm[dp].bytes_per_device == doctest::Approx(fp32.comm[dp].bytes_per_device / 2).epsilon(1e-9));
   CHECK(bf16.step_time_s < fp32.step_time_s);
+}
+
+TEST_CASE("grad_reduce where nothing reduces gradients: the key is said to change nothing") {
+  wl::SimOptions opt;
+  opt.what_if = false;
+  auto has = [](const wl::Result& r) {
+    for (const auto& w : r.warnings)
+      if (w.code == "grad-reduce-ignored") return true;
+    return false;
+  };
+  CHECK(has(wl::simulate(load(yaml("bf16", 1)), opt)));
+  CHECK_FALSE(has(wl::simulate(load(yaml("bf16")), opt)));
+  CHECK_FALSE(has(wl::simulate(load(yaml("", 1)), opt)));
 }

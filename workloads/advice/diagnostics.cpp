@@ -100,6 +100,16 @@ void unused_zero1_grad_reduce(const Scenario& s, std::vector<Warning>& out) {
                              s.layout.zero)});
 }
 
+/// precision.grad_reduce where no data-parallel gradient reduction runs (dp·cp of 1 and no
+/// expert-data-parallel group): said, not silently ignored. (Not a scenario warning, as
+/// above: a layout remedy may give the key its reduction.)
+void unused_grad_reduce(const Scenario& s, std::vector<Warning>& out) {
+  const auto& L = s.layout;
+  if (s.precision.grad_reduce == 0 || L.dp * L.cp > 1 || (s.model.moe.experts > 0 && expert_dp_of(L) > 1)) return;
+  out.push_back({"grad-reduce-ignored", "precision.grad_reduce is set but dp·cp is 1: no data-parallel gradient reduction "
+                                        "runs, so the key changes nothing"});
+}
+
 /// Achieved fraction of the GPU's peak for an MLP up-projection GEMM with `rows` rows
 /// (n = ffn/tp, k = hidden), priced by the same kernel model the step uses (tile
 /// waves, sustained fraction, memory bound), so the warning's figures are the cost
@@ -212,6 +222,7 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
     }
   for (auto& w : scenario_warnings(s)) out.push_back(std::move(w));
   unused_zero1_grad_reduce(s, out);
+  unused_grad_reduce(s, out);
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
     const std::string fix = bubble_remedies(s, 0.10, plan.memory_per_stage);
@@ -242,6 +253,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
   }
   for (auto& w : scenario_warnings(s)) out.push_back(std::move(w));
   unused_zero1_grad_reduce(s, out);
+  unused_grad_reduce(s, out);
   small_microbatch(s, bp, out);
   if (s.layout.pp > 1 && r.bubble_fraction > 0.10) {
     if (r.bubble_fraction_analytic > 0.10) {

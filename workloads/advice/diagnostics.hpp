@@ -3,7 +3,8 @@
 // static_warnings() needs no simulation (layout, memory budget, matmul sizes);
 // dynamic_warnings() reads a simulated Result (bubble, stragglers, imbalance, TP
 // exposure). Codes: out-of-memory, tp-crosses-nodes, stage-imbalance,
-// small-microbatch, straggler, bubble, moe-imbalance, zero1-grad-reduce-ignored.
+// small-microbatch, straggler, bubble, moe-imbalance, zero1-grad-reduce-ignored,
+// grad-reduce-ignored.
 #pragma once
 
 #include <vector>
