@@ -68,6 +68,7 @@ const std::vector<std::string> kScenarioFiles = {
     "finetune-70b-one-node.yaml",
     "gb200-nvl72.yaml",
     "zero2-accumulate.yaml",
+    "bloom-176b-384-a100.yaml",
     "hsdp.yaml",
     "offload.yaml",
 };
