@@ -110,6 +110,12 @@ void unused_grad_reduce(const Scenario& s, std::vector<Warning>& out) {
                                         "runs, so the key changes nothing"});
 }
 
+/// The keys the layout leaves without effect, said in a run's and in `check`'s warnings.
+void ignored_keys(const Scenario& s, std::vector<Warning>& out) {
+  unused_zero1_grad_reduce(s, out);
+  unused_grad_reduce(s, out);
+}
+
 /// Achieved fraction of the GPU's peak for an MLP up-projection GEMM with `rows` rows
 /// (n = ffn/tp, k = hidden), priced by the same kernel model the step uses (tile
 /// waves, sustained fraction, memory bound), so the warning's figures are the cost
@@ -221,8 +227,7 @@ std::vector<Warning> static_warnings(const Scenario& s, const BuiltProgram& bp, 
       break;
     }
   for (auto& w : scenario_warnings(s)) out.push_back(std::move(w));
-  unused_zero1_grad_reduce(s, out);
-  unused_grad_reduce(s, out);
+  ignored_keys(s, out);
   small_microbatch(s, bp, out);
   if (plan.bubble_fraction_analytic > 0.10) {
     const std::string fix = bubble_remedies(s, 0.10, plan.memory_per_stage);
@@ -252,8 +257,7 @@ std::vector<Warning> dynamic_warnings(const Scenario& s, const BuiltProgram& bp,
                                r.tp_crossing_example.size(), kinds, tp_s, 100 * tp_s / r.step_time_s)});
   }
   for (auto& w : scenario_warnings(s)) out.push_back(std::move(w));
-  unused_zero1_grad_reduce(s, out);
-  unused_grad_reduce(s, out);
+  ignored_keys(s, out);
   small_microbatch(s, bp, out);
   if (s.layout.pp > 1 && r.bubble_fraction > 0.10) {
     if (r.bubble_fraction_analytic > 0.10) {

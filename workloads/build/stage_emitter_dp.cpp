@@ -231,8 +231,7 @@ void StageEmitter::issue_gradient_reduce(double grad_bytes, int calls, int chunk
       kernels.time += list.time;
       kernels.breakdown.launch += list.breakdown.launch;
     }
-    std::optional<Op> copies;
-    if (kernels.time > sim::Time::zero()) copies = compute_op(Work::backward, -1, chunk, layer_begin, layer_end, kernels, 0);
+    const std::optional<Op> copies = grad_sync_kernels(kernels, chunk, layer_begin, layer_end);
     if (ranks > 1)
       add_grad_sync(collective_op(Axis::dp, op, Work::grad_sync, -1, chunk, layer_begin, layer_end, batch_bytes / n, n), copies);
     // HSDP, or ZeRO over dp alone with cp: the reduced shard (bucket / shard group) is
@@ -253,6 +252,11 @@ PassCost StageEmitter::reduce_casts(double reduce_bytes) const {
   c.time = memory_time(profile_, s_.gpu, 2 * (g + r) * reduce_bytes / r);
   c.breakdown.elementwise = c.time;
   return c;
+}
+
+std::optional<Op> StageEmitter::grad_sync_kernels(const PassCost& cost, int chunk, int layer_begin, int layer_end) {
+  if (!(cost.time > sim::Time::zero())) return std::nullopt;
+  return compute_op(Work::backward, -1, chunk, layer_begin, layer_end, cost, 0);
 }
 
 PassCost StageEmitter::list_copies(int calls, double bytes) const {
@@ -295,10 +299,8 @@ void StageEmitter::reduce_expert_gradients(int chunk, int layer) {
   if (!expert_dp_ || !layer_is_moe(s_.model, layer) || params_.trained_experts(layer) <= 0) return;
   const CollOp op = s_.layout.zero >= 1 ? CollOp::reduce_scatter : CollOp::all_reduce;
   const double bytes = params_.trained_experts(layer) * grad_reduce_bytes(s_);
-  const PassCost casts = reduce_casts(bytes);
-  std::optional<Op> copies;
-  if (casts.time > sim::Time::zero()) copies = compute_op(Work::backward, -1, chunk, layer, layer + 1, casts, 0);
-  add_grad_sync(collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1, bytes, 1), copies);
+  add_grad_sync(collective_op(Axis::edp, op, Work::grad_sync, -1, chunk, layer, layer + 1, bytes, 1),
+                grad_sync_kernels(reduce_casts(bytes), chunk, layer, layer + 1));
 }
 
 void StageEmitter::add_grad_sync(const Op& op, const std::optional<Op>& copies) {

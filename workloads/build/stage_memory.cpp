@@ -34,11 +34,13 @@ double gathered_unit_bytes(const Scenario& s, const DeviceParams& params, int l)
 
 double tied_head_copy(const Scenario& s) {
   const auto& L = s.layout;
-  // dualpipe: each end stage runs one model copy's first chunk and the other's last, so
-  // one table serves both there (the mirror exchange sums the two stages' gradients).
-  if (!s.model.tied_embeddings || L.embedding_free || L.pp <= 1 || L.schedule == Schedule::dualpipe) return 0.0;
-  const int last = last_model_chunk(s);
-  if (place_model_chunk(L.schedule, L.pp, 0).first == place_model_chunk(L.schedule, L.pp, last).first) return 0.0;
+  if (!s.model.tied_embeddings || L.embedding_free || L.pp <= 1) return 0.0;
+  // Where the stage of the embedding also runs the head, one table serves both: zb-v's V,
+  // and dualpipe, whose end stages run one model copy's first chunk and the other copy's
+  // last (the mirror exchange sums the two stages' gradients).
+  const int first_stage = place_model_chunk(L.schedule, L.pp, 0).first, last = last_model_chunk(s);
+  for (const int copy : {0, 1})
+    if (place_model_chunk(L.schedule, L.pp, last, copy).first == first_stage) return 0.0;
   return static_cast<double>(s.model.vocab) * static_cast<double>(s.model.hidden);
 }
 
