@@ -20,6 +20,7 @@
 #include "tools/report/human_units.hpp"
 #include "tools/study/sweep.hpp"
 #include "tools/scenario/units.hpp"
+#include "workloads/model/schedule.hpp"
 #include "workloads/simulate.hpp"
 
 namespace ls::tools {
@@ -29,6 +30,65 @@ namespace {
 std::string where(const std::string& path, const YAML::Node& n) {
   const auto m = n.Mark();
   return m.is_null() ? path : fmt::format("{}:{}:{}", path, m.line + 1, m.column + 1);
+}
+
+// The scenario's text with every map's keys sorted, less the keys that differ between
+// the rows of one micro-batch series (validate_series.hpp). Scalars are length-prefixed,
+// so no two different trees give one text.
+void series_text(const YAML::Node& n, const std::string& path, std::string& out) {
+  static const std::set<std::string> kVaried = {"name", "cluster.nodes", "layout.dp", "layout.microbatches", "layout.global_batch"};
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      std::map<std::string, YAML::Node> sorted;
+      for (const auto& kv : n) sorted.emplace(kv.first.as<std::string>(), kv.second);
+      out += '{';
+      for (const auto& [key, value] : sorted) {
+        const std::string p = path.empty() ? key : path + "." + key;
+        if (kVaried.count(p) != 0) continue;
+        out += fmt::format("{}:{}=", key.size(), key);
+        series_text(value, p, out);
+        out += ',';
+      }
+      out += '}';
+      break;
+    }
+    case YAML::NodeType::Sequence:
+      out += '[';
+      for (const auto& item : n) {
+        series_text(item, path + "[]", out);
+        out += ',';
+      }
+      out += ']';
+      break;
+    case YAML::NodeType::Scalar:
+      out += fmt::format("{}:{}", n.Scalar().size(), n.Scalar());
+      break;
+    default:
+      out += '~';
+  }
+}
+
+std::string series_key(const YAML::Node& scenario) {
+  std::string out;
+  try {
+    series_text(scenario, "", out);
+  } catch (const YAML::Exception&) {
+    return "";  // a key that is not a string: the row joins no series
+  }
+  return out;
+}
+
+// "SOURCE MODEL tT·pP[·vV][·cpC] SCHEDULE mbs B": what tells one series from another in a report.
+std::string series_label(const RunRow& row) {
+  const auto& L = row.scenario.layout;
+  std::string label;
+  for (const std::string& part : {group_label(row.groups, "source"), row.scenario.model.name})
+    if (!part.empty()) label += part + " ";
+  label += fmt::format("t{}·p{}", L.tp, L.pp);
+  if (L.virtual_stages > 1) label += fmt::format("·v{}", L.virtual_stages);
+  if (L.cp > 1) label += fmt::format("·cp{}", L.cp);
+  if (L.pp > 1) label += fmt::format(" {}", wl::schedule_name(L.schedule));
+  return label + fmt::format(" mbs {}", L.microbatch_size);
 }
 
 // One run entry → RunRow; problems are appended to `errors` (all of them, not just the first).
@@ -136,11 +196,17 @@ bool read_run(const std::string& path, const YAML::Node& entry, std::size_t inde
           out << scenario;
           // Locations in loader messages are lines of this run's scenario block.
           row.scenario = load_scenario_string(out.c_str(), fmt::format("{}[{}].scenario", path, row.name));
+          row.series_key = series_key(scenario);
         }
       } else {
         const std::filesystem::path p(file.as<std::string>());
         const auto full = p.is_absolute() ? p : std::filesystem::path(path).parent_path() / p;
         row.scenario = load_scenario_file(full.string());
+        try {
+          row.series_key = series_key(YAML::Load(read_input(full.string(), kMaxRunsFileBytes)));
+        } catch (const std::exception&) {
+          row.series_key.clear();  // loaded once already; a row that cannot be read again joins no series
+        }
       }
     } catch (const ScenarioError& e) {
       std::string msg = e.what();
@@ -365,6 +431,9 @@ std::vector<RowOutcome> evaluate_runs(const std::vector<RunRow>& rows, int jobs,
     o.outlier = rows[i].outlier;
     o.fitted = rows[i].fitted;
     o.features = wl::band_features(rows[i].scenario);
+    o.microbatches = rows[i].scenario.layout.microbatches;
+    o.series_key = rows[i].series_key;
+    o.series_label = series_label(rows[i]);
     o.memory_convention = rows[i].memory_convention;
     if (rows[i].measured_peak_bytes > 0) o.measured_peak_bytes = rows[i].measured_peak_bytes;
     if (oc.result) {
@@ -403,6 +472,7 @@ ValidationReport summarize(std::vector<RowOutcome> rows, const std::string& leav
   rep.memory = memory_error_stats(rows);
   for (const auto& [name, members] : by_group) rep.groups.emplace_back(name, error_stats(members));
   if (!leave_out_by.empty()) rep.leave_out = leave_out_report(rows, leave_out_by);
+  rep.series = microbatch_series(rows);
   rep.rows = std::move(rows);
   return rep;
 }
@@ -447,6 +517,7 @@ std::string format_validation(const ValidationReport& r) {
     o += fmt::format("held out: mean of the {}s' signed means {:+.1f}%; signed error {:+.2f}% per doubling of the GPU count\n", lo.by,
                      100 * lo.held_out_source_mean_error, 100 * lo.slope_per_doubling);
   }
+  o += format_series(r.series);
   if (!r.all.worst.empty()) o += fmt::format("\nworst: {}\n", r.all.worst);
   std::vector<std::string> outliers;
   for (const auto& row : r.rows)
@@ -512,6 +583,7 @@ nlohmann::ordered_json validation_json(const ValidationReport& r) {
                       {"fitted_sources", lo.fitted_sources},
                       {"groups", std::move(lg)}};
   }
+  if (!r.series.empty()) j["series"] = series_json(r.series);
   return j;
 }
 

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "tools/study/validate_series.hpp"
 #include "workloads/analysis/error_band.hpp"
 #include "workloads/spec/scenario_spec.hpp"
 
@@ -46,6 +47,11 @@ struct RunRow {
   std::string memory_convention;                           // "allocated", "reserved" or ""
   std::string outlier;                                     // the reason, "" when not one
   bool fitted = false;                                     // its source fitted the shipped constants
+  // Its scenario as written, less what differs between the rows of one micro-batch
+  // series (name, cluster.nodes, layout.dp, layout.microbatches, layout.global_batch):
+  // rows with equal keys differ at most in those (validate_series.hpp). "" when the
+  // scenario text could not be read again.
+  std::string series_key;
 };
 
 /// The label of a row's group `kind` ("source", "framework", ...), "" when it has none.
@@ -83,6 +89,9 @@ struct RowOutcome {
   std::string memory_convention;
   std::string memory_verdict;                                     // fits | tight | does-not-fit
   wl::BandFeatures features;                                          // what the error band groups runs by
+  int microbatches = 0;                                           // per replica
+  std::string series_key;                                         // RunRow::series_key
+  std::string series_label;                                       // "SOURCE MODEL tT·pP mbs B", naming its series
 };
 
 /// Simulates every row (what-ifs off) with `jobs` threads (≤ 0: hardware threads),
@@ -139,6 +148,7 @@ struct ValidationReport {
   std::vector<std::pair<std::string, ErrorStats>> groups;  // "kind:label", sorted by name
   ErrorStats memory;                                       // peak-memory error, rows whose source prints it
   LeaveOutReport leave_out;
+  std::vector<MicrobatchSeries> series;                    // micro-batch series among the rows
   int failed = 0;
 };
 
