@@ -31,7 +31,8 @@ RowOutcome point(const std::string& name, const std::string& key, int m, double 
 
 // A two-stage pipeline: three rows on one node that differ in micro-batches (the third
 // through the global batch, its keys spelt in another order), one on two nodes with dp 2
-// (same series), one with another hidden size (another series, of one row).
+// (same series), one measured on another release (metadata.framework_version: no series
+// with the others), one with another hidden size (another series, of one row).
 const char* kSeriesRuns = R"(source: {id: tiny, fitted: false}
 runs:
   - name: m8
@@ -58,6 +59,13 @@ runs:
       model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
       layout: {dp: 2, pp: 2, tp: 2, microbatch_size: 1, microbatches: 4}
     measured: {step_time: "23 ms"}
+  - name: m4-other-release
+    metadata: {framework_version: "v2"}
+    scenario:
+      cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 4}
+      model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
+      layout: {dp: 1, pp: 2, tp: 2, microbatch_size: 1, microbatches: 4}
+    measured: {step_time: "21 ms"}
   - name: other-hidden
     scenario:
       cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 4}
@@ -113,12 +121,14 @@ TEST_CASE("micro-batch series: rows of one key with two micro-batch counts or mo
   CHECK_FALSE(validation_json(summarize({rows[1]})).contains("series"));
 }
 
-TEST_CASE("micro-batch series from a runs file: the key ignores dp, nodes, micro-batches, global batch and key order") {
+TEST_CASE("micro-batch series from a runs file: the key ignores dp, nodes, micro-batches, global batch and key order, not the release") {
   const auto rows = read_runs_text(kSeriesRuns, "series.yaml");
-  REQUIRE(rows.size() == 5);
+  REQUIRE(rows.size() == 6);
   CHECK_FALSE(rows[0].series_key.empty());
   for (std::size_t i : {1, 2, 3}) CHECK(rows[i].series_key == rows[0].series_key);
-  CHECK(rows[4].series_key != rows[0].series_key);
+  CHECK(rows[4].series_key != rows[0].series_key);  // another release
+  CHECK(rows[5].series_key != rows[0].series_key);  // another model
+  CHECK(rows[5].series_key != rows[4].series_key);
   CHECK(rows[2].scenario.layout.microbatches == 2);
   const auto out = evaluate_runs(rows, 2);
   const ValidationReport rep = summarize(out);

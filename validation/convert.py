@@ -272,6 +272,9 @@ def mb_page_row(r, models):
                    "model": model["key"]},
         "citation": {"repo": src["repo"], "path": src["path"], "commit": src["commit"], "table": src["table"]},
         "metadata": {
+            # The release the row was measured on: rows of one layout on different releases
+            # are not one micro-batch series (tools/study/validate_series.hpp).
+            "framework_version": src.get("release_name") or src.get("release"),
             "precision_detail": sysd.get("precision_detail"),
             "flags": list(r["flags"]),
             "measurement_kind": r["measured"]["measurement_kind"],

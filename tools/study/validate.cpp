@@ -68,8 +68,8 @@ void series_text(const YAML::Node& n, const std::string& path, std::string& out)
   }
 }
 
-std::string series_key(const YAML::Node& scenario) {
-  std::string out;
+std::string series_key(const YAML::Node& scenario, const std::string& framework_version) {
+  std::string out = fmt::format("{}:{}|", framework_version.size(), framework_version);
   try {
     series_text(scenario, "", out);
   } catch (const YAML::Exception&) {
@@ -105,6 +105,7 @@ bool read_run(const std::string& path, const YAML::Node& entry, std::size_t inde
   // Default-constructed YAML::Nodes count as defined (null), so presence is tracked apart.
   YAML::Node scenario, file, measured;
   bool has_scenario = false, has_file = false, has_measured = false;
+  std::string framework_version;
   for (const auto& kv : entry) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
@@ -134,8 +135,11 @@ bool read_run(const std::string& path, const YAML::Node& entry, std::size_t inde
         if (!g.second.IsScalar()) err(g.second, fmt::format("runs[{}].groups.{}: expected a label", index, g.first.as<std::string>()));
         else row.groups.emplace_back(g.first.as<std::string>(), g.second.as<std::string>());
       }
+    } else if (key == "metadata" && kv.second.IsMap() && kv.second["framework_version"] && kv.second["framework_version"].IsScalar()) {
+      // Rows of one layout on two releases of a framework are no micro-batch series.
+      framework_version = kv.second["framework_version"].Scalar();
     }
-    // citation and metadata: provenance for people, not read by the simulator.
+    // citation and the rest of metadata: provenance for people, not read by the simulator.
   }
   const std::string label = row.name.empty() ? fmt::format("runs[{}]", index) : fmt::format("run '{}'", row.name);
   if (row.name.empty()) err(entry, fmt::format("runs[{}]: missing key name", index));
@@ -196,14 +200,14 @@ bool read_run(const std::string& path, const YAML::Node& entry, std::size_t inde
           out << scenario;
           // Locations in loader messages are lines of this run's scenario block.
           row.scenario = load_scenario_string(out.c_str(), fmt::format("{}[{}].scenario", path, row.name));
-          row.series_key = series_key(scenario);
+          row.series_key = series_key(scenario, framework_version);
         }
       } else {
         const std::filesystem::path p(file.as<std::string>());
         const auto full = p.is_absolute() ? p : std::filesystem::path(path).parent_path() / p;
         row.scenario = load_scenario_file(full.string());
         try {
-          row.series_key = series_key(YAML::Load(read_input(full.string(), kMaxRunsFileBytes)));
+          row.series_key = series_key(YAML::Load(read_input(full.string(), kMaxRunsFileBytes)), framework_version);
         } catch (const std::exception&) {
           row.series_key.clear();  // loaded once already; a row that cannot be read again joins no series
         }

@@ -11,7 +11,8 @@
 //       groups: {KIND: LABEL, ...}       optional tags (source, framework, gpu, precision, parallelism)
 //       outlier: REASON                  optional: a same-source sibling contradicts the row
 //                                        arithmetically; it stays in the means, not in the worst
-//       citation: {...}, metadata: {...} optional, carried but not interpreted
+//       citation: {...}, metadata: {...} optional, carried but not interpreted (but for
+//                                        metadata.framework_version: validate_series.hpp)
 //   source: {id: ID, fitted: BOOL}       optional, once per file: every row's groups.source
 //                                        (unless the row sets it), and whether the shipped
 //                                        constants were fitted on this source
@@ -48,9 +49,10 @@ struct RunRow {
   std::string outlier;                                     // the reason, "" when not one
   bool fitted = false;                                     // its source fitted the shipped constants
   // Its scenario as written, less what differs between the rows of one micro-batch
-  // series (name, cluster.nodes, layout.dp, layout.microbatches, layout.global_batch):
-  // rows with equal keys differ at most in those (validate_series.hpp). "" when the
-  // scenario text could not be read again.
+  // series (name, cluster.nodes, layout.dp, layout.microbatches, layout.global_batch),
+  // with its metadata.framework_version: rows with equal keys differ at most in those
+  // keys, on one release (validate_series.hpp). "" when the scenario text could not be
+  // read again.
   std::string series_key;
 };
 
