@@ -39,6 +39,7 @@
 #include "workloads/spec/vocabulary.hpp"
 #include "workloads/advice/cp_advice.hpp"
 #include "workloads/advice/what_if.hpp"
+#include "workloads/analysis/step_split.hpp"
 #include "workloads/cost/low_precision.hpp"
 
 namespace ls::wl {
@@ -435,6 +436,17 @@ Result simulate_resolved(const ResolvedScenario& resolved, const SimOptions& opt
   const Scenario& sc = resolved.scenario();
   Result res = simulate_symmetric(sc, opts);
   fold_training(res, sc);  // checkpoint.hpp: trained/frozen parameters, checkpoint cost
+  if (opts.step_split) {
+    LayoutSpec probe = sc.layout;
+    probe.microbatches = split_probe_microbatches(sc.layout);
+    probe.global_batch = 0;  // the micro-batches decide: dp and everything else stay
+    SimOptions sub;
+    sub.what_if = false;
+    sub.critical_path = false;
+    sub.links = false;
+    const double probe_step = simulate_symmetric(resolve_variant(resolved, probe, sc.implementation).scenario(), sub).step_time_s;
+    res.step_split = split_step(sc.layout.microbatches, res.step_time_s, probe.microbatches, probe_step);
+  }
   if (opts.what_if) {
     SimOptions sub;
     sub.what_if = false;

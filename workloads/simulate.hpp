@@ -52,6 +52,9 @@ struct SimOptions {
   /// bottleneck (a pass over every link of the cluster, with its name). False: those
   /// are left empty; every other number is the same.
   bool links = true;
+  /// Split the step into what each micro-batch adds and what it costs once
+  /// (Result::step_split): one more simulation, at more micro-batches, without what-ifs.
+  bool step_split = false;
 };
 
 /// Runs the simulation. Throws std::runtime_error on a deadlocked schedule, with a

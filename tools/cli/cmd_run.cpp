@@ -28,6 +28,7 @@ struct RunArgs {
   std::string chakra;                      // --chakra DIR
   std::vector<std::string> trace_devices;  // --trace-devices LIST | auto | all
   bool chakra_nominal = false;             // --chakra-nominal
+  bool split = false;                      // --split
   bool quiet = false, timing = false;
 };
 
@@ -37,6 +38,7 @@ int run(const RunArgs& a) {
   api::SimOptions opt;
   opt.trace = !a.trace.empty() || !a.html.empty();  // the HTML report draws the trace's spans
   opt.trace_devices = a.trace_devices;
+  opt.step_split = a.split;
   const auto t0 = std::chrono::steady_clock::now();
   // A run that lasts more than a couple of seconds shows that it is alive (stderr, terminal only).
   tools::Progress progress({.label = "run " + sc->name, .enabled = tools::progress_wanted(a.quiet), .min_interval_s = 0.5, .delay_s = 2,
@@ -111,6 +113,9 @@ Subcommand add_run(CLI::App& parent) {
                      ->type_name("DIR")
                      ->check(non_empty_path());
   cmd->add_flag("--chakra-nominal", a->chakra_nominal, "Chakra compute nodes at their nominal durations instead")->needs(chakra);
+  cmd->add_flag("--split", a->split,
+                "Split the step into what each micro-batch adds and what it costs once (one more simulation, at m + pp "
+                "micro-batches)");
   cmd->add_flag("--quiet,-q", a->quiet, "Print no summary table");
   cmd->add_flag("--timing,--profile", a->timing, "Print engine events, events/s, wall time and peak RSS to stderr");
   return {cmd, [a] { return run(*a); }};

@@ -336,6 +336,12 @@ ordered_json to_json(const wl::Result& r, const JsonOptions& opts) {
   add_perturbed_devices_json(j, r);
   // ---- extras (not in the v1 contract; additive) ----
   j["step_stats"] = step_stats_json(r);
+  if (r.step_split.present)  // only with run --split (workloads/analysis/step_split.hpp)
+    j["step_split"] = {{"microbatches", r.step_split.microbatches},
+                       {"probe_microbatches", r.step_split.probe_microbatches},
+                       {"probe_step_time_s", num(r.step_split.probe_step_s)},
+                       {"per_microbatch_s", num(r.step_split.per_microbatch_s)},
+                       {"fixed_s", num(r.step_split.fixed_s)}};
   if (r.moe.present) j["moe"] = moe_json(r);
   j["tp_crossing_nodes"] = tp_crossing_json(r);
   j["engine"] = engine_json(r, opts);

@@ -153,6 +153,12 @@ std::string format_summary(const wl::Result& r) {
                      r.virtual_stages > 1 ? fmt::format(", {} virtual stages", r.virtual_stages) : std::string());
   out += fmt::format("  {:<22} {} measured, {} analytic\n", "bubble (mean)", percent(r.bubble_fraction),
                      percent(r.bubble_fraction_analytic));
+  if (r.step_split.present)
+    out += fmt::format("  {:<22} {} micro-batch{} × {} + {} once per step (fill and drain, gradient reduction, optimizer; "
+                       "from a second run at {})\n",
+                       "step split", r.step_split.microbatches, r.step_split.microbatches == 1 ? "" : "es",
+                       human_seconds(r.step_split.per_microbatch_s), human_seconds(r.step_split.fixed_s),
+                       r.step_split.probe_microbatches);
   if (r.offload.present)
     out += fmt::format("  {:<22} {} over PCIe per GPU per step (busiest stage), {} of the link's rate\n", "offload",
                        human_bytes(r.offload.pcie_bytes_per_device), percent(r.offload.pcie_utilization));

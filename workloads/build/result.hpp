@@ -231,6 +231,16 @@ struct Result {
     double factor = 1;
     double cost_s = 0;
   } scale_noise;
+  /// The step as m micro-batches × per_microbatch_s + fixed_s, from a second simulation at
+  /// probe_microbatches (workloads/analysis/step_split.hpp; SimOptions::step_split).
+  /// present false: not asked for. fixed_s is negative only where one more micro-batch
+  /// costs more than the step's average share (a step that is not linear in m).
+  struct StepSplit {
+    bool present = false;
+    int microbatches = 0, probe_microbatches = 0;
+    double probe_step_s = 0;
+    double per_microbatch_s = 0, fixed_s = 0;
+  } step_split;
   double tokens_per_s = 0;
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;
