@@ -37,10 +37,12 @@ ScenarioSource source_of(const std::string& kind, std::string yaml, std::string 
   throw py::value_error("layoutsim._core: scenario kind must be builtin, file or text, not " + kind);
 }
 
-std::string run(const std::string& kind, std::string yaml, std::string name, const Overrides& overrides) {
+std::string run(const std::string& kind, std::string yaml, std::string name, const Overrides& overrides, bool split) {
   const ScenarioSource source = source_of(kind, std::move(yaml), std::move(name));
   py::gil_scoped_release unlocked;
-  return ls::api::summary_json_text(ls::api::simulate(source.resolve(overrides)));
+  ls::api::SimOptions options;
+  options.step_split = split;
+  return ls::api::summary_json_text(ls::api::simulate(source.resolve(overrides), options));
 }
 
 std::string trace(const std::string& kind, std::string yaml, std::string name, const Overrides& overrides,
@@ -141,8 +143,8 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
-  m.def("run", &run, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"),
-        "Simulates a scenario; returns the JSON summary text of `layoutsim run --json`.");
+  m.def("run", &run, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"), py::arg("split") = false,
+        "Simulates a scenario; returns the JSON summary text of `layoutsim run --json` (`--split` with split).");
   m.def("trace", &trace, py::arg("kind"), py::arg("yaml"), py::arg("name"), py::arg("overrides"), py::arg("devices"),
         py::arg("file"),
         "Simulates a scenario with a trace; returns the Chrome trace's JSON text, or writes it to `file` (gzip for .gz) "

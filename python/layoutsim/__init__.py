@@ -91,7 +91,7 @@ def _overrides(overrides):
     return [(str(key), _yaml_value(value)) for key, value in items]
 
 
-def run(scenario=None, overrides=None, *, path=None, text=None):
+def run(scenario=None, overrides=None, *, path=None, text=None, split=False):
     """Simulates one step of a scenario (`layoutsim run --json`).
 
     Parameters
@@ -102,6 +102,9 @@ def run(scenario=None, overrides=None, *, path=None, text=None):
         KEY.PATH -> value, applied in order as `--set KEY=VALUE`.
     path, text : optional
         Instead of `scenario`: a file path, or YAML text (no guessing).
+    split : bool, optional
+        As `layoutsim run --split`: one more simulation, and the summary's `step_split`
+        (the step as micro-batches x per_microbatch_s + fixed_s).
 
     Returns
     -------
@@ -110,7 +113,7 @@ def run(scenario=None, overrides=None, *, path=None, text=None):
         tokens_per_s, mfu, hfu, bubble_fraction, stages, comm (per axis), links,
         memory (per stage, fits, verdict), warnings, engine, and the rest.
     """
-    return json.loads(_call(_core.run, _pick(scenario, path, text), _overrides(overrides)))
+    return json.loads(_call(_core.run, _pick(scenario, path, text), _overrides(overrides), bool(split)))
 
 
 def trace(scenario=None, overrides=None, file=None, devices=None, *, path=None, text=None):

@@ -67,6 +67,17 @@ def test_overrides_match_cli_set():
     assert layoutsim.run(path, overrides={"layout.microbatches": "8"}) == overridden
 
 
+def test_split_equals_cli_split():
+    path = str(SCENARIOS / "tp8-in-node.yaml")
+    split = layoutsim.run(path, split=True)
+    assert split == cli_json(path, "--split")
+    assert "step_split" not in layoutsim.run(path)
+    s = split["step_split"]
+    assert s["microbatches"] == split["pipeline"]["microbatches"]
+    # The line through the two steps: m × per micro-batch + fixed is the step.
+    assert abs(s["microbatches"] * s["per_microbatch_s"] + s["fixed_s"] - split["step_time_s"]) < 1e-9 * split["step_time_s"]
+
+
 def test_bad_scenario_raises_located_error(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("model:\n  preset: llama3-8b\nlayout:\n  tp: many\n")
