@@ -29,50 +29,29 @@ RowOutcome point(const std::string& name, const std::string& key, int m, double 
   return r;
 }
 
-// A two-stage pipeline: three rows on one node that differ in micro-batches (the third
-// through the global batch, its keys spelt in another order), one on two nodes with dp 2
-// (same series), one measured on another release (metadata.framework_version: no series
-// with the others), one with another hidden size (another series, of one row).
-const char* kSeriesRuns = R"(source: {id: tiny, fitted: false}
-runs:
-  - name: m8
-    scenario:
-      cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 4}
-      model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
-      layout: {dp: 1, pp: 2, tp: 2, microbatch_size: 1, microbatches: 8}
-    measured: {step_time: "40 ms"}
-  - name: m4
-    scenario:
-      cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 4}
-      model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
-      layout: {dp: 1, pp: 2, tp: 2, microbatch_size: 1, microbatches: 4}
-    measured: {step_time: "22 ms"}
-  - name: m2-reordered
-    scenario:
-      model: {seq_len: 1024, vocab: 32000, heads: 8, hidden: 1024, layers: 4}
-      layout: {global_batch: 2, tp: 2, pp: 2, microbatch_size: 1}
-      cluster: {gpus_per_node: 4, nodes: 1, gpu: h100-sxm}
-    measured: {step_time: "13 ms"}
-  - name: m4-dp2
-    scenario:
-      cluster: {gpu: h100-sxm, nodes: 2, gpus_per_node: 4}
-      model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
-      layout: {dp: 2, pp: 2, tp: 2, microbatch_size: 1, microbatches: 4}
-    measured: {step_time: "23 ms"}
-  - name: m4-other-release
-    metadata: {framework_version: "v2"}
-    scenario:
-      cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 4}
-      model: {layers: 4, hidden: 1024, heads: 8, vocab: 32000, seq_len: 1024}
-      layout: {dp: 1, pp: 2, tp: 2, microbatch_size: 1, microbatches: 4}
-    measured: {step_time: "21 ms"}
-  - name: other-hidden
-    scenario:
-      cluster: {gpu: h100-sxm, nodes: 1, gpus_per_node: 4}
-      model: {layers: 4, hidden: 2048, heads: 8, vocab: 32000, seq_len: 1024}
-      layout: {dp: 1, pp: 2, tp: 2, microbatch_size: 1, microbatches: 4}
-    measured: {step_time: "30 ms"}
-)";
+// One row: a two-stage pipeline (tp 2) on `nodes` nodes of 4 GPUs, `layout` its layout
+// keys; `extra` lines go before its scenario.
+std::string row(const std::string& name, const std::string& layout, int nodes = 1, int hidden = 1024, const std::string& extra = "") {
+  return "  - name: " + name + "\n" + extra + "    scenario:\n      cluster: {gpu: h100-sxm, nodes: " + std::to_string(nodes) +
+         ", gpus_per_node: 4}\n      model: {layers: 4, hidden: " + std::to_string(hidden) +
+         ", heads: 8, vocab: 32000, seq_len: 1024}\n      layout: {" + layout + "}\n    measured: {step_time: \"20 ms\"}\n";
+}
+
+// Three rows on one node that differ in micro-batches (the third through the global
+// batch, its keys spelt in another order), one on two nodes with dp 2 (same series), one
+// measured on another release (metadata.framework_version: no series with the others),
+// one with another hidden size (another series, of one row).
+std::string series_runs() {
+  const std::string pipe = "pp: 2, tp: 2, microbatch_size: 1, ";
+  return "source: {id: tiny, fitted: false}\nruns:\n" + row("m8", pipe + "dp: 1, microbatches: 8") +
+         row("m4", pipe + "dp: 1, microbatches: 4") +
+         "  - name: m2-reordered\n    scenario:\n      model: {seq_len: 1024, vocab: 32000, heads: 8, hidden: 1024, layers: 4}\n"
+         "      layout: {global_batch: 2, tp: 2, pp: 2, microbatch_size: 1}\n"
+         "      cluster: {gpus_per_node: 4, nodes: 1, gpu: h100-sxm}\n    measured: {step_time: \"13 ms\"}\n" +
+         row("m4-dp2", pipe + "dp: 2, microbatches: 4", 2) +
+         row("m4-other-release", pipe + "dp: 1, microbatches: 4", 1, 1024, "    metadata: {framework_version: \"v2\"}\n") +
+         row("other-hidden", pipe + "dp: 1, microbatches: 4", 1, 2048);
+}
 
 }  // namespace
 
@@ -122,7 +101,7 @@ TEST_CASE("micro-batch series: rows of one key with two micro-batch counts or mo
 }
 
 TEST_CASE("micro-batch series from a runs file: the key ignores dp, nodes, micro-batches, global batch and key order, not the release") {
-  const auto rows = read_runs_text(kSeriesRuns, "series.yaml");
+  const auto rows = read_runs_text(series_runs(), "series.yaml");
   REQUIRE(rows.size() == 6);
   CHECK_FALSE(rows[0].series_key.empty());
   for (std::size_t i : {1, 2, 3}) CHECK(rows[i].series_key == rows[0].series_key);
