@@ -98,6 +98,10 @@ TEST_CASE("micro-batch series: rows of one key with two micro-batch counts or mo
   CHECK(j["series"][0]["measured"]["fixed_s"].get<double>() == doctest::Approx(2.0));
   CHECK(j["series"][0]["predicted"]["per_microbatch_s"].get<double>() == doctest::Approx(0.11));
   CHECK_FALSE(validation_json(summarize({rows[1]})).contains("series"));
+  // Equal measured steps at two counts: no relative error per micro-batch to print.
+  const std::string flat = format_series(microbatch_series({point("f2", "Z", 2, 1.0, 1.0), point("f4", "Z", 4, 1.0, 1.2)}));
+  CHECK(flat.find("n/a") != std::string::npos);
+  CHECK(flat.find("inf") == std::string::npos);
 }
 
 TEST_CASE("micro-batch series from a runs file: the key ignores dp, nodes, micro-batches, global batch and key order, not the release") {

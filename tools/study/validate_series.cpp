@@ -80,10 +80,13 @@ std::string format_series(const std::vector<MicrobatchSeries>& series) {
       "series", w, "rows", "m", "per m meas", "predicted", "error", "fixed meas", "predicted", "difference");
   for (const auto& s : series) {
     const std::string m_range = fmt::format("{}-{}", s.microbatches.front(), s.microbatches.back());
-    const double slope_err = (s.predicted.slope - s.measured.slope) / std::abs(s.measured.slope);
+    // A measured slope of 0 (equal steps at two counts) has no relative error to give.
+    const std::string slope_err = s.measured.slope != 0
+                                      ? fmt::format("{:+.1f}%", 100 * (s.predicted.slope - s.measured.slope) / std::abs(s.measured.slope))
+                                      : std::string("n/a");
     const double fixed_diff = s.predicted.intercept - s.measured.intercept;
-    o += fmt::format("{:<{}}  {:>4}  {:>9}  {:>10}  {:>10}  {:>+6.1f}%  {:>10}  {:>10}  {:>10}\n", s.label, w, s.rows.size(), m_range,
-                     human_seconds(s.measured.slope), human_seconds(s.predicted.slope), 100 * slope_err,
+    o += fmt::format("{:<{}}  {:>4}  {:>9}  {:>10}  {:>10}  {:>7}  {:>10}  {:>10}  {:>10}\n", s.label, w, s.rows.size(), m_range,
+                     human_seconds(s.measured.slope), human_seconds(s.predicted.slope), slope_err,
                      human_seconds(s.measured.intercept), human_seconds(s.predicted.intercept),
                      fmt::format("{}{}", fixed_diff > 0 ? "+" : "", human_seconds(fixed_diff)));
   }
