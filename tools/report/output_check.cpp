@@ -49,7 +49,8 @@ void walk(const Json& v, const std::string& path, const std::string& key) {
   if (!std::isfinite(x)) throw OutputInvariantError(fmt::format("summary field {} = {} is not finite", path, x));
   // headroom_bytes (usable − peak) is negative exactly when the layout does not fit; a
   // step split's fixed part where one more micro-batch costs more than its average share.
-  if (x < 0 && key != "headroom_bytes" && !(key == "fixed_s" && starts_with(path, "step_split."))) throw OutputInvariantError(fmt::format("summary field {} = {} is negative", path, x));
+  const bool may_be_negative = key == "headroom_bytes" || (key == "fixed_s" && starts_with(path, "step_split."));
+  if (x < 0 && !may_be_negative) throw OutputInvariantError(fmt::format("summary field {} = {} is negative", path, x));
   if (is_fraction_key(key) && x > 1 + kFractionSlack)
     throw OutputInvariantError(fmt::format("summary field {} = {} is a fraction above 1", path, x));
 }

@@ -93,7 +93,7 @@ struct RowOutcome {
   wl::BandFeatures features;                                          // what the error band groups runs by
   int microbatches = 0;                                           // per replica
   std::string series_key;                                         // RunRow::series_key
-  std::string series_label;                                       // "SOURCE MODEL tT·pP mbs B", naming its series
+  std::string series_label;                                       // "SOURCE MODEL tT·pP SCHEDULE mbs B", naming its series
 };
 
 /// Simulates every row (what-ifs off) with `jobs` threads (≤ 0: hardware threads),
