@@ -4,10 +4,11 @@ with Python's csv module and pandas (every row as many fields as the header).
 
 Usage: outputs_match_schemas.py LAYOUTSIM SOURCE_DIR WORK_DIR
 
-Writes: run --json for every scenario in scenarios/; sweep --json/--csv (one point that
-fails to validate among them); search --json/--csv; diff --json of two runs; validate
---json, plain and --leave-out source; calibrate --json with --leave-out model (one constant,
-to keep the test short).
+Writes: run --json for every scenario in scenarios/ (and one with --split); sweep
+--json/--csv (one point that fails to validate among them); search --json/--csv; diff
+--json of two runs; validate --json, plain, --leave-out source, and on a runs file with a
+micro-batch series; calibrate --json with --leave-out model (one constant, to keep the
+test short).
 """
 import csv
 import pathlib
@@ -56,6 +57,9 @@ def main(argv):
         out = work / f"run-{scenario.stem}.json"
         layoutsim(binary, "run", scenario, "--json", out, "--quiet")
         outputs["run"].append(out)
+    # The step split (--split): one more field.
+    layoutsim(binary, "run", source / "scenarios" / "tp8-in-node.yaml", "--split", "--json", work / "run-split.json", "--quiet")
+    outputs["run"].append(work / "run-split.json")
 
     # A sweep with a point that cannot run (tp 3 does not divide the heads): an error entry.
     sweep = source / "scenarios" / "bubble-sweep.yaml"
@@ -74,6 +78,10 @@ def main(argv):
     layoutsim(binary, "validate", subset, "--json", work / "validate.json", "--quiet")
     layoutsim(binary, "validate", subset, "--leave-out", "source", "--json", work / "validate-loso.json", "--quiet")
     outputs["validate"] += [work / "validate.json", work / "validate-loso.json"]
+    # A runs file with a micro-batch series (MT-NLG at three widths): the series field.
+    layoutsim(binary, "validate", source / "validation" / "corpus" / "smith2022_mtnlg.yaml", "--json", work / "validate-series.json",
+              "--quiet")
+    outputs["validate"].append(work / "validate-series.json")
 
     layoutsim(binary, "calibrate", source / "validation" / "subset.yaml", "--gpu", "h100-sxm", "--fit", "gemm_sustained_fraction",
               "--leave-out", "model", "--json",
