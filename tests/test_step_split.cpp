@@ -84,3 +84,29 @@ TEST_CASE("step split in the JSON: present only when asked, a negative fixed par
   o.step_split = false;
   CHECK_FALSE(nlohmann::json::parse(tools::to_json_string(wl::simulate(wl::resolve(s), o))).contains("step_split"));
 }
+
+TEST_CASE("a split whose second simulation breaks a rule says so, as a user error on layout.microbatches") {
+  // 64 alike replicas of a one-layer model: the symmetric fast path simulates one, so the
+  // first run is quick, while the work bound counts every device: 64 × m × (1 + 1) layer
+  // passes, m = 131,072 at the 16,777,216 limit, the probe's m + 1 over it.
+  wl::Scenario s;
+  s.name = "bound";
+  s.cluster.nodes = 8;
+  s.cluster.gpus_per_node = 8;
+  s.gpu = *wl::gpu_preset("h100-sxm");
+  s.model = test::small_model(1);
+  s.layout.dp = 64;
+  s.layout.microbatches = 131072;
+  wl::SimOptions o;
+  o.what_if = false;
+  o.step_split = true;
+  try {
+    wl::simulate(wl::resolve(s), o);
+    FAIL("expected the probe to break the work bound");
+  } catch (const wl::InvalidScenario& e) {
+    REQUIRE(e.issues().size() == 1);
+    CHECK(e.issues()[0].key_path == "layout.microbatches");
+    CHECK(e.issues()[0].message.find("second simulation, at 131073 micro-batches") != std::string::npos);
+    CHECK(e.issues()[0].hint.find("leave the split out") != std::string::npos);
+  }
+}

@@ -444,7 +444,19 @@ Result simulate_resolved(const ResolvedScenario& resolved, const SimOptions& opt
     sub.what_if = false;
     sub.critical_path = false;
     sub.links = false;
-    const double probe_step = simulate_symmetric(resolve_variant(resolved, probe, sc.implementation).scenario(), sub).step_time_s;
+    std::optional<ResolvedScenario> variant;
+    try {
+      variant.emplace(resolve_variant(resolved, probe, sc.implementation));
+    } catch (const InvalidScenario& e) {
+      // The user asked for m micro-batches, not m + Δ: say which run broke the rule.
+      std::vector<ScenarioIssue> issues = e.issues();
+      for (auto& issue : issues) {
+        issue.message = fmt::format("the step split's second simulation, at {} micro-batches: {}", probe.microbatches, issue.message);
+        issue.hint = "the split runs the scenario once more with one period of micro-batches more; leave the split out, or run fewer";
+      }
+      throw InvalidScenario(std::move(issues));
+    }
+    const double probe_step = simulate_symmetric(variant->scenario(), sub).step_time_s;
     res.step_split = split_step(sc.layout.microbatches, res.step_time_s, probe.microbatches, probe_step);
   }
   if (opts.what_if) {
