@@ -432,32 +432,37 @@ Result simulate_symmetric(const Scenario& sc, const SimOptions& opts) {
   }
 }
 
+/// The scenario of the step split's second simulation (step_split.hpp): m + Δ micro-batches,
+/// the rest as resolved. A rule it breaks is a user error said as the split's, since the
+/// user asked for m micro-batches, not m + Δ.
+ResolvedScenario split_probe(const ResolvedScenario& resolved) {
+  LayoutSpec probe = resolved->layout;
+  probe.microbatches = split_probe_microbatches(probe);
+  probe.global_batch = 0;  // the micro-batches decide: dp and everything else stay
+  try {
+    return resolve_variant(resolved, probe, resolved->implementation);
+  } catch (const InvalidScenario& e) {
+    std::vector<ScenarioIssue> issues = e.issues();
+    for (auto& issue : issues) {
+      issue.message = fmt::format("the step split's second simulation, at {} micro-batches: {}", probe.microbatches, issue.message);
+      issue.hint = "the split runs the scenario once more with one period of micro-batches more; leave the split out, or run fewer";
+    }
+    throw InvalidScenario(std::move(issues));
+  }
+}
+
 Result simulate_resolved(const ResolvedScenario& resolved, const SimOptions& opts) {
   const Scenario& sc = resolved.scenario();
   Result res = simulate_symmetric(sc, opts);
   fold_training(res, sc);  // checkpoint.hpp: trained/frozen parameters, checkpoint cost
   if (opts.step_split) {
-    LayoutSpec probe = sc.layout;
-    probe.microbatches = split_probe_microbatches(sc.layout);
-    probe.global_batch = 0;  // the micro-batches decide: dp and everything else stay
+    const ResolvedScenario probe = split_probe(resolved);
     SimOptions sub;
     sub.what_if = false;
     sub.critical_path = false;
     sub.links = false;
-    std::optional<ResolvedScenario> variant;
-    try {
-      variant.emplace(resolve_variant(resolved, probe, sc.implementation));
-    } catch (const InvalidScenario& e) {
-      // The user asked for m micro-batches, not m + Δ: say which run broke the rule.
-      std::vector<ScenarioIssue> issues = e.issues();
-      for (auto& issue : issues) {
-        issue.message = fmt::format("the step split's second simulation, at {} micro-batches: {}", probe.microbatches, issue.message);
-        issue.hint = "the split runs the scenario once more with one period of micro-batches more; leave the split out, or run fewer";
-      }
-      throw InvalidScenario(std::move(issues));
-    }
-    const double probe_step = simulate_symmetric(variant->scenario(), sub).step_time_s;
-    res.step_split = split_step(sc.layout.microbatches, res.step_time_s, probe.microbatches, probe_step);
+    res.step_split = split_step(sc.layout.microbatches, res.step_time_s, probe->layout.microbatches,
+                                simulate_symmetric(*probe, sub).step_time_s);
   }
   if (opts.what_if) {
     SimOptions sub;

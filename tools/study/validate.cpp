@@ -256,25 +256,17 @@ ErrorStats stats_of(const std::vector<RowOutcome>& rows, double RowOutcome::*fie
   return s;
 }
 
-// Least-squares slope of the signed error against log2(GPUs), over rows with both.
+// Least-squares slope of the signed error against log2(GPUs), over rows with both; 0
+// without two GPU counts to tell apart.
 double slope_per_doubling(const std::vector<RowOutcome>& rows) {
-  std::vector<std::pair<double, double>> xy;
+  std::vector<double> x, y;
   for (const auto& r : rows)
-    if (std::isfinite(r.error) && r.devices > 0) xy.emplace_back(std::log2(static_cast<double>(r.devices)), r.error);
-  if (xy.size() < 2) return 0;
-  double mx = 0, my = 0;
-  for (const auto& [x, y] : xy) {
-    mx += x;
-    my += y;
-  }
-  mx /= static_cast<double>(xy.size());
-  my /= static_cast<double>(xy.size());
-  double sxx = 0, sxy = 0;
-  for (const auto& [x, y] : xy) {
-    sxx += (x - mx) * (x - mx);
-    sxy += (x - mx) * (y - my);
-  }
-  return sxx > 0 ? sxy / sxx : 0;
+    if (std::isfinite(r.error) && r.devices > 0) {
+      x.push_back(std::log2(static_cast<double>(r.devices)));
+      y.push_back(r.error);
+    }
+  if (std::set<double>(x.begin(), x.end()).size() < 2) return 0;
+  return fit_line(x, y).slope;
 }
 
 LeaveOutReport leave_out_report(const std::vector<RowOutcome>& rows, const std::string& by) {

@@ -45,7 +45,7 @@ std::vector<MicrobatchSeries> microbatch_series(const std::vector<RowOutcome>& r
   }
   std::vector<MicrobatchSeries> out;
   for (const auto& key : order) {
-    auto members = by_key[key];
+    auto& members = by_key.at(key);
     // A series speaks only when every row simulated: a missing point would move the line.
     if (std::any_of(members.begin(), members.end(), [](const RowOutcome* r) { return !std::isfinite(r->predicted_s); })) continue;
     std::stable_sort(members.begin(), members.end(), [](const RowOutcome* a, const RowOutcome* b) { return a->microbatches < b->microbatches; });
