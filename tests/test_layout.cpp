@@ -97,7 +97,12 @@ TEST_CASE("each broken rule is reported under its key, with the numbers") {
   s.layout.stage_layers = {30, 30, 30, 6};
   CHECK(validate(s).empty());
   s.layout.stage_layers = {48, 48, 0, 0};
-  CHECK(validate(s).size() == 2);  // two empty stages
+  CHECK(validate(s).size() == 1);  // stage 2 is empty and not an end: only the last may be
+  CHECK(mentions(s, "stage_layers[2] = 0"));
+  s.layout.stage_layers = {0, 48, 48, 0};  // the embedding alone first, the LM head alone last
+  CHECK(validate(s).empty());
+  s.layout.stage_layers = {-1, 49, 48, 0};
+  CHECK(mentions(s, "cannot be negative"));
 
   s = good();
   s.layout.ep = 2;  // dense model

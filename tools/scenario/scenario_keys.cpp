@@ -150,7 +150,7 @@ constexpr wl::NameTable<bool, 2> kNetworkNames{{{false, "real", "the cluster's l
 
 /// layout.stage_layers: a scalar spelling (its NameTable) or a list, read by hand.
 ScenarioKey stage_layers_row() {
-  ScenarioKey row{"layout.stage_layers", "", {}, "`auto`", "layers per pipeline stage: `[INT, ...]`, one per stage, or a rule"};
+  ScenarioKey row{"layout.stage_layers", "", {}, "`auto`", "layers per pipeline stage: `[INT, ...]`, one per stage (per model chunk with virtual stages; the first and the last may be 0: the embedding alone, the LM head and loss alone), or a rule"};
   for (const auto& entry : wl::kStageLayersNames) {
     row.values.push_back(entry.name);
     row.value_docs.push_back(entry.doc);

@@ -314,9 +314,20 @@ void check_stage_layers(const LayoutSpec& L, const ModelSpec& m, int v, Errors& 
               e.add("layout.stage_layers", fmt::format("stage_layers[{}] = {}: a stage of {} chunks needs at least {} layers", i, sl[i], v, v),
                     "give each chunk a layer");
         }
-        for (std::size_t i = 0; i < sl.size(); ++i)
-          if (sl[i] < 1)
-            e.add("layout.stage_layers", fmt::format("stage_layers[{}] = {}: every entry must be >= 1", i, sl[i]), "no empty stages");
+        // The first model chunk may hold the embedding alone and the last the LM head and
+        // loss alone (Llama 3's pipeline, Dubey et al. 2024 §3.3.2); a middle chunk without
+        // a layer would only relay its input.
+        for (std::size_t i = 0; i < sl.size(); ++i) {
+          const bool end = i == 0 || i + 1 == sl.size();
+          if (sl[i] < 0)
+            e.add("layout.stage_layers", fmt::format("stage_layers[{}] = {}: an entry cannot be negative", i, sl[i]),
+                  "give each entry a layer count");
+          else if (sl[i] == 0 && !end)
+            e.add("layout.stage_layers",
+                  fmt::format("stage_layers[{}] = 0: only the first and the last entry may hold no layer (the embedding alone, "
+                              "or the LM head and loss alone)", i),
+                  "give every middle entry a layer");
+        }
         const long long sum = std::accumulate(sl.begin(), sl.end(), 0LL);
         if (sum != m.layers)
           e.add("layout.stage_layers", fmt::format("stage_layers {} sums to {}, the model has {} layers", join(sl), sum, m.layers),
@@ -562,7 +573,7 @@ std::vector<int> model_chunk_layers(const LayoutSpec& layout, int layers) {
     const auto& sl = layout.stage_layers;
     const long long sum = std::accumulate(sl.begin(), sl.end(), 0LL);
     if (static_cast<int>(sl.size()) != chunks || sum != layers ||
-        std::any_of(sl.begin(), sl.end(), [](int n) { return n < 1; }))
+        std::any_of(sl.begin(), sl.end(), [](int n) { return n < 0; }))
       throw std::invalid_argument(fmt::format("stage_layers {} does not split {} layers into {} chunks", join(sl), layers, chunks));
     return sl;
   }
