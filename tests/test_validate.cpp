@@ -245,6 +245,8 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   // Bound = measured + 3 points of margin on the worst (the mean keeps its bound), enough
   // for a re-calibration that moves constants by a few percent, tight enough to catch a
   // model change that undoes the fit.
+  // Every row ran as published: none may be predicted not to fit.
+  CHECK(j["memory_verdicts"]["does_not_fit"] == 0);
   const double kMaxMeanAbsError = 0.078;
   const double kMaxAbsError = 0.233;
   CHECK(j["mean_abs_error"].get<double>() <= kMaxMeanAbsError);
@@ -297,6 +299,11 @@ TEST_CASE("validation_corpus_subset" * doctest::skip()) {
   CHECK(lo["groups"].size() >= 5);  // at least five sources
   CHECK(lo["held_out"]["count"] == 11);
   CHECK(lo["fitted_sources"].empty());
+  // Every row ran as published, so none should be predicted not to fit. One is, measured
+  // 2026-12-07: torchtitan's Llama 2 13B on 64 A100 without activation checkpointing, 85.0
+  // GB against 79.6 GB usable, the eager block's activations over-estimated (an open
+  // question of the memory model, README "Accuracy"); any other row joining it fails here.
+  CHECK(j["memory_verdicts"]["does_not_fit_rows"] == nlohmann::json::array({"torchtitan2024_a100_llama2_13b_64gpu_bs2_no_ac"}));
   // Measured 2026-12-01 before any change made for these sources: mean |error| 7.5 %,
   // worst 13.3 % (a Zero Bubble 6.2B row, since dropped: that source fitted a constant),
   // signed mean -5.6 %. Measured 2026-12-02 with the dropout-RNG bound (compute_profile.cpp)
@@ -406,6 +413,28 @@ TEST_CASE("an outlier stays in the means and leaves the worst row") {
   CHECK(s.max_abs_error == doctest::Approx(0.05));
   CHECK(s.worst == "ok");
   CHECK(s.outliers == 1);
+}
+
+TEST_CASE("memory verdicts: every row that simulated is counted once; the ones that do not fit are named") {
+  std::vector<RowOutcome> rows = {outcome("a", "s", 8, 0.01), outcome("b", "s", 8, 0.02), outcome("c", "s", 8, -0.03),
+                                  outcome("d", "s", 8, 0.0), outcome("e", "s", 8, 0.0)};
+  rows[0].memory_verdict = "fits";
+  rows[1].memory_verdict = "tight";
+  rows[2].memory_verdict = "does-not-fit";
+  rows[3].memory_verdict = "fits";
+  rows[4].failure = "a simulation error";  // failed: no verdict counted
+  rows[4].memory_verdict = "does-not-fit";
+  const ValidationReport rep = summarize(rows);
+  CHECK(rep.verdicts.fits == 2);
+  CHECK(rep.verdicts.tight == 1);
+  CHECK(rep.verdicts.does_not_fit == 1);
+  CHECK(rep.verdicts.does_not_fit_rows == std::vector<std::string>{"c"});
+  const std::string text = format_validation(rep);
+  CHECK(text.find("memory: 2 fit, 1 tight, 1 do not fit") != std::string::npos);
+  CHECK(text.find("predicted not to fit, though published as run: c") != std::string::npos);
+  const auto j = validation_json(rep);
+  CHECK(j["memory_verdicts"]["does_not_fit"] == 1);
+  CHECK(j["memory_verdicts"]["does_not_fit_rows"][0] == "c");
 }
 
 TEST_CASE("runs file: a source block, peak memory, an outlier; bad values are located") {

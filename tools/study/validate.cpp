@@ -20,6 +20,7 @@
 #include "tools/report/human_units.hpp"
 #include "tools/study/sweep.hpp"
 #include "tools/scenario/units.hpp"
+#include "workloads/model/headroom.hpp"
 #include "workloads/model/schedule.hpp"
 #include "workloads/simulate.hpp"
 
@@ -466,6 +467,15 @@ ValidationReport summarize(std::vector<RowOutcome> rows, const std::string& leav
   }
   rep.all = error_stats(rows);
   rep.memory = memory_error_stats(rows);
+  for (const auto& r : rows) {
+    if (!r.failure.empty()) continue;
+    if (r.memory_verdict == wl::memory_verdict_name(wl::MemoryVerdict::fits)) ++rep.verdicts.fits;
+    else if (r.memory_verdict == wl::memory_verdict_name(wl::MemoryVerdict::tight)) ++rep.verdicts.tight;
+    else if (r.memory_verdict == wl::memory_verdict_name(wl::MemoryVerdict::does_not_fit)) {
+      ++rep.verdicts.does_not_fit;
+      rep.verdicts.does_not_fit_rows.push_back(r.name);
+    }
+  }
   for (const auto& [name, members] : by_group) rep.groups.emplace_back(name, error_stats(members));
   if (!leave_out_by.empty()) rep.leave_out = leave_out_report(rows, leave_out_by);
   rep.series = microbatch_series(rows);
@@ -499,6 +509,13 @@ std::string format_validation(const ValidationReport& r) {
   for (const auto& [name, s] : r.groups) o += fmt::format("{:<{}}  {}\n", name, gw, stats(s));
   if (r.memory.count > 0)
     o += fmt::format("{:<{}}  {}\n", "peak memory", gw, stats(r.memory));
+  const MemoryVerdicts& mv = r.verdicts;
+  if (mv.fits + mv.tight + mv.does_not_fit > 0) {
+    o += fmt::format("memory: {} fit, {} tight, {} do not fit (the predicted peak of every row that simulated)\n", mv.fits, mv.tight,
+                     mv.does_not_fit);
+    if (mv.does_not_fit > 0)
+      o += fmt::format("  predicted not to fit, though published as run: {}\n", fmt::join(mv.does_not_fit_rows, ", "));
+  }
   if (!r.leave_out.by.empty()) {
     const LeaveOutReport& lo = r.leave_out;
     std::size_t lw = 9;
@@ -561,6 +578,10 @@ nlohmann::ordered_json validation_json(const ValidationReport& r) {
   for (const auto& [name, s] : r.groups) groups[name] = stats(s);
   j["groups"] = std::move(groups);
   if (r.memory.count > 0) j["memory"] = stats(r.memory);
+  j["memory_verdicts"] = {{"fits", r.verdicts.fits},
+                          {"tight", r.verdicts.tight},
+                          {"does_not_fit", r.verdicts.does_not_fit},
+                          {"does_not_fit_rows", r.verdicts.does_not_fit_rows}};
   if (!r.leave_out.by.empty()) {
     const LeaveOutReport& lo = r.leave_out;
     ordered_json lg = ordered_json::object();

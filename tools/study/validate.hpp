@@ -144,11 +144,20 @@ struct LeaveOutReport {
   std::vector<std::string> fitted_sources;                 // sources the constants were fitted on
 };
 
+/// How many rows' predicted peak fits, is tight or does not fit (wl::MemoryVerdict), over
+/// the rows that simulated: every published run ran, so a row that does not fit is a
+/// memory model that is wrong for it.
+struct MemoryVerdicts {
+  int fits = 0, tight = 0, does_not_fit = 0;
+  std::vector<std::string> does_not_fit_rows;  // in row order
+};
+
 struct ValidationReport {
   std::vector<RowOutcome> rows;
   ErrorStats all;
   std::vector<std::pair<std::string, ErrorStats>> groups;  // "kind:label", sorted by name
   ErrorStats memory;                                       // peak-memory error, rows whose source prints it
+  MemoryVerdicts verdicts;                                 // every row that simulated
   LeaveOutReport leave_out;
   std::vector<MicrobatchSeries> series;                    // micro-batch series among the rows
   int failed = 0;
@@ -166,7 +175,8 @@ std::string format_validation(const ValidationReport& r);
 /// {rows: [{id, measured, predicted, error, [outlier], [memory: {measured, predicted,
 ///  error, convention, verdict}]}], mean_abs_error, max_abs_error, mean_error, worst,
 ///  failed, groups: {NAME: {count, mean_abs_error, max_abs_error, mean_error}},
-///  [memory: {...stats}], [leave_out: {by, held_out: {...stats}, mean_abs_error,
+///  [memory: {...stats}], memory_verdicts: {fits, tight, does_not_fit,
+///  does_not_fit_rows}, [leave_out: {by, held_out: {...stats}, mean_abs_error,
 ///  max_abs_error, mean_error, source_mean_error, slope_per_doubling, fitted_sources,
 ///  groups: {LABEL: {...stats, fitted}}}]}. measured/predicted in seconds per step (bytes
 ///  for memory); errors as fractions.
