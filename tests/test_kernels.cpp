@@ -318,6 +318,40 @@ TEST_CASE("unfused RMSNorm moves 36 B per element forward and 92 backward, in 8 
   CHECK(bwd_kernels == 2 * 14);
 }
 
+TEST_CASE("fused_norm: the norms fused beside eager element-wise ops, and only the norms") {
+  // torchtitan's fused_rmsnorm in an eager block: the two norms are the fused kernel (no
+  // rmsnorm.* op, 2 of the fused norm's bytes each way per element, its bf16 input kept),
+  // every other kernel the eager block's. Unset, the norms follow fused_elementwise.
+  ModelSpec llama = small_gpt();
+  llama.activation = Activation::swiglu;
+  llama.ffn_hidden = 2816;
+  KernelOptions eager;
+  eager.microbatch_size = 2;
+  eager.fused_elementwise = false;
+  KernelOptions norms = eager;
+  norms.fused_norm = true;
+  const double s = 512, b = 2, h = 1024, sbh = s * b * h;
+  auto count = [&](const KernelOptions& o, const char* prefix) {
+    int n = 0;
+    for (const auto& k : layer_pass_kernels(llama, 0, o, LayerPass::forward))
+      if (k.name.rfind(prefix, 0) == 0) ++n;
+    return n;
+  };
+  CHECK(count(eager, "rmsnorm.") == 2 * 8);
+  CHECK(count(norms, "rmsnorm.") == 0);
+  CHECK(count(norms, "rope.") == count(eager, "rope."));  // RoPE stays eager
+  // Activations: the fused norm keeps its bf16 input, the eager one an fp32 copy, rstd and
+  // its bf16 output: 4·sbh + 4·sb more per norm, as the whole-block comparison above.
+  CHECK(layer_activation_bytes(llama, 0, eager) - layer_activation_bytes(llama, 0, norms) ==
+        doctest::Approx(2 * (4 * sbh + 4 * s * b)).epsilon(1e-14));
+  KernelOptions unset = eager;
+  CHECK(count(unset, "rmsnorm.") == 2 * 8);
+  unset.fused_elementwise = true;
+  CHECK(count(unset, "rmsnorm.") == 0);
+  unset.fused_norm = false;  // eager norms in an otherwise fused block
+  CHECK(count(unset, "rmsnorm.") == 2 * 8);
+}
+
 TEST_CASE("unfused attention moves b·a·s² elements through HBM") {
   const ModelSpec m = small_gpt();
   const int b = 2, t = 4;

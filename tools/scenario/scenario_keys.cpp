@@ -482,6 +482,18 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "the keys below override its choices"},
       choice_key("implementation.attention", LS_FIELD(implementation.attention), wl::kAttentionNames, wl::AttentionKind::flash, "the attention core's kernels", "the preset's (`flash`)"),
       bool_key("implementation.fused_elementwise", LS_FIELD(implementation.fused_elementwise), true, "fused norms, bias+activation, bias+dropout+add, softmax, RoPE; false: one eager kernel per op (RMSNorm on an fp32 copy, as eager PyTorch runs it)", "the preset's (`true`)"),
+      // Unset follows fused_elementwise (the layer's kernels decide), so no bool_key.
+      bound_row(ScenarioKey{"implementation.fused_norm", "bool", {}, "`fused_elementwise`",
+                            "RMSNorm / LayerNorm as one fused kernel (Apex, TransformerEngine, torchtitan's `fused_rmsnorm`) "
+                            "whatever `fused_elementwise` says of the other element-wise ops; false: RMSNorm on an fp32 copy, "
+                            "one eager kernel per op (LayerNorm stays one kernel)"},
+                "",
+                [](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
+                  if (auto b = r.boolean(v, p)) s.implementation.fused_norm = *b;
+                },
+                [](const wl::Scenario& s) {
+                  return std::string(!s.implementation.fused_norm ? "" : *s.implementation.fused_norm ? "true" : "false");
+                }),
       bool_key("implementation.fused_loss", LS_FIELD(implementation.fused_loss), true, "the loss as a fused, in-place vocab-parallel cross-entropy (Megatron's; a compiled loss): its working buffers are the logits and one fp32 copy; false: eager `F.cross_entropy(logits.float())`, two more fp32 copies while it runs and one kernel per op", "the preset's (`true`; `false` for `pytorch-fsdp`)"),
       bool_key("implementation.tp_comm_overlap", LS_FIELD(implementation.tp_comm_overlap), false, "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
        "the preset's SM-sharing factor)", "the preset's (`false`)"),

@@ -119,7 +119,7 @@ public:
   void norm(std::string_view name) {
     const double x = Tn_ * h_ * ab_;
     const bool layernorm = m_.activation == Activation::gelu;
-    if (layernorm || o_.fused_elementwise) {
+    if (layernorm || o_.fused_norm.value_or(o_.fused_elementwise)) {
       // LayerNorm is one kernel in every framework; RMSNorm when fused (Apex / TE).
       steps.push_back({mem(name, 2 * x, x), {mem("norm.bwd", 3 * x), mem("residual_grad_add", 3 * x)}, {}});
       return;

@@ -40,6 +40,7 @@ struct KernelOptions {
   AttentionKind attention = AttentionKind::flash;
   bool fused_elementwise = true;  // fused norm, bias+activation, bias+dropout+add, softmax, RoPE
   std::optional<bool> fused_loss;  // the loss (implementation.fused_loss); unset: fused_elementwise
+  std::optional<bool> fused_norm;  // the norms (implementation.fused_norm); unset: fused_elementwise
   /// MoE token permutations as fused kernels (implementation.moe_permute_fusion); false: as
   /// PyTorch ops, as Megatron-Core's dispatcher runs them without its fused permutation.
   bool moe_permute_fusion = false;

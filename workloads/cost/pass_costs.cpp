@@ -182,6 +182,7 @@ KernelOptions kernel_options(const Scenario& sc) {
   o.attention = sc.implementation.attention;
   o.fused_elementwise = sc.implementation.fused_elementwise;
   o.fused_loss = sc.implementation.fused_loss;
+  o.fused_norm = sc.implementation.fused_norm;
   o.moe_permute_fusion = sc.implementation.moe_permute_fusion;
   o.moe_router_fusion = sc.implementation.moe_router_fusion;
   o.grouped_gemm_per_expert = sc.implementation.grouped_gemm == GroupedGemm::per_expert;

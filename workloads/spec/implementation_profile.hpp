@@ -148,6 +148,10 @@ struct ImplementationBundle {
   /// The loss as a fused, in-place cross-entropy (Megatron's vocab-parallel one, a compiled
   /// loss); false: eager F.cross_entropy on an fp32 copy of the logits.
   bool fused_loss = true;
+  /// RMSNorm / LayerNorm as one fused kernel whatever fused_elementwise says of the other
+  /// element-wise ops (torchtitan's fused_rmsnorm beside eager SwiGLU and RoPE); unset:
+  /// as fused_elementwise. No preset sets it.
+  std::optional<bool> fused_norm;
   /// Overlap switches: TP collectives overlapped with the adjacent GEMMs; gradient
   /// reduction overlapped with the backward (false: after it); ZeRO / FSDP weight
   /// gathers prefetched (false: exposed before the layer).
