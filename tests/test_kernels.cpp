@@ -38,6 +38,15 @@ ModelSpec small_gpt() {
   return m;
 }
 
+/// The same block as Llama builds it: SwiGLU of width 2816, RMSNorm.
+ModelSpec small_llama() {
+  ModelSpec m = small_gpt();
+  m.name = "small-llama";
+  m.activation = Activation::swiglu;
+  m.ffn_hidden = 2816;
+  return m;
+}
+
 /// Korthikanti et al.'s setting: unfused attention, dropout on, no fusion, 16-bit.
 KernelOptions korthikanti(int b, int tp, bool sp) {
   KernelOptions o;
@@ -277,9 +286,7 @@ TEST_CASE("activation memory follows the attention kind and dropout") {
   o.attention = AttentionKind::unfused;  // the softmax output alone (2as²b): 2as/h
   CHECK(layer_activation_bytes(m, 0, o) == doctest::Approx(sbh * (32 + 2 * a * s / h)).epsilon(1e-14));
   // Unfused SwiGLU keeps silu(gate) besides gate and up: one more f-wide tensor.
-  ModelSpec llama = small_gpt();
-  llama.activation = Activation::swiglu;
-  llama.ffn_hidden = 2816;
+  const ModelSpec llama = small_llama();
   KernelOptions lf;
   const double f = 2816;
   KernelOptions lu = lf;
@@ -295,9 +302,7 @@ TEST_CASE("unfused RMSNorm moves 36 B per element forward and 92 backward, in 8 
   // downcast 4+2, ·weight 2+2 bytes per element); its autograd backward mirrors each op
   // (weight 2+2, 2+2+2, 2; downcast 2+4; scale 4+4, 4+4+4, 4; mean 4; square 4+4, 4+4,
   // 4+4+4; the fp32 copy's two gradients added 4+4+4; upcast 4+2), per-token ops aside.
-  ModelSpec llama = small_gpt();
-  llama.activation = Activation::swiglu;
-  llama.ffn_hidden = 2816;
+  const ModelSpec llama = small_llama();
   KernelOptions o;
   o.microbatch_size = 2;
   o.fused_elementwise = false;
@@ -320,11 +325,9 @@ TEST_CASE("unfused RMSNorm moves 36 B per element forward and 92 backward, in 8 
 
 TEST_CASE("fused_norm: the norms fused beside eager element-wise ops, and only the norms") {
   // torchtitan's fused_rmsnorm in an eager block: the two norms are the fused kernel (no
-  // rmsnorm.* op, 2 of the fused norm's bytes each way per element, its bf16 input kept),
-  // every other kernel the eager block's. Unset, the norms follow fused_elementwise.
-  ModelSpec llama = small_gpt();
-  llama.activation = Activation::swiglu;
-  llama.ffn_hidden = 2816;
+  // rmsnorm.* op; its bf16 input kept), every other kernel the eager block's. Unset, the
+  // norms follow fused_elementwise.
+  const ModelSpec llama = small_llama();
   KernelOptions eager;
   eager.microbatch_size = 2;
   eager.fused_elementwise = false;
