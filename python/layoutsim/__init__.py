@@ -288,7 +288,9 @@ def validate(runs=None, jobs=0, leave_out=None):
     dict
         rows (name, measured and predicted step time, error, groups, memory), count, failed,
         mean_abs_error, max_abs_error, mean_error, worst, groups (per "kind:label"), memory
-        (peak-memory error where the source prints it), leave_out (when asked).
+        (peak-memory error where the source prints it), memory_verdicts (how many rows'
+        predicted peak fits, is tight or does not fit, and which do not), leave_out (when
+        asked), series (the micro-batch series).
     """
     return json.loads(_core.validate(_paths(runs), int(jobs), leave_out or ""))
 
