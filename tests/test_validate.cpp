@@ -229,6 +229,8 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["rows"].size() == 13);
   CHECK(j["failed"] == 0);
+  // Every row ran as published: none may be predicted not to fit.
+  CHECK(j["memory_verdicts"]["does_not_fit"] == 0);
   // Bounds on the step-time error over the subset. Measured 2026-11-30 with the kernel
   // model, the NCCL-like collective profiles, the implementation presets (the LLM Foundry
   // rows as pytorch-fsdp with their attention kernel, the Megatron-Bridge row as
@@ -242,11 +244,11 @@ TEST_CASE("validation_subset" * doctest::skip()) {
   // the GPU constants not refitted: mean 7.2 %, worst 21.9 % (the same row, a README
   // "Known biases" row at 97 % of the GPU's memory: the 1.70 had hidden part of its gap);
   // with the slowest of N GPUs (scale_noise.hpp) on top, mean 5.6 %, worst 20.3 %.
+  // 2026-12-07, with MPT's loss as llm-foundry computes it (fused cross-entropy; the
+  // constants not refitted): mean 6.8 %, worst 20.4 %.
   // Bound = measured + 3 points of margin on the worst (the mean keeps its bound), enough
   // for a re-calibration that moves constants by a few percent, tight enough to catch a
   // model change that undoes the fit.
-  // Every row ran as published: none may be predicted not to fit.
-  CHECK(j["memory_verdicts"]["does_not_fit"] == 0);
   const double kMaxMeanAbsError = 0.078;
   const double kMaxAbsError = 0.233;
   CHECK(j["mean_abs_error"].get<double>() <= kMaxMeanAbsError);
