@@ -451,22 +451,29 @@ ResolvedScenario split_probe(const ResolvedScenario& resolved) {
   }
 }
 
+/// A simulation of which only the step time and the memory are read (the split's second
+/// run, a warning's priced remedy): no what-ifs of its own, no critical path, no link report.
+SimOptions step_only() {
+  SimOptions o;
+  o.what_if = false;
+  o.critical_path = false;
+  o.links = false;
+  return o;
+}
+
 Result simulate_resolved(const ResolvedScenario& resolved, const SimOptions& opts) {
   const Scenario& sc = resolved.scenario();
   Result res = simulate_symmetric(sc, opts);
   fold_training(res, sc);  // checkpoint.hpp: trained/frozen parameters, checkpoint cost
   if (opts.step_split) {
     const ResolvedScenario probe = split_probe(resolved);
-    SimOptions sub;
-    sub.what_if = false;
-    sub.critical_path = false;
-    sub.links = false;
     res.step_split = split_step(sc.layout.microbatches, res.step_time_s, probe->layout.microbatches,
-                                simulate_symmetric(*probe, sub).step_time_s);
+                                simulate_symmetric(*probe, step_only()).step_time_s);
   }
   if (opts.what_if) {
-    SimOptions sub;
-    sub.what_if = false;
+    // The remedies are priced by step time, peak memory and fit alone (what_if.hpp,
+    // cp_advice.hpp): their critical paths and link reports were built and never read.
+    const SimOptions sub = step_only();
     price_warnings(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub).step_time_s; });
     price_cp_advice(sc, res, [&sub](const Scenario& fixed) { return simulate_symmetric(fixed, sub); });
   }

@@ -78,6 +78,20 @@ ScenarioKey bool_key(std::string_view path, Field field, std::optional<bool> def
               [=](const wl::Scenario& s) { return std::string(field(s) ? "true" : "false"); });
 }
 
+/// A bool whose absence means something else than either value (the field is a
+/// std::optional<bool>, which resolve() or the cost model fills): no default to write.
+template <typename Field>
+ScenarioKey optional_bool_key(std::string_view path, Field field, std::string default_text, std::string_view doc) {
+  return bound_row(ScenarioKey{path, "bool", {}, std::move(default_text), doc}, "",
+                   [=](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
+                     if (auto b = r.boolean(v, p)) field(s) = *b;
+                   },
+                   [=](const wl::Scenario& s) {
+                     const std::optional<bool>& b = field(s);
+                     return std::string(!b ? "" : *b ? "true" : "false");
+                   });
+}
+
 /// A size in bytes ("100 MB"), greater than zero.
 template <typename Field>
 ScenarioKey bytes_key(std::string_view path, Field field, std::string def, std::string_view doc, std::string default_text = "") {
@@ -309,14 +323,9 @@ const std::vector<ScenarioKey>& scenario_keys() {
                "before every optimizer step, under comm.pp (Megatron, DeepSpeed)",
                "preset, else false"),
       {"model.dropout", "number", {}, "0", "in [0, 1): attention, residual and embedding dropout (0: no dropout kernels or masks)"},
-      // Unset stays unset (resolve() derives it from the activation), so no bool_key.
-      bound_row(ScenarioKey{"model.bias", "bool", {}, "`true` with `activation: gelu` (GPT style), `false` with `swiglu` (Llama style)",
-                            "biases on every linear layer (and beside each LayerNorm's weight)"},
-                "",
-                [](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
-                  if (auto b = r.boolean(v, p)) s.model.bias = *b;
-                },
-                [](const wl::Scenario& s) { return std::string(!s.model.bias ? "" : *s.model.bias ? "true" : "false"); }),
+      // Unset stays unset (resolve() derives it from the activation).
+      optional_bool_key("model.bias", LS_FIELD(model.bias), "`true` with `activation: gelu` (GPT style), `false` with `swiglu` (Llama style)",
+                        "biases on every linear layer (and beside each LayerNorm's weight)"),
       bool_key("model.parallel_block", LS_FIELD(model.parallel_block), false,
                "GPT-J / PaLM block: attention and MLP side by side on one norm's output, one TP all-reduce per pass "
                "(dense models)"),
@@ -482,18 +491,11 @@ const std::vector<ScenarioKey>& scenario_keys() {
        "the keys below override its choices"},
       choice_key("implementation.attention", LS_FIELD(implementation.attention), wl::kAttentionNames, wl::AttentionKind::flash, "the attention core's kernels", "the preset's (`flash`)"),
       bool_key("implementation.fused_elementwise", LS_FIELD(implementation.fused_elementwise), true, "fused norms, bias+activation, bias+dropout+add, softmax, RoPE; false: one eager kernel per op (RMSNorm on an fp32 copy, as eager PyTorch runs it)", "the preset's (`true`)"),
-      // Unset follows fused_elementwise (the layer's kernels decide), so no bool_key.
-      bound_row(ScenarioKey{"implementation.fused_norm", "bool", {}, "`fused_elementwise`",
-                            "RMSNorm / LayerNorm as one fused kernel (Apex, TransformerEngine, torchtitan's `fused_rmsnorm`) "
-                            "whatever `fused_elementwise` says of the other element-wise ops; false: RMSNorm on an fp32 copy, "
-                            "one eager kernel per op (LayerNorm stays one kernel)"},
-                "",
-                [](Reader& r, const YNode& v, const std::string& p, wl::Scenario& s) {
-                  if (auto b = r.boolean(v, p)) s.implementation.fused_norm = *b;
-                },
-                [](const wl::Scenario& s) {
-                  return std::string(!s.implementation.fused_norm ? "" : *s.implementation.fused_norm ? "true" : "false");
-                }),
+      // Unset follows fused_elementwise (the layer's kernels decide).
+      optional_bool_key("implementation.fused_norm", LS_FIELD(implementation.fused_norm), "`fused_elementwise`",
+                        "RMSNorm / LayerNorm as one fused kernel (Apex, TransformerEngine, torchtitan's `fused_rmsnorm`) "
+                        "whatever `fused_elementwise` says of the other element-wise ops; false: RMSNorm on an fp32 copy, "
+                        "one eager kernel per op (LayerNorm stays one kernel)"),
       bool_key("implementation.fused_loss", LS_FIELD(implementation.fused_loss), true, "the loss as a fused, in-place vocab-parallel cross-entropy (Megatron's; a compiled loss): its working buffers are the logits and one fp32 copy; false: eager `F.cross_entropy(logits.float())`, two more fp32 copies while it runs and one kernel per op", "the preset's (`true`; `false` for `pytorch-fsdp`)"),
       bool_key("implementation.tp_comm_overlap", LS_FIELD(implementation.tp_comm_overlap), false, "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
        "the preset's SM-sharing factor)", "the preset's (`false`)"),
