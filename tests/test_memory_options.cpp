@@ -252,6 +252,52 @@ TEST_CASE("optimizer offload: no master or moments on the GPU; the step is D2H +
   CHECK(opt_s == doctest::Approx(expect).epsilon(1e-6));
 }
 
+TEST_CASE("ZeRO-3 optimizer offload as DeepSpeed runs it: each shard goes down after its reduce-scatter, the backward waiting") {
+  // Eight GPUs, ZeRO-3, two micro-batches, reductions beside the backward. With
+  // blocking_offload_copies the last micro-batch's every reduce-scatter is followed on the
+  // compute stream by the copy of its shard, which waits for it; the step's end then copies
+  // only the updated weights up. The bytes are the same either way: P/8·g down during the
+  // backward, P/8·w up at the end.
+  Scenario s = data_parallel(8, 3, 2);
+  const double P = layer_state_params(s), shard = P / 8;
+  s.layout.offload.optimizer = true;
+  s.implementation.dp_overlap = true;
+  s.implementation.blocking_offload_copies = false;
+  CHECK_FALSE(gradient_shards_copied_in_backward(s));
+  const BuiltProgram at_end = build_program(s);
+  const Result free_at_end = simulate(resolve(s));
+  s.implementation.blocking_offload_copies = true;
+  REQUIRE(gradient_shards_copied_in_backward(s));
+  const BuiltProgram during = build_program(s);
+  CHECK(op_bytes(at_end, stream::compute, Work::offload) == 0);
+  CHECK(op_bytes(during, stream::compute, Work::offload) == doctest::Approx(shard * s.precision.gradients).epsilon(1e-9));
+  CHECK(optimizer_offload_bytes(s, shard) == doctest::Approx(shard * s.precision.weights));
+  // One copy per reduce-scatter of the last micro-batch, each right after it on the dp stream.
+  const auto& st = during.program.stages[0];
+  const auto& compute = st.streams[static_cast<std::size_t>(stream::compute)];
+  const auto& dp = st.streams[static_cast<std::size_t>(stream::dp)];
+  int copies = 0;
+  for (const auto& op : compute) {
+    if (work_of(op) != Work::offload) continue;
+    ++copies;
+    REQUIRE(op.dep_count == 1);
+    const sim::OpRef dep = st.deps[op.dep_begin];
+    CHECK(dep.stream == static_cast<std::uint8_t>(stream::dp));
+    CHECK(work_of(dp[dep.index]) == Work::grad_sync);
+  }
+  CHECK(copies > 0);
+  CHECK(2 * copies == static_cast<int>(dp.size()));
+  // Free communication: the copies only moved, the step is the same; on the node's
+  // NVSwitch the backward now waits for every reduction of its last micro-batch.
+  const Result free_during = simulate(resolve(s));
+  CHECK(free_during.step_time_s == doctest::Approx(free_at_end.step_time_s).epsilon(1e-12));
+  CHECK(free_during.offload.pcie_bytes_per_device == doctest::Approx(free_at_end.offload.pcie_bytes_per_device).epsilon(1e-12));
+  s.cluster.ideal_network = false;
+  const Result waits = simulate(resolve(s));
+  s.implementation.blocking_offload_copies = false;
+  CHECK(waits.step_time_s > simulate(resolve(s)).step_time_s);
+}
+
 TEST_CASE("out-of-memory remedies: offload and HSDP candidates, valid layouts only") {
   Scenario s = data_parallel(8, 0, 1);
   s.cluster.gpus_per_node = 4;

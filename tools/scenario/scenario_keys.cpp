@@ -576,7 +576,10 @@ const std::vector<ScenarioKey>& scenario_keys() {
                "stored input goes to host memory when the layer's forward ends and comes back just before its backward, the "
                "next op waiting for each copy (pageable copies: priced at the pinned rate, the least they cost; the stage's "
                "compute time includes them, as the compute stream is busy with them); false: "
-               "copies beside the compute, two layers ahead, the last two layers of a chunk kept on the GPU",
+               "copies beside the compute, two layers ahead, the last two layers of a chunk kept on the GPU. With ZeRO-3, "
+               "`layout.offload.optimizer` and `dp_overlap`, also the gradient shards as DeepSpeed's ZeRO-3 copies them: "
+               "each goes to the host as soon as its bucket's reduce-scatter is done, the backward waiting for the "
+               "reduction and the copy (last micro-batch only); false: every shard goes down after the backward",
                "the preset's (`true` for `deepspeed`, else `false`)"),
       bool_key("implementation.gather_list_copies", LS_FIELD(implementation.gather_list_copies), false,
                "each ZeRO-3 weight gather is PyTorch's list-form all_gather: after the collective, one copy kernel per rank "

@@ -18,8 +18,15 @@ double cpu_optimizer_seconds(const Scenario& s, double params) {
   return params * (p.gradients + 2.0 * (p.master + p.optimizer) + p.weights) / kHostMemoryBandwidthPerGpu;
 }
 
+bool gradient_shards_copied_in_backward(const Scenario& s) {
+  const auto& L = s.layout;
+  return L.zero >= 3 && L.offload.optimizer && s.implementation.blocking_offload_copies && s.implementation.dp_overlap &&
+         L.dp * L.cp > 1;
+}
+
 double optimizer_offload_bytes(const Scenario& s, double params) {
-  return params * (s.precision.gradients + s.precision.weights);
+  const double down = gradient_shards_copied_in_backward(s) ? 0.0 : s.precision.gradients;
+  return params * (down + s.precision.weights);
 }
 
 double offload_pcie_bytes_per_step(const Scenario& s, const BuiltProgram& bp) {

@@ -14,6 +14,13 @@
 // Adam moments live on the host; after the last gradient reduction the device's
 // gradient shard goes down (D2H), the CPU runs Adam, the updated weights come back
 // (H2D). The three run back to back on the compute stream's critical path.
+// DeepSpeed's ZeRO-3 instead copies each gradient shard down as soon as its bucket's
+// reduce-scatter is done, in the backward's gradient hook, with a copy that is not
+// non-blocking (deepspeed/runtime/zero/stage3.py, __partition_grads: the
+// fp32_grad_tensor.copy_(grad_buffer) of the gradient-accumulation boundary, v0.6.0 to
+// v0.10.0 at least): the host, which launches the backward, waits for that bucket's
+// reduction and copy, so the backward's compute waits for every reduction of the last
+// micro-batch (implementation.blocking_offload_copies; gradient_shards_copied_in_backward).
 //
 // Copies use the GPU's PCIe link (cluster.inter_node.pcie_bandwidth, the same x16
 // link the GPU ↔ NIC hop models) at kPcieCopyEfficiency of its rate. Units: bytes,
@@ -47,8 +54,14 @@ double pcie_copy_seconds(const Scenario& s, double bytes);
 /// params·(g + 2·(m + o) + w) bytes at kHostMemoryBandwidthPerGpu.
 double cpu_optimizer_seconds(const Scenario& s, double params);
 
-/// Optimizer offload's PCIe bytes per step for an update of `params` parameters:
-/// the gradient shard down plus the updated weight shard up, params·(g + w).
+/// ZeRO-3 with optimizer offload as DeepSpeed runs it (blocking_offload_copies, the
+/// gradient reductions beside the backward): each bucket's gradient shard goes to the host
+/// right after its reduce-scatter, and the backward waits for both (see above).
+bool gradient_shards_copied_in_backward(const Scenario& s);
+
+/// Optimizer offload's PCIe bytes per step, at the step's end, for an update of `params`
+/// parameters: the gradient shard down plus the updated weight shard up, params·(g + w);
+/// params·w where the gradient shards went down during the backward.
 double optimizer_offload_bytes(const Scenario& s, double params);
 
 /// Bytes one device of the busiest stage moves over its PCIe link per step: the

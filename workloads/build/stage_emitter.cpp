@@ -84,6 +84,7 @@ StageEmitter::StageEmitter(const EmitterInputs& in, const std::vector<ChunkLayer
       overlapped_offload_(s_.layout.offload.activations && !s_.implementation.blocking_offload_copies),
       blocking_offload_(s_.layout.offload.activations && s_.implementation.blocking_offload_copies),
       sends_block_(pipeline_sends_block(s_)),
+      grad_copies_in_backward_(gradient_shards_copied_in_backward(s_)),
       profile_(kernel_profile(s_)),
       // One slot per (gradient, micro-batch, chunk), and one past them: dualpipe's mirror gradients.
       recv_(static_cast<std::size_t>(2 * s_.layout.microbatches + 1) * chunks.size(), 0),
@@ -134,6 +135,7 @@ void StageEmitter::emit(const std::vector<ScheduleItem>& items, const StageParam
                                   : (it.kind == ItemKind::backward || it.kind == ItemKind::backward_weight);
     const bool last_gradient =
         reduce_every_microbatch ? gradient_item : i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
+    final_gradients_ = i == last_gradient_item[static_cast<std::size_t>(it.chunk)];
     switch (it.kind) {
       case ItemKind::forward: emit_forward(at); break;
       case ItemKind::backward: emit_backward(at, Pass::backward, !zb && last_gradient); break;

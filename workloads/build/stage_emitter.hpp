@@ -206,6 +206,7 @@ private:
   const bool overlapped_offload_;  // layout.offload.activations, copies beside the compute
   const bool blocking_offload_;    // layout.offload.activations with implementation.blocking_offload_copies
   const bool sends_block_;         // pipeline sends hold the compute stream (implementation.p2p_overlap)
+  const bool grad_copies_in_backward_;  // gradient_shards_copied_in_backward (offload.hpp)
   const ComputeProfile profile_;    // kernel_profile(s_): prices the copies of list-form gathers
 
   sim::StageProgramBuilder builder_;
@@ -216,6 +217,7 @@ private:
   std::vector<char> gathered_this_step_;   // ZeRO-1/2, and ZeRO-3 resharded after the step: layer already gathered
   double bucket_bytes_ = 0;                // DP gradient bytes not yet reduced
   bool any_gradient_sync_ = false;
+  bool final_gradients_ = false;           // emitting a chunk's last gradient item of the step
   struct DeferredSync {
     sim::Op op;
     std::optional<sim::Op> copies;

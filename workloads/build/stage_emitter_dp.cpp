@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "workloads/build/offload.hpp"
 #include "workloads/build/stage_ops.hpp"
 #include "workloads/cost/kernels.hpp"
 #include "workloads/model/headroom.hpp"
@@ -239,6 +240,17 @@ void StageEmitter::issue_gradient_reduce(double grad_bytes, int calls, int chunk
     if (replica_degree(L) > 1)
       add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
                                   batch_bytes / n / ranks, n));
+    if (grad_copies_in_backward_ && final_gradients_ && ranks > 1) {
+      // DeepSpeed ZeRO-3 with optimizer offload (offload.hpp): the reduced shards go to
+      // the host at once, and the backward's next kernel waits for the reduction and the copy.
+      Op copy = base_op(sim::OpKind::compute, Work::offload, -1, chunk, layer_begin, layer_end);
+      // The compute stream does nothing else meanwhile: the wait for the reduction is
+      // exposed DP time and, like a blocking copy's, not bubble.
+      copy.counts_as_busy = true;
+      copy.bytes = batch_bytes * s_.precision.gradients / grad_reduce_bytes(s_) / ranks;
+      copy.duration = sim::Time::from_seconds(pcie_copy_seconds(s_, copy.bytes));
+      builder_.add(stream::compute, copy, {builder_.last(stream::dp)});
+    }
   }
 }
 
