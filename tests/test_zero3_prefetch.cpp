@@ -1,5 +1,6 @@
-// tests/test_zero3_prefetch.cpp — implementation.max_live_parameters: which ZeRO-3 module
-// gathers are fetched ahead under DeepSpeed's rule, against the module sizes by hand.
+// tests/test_zero3_prefetch.cpp — how ZeRO-3 gathers run: implementation.max_live_parameters
+// (which module gathers are fetched ahead under DeepSpeed's rule, against the module sizes
+// by hand) and implementation.per_parameter_sharding (FSDP2's copies, against their bytes).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -8,6 +9,8 @@
 #include "tools/scenario/scenario.hpp"
 #include "workloads/build/program_builder.hpp"
 #include "workloads/build/offload.hpp"
+#include "workloads/cost/kernels.hpp"
+#include "workloads/cost/pass_costs.hpp"
 #include "workloads/simulate.hpp"
 #include "workloads/spec/vocabulary.hpp"
 
@@ -109,4 +112,52 @@ TEST_CASE("overlapped activation offload beside prefetched ZeRO-3 gathers costs 
   CAPTURE(copies);
   CHECK(excess >= 0);
   CHECK(excess < copies);
+}
+
+TEST_CASE("per_parameter_sharding: FSDP2 copies each gather out and each reduce-scatter's input in, on the compute stream") {
+  // ZeRO-3 over 8 A100s, one FSDP unit per layer: with FSDP2's per-parameter sharding the
+  // compute stream gains, per gather call, one launch and the gathered bytes read and
+  // written once; per gradient reduce-scatter, the unsharded gradients read in the weights'
+  // dtype (2 B) and written in the reduce dtype (fp32: 4 B). Nothing else changes.
+  const std::string base =
+      "cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 8}\n"
+      "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 1024, seq_len: 1024, activation: gelu}\n"
+      "layout: {dp: 8, zero: 3, microbatch_size: 1, microbatches: 2, recompute: none}\n"
+      "precision: {weights: bf16, gradients: fp32}\n";
+  const auto flat = tools::load_scenario_string(base + "implementation: {preset: pytorch-fsdp}\n", "<flat>");
+  const auto fsdp2 = tools::load_scenario_string(base + "implementation: {preset: torchtitan}\n", "<fsdp2>");
+  CHECK_FALSE(flat->implementation.per_parameter_sharding);
+  REQUIRE(fsdp2->implementation.per_parameter_sharding);
+  const auto a = wl::build_program(*flat), b = wl::build_program(*fsdp2);
+  const wl::ComputeProfile profile = wl::kernel_profile(*fsdp2);
+  auto compute_seconds = [](const wl::BuiltProgram& bp) {
+    double t = 0;
+    for (const auto& op : bp.program.stages.front().streams[static_cast<std::size_t>(wl::stream::compute)])
+      if (op.kind == sim::OpKind::compute) t += op.duration.seconds();
+    return t;
+  };
+  double expect = 0;
+  int gathers = 0, scatters = 0;
+  const auto& st = b.program.stages.front();
+  for (auto stream : {wl::stream::compute, wl::stream::prefetch, wl::stream::dp})
+    for (const auto& op : st.streams[static_cast<std::size_t>(stream)]) {
+      if (op.kind != sim::OpKind::collective) continue;
+      const double bytes = op.bytes * op.repeat;
+      if (op.coll == sim::CollOp::all_gather) {
+        ++gathers;
+        expect += op.repeat * profile.launch_overhead_s + wl::memory_time(profile, fsdp2->gpu, 2 * bytes).seconds();
+      } else if (op.coll == sim::CollOp::reduce_scatter) {
+        ++scatters;
+        expect += wl::memory_time(profile, fsdp2->gpu, (2.0 + 4.0) / 4.0 * bytes).seconds();
+      }
+    }
+  // Forward and backward gathers of 4 layers (and the embedding's unit) per micro-batch,
+  // a reduce-scatter per layer per micro-batch.
+  CHECK(gathers >= 2 * 2 * 4);
+  CHECK(scatters >= 2 * 4);
+  // Every op's time is rounded to a picosecond, the sum's error far below 1e-9 of it.
+  CHECK(compute_seconds(b) - compute_seconds(a) == doctest::Approx(expect).epsilon(1e-9));
+  // The preset is pytorch-fsdp's but for the sharding: the same step without it.
+  auto same = tools::load_scenario_string(base + "implementation: {preset: torchtitan, per_parameter_sharding: false}\n", "<same>");
+  CHECK(compute_seconds(wl::build_program(*same)) == doctest::Approx(compute_seconds(a)).epsilon(1e-12));
 }

@@ -486,7 +486,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
       {"training.gpu_hour_price", "price", {}, "none",
        "in [0, 1e9], price of one GPU-hour with a currency code: `2.5 USD`; gives `cost` (with `tokens`) and `cost_per_million_tokens`"},
 
-      {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp"}, "`megatron-core`",
+      {"implementation.preset", "", {"megatron-core", "megatron-lm-2021", "deepspeed", "pytorch-fsdp", "torchtitan"}, "`megatron-core`",
        "a bundle of attention kernel, fusion, overlap switches and per-kernel host cost (README: implementation presets); "
        "the keys below override its choices"},
       choice_key("implementation.attention", LS_FIELD(implementation.attention), wl::kAttentionNames, wl::AttentionKind::flash, "the attention core's kernels", "the preset's (`flash`)"),
@@ -496,7 +496,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
                         "RMSNorm / LayerNorm as one fused kernel (Apex, TransformerEngine, torchtitan's `fused_rmsnorm`) "
                         "whatever `fused_elementwise` says of the other element-wise ops; false: RMSNorm on an fp32 copy, "
                         "one eager kernel per op (LayerNorm stays one kernel)"),
-      bool_key("implementation.fused_loss", LS_FIELD(implementation.fused_loss), true, "the loss as a fused, in-place vocab-parallel cross-entropy (Megatron's; a compiled loss): its working buffers are the logits and one fp32 copy; false: eager `F.cross_entropy(logits.float())`, two more fp32 copies while it runs and one kernel per op", "the preset's (`true`; `false` for `pytorch-fsdp`)"),
+      bool_key("implementation.fused_loss", LS_FIELD(implementation.fused_loss), true, "the loss as a fused, in-place vocab-parallel cross-entropy (Megatron's; a compiled loss): its working buffers are the logits and one fp32 copy; false: eager `F.cross_entropy(logits.float())`, two more fp32 copies while it runs and one kernel per op", "the preset's (`true`; `false` for `pytorch-fsdp` and `torchtitan`)"),
       bool_key("implementation.tp_comm_overlap", LS_FIELD(implementation.tp_comm_overlap), false, "TP collectives overlapped with the adjacent GEMMs (exposed: what exceeds the GEMMs; the GEMMs slow down by "
        "the preset's SM-sharing factor)", "the preset's (`false`)"),
       bool_key("implementation.dp_overlap", LS_FIELD(implementation.dp_overlap), true, "gradient reduction overlapped with the backward; false: after the backward", "the preset's (`true`)"),
@@ -529,7 +529,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "(ZeRO-0/1; ZeRO-2/3 with `layout.accumulate_unsharded`): a memory-bound add after each layer's weight "
                  "gradients, w + 2g bytes per parameter every micro-batch (`buffer`) or 3w from the second on (`autograd`), "
                  "w and g the bytes of `precision.weights` and `precision.gradients`",
-                 "the preset's (`buffer` for `megatron-lm-2021` and `pytorch-fsdp`, `autograd` for `deepspeed`, `fused` for "
+                 "the preset's (`buffer` for `megatron-lm-2021`, `pytorch-fsdp` and `torchtitan`, `autograd` for `deepspeed`, `fused` for "
                  "`megatron-core`)"),
       bool_key("implementation.moe_permute_fusion", LS_FIELD(implementation.moe_permute_fusion), false,
                "MoE layers: each token's copies gathered into expert order and combined back by one fused kernel each "
@@ -550,7 +550,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "MoE layers: how the local experts' GEMMs run — one kernel per expert, each paying the GPU's launch gap "
                  "(TransformerEngine's GroupedLinear issues a cuBLAS GEMM per expert; a loop over experts), or one grouped "
                  "kernel for all of them",
-                 "the preset's (`single-kernel` for `pytorch-fsdp`, else `per-expert`)"),
+                 "the preset's (`single-kernel` for `pytorch-fsdp` and `torchtitan`, else `per-expert`)"),
       choice_key("implementation.zero1_grad_reduce", LS_FIELD(implementation.zero1_grad_reduce), wl::kZero1GradReduceNames,
                  wl::Zero1GradReduce::reduce_scatter,
                  "layout.zero 1: how each rank gets the summed gradients of the shard it updates; an all-reduce moves "
@@ -560,7 +560,7 @@ const std::vector<ScenarioKey>& scenario_keys() {
                  "which schedules' pipeline sends run beside the compute after them; a blocking send holds the compute "
                  "stream until its transfer is done (the framework waits on it and synchronises the device), its time "
                  "counted as exposed pp communication",
-                 "the preset's (`interleaved` for `megatron-core`, `all` for `pytorch-fsdp`, `none` for `megatron-lm-2021` "
+                 "the preset's (`interleaved` for `megatron-core`, `all` for `pytorch-fsdp` and `torchtitan`, `none` for `megatron-lm-2021` "
                  "and `deepspeed`)"),
       bool_key("implementation.pp_scatter_gather", LS_FIELD(implementation.pp_scatter_gather), false,
                "without sequence parallelism, each TP rank sends 1/tp of a pipeline boundary tensor and the receiver "
@@ -588,6 +588,13 @@ const std::vector<ScenarioKey>& scenario_keys() {
                "read and written through HBM, on the compute stream; ZeRO-3's gradient reduce-scatters are "
                "list-form too, their inputs copied in the same way before the collective",
                "the preset's (`true` for `deepspeed`, else `false`)"),
+      bool_key("implementation.per_parameter_sharding", LS_FIELD(implementation.per_parameter_sharding), false,
+               "ZeRO-3 as PyTorch FSDP2 (fully_shard) shards: parameter by parameter, so each weight gather's flat output is "
+               "copied out into the parameters and each gradient reduce-scatter's flat input is copied in from the "
+               "gradients, into the reduce dtype, both on the compute stream (2 bytes of the weights' dtype per gathered "
+               "byte; w + r bytes per gradient element); false: the collectives work in the flat storage of FSDP1's "
+               "FlatParameter, DeepSpeed's and Megatron's buffers",
+               "the preset's (`true` for `torchtitan`, else `false`)"),
       number_key("implementation.compute_variability", LS_FIELD(implementation.compute_variability), 0, 0.2, false, "",
                  "coefficient of variation of one GPU's sustained compute speed against another's of the same type; the "
                  "step runs at the slowest of its N GPUs, 1 + cv·E[max of N standard normals] (`scale_noise_s`); 0: none",

@@ -159,6 +159,9 @@ private:
   /// The casts of a gradient reduction moving `reduce_bytes` to precision.grad_reduce
   /// and back; zero when it is the gradients' own dtype.
   PassCost reduce_casts(double reduce_bytes) const;
+  /// FSDP2's reduce-scatter copy-in [FSDP2] of `reduce_bytes` (in the reduce dtype): the
+  /// unsharded gradients (weights' dtype) read, the flat input written, w + r bytes per element.
+  PassCost copy_in(double reduce_bytes) const;
   /// The kernels a gradient reduction waits for (casts, list-form copies) as one compute
   /// op, or none when they cost nothing.
   std::optional<sim::Op> grad_sync_kernels(const PassCost& cost, int chunk, int layer_begin, int layer_end);

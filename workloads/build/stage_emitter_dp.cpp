@@ -152,13 +152,20 @@ std::int64_t StageEmitter::emit_weight_gathers(const Site& at, int layer, double
     else
       idx = builder_.add(stream::prefetch, g);
   }
-  if (s_.implementation.gather_list_copies) {
-    // List-form all_gather (implementation_profile.cpp [DSL]): each call's flat buffer is
-    // copied out rank by rank, one kernel per rank of the group, its bytes read and written
-    // once through HBM. The layer needs the copies, so they run on its stream, after the
-    // gathers.
+  // The copies the layer needs after its gathers, on its stream: a list-form all_gather's
+  // flat buffer copied out rank by rank, one kernel per rank of the group
+  // (implementation_profile.cpp [DSL]); FSDP2's copy-out into the parameters, one kernel per
+  // call ([FSDP2]). Either reads and writes the gathered bytes once through HBM.
+  PassCost copies;
+  if (s_.implementation.gather_list_copies) copies = list_copies(calls, bytes);
+  if (s_.implementation.per_parameter_sharding) {
+    const sim::Time out = sim::Time::from_seconds(calls * profile_.launch_overhead_s) + memory_time(profile_, s_.gpu, 2 * bytes);
+    copies.time += out;
+    copies.breakdown.elementwise += out;
+  }
+  if (copies.time > sim::Time::zero()) {
     const Work work = backward ? Work::backward : Work::forward;
-    Op c = compute_op(work, at.microbatch, at.chunk, layer, layer + 1, list_copies(calls, bytes), 0);
+    Op c = compute_op(work, at.microbatch, at.chunk, layer, layer + 1, copies, 0);
     if (idx != kNoGather)
       builder_.add(stream::compute, c, {OpRef{static_cast<std::uint8_t>(stream::prefetch), static_cast<std::uint32_t>(idx)}});
     else
@@ -223,7 +230,9 @@ void StageEmitter::issue_gradient_reduce(double grad_bytes, int calls, int chunk
     const int n = std::min(kMaxRepeat, calls - done);
     const double batch_bytes = bytes * n / calls;
     done += n;
-    PassCost kernels = reduce_casts(batch_bytes);
+    // FSDP2 copies the unsharded gradients into the reduce-scatter's input in the reduce
+    // dtype ([FSDP2]): w + r bytes per element, which also does any cast.
+    PassCost kernels = s_.implementation.per_parameter_sharding && scatter && L.zero >= 2 ? copy_in(batch_bytes) : reduce_casts(batch_bytes);
     if (s_.implementation.gather_list_copies && L.zero >= 3 && ranks > 1) {
       // List-form reduce_scatter (implementation_profile.cpp [DSL]): each call's inputs
       // are copied into one flat buffer rank by rank before the collective, one kernel
@@ -252,6 +261,15 @@ void StageEmitter::issue_gradient_reduce(double grad_bytes, int calls, int chunk
       builder_.add(stream::compute, copy, {builder_.last(stream::dp)});
     }
   }
+}
+
+PassCost StageEmitter::copy_in(double reduce_bytes) const {
+  PassCost c;
+  const double r = grad_reduce_bytes(s_);
+  if (!(reduce_bytes > 0)) return c;
+  c.time = memory_time(profile_, s_.gpu, (s_.precision.weights + r) * reduce_bytes / r);
+  c.breakdown.elementwise = c.time;
+  return c;
 }
 
 PassCost StageEmitter::reduce_casts(double reduce_bytes) const {

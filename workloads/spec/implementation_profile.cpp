@@ -194,6 +194,18 @@
 //  [FSDPU] PyTorch FSDP: each FSDP unit (one transformer block under the usual auto-wrap
 //         policy) flattens its parameters into one FlatParameter and all-gathers it with one
 //         collective (PyTorch docs, "FullyShardedDataParallel"; Zhao et al., VLDB 2023, §3).
+//  [FSDP2] PyTorch FSDP2 (fully_shard, torch/distributed/_composable/fsdp/_fsdp_collectives.py,
+//         PyTorch 2.3 on): parameters are sharded one by one, so a gather's flat output is
+//         copied out into the unsharded parameters (foreach_all_gather_copy_out:
+//         torch.split_with_sizes_copy, on the compute stream after the gather), and a
+//         reduce-scatter's flat input is copied in from the unsharded gradients
+//         (foreach_reduce_scatter_copy_in: torch.cat into the reduce dtype, on the
+//         reduce-scatter stream, which the compute stream then waits for before it frees the
+//         gradients). FSDP1's FlatParameter gathers into the parameters' own storage instead.
+//  [TTL2] torchtitan builds its data parallelism on FSDP2: torchtitan/parallelisms/
+//         parallelize_llama.py imports fully_shard from torch.distributed._composable.fsdp
+//         at 1ea476e9f (2024-04-24, the commit of its first performance table) and at d4c86e37
+//         (2025-01-30), and wraps each transformer block with it.
 //  [FSDP] PyTorch FSDP with eager modules (MosaicML LLM Foundry): one kernel per tensor op
 //         outside the attention; Triton FlashAttention on LLM Foundry's MPT runs.
 //  [RESH] When gathered weights are freed: PyTorch FSDP's default FULL_SHARD reshards a
@@ -275,6 +287,15 @@ ImplementationBundle pytorch_fsdp() {
   return b;
 }
 
+/// torchtitan: pytorch-fsdp's host costs and kernels on FSDP2's per-parameter sharding
+/// [TTL2], [FSDP2]: each gather copied out, each reduce-scatter's input copied in.
+ImplementationBundle torchtitan() {
+  ImplementationBundle b = pytorch_fsdp();
+  b.profile.name = "torchtitan";
+  b.per_parameter_sharding = true;
+  return b;
+}
+
 /// deepspeed: overlap_comm false [DSCFG]; ZeRO-3 gathers one parameter tensor at a time and
 /// reduce-scatters one gradient at a time [DSZ3], each list-form with a copy per rank [DSL];
 /// its CPU checkpointing copies each layer's input down and back, waiting for each [DSCK];
@@ -315,6 +336,7 @@ std::vector<ImplementationBundle> presets() {
       megatron_lm_2021(),
       deepspeed(),
       pytorch_fsdp(),
+      torchtitan(),
   };
 }
 

@@ -177,6 +177,12 @@ struct ImplementationBundle {
   /// Each ZeRO-3 weight gather is PyTorch's list-form all_gather: NCCL fills a flat buffer,
   /// then one copy kernel per rank of the group moves that rank's slice into its own tensor.
   bool gather_list_copies = false;
+  /// FSDP2's per-parameter sharding [FSDP2]: each ZeRO-3 gather's flat output is copied out
+  /// into the unsharded parameters and each gradient reduce-scatter's flat input copied in
+  /// from the unsharded gradients (into the reduce dtype), both on the compute stream's
+  /// path. False: the collectives read and write the parameters' and gradients' own flat
+  /// storage (FSDP1's FlatParameter, DeepSpeed's and Megatron's buffers).
+  bool per_parameter_sharding = false;
   /// Weight gradients summed over a step's micro-batches.
   GradAccumulation grad_accumulation = GradAccumulation::fused;
   /// MoE dispatch's token permutations as fused kernels (TransformerEngine's moe_permute /
