@@ -18,12 +18,18 @@ using namespace ls;
 
 namespace {
 
+/// One node of 8 A100s and a GPT of `layers` blocks of hidden 4096, as YAML lines.
+std::string node_and_gpt(int layers, int seq_len) {
+  return "cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 8}\n"
+         "model: {layers: " + std::to_string(layers) + ", hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 1024, seq_len: " +
+         std::to_string(seq_len) + ", activation: gelu}\n";
+}
+
 // A GPT block of hidden 4096: modules of 3h² (QKV), h² (projection), 4h² and 4h² (MLP) =
 // 50.3 M, 16.8 M, 67.1 M, 67.1 M parameters; ZeRO-3 over 8 GPUs, gathered per module and
 // prefetched, no recompute (so no re-gather between recompute and backward).
 std::string yaml(const std::string& max_live) {
-  return "cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 8}\n"
-         "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 1024, seq_len: 1024, activation: gelu}\n"
+  return node_and_gpt(4, 1024) +
          "layout: {dp: 8, zero: 3, microbatch_size: 1, microbatches: 1, recompute: none}\n"
          "implementation: {preset: deepspeed, param_gather_overlap: true, gather_granularity: module, "
          "gather_list_copies: false, max_reuse_distance: 0, max_live_parameters: " + max_live + "}\n";
@@ -99,9 +105,7 @@ TEST_CASE("overlapped activation offload beside prefetched ZeRO-3 gathers costs 
   // their layers' compute they used to hold each next layer's gather back until that
   // layer ended (the step 0.28 s longer here for 0.25 s of copies).
   const std::string yaml =
-      "cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 8}\n"
-      "model: {layers: 8, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 1024, seq_len: 2048, activation: gelu}\n"
-      "layout: {dp: 8, zero: 3, microbatch_size: 2, microbatches: 2, recompute: none, offload: {activations: ";
+      node_and_gpt(8, 2048) + "layout: {dp: 8, zero: 3, microbatch_size: 2, microbatches: 2, recompute: none, offload: {activations: ";
   const auto with = tools::load_scenario_string(yaml + "true}}\n", "<offload>");
   const auto without = tools::load_scenario_string(yaml + "false}}\n", "<no-offload>");
   REQUIRE_FALSE(with->implementation.blocking_offload_copies);
@@ -119,11 +123,9 @@ TEST_CASE("per_parameter_sharding: FSDP2 copies each gather out and each reduce-
   // compute stream gains, per gather call, one launch and the gathered bytes read and
   // written once; per gradient reduce-scatter, the unsharded gradients read in the weights'
   // dtype (2 B) and written in the reduce dtype (fp32: 4 B). Nothing else changes.
-  const std::string base =
-      "cluster: {gpu: a100-80gb, nodes: 1, gpus_per_node: 8}\n"
-      "model: {layers: 4, hidden: 4096, heads: 32, ffn_hidden: 16384, vocab: 1024, seq_len: 1024, activation: gelu}\n"
-      "layout: {dp: 8, zero: 3, microbatch_size: 1, microbatches: 2, recompute: none}\n"
-      "precision: {weights: bf16, gradients: fp32}\n";
+  const std::string base = node_and_gpt(4, 1024) +
+                           "layout: {dp: 8, zero: 3, microbatch_size: 1, microbatches: 2, recompute: none}\n"
+                           "precision: {weights: bf16, gradients: fp32}\n";
   const auto flat = tools::load_scenario_string(base + "implementation: {preset: pytorch-fsdp}\n", "<flat>");
   const auto fsdp2 = tools::load_scenario_string(base + "implementation: {preset: torchtitan}\n", "<fsdp2>");
   CHECK_FALSE(flat->implementation.per_parameter_sharding);
