@@ -591,8 +591,8 @@ const std::vector<ScenarioKey>& scenario_keys() {
       bool_key("implementation.per_parameter_sharding", LS_FIELD(implementation.per_parameter_sharding), false,
                "ZeRO-3 as PyTorch FSDP2 (fully_shard) shards: parameter by parameter, so each weight gather's flat output is "
                "copied out into the parameters and each gradient reduce-scatter's flat input is copied in from the "
-               "gradients, into the reduce dtype, both on the compute stream (2 bytes of the weights' dtype per gathered "
-               "byte; w + r bytes per gradient element); false: the collectives work in the flat storage of FSDP1's "
+               "gradients, into the reduce dtype, both on the compute stream (each gathered byte read and written once "
+               "through HBM; w + r bytes per gradient element); false: the collectives work in the flat storage of FSDP1's "
                "FlatParameter, DeepSpeed's and Megatron's buffers",
                "the preset's (`true` for `torchtitan`, else `false`)"),
       number_key("implementation.compute_variability", LS_FIELD(implementation.compute_variability), 0, 0.2, false, "",
