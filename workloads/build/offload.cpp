@@ -5,6 +5,7 @@
 
 #include "workloads/build/stage_layers.hpp"
 #include "workloads/build/stage_memory.hpp"
+#include "workloads/model/headroom.hpp"
 #include "workloads/spec/vocabulary.hpp"
 
 namespace ls::wl {
@@ -20,8 +21,9 @@ double cpu_optimizer_seconds(const Scenario& s, double params) {
 
 bool gradient_shards_copied_in_backward(const Scenario& s) {
   const auto& L = s.layout;
+  // The shards exist where the reduction is a reduce-scatter over more than one rank.
   return L.zero >= 3 && L.offload.optimizer && s.implementation.blocking_offload_copies && s.implementation.dp_overlap &&
-         L.dp * L.cp > 1;
+         zero_shard_ranks(L) > 1;
 }
 
 double optimizer_offload_bytes(const Scenario& s, double params) {

@@ -234,7 +234,7 @@ void StageEmitter::forward_block(const Site& at, ChunkLayers cl, int l) {
   }
   emit_layer(l, Pass::forward, at, gather);
   if (overlapped_offload_ && layer_offloaded(l, cl.begin, cl.end))
-    defer_copy(copy_op(at, l, layer_activation(s_, bytes_, l)), l);
+    defer_copy(copy_op(at, l, l + 1, layer_activation(s_, bytes_, l)), l);
 }
 
 void StageEmitter::defer_copy(const Op& copy, int layer) {
@@ -343,7 +343,7 @@ void StageEmitter::backward_block(const Site& at, ChunkLayers cl, int l, Pass pa
     if (again != kNoGather) gather = again;
   }
   emit_layer(l, pass, at, gather, held);
-  if (reload_next) defer_copy(copy_op(at, l - 2, layer_activation(s_, bytes_, l - 2)), l - 2);
+  if (reload_next) defer_copy(copy_op(at, l - 2, l - 1, layer_activation(s_, bytes_, l - 2)), l - 2);
 }
 
 void StageEmitter::emit_backward_weight(const Site& at, bool last_gradient) {
@@ -491,8 +491,8 @@ void StageEmitter::mtp_entry(Pass pass, const Site& at, int block) {
   if (pass == Pass::forward) tp_all_reduce(pass, at, block, block + 1, 1);  // its vocab-parallel embedding lookup
 }
 
-Op StageEmitter::copy_op(const Site& at, int layer, double bytes) const {
-  Op op = base_op(OpKind::compute, Work::offload, at.microbatch, at.chunk, layer, layer + 1);
+Op StageEmitter::copy_op(const Site& at, int layer_begin, int layer_end, double bytes) const {
+  Op op = base_op(OpKind::compute, Work::offload, at.microbatch, at.chunk, layer_begin, layer_end);
   op.counts_as_busy = false;  // a copy engine's work, not the SMs'
   op.duration = sim::Time::from_seconds(pcie_copy_seconds(s_, bytes));
   op.bytes = bytes;
@@ -500,7 +500,7 @@ Op StageEmitter::copy_op(const Site& at, int layer, double bytes) const {
 }
 
 Op StageEmitter::blocking_copy_op(const Site& at, int layer, int sign) const {
-  Op op = copy_op(at, layer, layer_activation(s_, bytes_, layer));
+  Op op = copy_op(at, layer, layer + 1, layer_activation(s_, bytes_, layer));
   // The compute stream does nothing else meanwhile: not bubble.
   op.counts_as_busy = true;
   op.mem_delta_bytes = sign * static_cast<std::int64_t>(op.bytes);

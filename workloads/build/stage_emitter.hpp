@@ -119,8 +119,9 @@ private:
   /// The gradient collective (after its list-form input copies, if any) on the dp stream
   /// now; `after_backward`: the deferred ones, flushed before the optimizer.
   void issue_grad_sync(const sim::Op& op, const std::optional<sim::Op>& copies, bool after_backward);
-  /// Activation offload (offload.hpp): a copy of `bytes` of layer `layer` on the prefetch stream.
-  sim::Op copy_op(const Site& at, int layer, double bytes) const;
+  /// A host copy of `bytes` (offload.hpp) labelled with layers [layer_begin, layer_end): an
+  /// activation copy for the prefetch stream, a copy engine's work, not the SMs'.
+  sim::Op copy_op(const Site& at, int layer_begin, int layer_end, double bytes) const;
   /// Holds an overlapped activation copy of `layer` (after the compute stream's last op)
   /// until flush_deferred_copy(), which the next layer's block calls after its gather.
   void defer_copy(const sim::Op& copy, int layer);
@@ -162,6 +163,8 @@ private:
   /// FSDP2's reduce-scatter copy-in [FSDP2] of `reduce_bytes` (in the reduce dtype): the
   /// unsharded gradients (weights' dtype) read, the flat input written, w + r bytes per element.
   PassCost copy_in(double reduce_bytes) const;
+  /// A memory-bound pass moving `bytes` through HBM, booked as element-wise work.
+  PassCost hbm_pass(double bytes) const;
   /// The kernels a gradient reduction waits for (casts, list-form copies) as one compute
   /// op, or none when they cost nothing.
   std::optional<sim::Op> grad_sync_kernels(const PassCost& cost, int chunk, int layer_begin, int layer_end);

@@ -159,9 +159,11 @@ std::int64_t StageEmitter::emit_weight_gathers(const Site& at, int layer, double
   PassCost copies;
   if (s_.implementation.gather_list_copies) copies = list_copies(calls, bytes);
   if (s_.implementation.per_parameter_sharding) {
-    const sim::Time out = sim::Time::from_seconds(calls * profile_.launch_overhead_s) + memory_time(profile_, s_.gpu, 2 * bytes);
-    copies.time += out;
-    copies.breakdown.elementwise += out;
+    PassCost out = hbm_pass(2 * bytes);
+    const sim::Time launches = sim::Time::from_seconds(calls * profile_.launch_overhead_s);
+    out.time += launches;
+    out.breakdown.elementwise += launches;
+    copies = copies + out;
   }
   if (copies.time > sim::Time::zero()) {
     const Work work = backward ? Work::backward : Work::forward;
@@ -232,7 +234,7 @@ void StageEmitter::issue_gradient_reduce(double grad_bytes, int calls, int chunk
     done += n;
     // FSDP2 copies the unsharded gradients into the reduce-scatter's input in the reduce
     // dtype ([FSDP2]): w + r bytes per element, which also does any cast.
-    PassCost kernels = s_.implementation.per_parameter_sharding && scatter && L.zero >= 2 ? copy_in(batch_bytes) : reduce_casts(batch_bytes);
+    PassCost kernels = s_.implementation.per_parameter_sharding && L.zero >= 2 ? copy_in(batch_bytes) : reduce_casts(batch_bytes);
     if (s_.implementation.gather_list_copies && L.zero >= 3 && ranks > 1) {
       // List-form reduce_scatter (implementation_profile.cpp [DSL]): each call's inputs
       // are copied into one flat buffer rank by rank before the collective, one kernel
@@ -249,39 +251,37 @@ void StageEmitter::issue_gradient_reduce(double grad_bytes, int calls, int chunk
     if (replica_degree(L) > 1)
       add_grad_sync(collective_op(Axis::dpr, CollOp::all_reduce, Work::grad_sync, -1, chunk, layer_begin, layer_end,
                                   batch_bytes / n / ranks, n));
-    if (grad_copies_in_backward_ && final_gradients_ && ranks > 1) {
+    if (grad_copies_in_backward_ && final_gradients_) {
       // DeepSpeed ZeRO-3 with optimizer offload (offload.hpp): the reduced shards go to
       // the host at once, and the backward's next kernel waits for the reduction and the copy.
-      Op copy = base_op(sim::OpKind::compute, Work::offload, -1, chunk, layer_begin, layer_end);
+      Op copy = copy_op(Site{-1, chunk}, layer_begin, layer_end, batch_bytes * s_.precision.gradients / grad_reduce_bytes(s_) / ranks);
       // The compute stream does nothing else meanwhile: the wait for the reduction is
       // exposed DP time and, like a blocking copy's, not bubble.
       copy.counts_as_busy = true;
-      copy.bytes = batch_bytes * s_.precision.gradients / grad_reduce_bytes(s_) / ranks;
-      copy.duration = sim::Time::from_seconds(pcie_copy_seconds(s_, copy.bytes));
       builder_.add(stream::compute, copy, {builder_.last(stream::dp)});
     }
   }
 }
 
-PassCost StageEmitter::copy_in(double reduce_bytes) const {
+PassCost StageEmitter::hbm_pass(double bytes) const {
   PassCost c;
-  const double r = grad_reduce_bytes(s_);
-  if (!(reduce_bytes > 0)) return c;
-  c.time = memory_time(profile_, s_.gpu, (s_.precision.weights + r) * reduce_bytes / r);
+  c.time = memory_time(profile_, s_.gpu, bytes);
   c.breakdown.elementwise = c.time;
   return c;
+}
+
+PassCost StageEmitter::copy_in(double reduce_bytes) const {
+  const double r = grad_reduce_bytes(s_);
+  return hbm_pass((s_.precision.weights + r) * reduce_bytes / r);
 }
 
 PassCost StageEmitter::reduce_casts(double reduce_bytes) const {
   // A reduction in another dtype than the gradient buffer's casts the buffer to it and
   // the result back (DeepSpeed's allreduce_bucket: tensor.to(communication_data_type),
   // then copy_ back): g + r bytes through HBM per element each way.
-  PassCost c;
   const double g = s_.precision.gradients, r = grad_reduce_bytes(s_);
-  if (r == g || !(reduce_bytes > 0)) return c;
-  c.time = memory_time(profile_, s_.gpu, 2 * (g + r) * reduce_bytes / r);
-  c.breakdown.elementwise = c.time;
-  return c;
+  if (r == g) return PassCost{};
+  return hbm_pass(2 * (g + r) * reduce_bytes / r);
 }
 
 std::optional<Op> StageEmitter::grad_sync_kernels(const PassCost& cost, int chunk, int layer_begin, int layer_end) {
@@ -303,10 +303,7 @@ PassCost StageEmitter::list_copies(int calls, double bytes) const {
 PassCost StageEmitter::with_grad_accumulation(PassCost cost, double params, int microbatch) const {
   const double per_param = grad_accumulation_bytes_per_param(s_, microbatch);
   if (!(per_param > 0) || !(params > 0)) return cost;
-  const sim::Time t = memory_time(profile_, s_.gpu, params * per_param);
-  cost.time += t;
-  cost.breakdown.elementwise += t;
-  return cost;
+  return cost + hbm_pass(params * per_param);
 }
 
 PassCost StageEmitter::with_layer_grad_accumulation(PassCost cost, int l, int microbatch) const {
